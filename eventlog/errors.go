@@ -1,0 +1,31 @@
+package eventlog
+
+import (
+	"errors"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+var (
+	// ErrConflict is returned by Append when the subject's last sequence is
+	// not the one the caller expected: another writer got there first.
+	ErrConflict = errors.New("eventlog: concurrent write to the same aggregate")
+	// ErrBadToken is returned by DecodeToken for a token Token did not make.
+	ErrBadToken = errors.New("eventlog: malformed subject token")
+	// ErrTooLong is returned when an id does not fit a subject token.
+	ErrTooLong = errors.New("eventlog: id too long for a subject")
+	// ErrBadEvent is returned when a stored message is not an event envelope.
+	ErrBadEvent = errors.New("eventlog: malformed event")
+)
+
+// isWrongLastSeq reports whether err is an optimistic-concurrency conflict,
+// as the server reports it on single-replica (10071) and replicated (10164)
+// streams.
+func isWrongLastSeq(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
+	}
+	return false
+}

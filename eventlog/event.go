@@ -1,0 +1,97 @@
+package eventlog
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nuid"
+)
+
+// Header names carried by every event message.
+const (
+	HeaderType   = "Herald-Type"
+	HeaderTenant = "Herald-Tenant"
+)
+
+// Event is the envelope of every fact in the log. Data holds the
+// type-specific payload; secrets inside it are already sealed.
+type Event struct {
+	ID       string          `json:"id"`
+	Type     string          `json:"type"`
+	TenantID string          `json:"tenantId"`
+	At       time.Time       `json:"at"`
+	Data     json.RawMessage `json:"data"`
+
+	// Seq and Subject are where the event is stored; set when read.
+	Seq     uint64 `json:"-"`
+	Subject string `json:"-"`
+}
+
+// Decode unmarshals the event's Data into v.
+func (e Event) Decode(v any) error {
+	if err := json.Unmarshal(e.Data, v); err != nil {
+		return fmt.Errorf("%w: %s #%d: %v", ErrBadEvent, e.Type, e.Seq, err)
+	}
+	return nil
+}
+
+// Record is one event to append.
+type Record struct {
+	// Subject is the aggregate subject (see Subject). Required.
+	Subject string
+	// Type is the past-tense event type, e.g. "SubscriberUpserted". Required.
+	Type string
+	// Tenant is the tenant id. Required.
+	Tenant string
+	// Data is marshalled to JSON as the event's data.
+	Data any
+	// MsgID, when set, makes the stream store the event once however often
+	// it is appended inside the de-duplication window. Zero: no dedupe.
+	MsgID string
+	// Expect makes the append conditional on the subject's last sequence
+	// being ExpectSeq (0: the subject is empty). Zero: unconditional.
+	Expect    bool
+	ExpectSeq uint64
+	// At overrides the event time. Zero: now.
+	At time.Time
+}
+
+// NewID returns a new unique id with the given prefix, e.g. "evt_…".
+func NewID(prefix string) string { return prefix + nuid.Next() }
+
+func (r Record) message() (*nats.Msg, error) {
+	data, err := json.Marshal(r.Data)
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: marshal %s: %w", r.Type, err)
+	}
+	at := r.At
+	if at.IsZero() {
+		at = time.Now()
+	}
+	id := r.MsgID
+	if id == "" {
+		id = NewID("evt_")
+	}
+	body, err := json.Marshal(Event{ID: id, Type: r.Type, TenantID: r.Tenant, At: at.UTC(), Data: data})
+	if err != nil {
+		return nil, err
+	}
+	msg := &nats.Msg{Subject: r.Subject, Data: body, Header: nats.Header{
+		HeaderType:   {r.Type},
+		HeaderTenant: {r.Tenant},
+	}}
+	return msg, nil
+}
+
+// decodeRaw turns a stored message into an Event.
+func decodeRaw(subject string, seq uint64, data []byte) (Event, error) {
+	var ev Event
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return Event{}, fmt.Errorf("%w: #%d: %v", ErrBadEvent, seq, err)
+	}
+	ev.Seq = seq
+	ev.Subject = subject
+	return ev, nil
+}

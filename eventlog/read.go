@@ -1,0 +1,41 @@
+package eventlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// History returns the events of one subject with a sequence greater than
+// after, oldest first. Each event is one direct get by subject, so the cost
+// follows the subject's own length, not the stream's.
+func (l *Log) History(ctx context.Context, subject string, after uint64) ([]Event, error) {
+	var out []Event
+	next := after + 1
+	for {
+		m, err := l.events.GetMsg(ctx, next, jetstream.WithGetMsgSubject(subject))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("eventlog: history of %s: %w", subject, err)
+		}
+		ev, err := decodeRaw(m.Subject, m.Sequence, m.Data)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ev)
+		next = m.Sequence + 1
+	}
+}
+
+// Get returns the event stored at seq.
+func (l *Log) Get(ctx context.Context, seq uint64) (Event, error) {
+	m, err := l.events.GetMsg(ctx, seq)
+	if err != nil {
+		return Event{}, fmt.Errorf("eventlog: get #%d: %w", seq, err)
+	}
+	return decodeRaw(m.Subject, m.Sequence, m.Data)
+}

@@ -1,0 +1,79 @@
+package eventlog
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strings"
+)
+
+// MaxIDBytes bounds an id placed into a subject token: the encoded token
+// stays far below the server's subject size limit.
+const MaxIDBytes = 1024
+
+// Aggregates name the kinds of event subjects.
+const (
+	AggTenant       = "tenant"
+	AggAPIKey       = "apikey"
+	AggSubscriber   = "subscriber"
+	AggTopic        = "topic"
+	AggChannel      = "channel"
+	AggBridge       = "bridge"
+	AggWorkflows    = "workflows"
+	AggTransaction  = "txn"
+	AggRun          = "run"
+	AggDelivery     = "delivery"
+	AggDigest       = "digest"
+	AggNotification = "notification"
+)
+
+// Token encodes an arbitrary id (external ids may hold dots, spaces,
+// wildcards and any Unicode) into one subject token: unpadded base64url,
+// which uses only [A-Za-z0-9_-]. The empty id encodes as "_".
+func Token(id string) string {
+	if id == "" {
+		return "_"
+	}
+	return base64.RawURLEncoding.EncodeToString([]byte(id))
+}
+
+// DecodeToken reverses Token.
+func DecodeToken(tok string) (string, error) {
+	if tok == "_" {
+		return "", nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		return "", fmt.Errorf("%w: %q", ErrBadToken, tok)
+	}
+	return string(b), nil
+}
+
+// Subject returns the event subject of one aggregate instance:
+// ev.<tenant>.<aggregate>.<Token(id)>. tenant must be a minted tenant id
+// (it is used raw so that ev.<tenant>.> filters one tenant); aggregate one
+// of the Agg constants.
+func Subject(tenant, aggregate, id string) string {
+	return "ev." + tenant + "." + aggregate + "." + Token(id)
+}
+
+// TenantFilter returns the subject filter of every event of one tenant.
+func TenantFilter(tenant string) string { return "ev." + tenant + ".>" }
+
+// ParseSubject splits an event subject into its tenant, aggregate and
+// decoded id.
+func ParseSubject(subject string) (tenant, aggregate, id string, err error) {
+	parts := strings.SplitN(subject, ".", 4)
+	if len(parts) != 4 || parts[0] != "ev" {
+		return "", "", "", fmt.Errorf("%w: subject %q", ErrBadToken, subject)
+	}
+	id, err = DecodeToken(parts[3])
+	return parts[1], parts[2], id, err
+}
+
+// CheckID reports ErrTooLong for an id that must not be put into a subject.
+func CheckID(id string) error {
+	if len(id) > MaxIDBytes {
+		return fmt.Errorf("%w: %d bytes", ErrTooLong, len(id))
+	}
+	return nil
+}

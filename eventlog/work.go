@@ -1,0 +1,71 @@
+package eventlog
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Work subjects. Each names what a worker must do; the consumers of the
+// WORK stream filter on these prefixes.
+const (
+	WorkRunPrefix    = "work.run."
+	WorkFanoutPrefix = "work.fanout."
+	WorkTickPrefix   = "work.tick."
+)
+
+// WorkRun returns the subject that asks a worker to advance one run.
+func WorkRun(tenant, runID string) string { return WorkRunPrefix + tenant + "." + Token(runID) }
+
+// WorkFanout returns the subject that asks a worker to finish one fan-out.
+func WorkFanout(tenant, txn string) string { return WorkFanoutPrefix + tenant + "." + Token(txn) }
+
+// WorkTick returns the subject of a cron tick of one workflow.
+func WorkTick(tenant, workflow string) string {
+	return WorkTickPrefix + tenant + "." + Token(workflow)
+}
+
+// SchedSubject returns the schedule subject of one timer owner (a run, a
+// digest window, a workflow's cron): each holds at most one pending
+// schedule, so a new schedule replaces the old and a purge cancels it.
+func SchedSubject(tenant, kind, id string) string {
+	return "sched." + tenant + "." + kind + "." + Token(id)
+}
+
+// Enqueue publishes a work message now. A non-empty msgID de-duplicates
+// repeats inside the window.
+func (l *Log) Enqueue(ctx context.Context, subject string, data []byte, msgID string) error {
+	var opts []jetstream.PublishOpt
+	if msgID != "" {
+		opts = append(opts, jetstream.WithMsgID(msgID))
+	}
+	if _, err := l.js.Publish(ctx, subject, data, opts...); err != nil {
+		return fmt.Errorf("eventlog: enqueue %s: %w", subject, err)
+	}
+	return nil
+}
+
+// Schedule arranges for data to be published on target at the instant at
+// (to the nanosecond; an instant in the past fires at once). It replaces
+// any schedule pending on schedSubject. The schedule is stored in the
+// WORK stream and survives restarts.
+func (l *Log) Schedule(ctx context.Context, schedSubject, target string, at time.Time, data []byte) error {
+	msg := &nats.Msg{Subject: schedSubject, Data: data, Header: nats.Header{}}
+	msg.Header.Set(jetstream.ScheduleHeader, "@at "+at.UTC().Format(time.RFC3339Nano))
+	msg.Header.Set(jetstream.ScheduleTargetHeader, target)
+	if _, err := l.js.PublishMsg(ctx, msg); err != nil {
+		return fmt.Errorf("eventlog: schedule %s: %w", schedSubject, err)
+	}
+	return nil
+}
+
+// Cancel removes the schedule pending on schedSubject, if any.
+func (l *Log) Cancel(ctx context.Context, schedSubject string) error {
+	if err := l.work.Purge(ctx, jetstream.WithPurgeSubject(schedSubject)); err != nil {
+		return fmt.Errorf("eventlog: cancel %s: %w", schedSubject, err)
+	}
+	return nil
+}
