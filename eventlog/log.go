@@ -42,11 +42,11 @@ func (c *Config) setDefaults() {
 // Log is a handle on the EVENTS and WORK streams. It is safe for
 // concurrent use. It does not own the NATS connection.
 type Log struct {
-	nc      *nats.Conn
-	js      jetstream.JetStream
-	events  jetstream.Stream
-	work    jetstream.Stream
-	cfg     Config
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	events jetstream.Stream
+	work   jetstream.Stream
+	cfg    Config
 }
 
 // Open creates or updates the streams (idempotently) and returns a Log.
