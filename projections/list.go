@@ -1,0 +1,57 @@
+package projections
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// ErrBadCursor is returned by a list given a cursor it did not issue.
+var ErrBadCursor = errors.New("projections: invalid cursor")
+
+// Page selects one page of a list: at most Limit items after Cursor (the
+// nextCursor of the previous page; empty for the first page).
+type Page struct {
+	Limit  int
+	Cursor string
+}
+
+// listTenant walks bucket keys of one tenant (tenant\x00id) in key order,
+// after the cursor, and decodes up to p.Limit items. Key order makes
+// paging stable under concurrent writes: an item present during the whole
+// walk is returned exactly once.
+func listTenant[T any](b *bolt.Bucket, tenant string, p Page, decode func(id string, v []byte) (T, bool, error)) ([]T, string, error) {
+	prefix := key(tenant, "")
+	start := prefix
+	if p.Cursor != "" {
+		after, err := base64.RawURLEncoding.DecodeString(p.Cursor)
+		if err != nil {
+			return nil, "", ErrBadCursor
+		}
+		start = append(key(tenant, string(after)), 0)
+	}
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	out := make([]T, 0, min(limit, 64))
+	c := b.Cursor()
+	var lastID string
+	for k, v := c.Seek(start); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		id := string(k[len(prefix):])
+		if len(out) == limit {
+			return out, base64.RawURLEncoding.EncodeToString([]byte(lastID)), nil
+		}
+		item, ok, err := decode(id, v)
+		if err != nil {
+			return nil, "", err
+		}
+		if ok {
+			out = append(out, item)
+			lastID = id
+		}
+	}
+	return out, "", nil
+}

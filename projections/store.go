@@ -1,0 +1,293 @@
+package projections
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/heraldhq/herald/eventlog"
+	bolt "go.etcd.io/bbolt"
+)
+
+var (
+	bucketMeta    = []byte("meta")
+	keyCheckpoint = []byte("checkpoint")
+)
+
+// applyFunc applies one event to the read models inside tx.
+type applyFunc func(tx *bolt.Tx, ev eventlog.Event) error
+
+// Store is the bbolt file of read models. Reads are safe for concurrent
+// use; only the projector (Run, ApplyBatch) writes.
+type Store struct {
+	db       *bolt.DB
+	path     string
+	log      *slog.Logger
+	handlers map[string]applyFunc
+	buckets  [][]byte
+
+	mu      sync.Mutex
+	applied uint64
+	changed chan struct{} // closed and replaced whenever applied moves
+	closed  bool
+
+	lastMark markCache
+}
+
+// Options configure Open. The zero value of each field is documented.
+type Options struct {
+	// Logger receives the projector's logs. Zero: slog.Default().
+	Logger *slog.Logger
+}
+
+// Open opens the projection file at path, creating it when missing. A file
+// that cannot be opened or fails bbolt's consistency check is moved aside
+// (path + ".corrupt") and replaced by an empty one, to be rebuilt from the
+// log by Run.
+func Open(path string, opts Options) (*Store, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &Store{path: path, log: opts.Logger, changed: make(chan struct{})}
+	s.handlers, s.buckets = readModels()
+	db, err := openDB(path)
+	if err != nil {
+		s.log.Warn("projection file unusable, rebuilding from the event log", "path", path, "err", err)
+		if rerr := os.Rename(path, path+".corrupt"); rerr != nil && !os.IsNotExist(rerr) {
+			return nil, fmt.Errorf("projections: move aside %s: %w", path, rerr)
+		}
+		if db, err = openDB(path); err != nil {
+			return nil, err
+		}
+	}
+	s.db = db
+	if err := db.Update(func(tx *bolt.Tx) error {
+		for _, b := range append([][]byte{bucketMeta}, s.buckets...) {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		s.applied = checkpoint(tx)
+		return nil
+	}); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("projections: init %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func openDB(path string) (*bolt.DB, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoSync: true, NoFreelistSync: true})
+	if err != nil {
+		return nil, fmt.Errorf("projections: open %s: %w", path, err)
+	}
+	if err := db.View(func(tx *bolt.Tx) error {
+		for err := range tx.Check() {
+			return err
+		}
+		return nil
+	}); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("projections: check %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// Close closes the file and releases every waiter with ErrClosed. It is
+// safe to call more than once.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.changed)
+	s.mu.Unlock()
+	return s.db.Close()
+}
+
+// Path returns the file's path.
+func (s *Store) Path() string { return s.path }
+
+// Applied returns the last applied stream sequence.
+func (s *Store) Applied() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.applied
+}
+
+// ApplyBatch applies events in one transaction and moves the checkpoint to
+// the last one. Events at or below the checkpoint are skipped, so a
+// redelivered batch is harmless. An event the read models cannot decode
+// is logged and skipped: one bad record must not stop every projection.
+func (s *Store) ApplyBatch(evs []eventlog.Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	var last uint64
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		cp := checkpoint(tx)
+		last = cp
+		for _, ev := range evs {
+			if ev.Seq <= cp {
+				continue
+			}
+			if h := s.handlers[ev.Type]; h != nil {
+				if err := h(tx, ev); err != nil {
+					s.log.Error("projection skipped an event it cannot apply",
+						"seq", ev.Seq, "type", ev.Type, "tenant", ev.TenantID, "err", err)
+				}
+			}
+			last = ev.Seq
+		}
+		var b [8]byte
+		binary.BigEndian.PutUint64(b[:], last)
+		return tx.Bucket(bucketMeta).Put(keyCheckpoint, b[:])
+	})
+	if err != nil {
+		return fmt.Errorf("projections: apply: %w", err)
+	}
+	s.mu.Lock()
+	if last > s.applied && !s.closed {
+		s.applied = last
+		close(s.changed)
+		s.changed = make(chan struct{})
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+func checkpoint(tx *bolt.Tx) uint64 {
+	v := tx.Bucket(bucketMeta).Get(keyCheckpoint)
+	if len(v) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(v)
+}
+
+// WaitFor blocks until the event at seq (and every one before it) is
+// applied, or ctx ends.
+func (s *Store) WaitFor(ctx context.Context, seq uint64) error {
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return ErrClosed
+		}
+		if s.applied >= seq {
+			s.mu.Unlock()
+			return nil
+		}
+		ch := s.changed
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("projections: waiting for #%d (at #%d): %w", seq, s.Applied(), ctx.Err())
+		}
+	}
+}
+
+// Run follows the log from the checkpoint and applies events until ctx
+// ends. ready is closed once the store has caught up with the stream's last
+// sequence as of the start (nil is allowed).
+func (s *Store) Run(ctx context.Context, log *eventlog.Log, ready chan<- struct{}) error {
+	target, err := log.LastSeq(ctx)
+	if err != nil {
+		return err
+	}
+	tail, err := log.Tail(ctx, eventlog.TailOptions{After: s.Applied()})
+	if err != nil {
+		return err
+	}
+	defer tail.Stop()
+	signalled := false
+	signal := func() {
+		if !signalled && ready != nil && s.Applied() >= target {
+			close(ready)
+			signalled = true
+		}
+	}
+	signal()
+	for {
+		evs, err := tail.Next(ctx, 2048)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		if err := s.ApplyBatch(evs); err != nil {
+			return err
+		}
+		signal()
+	}
+}
+
+// Checksum returns a SHA-256 over every read model's keys and values (the
+// checkpoint excluded): two stores that applied the same events have the
+// same checksum.
+func (s *Store) Checksum() (string, error) {
+	h := sha256.New()
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+			if bytes.Equal(name, bucketMeta) {
+				return nil
+			}
+			fmt.Fprintf(h, "bucket %q\n", name)
+			return hashBucket(h, b)
+		})
+	})
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func hashBucket(h interface{ Write([]byte) (int, error) }, b *bolt.Bucket) error {
+	return b.ForEach(func(k, v []byte) error {
+		if v == nil {
+			fmt.Fprintf(h, "sub %q\n", k)
+			return hashBucket(h, b.Bucket(k))
+		}
+		fmt.Fprintf(h, "%q=%q\n", k, v)
+		return nil
+	})
+}
+
+// key builds a tenant-scoped key: tenant, a zero byte, then id. Ids
+// never contain a zero byte (they are validated printable text).
+func key(tenant, id string) []byte {
+	k := make([]byte, 0, len(tenant)+1+len(id))
+	k = append(k, tenant...)
+	k = append(k, 0)
+	return append(k, id...)
+}
+
+func putJSON(b *bolt.Bucket, k []byte, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return b.Put(k, data)
+}
+
+func getJSON(b *bolt.Bucket, k []byte, v any) (bool, error) {
+	data := b.Get(k)
+	if data == nil {
+		return false, nil
+	}
+	return true, json.Unmarshal(data, v)
+}
+
+// view runs fn in a read transaction.
+func (s *Store) view(fn func(tx *bolt.Tx) error) error { return s.db.View(fn) }

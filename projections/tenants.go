@@ -1,0 +1,119 @@
+package projections
+
+import (
+	"time"
+
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	bolt "go.etcd.io/bbolt"
+)
+
+var (
+	bucketTenants    = []byte("tenants")
+	bucketAPIKeys    = []byte("apikeys")     // prefix → APIKey
+	bucketTenantKeys = []byte("tenant_keys") // tenant\x00prefix → empty
+)
+
+// Tenant is the read model of a tenant.
+type Tenant struct {
+	TenantID  string    `json:"tenantId"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// APIKey is the read model of an API key: its prefix and the SHA-256 of
+// the raw key, never the key.
+type APIKey struct {
+	Prefix    string     `json:"prefix"`
+	TenantID  string     `json:"tenantId"`
+	Hash      string     `json:"hash"`
+	CreatedAt time.Time  `json:"createdAt"`
+	RevokedAt *time.Time `json:"revokedAt,omitempty"`
+}
+
+func tenantModels() (map[string]applyFunc, [][]byte) {
+	return map[string]applyFunc{
+		events.TenantCreated: applyTenantCreated,
+		events.APIKeyCreated: applyAPIKeyCreated,
+		events.APIKeyRevoked: applyAPIKeyRevoked,
+	}, [][]byte{bucketTenants, bucketAPIKeys, bucketTenantKeys}
+}
+
+func applyTenantCreated(tx *bolt.Tx, ev eventlog.Event) error {
+	var d events.TenantCreatedData
+	if err := ev.Decode(&d); err != nil {
+		return err
+	}
+	return putJSON(tx.Bucket(bucketTenants), []byte(d.TenantID), Tenant{TenantID: d.TenantID, Name: d.Name, CreatedAt: ev.At})
+}
+
+func applyAPIKeyCreated(tx *bolt.Tx, ev eventlog.Event) error {
+	var d events.APIKeyCreatedData
+	if err := ev.Decode(&d); err != nil {
+		return err
+	}
+	k := APIKey{Prefix: d.Prefix, TenantID: ev.TenantID, Hash: d.Hash, CreatedAt: ev.At}
+	if err := putJSON(tx.Bucket(bucketAPIKeys), []byte(d.Prefix), k); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketTenantKeys).Put(key(ev.TenantID, d.Prefix), []byte{})
+}
+
+func applyAPIKeyRevoked(tx *bolt.Tx, ev eventlog.Event) error {
+	var d events.APIKeyRevokedData
+	if err := ev.Decode(&d); err != nil {
+		return err
+	}
+	b := tx.Bucket(bucketAPIKeys)
+	var k APIKey
+	if ok, err := getJSON(b, []byte(d.Prefix), &k); err != nil || !ok || k.TenantID != ev.TenantID {
+		return err
+	}
+	at := ev.At
+	k.RevokedAt = &at
+	if err := putJSON(b, []byte(d.Prefix), k); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketTenantKeys).Delete(key(ev.TenantID, d.Prefix))
+}
+
+// Tenant returns one tenant, or ErrNotFound.
+func (s *Store) Tenant(tenantID string) (Tenant, error) {
+	var t Tenant
+	err := s.view(func(tx *bolt.Tx) error {
+		ok, err := getJSON(tx.Bucket(bucketTenants), []byte(tenantID), &t)
+		if err == nil && !ok {
+			return ErrNotFound
+		}
+		return err
+	})
+	return t, err
+}
+
+// APIKeyByPrefix returns the key with this prefix, revoked or not, or
+// ErrNotFound.
+func (s *Store) APIKeyByPrefix(prefix string) (APIKey, error) {
+	var k APIKey
+	err := s.view(func(tx *bolt.Tx) error {
+		ok, err := getJSON(tx.Bucket(bucketAPIKeys), []byte(prefix), &k)
+		if err == nil && !ok {
+			return ErrNotFound
+		}
+		return err
+	})
+	return k, err
+}
+
+// APIKeys lists a tenant's live (unrevoked) keys in prefix order.
+func (s *Store) APIKeys(tenantID string, p Page) (keys []APIKey, next string, err error) {
+	err = s.view(func(tx *bolt.Tx) error {
+		all := tx.Bucket(bucketAPIKeys)
+		keys, next, err = listTenant(tx.Bucket(bucketTenantKeys), tenantID, p, func(prefix string, _ []byte) (APIKey, bool, error) {
+			var k APIKey
+			ok, err := getJSON(all, []byte(prefix), &k)
+			return k, ok, err
+		})
+		return err
+	})
+	return keys, next, err
+}
