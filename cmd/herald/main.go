@@ -1,0 +1,72 @@
+// Command herald is the Herald notification service: `herald serve` runs
+// it; the other subcommands administer it. See `herald help`.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `herald — notification orchestration
+
+Usage:
+  herald serve [--http ADDR] [--data DIR] [--nats-url URLS] [--nats-creds FILE] [--replicas N] [--sync interval|always]
+  herald tenant create NAME
+  herald version
+  herald help
+
+Configuration comes from flags, then HERALD_* environment variables, then
+defaults; see README.md.
+`
+
+// errUsage marks a command line that does not parse; main exits 2.
+var errUsage = errors.New("usage")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	switch {
+	case err == nil:
+	case errors.Is(err, errUsage):
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	default:
+		fmt.Fprintf(os.Stderr, "herald: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errUsage
+	}
+	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:], stderr)
+	case "tenant":
+		if len(args) != 3 || args[1] != "create" {
+			return errUsage
+		}
+		return tenantCreate(ctx, args[2], stdout)
+	case "version", "--version", "-v":
+		return version(stdout)
+	case "help", "--help", "-h":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	return errUsage
+}
+
+// newFlagSet returns a flag set that reports errors instead of exiting.
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}

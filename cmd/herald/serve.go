@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/heraldhq/herald/service"
+)
+
+func serve(ctx context.Context, args []string, stderr io.Writer) error {
+	var f service.Flags
+	fs := newFlagSet("serve")
+	fs.StringVar(&f.HTTPAddr, "http", "", "REST API address (HERALD_HTTP_ADDR)")
+	fs.StringVar(&f.DataDir, "data", "", "data directory (HERALD_DATA_DIR)")
+	fs.StringVar(&f.NATSURL, "nats-url", "", "external NATS URLs, comma separated (HERALD_NATS_URL)")
+	fs.StringVar(&f.NATSCreds, "nats-creds", "", "NATS credentials file (HERALD_NATS_CREDS)")
+	fs.IntVar(&f.Replicas, "replicas", 0, "stream replicas (HERALD_REPLICAS)")
+	fs.StringVar(&f.Sync, "sync", "", "interval or always (HERALD_SYNC)")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		return fmt.Errorf("%w: serve: %v", errUsage, err)
+	}
+	cfg, err := service.LoadConfig(os.Getenv, f)
+	if err != nil {
+		return fmt.Errorf("configuration:\n%w", err)
+	}
+	logger := newLogger(stderr)
+	svc, err := service.Start(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	var runErr error
+	select {
+	case <-ctx.Done():
+		logger.Info("signal received; draining")
+	case runErr = <-svc.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := svc.Shutdown(shutdownCtx); err != nil && runErr == nil {
+		runErr = err
+	}
+	logger.Info("stopped")
+	return runErr
+}
+
+// newLogger returns the process logger: JSON lines on stderr; the level
+// comes from HERALD_LOG_LEVEL (debug, info, warn, error; default info).
+func newLogger(w io.Writer) *slog.Logger {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(os.Getenv("HERALD_LOG_LEVEL"))); err != nil {
+		level = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+}

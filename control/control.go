@@ -1,0 +1,65 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/projections"
+	"github.com/heraldhq/herald/secrets"
+)
+
+// maxAttempts bounds the re-read-and-retry loop of a command that lost an
+// optimistic-concurrency race.
+const maxAttempts = 8
+
+// Control executes commands. It is safe for concurrent use.
+type Control struct {
+	log    *eventlog.Log
+	store  *projections.Store
+	keys   *secrets.Keyring
+	logger *slog.Logger
+}
+
+// New returns a Control writing to log and validating against store. keys
+// seals secrets before they reach the log.
+func New(log *eventlog.Log, store *projections.Store, keys *secrets.Keyring, logger *slog.Logger) *Control {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Control{log: log, store: store, keys: keys, logger: logger}
+}
+
+// settle waits until the projections hold every event of subject and
+// returns the subject's last sequence, for an append that expects it.
+func (c *Control) settle(ctx context.Context, subject string) (uint64, error) {
+	seq, err := c.log.SubjectLastSeq(ctx, subject)
+	if err != nil {
+		return 0, err
+	}
+	return seq, c.store.WaitFor(ctx, seq)
+}
+
+// commit appends rec and waits until the projections applied it.
+func (c *Control) commit(ctx context.Context, rec eventlog.Record) (uint64, error) {
+	seq, err := c.log.Append(ctx, rec)
+	if err != nil {
+		return 0, err
+	}
+	return seq, c.store.WaitFor(ctx, seq)
+}
+
+// retry runs attempt until it does not fail with eventlog.ErrConflict.
+func retry(ctx context.Context, attempt func() error) error {
+	for range maxAttempts {
+		err := attempt()
+		if !errors.Is(err, eventlog.ErrConflict) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return ErrBusy
+}

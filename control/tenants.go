@@ -1,0 +1,150 @@
+package control
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/projections"
+	"github.com/heraldhq/herald/secrets"
+)
+
+// API key format: "hk_" + 8 base62 characters (the prefix, stored) + "_" +
+// 32 base62 characters. Only the prefix and the SHA-256 of the whole key
+// are stored.
+const (
+	keyPrefixLen = len("hk_") + 8
+	keyLen       = keyPrefixLen + 1 + 32
+)
+
+// ErrUnauthenticated is returned by Authenticate for a missing, malformed,
+// unknown or revoked key.
+var ErrUnauthenticated = errors.New("invalid API key")
+
+// NewTenant is the answer to CreateTenant: the raw API key is shown once.
+type NewTenant struct {
+	TenantID string `json:"tenantId"`
+	Name     string `json:"name"`
+	APIKey   string `json:"apiKey"`
+}
+
+// NewAPIKey is the answer to CreateAPIKey: the raw key is shown once.
+type NewAPIKey struct {
+	APIKey string `json:"apiKey"`
+	Prefix string `json:"prefix"`
+}
+
+// CreateTenant records a new tenant and its first API key.
+func (c *Control) CreateTenant(ctx context.Context, name string) (NewTenant, error) {
+	name = strings.TrimSpace(name)
+	var p Problems
+	switch n := utf8.RuneCountInString(name); {
+	case n == 0:
+		p.Add("name", "is required")
+	case n > 200:
+		p.Add("name", "must be at most 200 characters")
+	}
+	if err := p.Err(); err != nil {
+		return NewTenant{}, err
+	}
+	id, err := secrets.NewToken("ten_", 16)
+	if err != nil {
+		return NewTenant{}, err
+	}
+	if _, err := c.commit(ctx, eventlog.Record{
+		Subject: eventlog.Subject(id, eventlog.AggTenant, id), Type: events.TenantCreated, Tenant: id,
+		Data: events.TenantCreatedData{TenantID: id, Name: name}, Expect: true,
+	}); err != nil {
+		return NewTenant{}, err
+	}
+	key, err := c.CreateAPIKey(ctx, id)
+	if err != nil {
+		return NewTenant{}, err
+	}
+	return NewTenant{TenantID: id, Name: name, APIKey: key.APIKey}, nil
+}
+
+// CreateAPIKey mints a key for an existing tenant.
+func (c *Control) CreateAPIKey(ctx context.Context, tenantID string) (NewAPIKey, error) {
+	if _, err := c.store.Tenant(tenantID); errors.Is(err, projections.ErrNotFound) {
+		return NewAPIKey{}, errorf(ErrNotFound, "tenant_not_found", "tenant %q does not exist", tenantID)
+	} else if err != nil {
+		return NewAPIKey{}, err
+	}
+	var out NewAPIKey
+	err := retry(ctx, func() error {
+		prefix, err := secrets.NewToken("hk_", 8)
+		if err != nil {
+			return err
+		}
+		secret, err := secrets.NewToken("", 32)
+		if err != nil {
+			return err
+		}
+		raw := prefix + "_" + secret
+		sum := sha256.Sum256([]byte(raw))
+		// Expecting an empty subject makes a prefix collision a conflict,
+		// and retry draws a new key.
+		_, err = c.commit(ctx, eventlog.Record{
+			Subject: eventlog.Subject(tenantID, eventlog.AggAPIKey, prefix), Type: events.APIKeyCreated,
+			Tenant: tenantID, Data: events.APIKeyCreatedData{Prefix: prefix, Hash: hex.EncodeToString(sum[:])},
+			Expect: true,
+		})
+		out = NewAPIKey{APIKey: raw, Prefix: prefix}
+		return err
+	})
+	return out, err
+}
+
+// RevokeAPIKey revokes a tenant's key by prefix; it is refused at once.
+func (c *Control) RevokeAPIKey(ctx context.Context, tenantID, prefix string) error {
+	subject := eventlog.Subject(tenantID, eventlog.AggAPIKey, prefix)
+	return retry(ctx, func() error {
+		seq, err := c.settle(ctx, subject)
+		if err != nil {
+			return err
+		}
+		k, err := c.store.APIKeyByPrefix(prefix)
+		if errors.Is(err, projections.ErrNotFound) || (err == nil && (k.TenantID != tenantID || k.RevokedAt != nil)) {
+			return errorf(ErrNotFound, "not_found", "no API key with prefix %q", prefix)
+		}
+		if err != nil {
+			return err
+		}
+		_, err = c.commit(ctx, eventlog.Record{Subject: subject, Type: events.APIKeyRevoked, Tenant: tenantID,
+			Data: events.APIKeyRevokedData{Prefix: prefix}, Expect: true, ExpectSeq: seq})
+		return err
+	})
+}
+
+// Authenticate returns the tenant a raw API key belongs to, comparing its
+// hash in constant time, or ErrUnauthenticated.
+func (c *Control) Authenticate(raw string) (string, error) {
+	if len(raw) != keyLen || !strings.HasPrefix(raw, "hk_") || raw[keyPrefixLen] != '_' {
+		return "", ErrUnauthenticated
+	}
+	k, err := c.store.APIKeyByPrefix(raw[:keyPrefixLen])
+	if errors.Is(err, projections.ErrNotFound) {
+		return "", ErrUnauthenticated
+	}
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(raw))
+	want, err := hex.DecodeString(k.Hash)
+	if err != nil || subtle.ConstantTimeCompare(sum[:], want) != 1 || k.RevokedAt != nil {
+		return "", ErrUnauthenticated
+	}
+	return k.TenantID, nil
+}
+
+// APIKeys lists a tenant's live keys: prefixes and creation times.
+func (c *Control) APIKeys(tenantID string, p projections.Page) ([]projections.APIKey, string, error) {
+	return c.store.APIKeys(tenantID, p)
+}

@@ -1,0 +1,78 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/heraldhq/herald/control"
+	"github.com/heraldhq/herald/projections"
+)
+
+// Errors of the HTTP layer itself.
+var (
+	errInvalidJSON   = errors.New("request body is not valid JSON")
+	errBodyTooLarge  = errors.New("request body is larger than 1 MiB")
+	errNotFound      = errors.New("no such route")
+	errMethod        = errors.New("method not allowed on this route")
+	errUnauthorized  = errors.New("missing or invalid credentials")
+	errNotReady      = errors.New("not ready")
+)
+
+// statusTable maps error kinds to a status and a default code, first
+// match wins. A *control.Error or *control.ValidationError supplies its
+// own code.
+var statusTable = []struct {
+	kind   error
+	status int
+	code   string
+}{
+	{errInvalidJSON, http.StatusBadRequest, "invalid_json"},
+	{errBodyTooLarge, http.StatusRequestEntityTooLarge, "body_too_large"},
+	{errNotFound, http.StatusNotFound, "not_found"},
+	{errMethod, http.StatusMethodNotAllowed, "method_not_allowed"},
+	{errUnauthorized, http.StatusUnauthorized, "unauthorized"},
+	{control.ErrUnauthenticated, http.StatusUnauthorized, "unauthorized"},
+	{errNotReady, http.StatusServiceUnavailable, "not_ready"},
+	{control.ErrBadRequest, http.StatusBadRequest, "bad_request"},
+	{control.ErrNotFound, http.StatusNotFound, "not_found"},
+	{projections.ErrNotFound, http.StatusNotFound, "not_found"},
+	{control.ErrConflict, http.StatusConflict, "conflict"},
+	{control.ErrInvalid, http.StatusUnprocessableEntity, "validation_failed"},
+	{projections.ErrBadCursor, http.StatusUnprocessableEntity, "validation_failed"},
+	{control.ErrBusy, http.StatusServiceUnavailable, "busy"},
+	{control.ErrUnavailable, http.StatusBadGateway, "upstream_unavailable"},
+}
+
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code    string                 `json:"code"`
+	Message string                 `json:"message"`
+	Details []control.FieldProblem `json:"details,omitempty"`
+}
+
+// describe turns an error into its status and body. Unknown errors are a
+// 500 whose message says nothing of the cause.
+func describe(err error) (int, errorDetail) {
+	for _, row := range statusTable {
+		if !errors.Is(err, row.kind) {
+			continue
+		}
+		d := errorDetail{Code: row.code, Message: err.Error()}
+		var ce *control.Error
+		if errors.As(err, &ce) && ce.Code != "" {
+			d.Code = ce.Code
+		}
+		var ve *control.ValidationError
+		if errors.As(err, &ve) {
+			d.Code, d.Details = ve.Code, ve.Problems
+		}
+		if errors.Is(err, projections.ErrBadCursor) {
+			d.Details = []control.FieldProblem{{Field: "cursor", Problem: "is not a cursor this API issued"}}
+		}
+		return row.status, d
+	}
+	return http.StatusInternalServerError, errorDetail{Code: "internal", Message: "internal error"}
+}

@@ -1,0 +1,52 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+)
+
+// writeJSON writes v with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// ts formats a timestamp as the API shows it: RFC 3339, UTC, milliseconds.
+func ts(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+
+// tsPtr formats an optional timestamp; nil stays null.
+func tsPtr(t *time.Time) *string {
+	if t == nil || t.IsZero() {
+		return nil
+	}
+	s := ts(*t)
+	return &s
+}
+
+// list is the body of every paged list.
+type list[T any] struct {
+	Data       []T     `json:"data"`
+	NextCursor *string `json:"nextCursor"`
+}
+
+func newList[T any](data []T, next string) list[T] {
+	if data == nil {
+		data = []T{}
+	}
+	l := list[T]{Data: data}
+	if next != "" {
+		l.NextCursor = &next
+	}
+	return l
+}
+
+// mapSlice converts a slice element by element.
+func mapSlice[A, B any](in []A, f func(A) B) []B {
+	out := make([]B, len(in))
+	for i, a := range in {
+		out[i] = f(a)
+	}
+	return out
+}

@@ -1,0 +1,259 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/heraldhq/herald/control"
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/projections"
+)
+
+// Config configures the API. The zero value of each field is documented.
+type Config struct {
+	// AdminToken authenticates the admin API. Required.
+	AdminToken string
+	// InternalToken authenticates POST /v1/deliver. Required.
+	InternalToken string
+	// Ready reports whether the process is ready (NATS connected,
+	// projections caught up). Zero: always ready.
+	Ready func() bool
+	// Logger receives request logs. Zero: slog.Default().
+	Logger *slog.Logger
+}
+
+// Deps are the parts the API drives.
+type Deps struct {
+	Control *control.Control
+	Store   *projections.Store
+	Log     *eventlog.Log
+}
+
+// Server is the REST API. Create it with New; serve Handler.
+type Server struct {
+	cfg    Config
+	deps   Deps
+	router *mux.Router
+	logger *slog.Logger
+}
+
+// New builds the router with every route of the contract.
+func New(cfg Config, deps Deps) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Ready == nil {
+		cfg.Ready = func() bool { return true }
+	}
+	s := &Server{cfg: cfg, deps: deps, logger: cfg.Logger}
+	r := mux.NewRouter().UseEncodedPath()
+	r.NotFoundHandler = s.wrap(func(http.ResponseWriter, *http.Request) error { return errNotFound })
+	r.MethodNotAllowedHandler = s.wrap(func(http.ResponseWriter, *http.Request) error { return errMethod })
+	for _, rt := range s.routes() {
+		h := rt.handler
+		switch rt.auth {
+		case authTenant:
+			h = s.tenantAuth(h)
+		case authAdmin:
+			h = s.adminAuth(h)
+		case authInternal:
+			h = s.internalAuth(h)
+		}
+		r.Handle(rt.path, s.wrap(h)).Methods(rt.method).Name(rt.method + " " + rt.path)
+	}
+	s.router = r
+	return s
+}
+
+// Handler returns the API's root handler.
+func (s *Server) Handler() http.Handler { return s.router }
+
+// Router exposes the router, for tests that walk the routes.
+func (s *Server) Router() *mux.Router { return s.router }
+
+type authKind int
+
+const (
+	authNone authKind = iota
+	authTenant
+	authAdmin
+	authInternal
+)
+
+// handlerFunc is a handler that returns its failure.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+type route struct {
+	method, path string
+	auth         authKind
+	handler      handlerFunc
+}
+
+// routes lists every route of the API: the one place they are declared.
+func (s *Server) routes() []route {
+	return []route{
+		{"GET", "/healthz", authNone, s.healthz},
+		{"GET", "/readyz", authNone, s.readyz},
+
+		{"POST", "/v1/admin/tenants", authAdmin, s.createTenant},
+		{"POST", "/v1/admin/tenants/{tenantId}/api-keys", authAdmin, s.adminCreateAPIKey},
+
+		{"GET", "/v1/api-keys", authTenant, s.listAPIKeys},
+		{"POST", "/v1/api-keys", authTenant, s.createAPIKey},
+		{"DELETE", "/v1/api-keys/{prefix}", authTenant, s.revokeAPIKey},
+	}
+}
+
+// wrap turns a handlerFunc into an http.Handler: it writes the error
+// body of a returned error, recovers panics as 500 and logs each request.
+func (s *Server) wrap(h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		defer func() {
+			if p := recover(); p != nil {
+				s.logger.Error("panic serving request", "method", r.Method, "path", r.URL.Path,
+					"panic", p, "stack", string(debug.Stack()))
+				if rec.status == 0 {
+					s.writeError(rec, r, errors.New("panic"))
+				}
+			}
+			s.logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
+				"tenant", tenantOf(r.Context()), "ms", time.Since(start).Milliseconds())
+		}()
+		if err := h(rec, r); err != nil {
+			s.writeError(rec, r, err)
+		}
+	})
+}
+
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status, body := describe(err)
+	if status == http.StatusInternalServerError {
+		s.logger.Error("request failed", "method", r.Method, "path", r.URL.Path,
+			"tenant", tenantOf(r.Context()), "err", err)
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+	}
+	writeJSON(w, status, errorBody{Error: body})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+// Flush lets streaming handlers flush through the recorder.
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+type ctxKey int
+
+const tenantKey ctxKey = 0
+
+func tenantOf(ctx context.Context) string {
+	t, _ := ctx.Value(tenantKey).(string)
+	return t
+}
+
+func bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if len(h) < 7 || !strings.EqualFold(h[:7], "Bearer ") {
+		return ""
+	}
+	return strings.TrimSpace(h[7:])
+}
+
+func (s *Server) tenantAuth(next handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		tenant, err := s.deps.Control.Authenticate(bearer(r))
+		if err != nil {
+			return err
+		}
+		return next(w, r.WithContext(context.WithValue(r.Context(), tenantKey, tenant)))
+	}
+}
+
+func (s *Server) adminAuth(next handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if !equalToken(bearer(r), s.cfg.AdminToken) {
+			return errUnauthorized
+		}
+		return next(w, r)
+	}
+}
+
+func (s *Server) internalAuth(next handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		tenant := r.Header.Get("x-herald-tenant-id")
+		if !equalToken(r.Header.Get("x-herald-internal-token"), s.cfg.InternalToken) || tenant == "" {
+			return errUnauthorized
+		}
+		return next(w, r.WithContext(context.WithValue(r.Context(), tenantKey, tenant)))
+	}
+}
+
+// equalToken compares a presented token with the expected one in
+// constant time; an empty expected token matches nothing.
+func equalToken(got, want string) bool {
+	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+// pathVar returns a path parameter, percent-decoded.
+func pathVar(r *http.Request, name string) (string, error) {
+	v, err := url.PathUnescape(mux.Vars(r)[name])
+	if err != nil {
+		var p control.Problems
+		p.Add(name, "is not a valid percent-encoded path segment")
+		return "", p.Err()
+	}
+	return v, nil
+}
+
+// page reads ?limit= (1–500, default 50) and ?cursor=.
+func page(r *http.Request) (projections.Page, error) {
+	p := projections.Page{Limit: 50, Cursor: r.URL.Query().Get("cursor")}
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 500 {
+			var probs control.Problems
+			probs.Add("limit", "must be an integer from 1 to 500")
+			return p, probs.Err()
+		}
+		p.Limit = n
+	}
+	return p, nil
+}
+
+// caughtUp makes a read see every write acknowledged before it, through
+// any process.
+func (s *Server) caughtUp(r *http.Request) error {
+	return s.deps.Store.WaitCaughtUp(r.Context(), s.deps.Log)
+}

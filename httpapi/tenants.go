@@ -1,0 +1,87 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/heraldhq/herald/projections"
+)
+
+type createTenantRequest struct {
+	Name string `json:"name"`
+}
+
+func (s *Server) createTenant(w http.ResponseWriter, r *http.Request) error {
+	var req createTenantRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	t, err := s.deps.Control.CreateTenant(r.Context(), req.Name)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, t)
+	return nil
+}
+
+func (s *Server) adminCreateAPIKey(w http.ResponseWriter, r *http.Request) error {
+	tenant, err := pathVar(r, "tenantId")
+	if err != nil {
+		return err
+	}
+	if err := decode(w, r, &struct{}{}); err != nil {
+		return err
+	}
+	k, err := s.deps.Control.CreateAPIKey(r.Context(), tenant)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, k)
+	return nil
+}
+
+func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
+	if err := decode(w, r, &struct{}{}); err != nil {
+		return err
+	}
+	k, err := s.deps.Control.CreateAPIKey(r.Context(), tenantOf(r.Context()))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, k)
+	return nil
+}
+
+type apiKeyView struct {
+	Prefix    string `json:"prefix"`
+	CreatedAt string `json:"createdAt"`
+}
+
+func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
+	p, err := page(r)
+	if err != nil {
+		return err
+	}
+	if err := s.caughtUp(r); err != nil {
+		return err
+	}
+	keys, next, err := s.deps.Control.APIKeys(tenantOf(r.Context()), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newList(mapSlice(keys, func(k projections.APIKey) apiKeyView {
+		return apiKeyView{Prefix: k.Prefix, CreatedAt: ts(k.CreatedAt)}
+	}), next))
+	return nil
+}
+
+func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) error {
+	prefix, err := pathVar(r, "prefix")
+	if err != nil {
+		return err
+	}
+	if err := s.deps.Control.RevokeAPIKey(r.Context(), tenantOf(r.Context()), prefix); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

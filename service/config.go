@@ -1,0 +1,137 @@
+package service
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/secrets"
+)
+
+// Sync modes of the embedded store.
+const (
+	SyncInterval = "interval"
+	SyncAlways   = "always"
+)
+
+// Config is the configuration of one herald process. Every item has an
+// environment variable (HERALD_…) and a flag; a flag beats the
+// environment, which beats the default. The zero value of each field is
+// documented; LoadConfig applies the defaults.
+type Config struct {
+	// HTTPAddr is the REST API address. Default 127.0.0.1:8080.
+	HTTPAddr string
+	// DataDir holds the embedded JetStream store, the projections and the
+	// generated keys. Default ./herald-data (relative to the working dir).
+	DataDir string
+	// NATSURLs are the URLs of an external NATS cluster. Empty: embedded.
+	NATSURLs []string
+	// NATSCreds is a credentials file for the external cluster.
+	NATSCreds string
+	// Replicas is the stream replica count. Default 1.
+	Replicas int
+	// Sync is "interval" (default) or "always" (fsync every write).
+	Sync string
+	// RetryBase is the first retry backoff of a failed step. Default 1s.
+	RetryBase time.Duration
+	// MaxAttempts is how many times one step is tried. Default 8.
+	MaxAttempts int
+	// Env reads the secrets (HERALD_MASTER_KEY, HERALD_ADMIN_TOKEN,
+	// HERALD_INTERNAL_TOKEN, HERALD_MASTER_KEY_PREVIOUS). Default: none set.
+	Env func(string) string
+}
+
+// Embedded reports whether the process runs its own NATS server.
+func (c Config) Embedded() bool { return len(c.NATSURLs) == 0 }
+
+// Flags are the command-line values of `herald serve`; an empty value (or
+// zero) means "not given".
+type Flags struct {
+	HTTPAddr, DataDir, NATSURL, NATSCreds, Sync string
+	Replicas                                     int
+}
+
+// LoadConfig builds a Config from the environment and flags and validates
+// it, reporting every problem at once.
+func LoadConfig(env func(string) string, f Flags) (Config, error) {
+	var errs []error
+	pick := func(flag, name, def string) string {
+		if flag != "" {
+			return flag
+		}
+		if v := strings.TrimSpace(env(name)); v != "" {
+			return v
+		}
+		return def
+	}
+	c := Config{
+		HTTPAddr:  pick(f.HTTPAddr, "HERALD_HTTP_ADDR", "127.0.0.1:8080"),
+		DataDir:   pick(f.DataDir, "HERALD_DATA_DIR", "./herald-data"),
+		NATSCreds: pick(f.NATSCreds, "HERALD_NATS_CREDS", ""),
+		Sync:      pick(f.Sync, "HERALD_SYNC", SyncInterval),
+		Env:       env,
+	}
+	for _, u := range strings.Split(pick(f.NATSURL, "HERALD_NATS_URL", ""), ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			c.NATSURLs = append(c.NATSURLs, u)
+		}
+	}
+	c.Replicas = f.Replicas
+	if c.Replicas == 0 {
+		n, err := strconv.Atoi(pick("", "HERALD_REPLICAS", "1"))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("HERALD_REPLICAS: %q is not an integer", env("HERALD_REPLICAS")))
+		}
+		c.Replicas = n
+	}
+	var err error
+	if c.RetryBase, err = time.ParseDuration(pick("", "HERALD_RETRY_BASE", "1s")); err != nil {
+		errs = append(errs, fmt.Errorf("HERALD_RETRY_BASE: %w", err))
+	}
+	if c.MaxAttempts, err = strconv.Atoi(pick("", "HERALD_MAX_ATTEMPTS", "8")); err != nil {
+		errs = append(errs, fmt.Errorf("HERALD_MAX_ATTEMPTS: %q is not an integer", env("HERALD_MAX_ATTEMPTS")))
+	}
+	if err := c.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return c, errors.Join(errs...)
+}
+
+// Validate reports every problem of the configuration at once.
+func (c Config) Validate() error {
+	var errs []error
+	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
+		errs = append(errs, fmt.Errorf("HERALD_HTTP_ADDR: %q is not host:port", c.HTTPAddr))
+	}
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("HERALD_DATA_DIR: must not be empty"))
+	}
+	if c.Replicas < 1 || c.Replicas > 5 {
+		errs = append(errs, fmt.Errorf("HERALD_REPLICAS: %d is not from 1 to 5", c.Replicas))
+	}
+	if c.Embedded() && c.Replicas > 1 {
+		errs = append(errs, errors.New("HERALD_REPLICAS: more than 1 needs HERALD_NATS_URL (a cluster)"))
+	}
+	if c.Sync != SyncInterval && c.Sync != SyncAlways {
+		errs = append(errs, fmt.Errorf("HERALD_SYNC: %q is neither %q nor %q", c.Sync, SyncInterval, SyncAlways))
+	}
+	if c.RetryBase <= 0 {
+		errs = append(errs, errors.New("HERALD_RETRY_BASE: must be positive"))
+	}
+	if c.MaxAttempts < 1 {
+		errs = append(errs, errors.New("HERALD_MAX_ATTEMPTS: must be at least 1"))
+	}
+	if c.Env != nil {
+		if v := strings.TrimSpace(c.Env(secrets.EnvMasterKey)); v != "" {
+			if _, err := secrets.ParseKey(v); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", secrets.EnvMasterKey, err))
+			}
+		} else if !c.Embedded() {
+			errs = append(errs, fmt.Errorf("%s: required with HERALD_NATS_URL (every process must share it)", secrets.EnvMasterKey))
+		}
+	}
+	return errors.Join(errs...)
+}
