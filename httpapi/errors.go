@@ -10,12 +10,12 @@ import (
 
 // Errors of the HTTP layer itself.
 var (
-	errInvalidJSON   = errors.New("request body is not valid JSON")
-	errBodyTooLarge  = errors.New("request body is larger than 1 MiB")
-	errNotFound      = errors.New("no such route")
-	errMethod        = errors.New("method not allowed on this route")
-	errUnauthorized  = errors.New("missing or invalid credentials")
-	errNotReady      = errors.New("not ready")
+	errInvalidJSON  = errors.New("request body is not valid JSON")
+	errBodyTooLarge = errors.New("request body is larger than 1 MiB")
+	errNotFound     = errors.New("no such route")
+	errMethod       = errors.New("method not allowed on this route")
+	errUnauthorized = errors.New("missing or invalid credentials")
+	errNotReady     = errors.New("not ready")
 )
 
 // statusTable maps error kinds to a status and a default code, first

@@ -51,7 +51,7 @@ func (c Config) Embedded() bool { return len(c.NATSURLs) == 0 }
 // zero) means "not given".
 type Flags struct {
 	HTTPAddr, DataDir, NATSURL, NATSCreds, Sync string
-	Replicas                                     int
+	Replicas                                    int
 }
 
 // LoadConfig builds a Config from the environment and flags and validates
