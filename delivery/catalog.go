@@ -1,0 +1,169 @@
+// Package delivery owns Herald's channels: the catalog of channel types a
+// tenant may enable and the JSON Schema of their config, the choice of the
+// channel a send step uses, the delivery ledger and the providers
+// (delivery/smtp).
+package delivery
+
+import (
+	"maps"
+	"slices"
+)
+
+// Field types of a catalog entry. They are also the JSON Schema types of the
+// fields.
+const (
+	TypeString  = "string"
+	TypeNumber  = "number"
+	TypeBoolean = "boolean"
+)
+
+// Field declares one key of a channel's config. Name, Type, Required and
+// Secret are the catalog's public view (GET /v1/channels/catalog); Default
+// and Check only shape the entry's JSON Schema.
+type Field struct {
+	// Name is the config key, case-sensitive.
+	Name string `json:"name"`
+	// Type is TypeString, TypeNumber or TypeBoolean.
+	Type string `json:"type"`
+	// Required fields must be present in every config.
+	Required bool `json:"required"`
+	// Secret fields are stored sealed and never returned; they must be of
+	// TypeString (see CatalogEntry.SplitSecrets).
+	Secret bool `json:"secret"`
+	// Default is the value a provider assumes when an optional field is
+	// absent, published as the schema's "default". nil means none. It is not
+	// written into stored configs.
+	Default any `json:"-"`
+	// Check narrows the values Type admits; the zero Check adds nothing.
+	Check Check `json:"-"`
+}
+
+// Check holds the simple constraints a field may add to its type. Each is
+// written into the entry's JSON Schema, so the schema alone decides what is
+// valid. Checks that do not fit the field's Type are ignored.
+type Check struct {
+	// Integer admits whole numbers only ("multipleOf": 1). Number fields.
+	Integer bool
+	// Min and Max are inclusive bounds ("minimum", "maximum"); nil is
+	// unbounded. Number fields.
+	Min, Max *float64
+	// NonEmpty refuses the empty string ("minLength": 1). String fields.
+	NonEmpty bool
+	// Email admits a bare address such as ada@example.com ("format": "email"
+	// and a pattern refusing display names and white space). String fields.
+	Email bool
+}
+
+// CatalogEntry declares a channel type a tenant may enable: its key, the kind
+// of address it delivers to (the key of a subscriber's contacts) and the
+// fields its config holds, in display order. The field list is the source of
+// truth for the config: see [CatalogEntry.Schema] and
+// [CatalogEntry.Validate].
+type CatalogEntry struct {
+	ChannelKey string  `json:"channelKey"`
+	Kind       string  `json:"kind"`
+	Label      string  `json:"label"`
+	Fields     []Field `json:"fields"`
+}
+
+// catalog is every channel type Herald offers. Catalog and LookupChannel hand
+// out copies, so nothing outside this file can change it.
+var catalog = []CatalogEntry{
+	{
+		ChannelKey: "email-smtp",
+		Kind:       "email",
+		Label:      "Email (SMTP)",
+		Fields: []Field{
+			{Name: "host", Type: TypeString, Required: true, Check: Check{NonEmpty: true}},
+			{Name: "port", Type: TypeNumber, Required: true, Check: Check{Integer: true, Min: new(1.0), Max: new(65535.0)}},
+			{Name: "secure", Type: TypeBoolean, Default: false},
+			{Name: "username", Type: TypeString},
+			{Name: "password", Type: TypeString, Secret: true},
+			{Name: "fromEmail", Type: TypeString, Required: true, Check: Check{Email: true}},
+			{Name: "fromName", Type: TypeString},
+		},
+	},
+}
+
+// Catalog returns every catalog entry, in a fixed order. The result is a
+// fresh deep copy on each call: the caller may change it freely.
+func Catalog() []CatalogEntry {
+	out := make([]CatalogEntry, len(catalog))
+	for i, e := range catalog {
+		out[i] = e.clone()
+	}
+	return out
+}
+
+// LookupChannel returns a copy of the catalog entry with the given channel
+// key, and whether there is one. Keys are case-sensitive.
+func LookupChannel(key string) (CatalogEntry, bool) {
+	i := slices.IndexFunc(catalog, func(e CatalogEntry) bool { return e.ChannelKey == key })
+	if i < 0 {
+		return CatalogEntry{}, false
+	}
+	return catalog[i].clone(), true
+}
+
+// clone copies e deeply enough that no change to the copy reaches e.
+func (e CatalogEntry) clone() CatalogEntry {
+	e.Fields = slices.Clone(e.Fields)
+	for i := range e.Fields {
+		c := &e.Fields[i].Check
+		c.Min, c.Max = clonePtr(c.Min), clonePtr(c.Max)
+	}
+	return e
+}
+
+func clonePtr(p *float64) *float64 {
+	if p == nil {
+		return nil
+	}
+	return new(*p)
+}
+
+// SplitSecrets separates a config that passed [CatalogEntry.Validate] into
+// what may be stored and shown as is (public) and the values of the entry's
+// Secret fields (secret), which the caller seals before storing. Keys absent
+// from config are absent from both results. A secret field holding anything
+// but a string (possible only for an unvalidated config) is left out of both
+// results, never put in public. config itself is not changed.
+func (e CatalogEntry) SplitSecrets(config map[string]any) (public map[string]any, secret map[string]string) {
+	public = maps.Clone(config)
+	if public == nil {
+		public = map[string]any{}
+	}
+	secret = map[string]string{}
+	for _, f := range e.Fields {
+		if !f.Secret {
+			continue
+		}
+		v, ok := public[f.Name]
+		if !ok {
+			continue
+		}
+		delete(public, f.Name)
+		if s, ok := v.(string); ok {
+			secret[f.Name] = s
+		}
+	}
+	return public, secret
+}
+
+// Merge is the inverse of [CatalogEntry.SplitSecrets]: it returns a new map
+// holding public and, for each Secret field of e present in secrets, its
+// opened value. Keys of secrets that are not Secret fields of e are ignored,
+// so a value opened for one field never lands in another. The arguments are
+// not changed.
+func (e CatalogEntry) Merge(public map[string]any, secrets map[string]string) map[string]any {
+	config := maps.Clone(public)
+	if config == nil {
+		config = map[string]any{}
+	}
+	for _, f := range e.Fields {
+		if v, ok := secrets[f.Name]; ok && f.Secret {
+			config[f.Name] = v
+		}
+	}
+	return config
+}
