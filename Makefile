@@ -1,0 +1,43 @@
+# Herald — see README.md.
+GO      ?= go
+BIN     ?= bin/herald
+PKGS    ?= ./...
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -X main.buildVersion=$(VERSION) -X main.buildCommit=$(COMMIT)
+
+.PHONY: build run test test-short bench lint fmt devmail clean
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/herald
+
+## run: herald serve on the embedded default (./herald-data, 127.0.0.1:8080)
+run: build
+	./$(BIN) serve
+
+## devmail: the development SMTP catcher (127.0.0.1:1025, UI on :8025)
+devmail: build
+	./$(BIN) devmail
+
+## test: lint, then every test with the race detector
+test: lint
+	$(GO) test -race -count=1 -timeout 12m $(PKGS)
+
+## test-short: without the race detector, for a quick loop
+test-short:
+	$(GO) test -count=1 -timeout 10m $(PKGS)
+
+## bench: Go benchmarks of the hot paths
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m $(PKGS)
+
+lint:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf bin herald-data

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestUsage(t *testing.T) {
+	for _, args := range [][]string{nil, {"bogus"}, {"tenant"}, {"tenant", "delete", "x"}, {"serve", "--bogus"}} {
+		if err := run(context.Background(), args, &bytes.Buffer{}, &bytes.Buffer{}); !errors.Is(err, errUsage) {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"version"}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"herald", "go1.", "nats-server 2.", "nats.go"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("version output lacks %q: %s", want, out.String())
+		}
+	}
+}
+
+func TestServeRefusesBadConfiguration(t *testing.T) {
+	t.Setenv("HERALD_MASTER_KEY", "short")
+	err := run(context.Background(), []string{"serve", "--data", t.TempDir()}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "HERALD_MASTER_KEY") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestServeRefusesAddressInUse(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	err = run(context.Background(), []string{"serve", "--data", t.TempDir(), "--http", l.Addr().String()}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "HERALD_HTTP_ADDR") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestServeStopsOnCancel(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	var logs bytes.Buffer
+	go func() {
+		done <- run(ctx, []string{"serve", "--data", t.TempDir(), "--http", addr}, &bytes.Buffer{}, &syncBuffer{b: &logs})
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil && resp.StatusCode == 200 {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("serve never became ready")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve after cancel: %v", err)
+	}
+	if !strings.Contains(logs.String(), "draining") {
+		t.Fatalf("no drain logged: %s", logs.String())
+	}
+}
