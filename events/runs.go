@@ -1,0 +1,91 @@
+package events
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Run event types, on the run's subject (aggregate run, id = run id).
+const (
+	RunStarted     = "RunStarted"
+	StepCompleted  = "StepCompleted"
+	StepFailed     = "StepFailed"
+	RunSleeping    = "RunSleeping"
+	RunWaiting     = "RunWaiting"
+	SignalReceived = "SignalReceived"
+	RunCompleted   = "RunCompleted"
+	RunFailed      = "RunFailed"
+	RunCancelled   = "RunCancelled"
+	RunDigested    = "RunDigested"
+)
+
+// RunStartedData starts a run. The trigger payload is not copied here: it
+// is read once from the transaction's TriggerAccepted.
+type RunStartedData struct {
+	RunID         string `json:"runId"`
+	TransactionID string `json:"transactionId"`
+	WorkflowID    string `json:"workflowId"`
+	// SubscriberID is the run's one recipient; nil for a cron run.
+	SubscriberID *string `json:"subscriberId"`
+}
+
+// StepCompletedData records a step's result, replayed to the Bridge ever
+// after.
+type StepCompletedData struct {
+	StepID string          `json:"stepId"`
+	Type   string          `json:"type"`
+	Output json.RawMessage `json:"output"`
+	// SignalSeq is the sequence of the SignalReceived a waitForEvent step
+	// consumed (0: none, it timed out).
+	SignalSeq uint64 `json:"signalSeq,omitempty"`
+}
+
+// StepFailedData records a failed try of a step that will be retried at
+// RetryAt. StepID may be empty when the Bridge failed before naming a step.
+type StepFailedData struct {
+	StepID  string    `json:"stepId"`
+	Type    string    `json:"type,omitempty"`
+	Attempt int       `json:"attempt"`
+	Code    string    `json:"code"`
+	Message string    `json:"message"`
+	RetryAt time.Time `json:"retryAt"`
+}
+
+// RunSleepingData: the run waits for a delay step until Until.
+type RunSleepingData struct {
+	StepID string    `json:"stepId"`
+	Until  time.Time `json:"until"`
+}
+
+// RunWaitingData: the run waits for a signal named Event, or for
+// TimeoutAt when set.
+type RunWaitingData struct {
+	StepID    string     `json:"stepId"`
+	Event     string     `json:"event"`
+	TimeoutAt *time.Time `json:"timeoutAt,omitempty"`
+}
+
+// SignalReceivedData buffers an external event for the run.
+type SignalReceivedData struct {
+	Event   string          `json:"event"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// RunCompletedData: the workflow function returned.
+type RunCompletedData struct{}
+
+// RunFailedData ends a run with a terminal failure.
+type RunFailedData struct {
+	StepID  string `json:"stepId,omitempty"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// RunCancelledData ends a run at a tenant's request.
+type RunCancelledData struct{}
+
+// RunDigestedData ends a run that joined another run's digest window.
+type RunDigestedData struct {
+	StepID    string `json:"stepId"`
+	DigestRun string `json:"digestRunId"`
+}

@@ -1,0 +1,293 @@
+package runstate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+)
+
+// Status of a run.
+type Status string
+
+// Run statuses.
+const (
+	Running   Status = "running"
+	Sleeping  Status = "sleeping"
+	Waiting   Status = "waiting"
+	Completed Status = "completed"
+	Failed    Status = "failed"
+	Cancelled Status = "cancelled"
+	Digested  Status = "digested"
+)
+
+// Finished reports whether no step of the run will ever execute again.
+func (s Status) Finished() bool {
+	return s == Completed || s == Failed || s == Cancelled || s == Digested
+}
+
+// Step statuses.
+const (
+	StepDone     = "completed"
+	StepFailed   = "failed"
+	StepRetrying = "retrying"
+	StepSleeping = "sleeping"
+	StepWaiting  = "waiting"
+)
+
+// ErrOtherRun is returned by Apply for an event of another run.
+var ErrOtherRun = errors.New("runstate: event of another run")
+
+// Error is a run's or a step's failure: a stable code and a sentence.
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Step is one step of a run as far as it got.
+type Step struct {
+	StepID   string          `json:"stepId"`
+	Type     string          `json:"type"`
+	Status   string          `json:"status"`
+	Attempts int             `json:"attempts"`
+	Output   json.RawMessage `json:"output,omitempty"`
+	Error    *Error          `json:"error,omitempty"`
+}
+
+// Signal is a buffered external event not yet consumed by a wait.
+type Signal struct {
+	Seq     uint64          `json:"seq"`
+	Event   string          `json:"event"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// State is a run folded from its events.
+type State struct {
+	RunID         string  `json:"runId"`
+	TenantID      string  `json:"tenantId"`
+	TransactionID string  `json:"transactionId"`
+	WorkflowID    string  `json:"workflowId"`
+	SubscriberID  *string `json:"subscriberId"`
+	Status        Status  `json:"status"`
+	// Steps are the completed steps in order, then the current step when
+	// it is in progress (retrying, sleeping or waiting) or failed.
+	Steps []Step `json:"steps"`
+	// WakeAt is when the run's pending timer is due: the end of a delay,
+	// a wait's timeout or a retry. Nil: no timer.
+	WakeAt *time.Time `json:"wakeAt,omitempty"`
+	// WaitEvent is the signal name a waiting run waits for.
+	WaitEvent string `json:"waitEvent,omitempty"`
+	// Signals are the unconsumed signals, oldest first.
+	Signals   []Signal  `json:"signals,omitempty"`
+	Error     *Error    `json:"error,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	// LastSeq is the stream sequence of the last event applied.
+	LastSeq uint64 `json:"lastSeq"`
+}
+
+// Fold applies evs, oldest first, to a new state.
+func Fold(evs []eventlog.Event) (*State, error) {
+	s := &State{}
+	for _, ev := range evs {
+		if err := s.Apply(ev); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Apply folds one event into s. Events of unknown types only move
+// LastSeq.
+func (s *State) Apply(ev eventlog.Event) error {
+	if ev.Type == events.RunStarted {
+		var d events.RunStartedData
+		if err := ev.Decode(&d); err != nil {
+			return err
+		}
+		if s.RunID != "" && s.RunID != d.RunID {
+			return fmt.Errorf("%w: %s into %s", ErrOtherRun, d.RunID, s.RunID)
+		}
+		*s = State{RunID: d.RunID, TenantID: ev.TenantID, TransactionID: d.TransactionID,
+			WorkflowID: d.WorkflowID, SubscriberID: d.SubscriberID, Status: Running,
+			Steps: []Step{}, CreatedAt: ev.At}
+		s.touch(ev)
+		return nil
+	}
+	if ev.Type == events.SignalReceived {
+		// Signals buffer whatever the state; a finished run keeps them
+		// for the record but never consumes them.
+		var d events.SignalReceivedData
+		if err := ev.Decode(&d); err != nil {
+			return err
+		}
+		if !s.Status.Finished() {
+			s.Signals = append(s.Signals, Signal{Seq: ev.Seq, Event: d.Event, Payload: d.Payload})
+		}
+		s.touch(ev)
+		return nil
+	}
+	if s.Status.Finished() {
+		s.LastSeq = max(s.LastSeq, ev.Seq)
+		return nil
+	}
+	var err error
+	switch ev.Type {
+	case events.StepCompleted:
+		err = s.stepCompleted(ev)
+	case events.StepFailed:
+		err = s.stepFailed(ev)
+	case events.RunSleeping:
+		var d events.RunSleepingData
+		if err = ev.Decode(&d); err == nil {
+			st := s.current(d.StepID, "delay")
+			st.Status = StepSleeping
+			st.Attempts++
+			s.Status, s.WakeAt, s.WaitEvent = Sleeping, &d.Until, ""
+		}
+	case events.RunWaiting:
+		var d events.RunWaitingData
+		if err = ev.Decode(&d); err == nil {
+			st := s.current(d.StepID, "waitForEvent")
+			st.Status = StepWaiting
+			st.Attempts++
+			s.Status, s.WakeAt, s.WaitEvent = Waiting, d.TimeoutAt, d.Event
+		}
+	case events.RunCompleted:
+		s.Status, s.WakeAt, s.WaitEvent = Completed, nil, ""
+	case events.RunFailed:
+		var d events.RunFailedData
+		if err = ev.Decode(&d); err == nil {
+			e := &Error{Code: d.Code, Message: d.Message}
+			if d.StepID != "" {
+				st := s.current(d.StepID, "")
+				st.Status, st.Error = StepFailed, e
+				st.Attempts++
+			}
+			s.Status, s.Error, s.WakeAt, s.WaitEvent = Failed, e, nil, ""
+		}
+	case events.RunCancelled:
+		s.Status, s.WakeAt, s.WaitEvent = Cancelled, nil, ""
+		s.Error = &Error{Code: "cancelled", Message: "the run was cancelled"}
+	case events.RunDigested:
+		var d events.RunDigestedData
+		if err = ev.Decode(&d); err == nil {
+			st := s.current(d.StepID, "digest")
+			st.Status = StepDone
+			st.Attempts++
+			st.Output, _ = json.Marshal(map[string]string{"digestRunId": d.DigestRun})
+			s.Status, s.WakeAt, s.WaitEvent = Digested, nil, ""
+		}
+	}
+	if err != nil {
+		return err
+	}
+	s.touch(ev)
+	return nil
+}
+
+func (s *State) touch(ev eventlog.Event) {
+	s.UpdatedAt = ev.At
+	s.LastSeq = max(s.LastSeq, ev.Seq)
+}
+
+func (s *State) stepCompleted(ev eventlog.Event) error {
+	var d events.StepCompletedData
+	if err := ev.Decode(&d); err != nil {
+		return err
+	}
+	st := s.current(d.StepID, d.Type)
+	if st.Status != StepSleeping && st.Status != StepWaiting {
+		// A sleep or wait counted its one attempt when it began.
+		st.Attempts++
+	}
+	st.Type, st.Status, st.Output, st.Error = d.Type, StepDone, d.Output, nil
+	if len(st.Output) == 0 {
+		st.Output = json.RawMessage("null")
+	}
+	if d.SignalSeq != 0 {
+		for i, sig := range s.Signals {
+			if sig.Seq == d.SignalSeq {
+				s.Signals = append(s.Signals[:i:i], s.Signals[i+1:]...)
+				break
+			}
+		}
+	}
+	s.Status, s.WakeAt, s.WaitEvent = Running, nil, ""
+	return nil
+}
+
+func (s *State) stepFailed(ev eventlog.Event) error {
+	var d events.StepFailedData
+	if err := ev.Decode(&d); err != nil {
+		return err
+	}
+	st := s.current(d.StepID, d.Type)
+	st.Status = StepRetrying
+	st.Attempts = d.Attempt
+	st.Error = &Error{Code: d.Code, Message: d.Message}
+	at := d.RetryAt
+	s.Status, s.WakeAt, s.WaitEvent = Running, &at, ""
+	return nil
+}
+
+// current returns the step in progress with this id, appending it when
+// the last step is completed or another step. An empty id names whatever
+// step is in progress (the Bridge failed before naming it).
+func (s *State) current(stepID, typ string) *Step {
+	if n := len(s.Steps); n > 0 {
+		last := &s.Steps[n-1]
+		if last.Status != StepDone && (stepID == "" || last.StepID == stepID || last.StepID == "") {
+			if stepID != "" {
+				last.StepID = stepID
+			}
+			if typ != "" {
+				last.Type = typ
+			}
+			return last
+		}
+	}
+	s.Steps = append(s.Steps, Step{StepID: stepID, Type: typ})
+	return &s.Steps[len(s.Steps)-1]
+}
+
+// CompletedSteps returns the completed steps, oldest first: what the
+// Bridge replays.
+func (s *State) CompletedSteps() []Step {
+	out := make([]Step, 0, len(s.Steps))
+	for _, st := range s.Steps {
+		if st.Status == StepDone {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// Pending returns the step in progress, or nil.
+func (s *State) Pending() *Step {
+	if n := len(s.Steps); n > 0 && s.Steps[n-1].Status != StepDone && s.Steps[n-1].Status != StepFailed {
+		return &s.Steps[n-1]
+	}
+	return nil
+}
+
+// Signal returns the oldest unconsumed signal named event.
+func (s *State) Signal(event string) (Signal, bool) {
+	for _, sig := range s.Signals {
+		if sig.Event == event {
+			return sig, true
+		}
+	}
+	return Signal{}, false
+}
+
+// Clone returns a deep enough copy for a caller to mutate by Apply.
+func (s *State) Clone() *State {
+	c := *s
+	c.Steps = append([]Step(nil), s.Steps...)
+	c.Signals = append([]Signal(nil), s.Signals...)
+	return &c
+}

@@ -1,0 +1,178 @@
+package runstate_test
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/runstate"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+var t0 = time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+
+// history builds events from (type, payload) pairs, one second apart.
+func history(t *testing.T, pairs ...any) []eventlog.Event {
+	t.Helper()
+	var evs []eventlog.Event
+	for i := 0; i < len(pairs); i += 2 {
+		data, err := json.Marshal(pairs[i+1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := len(evs)
+		evs = append(evs, eventlog.Event{ID: "e", Type: pairs[i].(string), TenantID: "ten_1",
+			At: t0.Add(time.Duration(n) * time.Second), Data: data, Seq: uint64(n + 1)})
+	}
+	return evs
+}
+
+func sub(s string) *string { return &s }
+
+func started() (string, events.RunStartedData) {
+	return events.RunStarted, events.RunStartedData{RunID: "run_1", TransactionID: "txn_1", WorkflowID: "welcome", SubscriberID: sub("u1")}
+}
+
+func TestFoldTable(t *testing.T) {
+	st, sd := started()
+	at := t0.Add(time.Hour)
+	cases := []struct {
+		name    string
+		evs     []any
+		status  runstate.Status
+		steps   string // stepId:status:attempts, comma separated
+		wake    *time.Time
+		signals int
+		errCode string
+	}{
+		{"started", []any{st, sd}, runstate.Running, "", nil, 0, ""},
+		{"one step", []any{st, sd, events.StepCompleted, events.StepCompletedData{StepID: "a", Type: "run", Output: json.RawMessage(`1`)}},
+			runstate.Running, "a:completed:1", nil, 0, ""},
+		{"failed twice then ok", []any{st, sd,
+			events.StepFailed, events.StepFailedData{StepID: "a", Attempt: 1, Code: "step_failed", RetryAt: at},
+			events.StepFailed, events.StepFailedData{StepID: "a", Attempt: 2, Code: "step_failed", RetryAt: at},
+			events.StepCompleted, events.StepCompletedData{StepID: "a", Type: "run"}},
+			runstate.Running, "a:completed:3", nil, 0, ""},
+		{"retrying", []any{st, sd, events.StepFailed, events.StepFailedData{StepID: "a", Attempt: 1, Code: "x", RetryAt: at}},
+			runstate.Running, "a:retrying:1", &at, 0, ""},
+		{"unnamed failure then named step", []any{st, sd,
+			events.StepFailed, events.StepFailedData{Attempt: 1, Code: "bridge_unreachable", RetryAt: at},
+			events.StepCompleted, events.StepCompletedData{StepID: "a", Type: "run"}},
+			runstate.Running, "a:completed:2", nil, 0, ""},
+		{"sleeping", []any{st, sd, events.RunSleeping, events.RunSleepingData{StepID: "d", Until: at}},
+			runstate.Sleeping, "d:sleeping:1", &at, 0, ""},
+		{"slept", []any{st, sd, events.RunSleeping, events.RunSleepingData{StepID: "d", Until: at},
+			events.StepCompleted, events.StepCompletedData{StepID: "d", Type: "delay"}},
+			runstate.Running, "d:completed:1", nil, 0, ""},
+		{"waiting with early signal", []any{st, sd,
+			events.SignalReceived, events.SignalReceivedData{Event: "approved", Payload: json.RawMessage(`{"ok":true}`)},
+			events.RunWaiting, events.RunWaitingData{StepID: "w", Event: "approved", TimeoutAt: &at}},
+			runstate.Waiting, "w:waiting:1", &at, 1, ""},
+		{"signal consumed", []any{st, sd,
+			events.SignalReceived, events.SignalReceivedData{Event: "approved"},
+			events.SignalReceived, events.SignalReceivedData{Event: "approved"},
+			events.RunWaiting, events.RunWaitingData{StepID: "w", Event: "approved"},
+			events.StepCompleted, events.StepCompletedData{StepID: "w", Type: "waitForEvent", SignalSeq: 2}},
+			runstate.Running, "w:completed:1", nil, 1, ""},
+		{"terminal failure", []any{st, sd, events.RunFailed, events.RunFailedData{StepID: "s", Code: "no_channel", Message: "m"}},
+			runstate.Failed, "s:failed:1", nil, 0, "no_channel"},
+		{"completed ignores late events", []any{st, sd, events.RunCompleted, struct{}{},
+			events.StepCompleted, events.StepCompletedData{StepID: "x", Type: "run"},
+			events.SignalReceived, events.SignalReceivedData{Event: "e"}},
+			runstate.Completed, "", nil, 0, ""},
+		{"cancelled while sleeping", []any{st, sd, events.RunSleeping, events.RunSleepingData{StepID: "d", Until: at},
+			events.RunCancelled, struct{}{}},
+			runstate.Cancelled, "d:sleeping:1", nil, 0, "cancelled"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := runstate.Fold(history(t, c.evs...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var steps []string
+			for _, st := range s.Steps {
+				steps = append(steps, st.StepID+":"+st.Status+":"+strconv.Itoa(st.Attempts))
+			}
+			if s.Status != c.status || strings.Join(steps, ",") != c.steps {
+				t.Fatalf("status %s steps %v", s.Status, steps)
+			}
+			if (s.WakeAt == nil) != (c.wake == nil) || (c.wake != nil && !s.WakeAt.Equal(*c.wake)) {
+				t.Fatalf("wake %v, want %v", s.WakeAt, c.wake)
+			}
+			if len(s.Signals) != c.signals {
+				t.Fatalf("signals %d, want %d", len(s.Signals), c.signals)
+			}
+			if code := ""; s.Error != nil {
+				code = s.Error.Code
+				if code != c.errCode {
+					t.Fatalf("error %q, want %q", code, c.errCode)
+				}
+			} else if c.errCode != "" {
+				t.Fatalf("no error, want %q", c.errCode)
+			}
+		})
+	}
+}
+
+func TestOtherRunRefused(t *testing.T) {
+	st, sd := started()
+	s, _ := runstate.Fold(history(t, st, sd))
+	other := history(t, events.RunStarted, events.RunStartedData{RunID: "run_2"})[0]
+	if err := s.Apply(other); err == nil {
+		t.Fatal("applied another run's start")
+	}
+}
+
+// TestGoldenHistories folds each testdata/*.events.json (an array of
+// events) and compares the state with the matching .state.json.
+func TestGoldenHistories(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.events.json")
+	if len(files) == 0 {
+		t.Fatal("no golden histories")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var evs []struct {
+				eventlog.Event
+				Seq uint64 `json:"seq"`
+			}
+			if err := json.Unmarshal(data, &evs); err != nil {
+				t.Fatal(err)
+			}
+			var list []eventlog.Event
+			for _, e := range evs {
+				e.Event.Seq = e.Seq
+				list = append(list, e.Event)
+			}
+			s, err := runstate.Fold(list)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.MarshalIndent(s, "", "  ")
+			golden := strings.TrimSuffix(f, ".events.json") + ".state.json"
+			if *update {
+				os.WriteFile(golden, append(got, '\n'), 0o644)
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.TrimSpace(string(want)) != strings.TrimSpace(string(got)) {
+				t.Fatalf("state differs from %s:\n%s", golden, got)
+			}
+		})
+	}
+}
