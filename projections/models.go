@@ -9,6 +9,10 @@ func readModels() (map[string]applyFunc, [][]byte) {
 	var buckets [][]byte
 	for _, model := range []func() (map[string]applyFunc, [][]byte){
 		tenantModels,
+		audienceModels,
+		runModels,
+		channelModels,
+		bridgeModels,
 	} {
 		h, b := model()
 		maps.Copy(handlers, h)

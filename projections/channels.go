@@ -1,0 +1,126 @@
+package projections
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	bolt "go.etcd.io/bbolt"
+)
+
+var bucketChannels = []byte("channels") // tenant\x00channelKey → Channel
+
+// Channel is the read model of one of a tenant's channels. Its config is
+// kept as the log holds it: the public fields, and the secret fields
+// sealed. Nothing here opens them (see control.Control.OpenChannelConfig).
+type Channel struct {
+	ChannelKey string `json:"channelKey"`
+	Kind       string `json:"kind"`
+	Enabled    bool   `json:"enabled"`
+	Priority   int    `json:"priority"`
+	// CreatedAt is the time of the event that created the channel; a
+	// repeat POST keeps it, a delete and a new POST start afresh.
+	CreatedAt time.Time `json:"createdAt"`
+	// UpdatedAt is the time of the last event that changed the channel.
+	UpdatedAt time.Time `json:"updatedAt"`
+	// Seq is the stream sequence of the creating event: it orders
+	// channels created at the same instant.
+	Seq uint64 `json:"seq"`
+	// Public holds the config's non-secret fields, JSON values as decoded
+	// by encoding/json (numbers are float64).
+	Public map[string]any `json:"public"`
+	// Sealed maps each secret field present in the config to its sealed
+	// value.
+	Sealed map[string]string `json:"sealed"`
+}
+
+func channelModels() (map[string]applyFunc, [][]byte) {
+	return map[string]applyFunc{
+		events.ChannelConfigured: applyChannelConfigured,
+		events.ChannelUpdated:    applyChannelUpdated,
+		events.ChannelDeleted:    applyChannelDeleted,
+	}, [][]byte{bucketChannels}
+}
+
+func applyChannelConfigured(tx *bolt.Tx, ev eventlog.Event) error {
+	var d events.ChannelConfiguredData
+	if err := ev.Decode(&d); err != nil {
+		return err
+	}
+	b := tx.Bucket(bucketChannels)
+	k := key(ev.TenantID, d.ChannelKey)
+	var ch Channel
+	ok, err := getJSON(b, k, &ch)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		ch = Channel{ChannelKey: d.ChannelKey, CreatedAt: ev.At, Seq: ev.Seq}
+	}
+	ch.Kind = d.Kind
+	ch.Enabled = d.Enabled
+	ch.Priority = d.Priority
+	ch.Public, ch.Sealed = d.Config.Public, d.Config.Sealed
+	ch.UpdatedAt = ev.At
+	return putJSON(b, k, ch)
+}
+
+func applyChannelUpdated(tx *bolt.Tx, ev eventlog.Event) error {
+	var d events.ChannelUpdatedData
+	if err := ev.Decode(&d); err != nil {
+		return err
+	}
+	b := tx.Bucket(bucketChannels)
+	k := key(ev.TenantID, d.ChannelKey)
+	var ch Channel
+	if ok, err := getJSON(b, k, &ch); err != nil || !ok {
+		return err
+	}
+	if d.Config != nil {
+		ch.Public, ch.Sealed = d.Config.Public, d.Config.Sealed
+	}
+	if d.Enabled != nil {
+		ch.Enabled = *d.Enabled
+	}
+	ch.UpdatedAt = ev.At
+	return putJSON(b, k, ch)
+}
+
+func applyChannelDeleted(tx *bolt.Tx, ev eventlog.Event) error {
+	var d events.ChannelDeletedData
+	if err := ev.Decode(&d); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketChannels).Delete(key(ev.TenantID, d.ChannelKey))
+}
+
+// Channel returns one of a tenant's channels, or ErrNotFound.
+func (s *Store) Channel(tenant, channelKey string) (Channel, error) {
+	var ch Channel
+	err := s.view(func(tx *bolt.Tx) error {
+		ok, err := getJSON(tx.Bucket(bucketChannels), key(tenant, channelKey), &ch)
+		if err == nil && !ok {
+			return ErrNotFound
+		}
+		return err
+	})
+	return ch, err
+}
+
+// Channels returns every channel of a tenant, enabled or not, in
+// channelKey order (an empty slice when there is none).
+func (s *Store) Channels(tenant string) ([]Channel, error) {
+	out := []Channel{}
+	err := s.view(func(tx *bolt.Tx) error {
+		// A tenant has at most one channel per catalog entry: no paging.
+		all, _, err := listTenant(tx.Bucket(bucketChannels), tenant, Page{Limit: 1 << 30},
+			func(_ string, v []byte) (Channel, bool, error) {
+				var ch Channel
+				return ch, true, json.Unmarshal(v, &ch)
+			})
+		out = append(out, all...)
+		return err
+	})
+	return out, err
+}
