@@ -1,0 +1,93 @@
+// Package smtp delivers Herald's email channel ("email-smtp") through an SMTP
+// server, on top of github.com/emersion/go-smtp's client.
+//
+// # Basics
+//
+// A [Sender] is created once per process and shared:
+//
+//	s := smtp.NewSender(smtp.Options{})
+//	defer s.Close()
+//	res, err := s.Send(ctx, cfg, smtp.Message{To: "ada@example.com", Subject: "Hi", Body: "Hello"})
+//
+// [Config] is the decrypted channel configuration. [Sender.Send] renders the
+// [Message] as an RFC 5322 message (see "The message" below), opens or reuses a
+// session with the channel's server and runs one mail transaction: the
+// envelope sender is Config.FromEmail and the only recipient Message.To.
+//
+// Transport security follows Config.Secure:
+//
+//   - Secure=true: implicit TLS from the first byte (usually port 465).
+//   - Secure=false: STARTTLS when the server advertises it, plain SMTP when it
+//     does not. A server that advertises STARTTLS and then fails it is an error,
+//     never a silent fallback to plain.
+//
+// Certificates are verified against Options.TLSConfig.RootCAs (the system
+// pool when nil) with the server name set to Config.Host.
+//
+// When Config.Username is set, the session authenticates with AUTH PLAIN, or
+// AUTH LOGIN when the server offers only LOGIN. The password is never logged
+// and never appears in an error (see "Errors").
+//
+// # The message
+//
+// The rendered message carries, in this order: Date, Message-ID, From, To,
+// Subject, MIME-Version: 1.0, Content-Type and Content-Transfer-Encoding:
+// quoted-printable, with CRLF line endings throughout.
+//
+//   - Message-ID is <random@domain>, domain being the part of FromEmail after
+//     the '@'. [Result].MessageID is that id without the angle brackets; it is
+//     the provider message id Herald records.
+//   - From is "FromName <FromEmail>" (just <FromEmail> without a name),
+//     formatted by net/mail, so a non-ASCII name is RFC 2047-encoded.
+//   - Subject is RFC 2047-encoded (UTF-8, Q encoding) when it is not ASCII; CR
+//     and LF in it are replaced by spaces; long subjects are folded.
+//   - Content-Type is text/html; charset=utf-8 when the body, after leading
+//     white space is trimmed, starts with '<'; text/plain; charset=utf-8
+//     otherwise.
+//
+// # Connection reuse
+//
+// A Sender keeps up to Options.MaxIdlePerChannel idle sessions per channel
+// (same host, port, Secure, username, password, and from address) for
+// Options.IdleTimeout. Before an idle session is reused it must answer NOOP;
+// one that does not is closed and the next idle session or a new one is used.
+// A session whose transaction ended in an SMTP error reply is reset with RSET
+// before it goes back to the pool.
+//
+// If a reused session breaks (network error or a 421 reply) before the
+// server accepted the DATA command, the message is sent once more on a new
+// connection. Once the message body has started to flow, Send never retries:
+// a second attempt could deliver the message twice.
+//
+// # Errors
+//
+// Every error Send returns matches exactly one of [ErrRejected],
+// [ErrUnavailable], [ErrInvalid] and [ErrClosed] under errors.Is. Failures
+// of the SMTP exchange are an [*Error] carrying the reply code, the enhanced
+// status code and the server's text:
+//
+//   - ErrRejected (permanent): a 5xx reply to any command — the greeting,
+//     EHLO, STARTTLS, AUTH (wrong credentials), MAIL, RCPT or DATA — or a
+//     server that offers neither PLAIN nor LOGIN while Config.Username is set.
+//   - ErrUnavailable (transient): a 4xx reply, a network error, a timeout,
+//     ctx cancelled or expired (errors.Is(err, ctx.Err()) also holds), and a
+//     TLS handshake or certificate verification failure. TLS failures count as
+//     transient because they are not a reply from the server and do heal
+//     (a certificate renewed late); the caller's attempt limit bounds them.
+//
+// Anything that could carry the password — the server's reply text included,
+// in case it echoes the credentials — has the password, and its base64 forms
+// used by PLAIN and LOGIN, replaced by "[REDACTED]".
+//
+// # Caveats
+//
+// SMTP cannot tell a lost reply to the final "." from a lost message. When
+// the connection fails or ctx ends after the message body was sent but before
+// the server's reply arrived, Send returns ErrUnavailable although the server
+// may have accepted the message; a caller that retries may deliver it twice.
+//
+// Authentication follows what the server advertises. With Secure=false and a
+// server that offers no STARTTLS but does offer AUTH, the credentials cross
+// the network in clear; an attacker able to strip STARTTLS from the EHLO
+// reply can read them. Use Secure=true for credentials on untrusted networks.
+package smtp

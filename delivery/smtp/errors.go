@@ -1,0 +1,146 @@
+package smtp
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	gosmtp "github.com/emersion/go-smtp"
+)
+
+// Sentinels. Every error [Sender.Send] returns matches exactly one of them
+// under errors.Is.
+var (
+	// ErrRejected reports a permanent refusal: a 5xx reply to any SMTP
+	// command (AUTH with wrong credentials included), or a server that offers
+	// no usable AUTH mechanism while Config.Username is set. Sending the same
+	// message with the same channel config again cannot succeed.
+	ErrRejected = errors.New("smtp: rejected")
+
+	// ErrUnavailable reports a transient failure: a 4xx reply, a network
+	// error, a timeout, ctx cancelled or expired, or a TLS handshake or
+	// certificate failure. A later attempt may succeed.
+	ErrUnavailable = errors.New("smtp: unavailable")
+
+	// ErrInvalid reports a Config or Message that failed validation. Nothing
+	// was sent and no connection was made; retrying cannot help.
+	ErrInvalid = errors.New("smtp: invalid")
+
+	// ErrClosed reports a Send on a Sender after Close.
+	ErrClosed = errors.New("smtp: sender closed")
+)
+
+// Error is a failure of the SMTP exchange: either the server's error reply
+// or a failure to talk to it. It matches ErrRejected when Temporary is false
+// and ErrUnavailable when it is true, and unwraps to Err.
+//
+// No field holds the channel's password.
+type Error struct {
+	// Command is the step that failed: "connect" (dial, TLS handshake,
+	// greeting, EHLO), "STARTTLS", "AUTH", "NOOP", "MAIL", "RCPT" or "DATA"
+	// (the DATA command, the message body and the reply to it).
+	Command string
+	// Code is the SMTP reply code, 0 when there was no reply.
+	Code int
+	// EnhancedCode is the RFC 3463 status code ("5.1.1"), empty when the
+	// server gave none.
+	EnhancedCode string
+	// Message is the server's reply text, or a description of the failure.
+	Message string
+	// Temporary reports whether a later attempt may succeed.
+	Temporary bool
+	// Err is the cause: a *gosmtp.SMTPError for a reply, the network, TLS or
+	// context error otherwise.
+	Err error
+}
+
+// Error formats the failure as "smtp: COMMAND: CODE ENHANCED message".
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("smtp: ")
+	if e.Command != "" {
+		b.WriteString(e.Command)
+		b.WriteString(": ")
+	}
+	if e.Code != 0 {
+		b.WriteString(strconv.Itoa(e.Code))
+		b.WriteByte(' ')
+	}
+	if e.EnhancedCode != "" {
+		b.WriteString(e.EnhancedCode)
+		b.WriteByte(' ')
+	}
+	b.WriteString(e.Message)
+	return b.String()
+}
+
+// Unwrap returns Err.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrUnavailable (Temporary) or ErrRejected
+// (not Temporary).
+func (e *Error) Is(target error) bool {
+	switch target {
+	case ErrUnavailable:
+		return e.Temporary
+	case ErrRejected:
+		return !e.Temporary
+	}
+	return false
+}
+
+// newError classifies err, which happened during command. A server reply
+// decides by its code (5xx permanent, anything else temporary); a failure
+// without a reply is temporary, and when ctx is done its cause is reported
+// instead of the "use of closed connection" its cancellation provoked.
+func newError(ctx context.Context, command string, err error, red redactor) *Error {
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e
+	}
+	if se, ok := errors.AsType[*gosmtp.SMTPError](err); ok {
+		msg := red.apply(se.Message)
+		e := &Error{
+			Command:   command,
+			Code:      se.Code,
+			Message:   msg,
+			Temporary: se.Code/100 != 5,
+			Err:       &gosmtp.SMTPError{Code: se.Code, EnhancedCode: se.EnhancedCode, Message: msg},
+		}
+		if c := se.EnhancedCode; c != gosmtp.NoEnhancedCode && c != gosmtp.EnhancedCodeNotSet {
+			e.EnhancedCode = fmt.Sprintf("%d.%d.%d", c[0], c[1], c[2])
+		}
+		return e
+	}
+	if ctx.Err() != nil {
+		err = context.Cause(ctx)
+	}
+	return &Error{Command: command, Message: red.apply(err.Error()), Temporary: true, Err: err}
+}
+
+// redactor hides a channel's password in text that came from elsewhere (a
+// server's reply may echo what it was sent).
+type redactor []string
+
+// newRedactor hides cfg.Password as is and in the base64 forms AUTH PLAIN
+// and AUTH LOGIN put on the wire.
+func newRedactor(cfg Config) redactor {
+	if cfg.Password == "" {
+		return nil
+	}
+	enc := base64.StdEncoding
+	return redactor{
+		enc.EncodeToString([]byte("\x00" + cfg.Username + "\x00" + cfg.Password)),
+		enc.EncodeToString([]byte(cfg.Password)),
+		cfg.Password,
+	}
+}
+
+func (r redactor) apply(s string) string {
+	for _, secret := range r {
+		s = strings.ReplaceAll(s, secret, "[REDACTED]")
+	}
+	return s
+}
