@@ -1,0 +1,125 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/projections"
+	"github.com/heraldhq/herald/secrets"
+)
+
+const (
+	// signingSecretPrefix starts every Bridge signing secret, so a leaked
+	// one is recognisable.
+	signingSecretPrefix = "whsec_"
+	// signingSecretLen is the number of random base62 characters after
+	// the prefix (about 190 bits).
+	signingSecretLen = 32
+	// maxWebhookURL bounds the length of a Bridge URL.
+	maxWebhookURL = 2048
+)
+
+// BridgeRegistration is the answer to ConfigureBridge: the signing secret
+// is shown once.
+type BridgeRegistration struct {
+	WebhookURL    string `json:"webhookUrl"`
+	SigningSecret string `json:"signingSecret"`
+}
+
+// ConfigureBridge registers the tenant's Bridge URL with a new signing
+// secret, every call (rotation: the previous secret stops being used at
+// once). The secret is stored sealed and returned only here. The Bridge
+// is not called.
+//
+// Errors: a *ValidationError naming webhookUrl when it is not an absolute
+// http(s) URL with a host (or carries credentials, which would be stored
+// in clear).
+func (c *Control) ConfigureBridge(ctx context.Context, tenant, webhookURL string) (BridgeRegistration, error) {
+	var p Problems
+	if problem := checkWebhookURL(webhookURL); problem != "" {
+		p.Add("webhookUrl", "%s", problem)
+	}
+	if err := p.Err(); err != nil {
+		return BridgeRegistration{}, err
+	}
+	secret, err := secrets.NewToken(signingSecretPrefix, signingSecretLen)
+	if err != nil {
+		return BridgeRegistration{}, err
+	}
+	sealed, err := c.keys.Seal([]byte(secret), events.BridgeSecretAAD(tenant))
+	if err != nil {
+		return BridgeRegistration{}, fmt.Errorf("control: sealing the signing secret: %w", err)
+	}
+	// Each registration replaces the last whatever it was: no expected
+	// sequence. Of two concurrent ones, the later in the log wins.
+	if _, err := c.commit(ctx, eventlog.Record{
+		Subject: eventlog.Subject(tenant, eventlog.AggBridge, tenant), Type: events.BridgeConfigured, Tenant: tenant,
+		Data: events.BridgeConfiguredData{WebhookURL: webhookURL, SealedSecret: sealed},
+	}); err != nil {
+		return BridgeRegistration{}, err
+	}
+	return BridgeRegistration{WebhookURL: webhookURL, SigningSecret: secret}, nil
+}
+
+// checkWebhookURL returns what is wrong with a Bridge URL, or "".
+func checkWebhookURL(raw string) string {
+	if raw == "" {
+		return "is required"
+	}
+	if len(raw) > maxWebhookURL {
+		return fmt.Sprintf("must be at most %d bytes", maxWebhookURL)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") ||
+		u.Opaque != "" || u.Hostname() == "" || strings.ContainsAny(raw, " \t\r\n") {
+		return "must be an absolute http or https URL with a host"
+	}
+	if u.User != nil {
+		return "must not carry credentials"
+	}
+	return ""
+}
+
+// Bridge returns the tenant's Bridge binding as the local projections
+// hold it, or an *Error of kind ErrNotFound with code
+// bridge_not_configured before the first registration.
+func (c *Control) Bridge(tenant string) (projections.BridgeBinding, error) {
+	bb, err := c.store.Bridge(tenant)
+	if errors.Is(err, projections.ErrNotFound) {
+		return bb, bridgeNotConfigured()
+	}
+	return bb, err
+}
+
+// BridgeSecret returns the tenant's Bridge URL and its current signing
+// secret in clear, for signing calls to the Bridge. It first waits until
+// the local projections hold the tenant's last registration, so a call
+// made after a rotation (through any process) gets the new secret. The
+// secret must never be logged or stored.
+//
+// Errors: an *Error of kind ErrNotFound with code bridge_not_configured
+// before the first registration; an error wrapping a secrets sentinel when
+// the sealed secret does not open.
+func (c *Control) BridgeSecret(ctx context.Context, tenant string) (webhookURL, secret string, err error) {
+	if _, err := c.settle(ctx, eventlog.Subject(tenant, eventlog.AggBridge, tenant)); err != nil {
+		return "", "", err
+	}
+	bb, err := c.Bridge(tenant)
+	if err != nil {
+		return "", "", err
+	}
+	plain, err := c.keys.Open(bb.SealedSecret, events.BridgeSecretAAD(tenant))
+	if err != nil {
+		return "", "", fmt.Errorf("control: opening the Bridge signing secret: %w", err)
+	}
+	return bb.WebhookURL, string(plain), nil
+}
+
+func bridgeNotConfigured() error {
+	return errorf(ErrNotFound, "bridge_not_configured", "no Bridge is registered: PUT /v1/bridge first")
+}

@@ -1,0 +1,271 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/projections"
+)
+
+// ChannelInput is the command of POST /v1/channels.
+type ChannelInput struct {
+	// ChannelKey names the catalog entry. Required.
+	ChannelKey string
+	// Config is the raw JSON of the config, validated against the catalog
+	// entry's schema. Required.
+	Config json.RawMessage
+	// Enabled is the channel's state after the call. Zero (nil): true,
+	// on a create and on a repeat alike.
+	Enabled *bool
+	// Priority, an integer >= 0, orders the channels of a kind (lower is
+	// tried first). Zero (nil): 0 on a create; the current priority on a
+	// repeat.
+	Priority *int
+}
+
+// ChannelPatch is the command of PATCH /v1/channels/{key}. At least one
+// field must be set.
+type ChannelPatch struct {
+	// Config, when set, replaces the whole config (no merge); it is
+	// validated as on a create.
+	Config json.RawMessage
+	// Enabled, when set, switches the channel on or off.
+	Enabled *bool
+}
+
+// ConfigureChannel creates the tenant's channel of in.ChannelKey or, when
+// it exists, replaces its config and sets enabled (true unless sent) and
+// priority (kept unless sent): POST is idempotent on (tenant, channelKey)
+// and never makes a second channel. Secret fields are sealed before the
+// event is built. It returns the channel as the projections hold it.
+//
+// Errors: a *ValidationError (ErrInvalid) naming channelKey, config,
+// config.<field> or priority; an *Error of kind ErrNotFound with code
+// unknown_channel for a key the catalog does not hold.
+func (c *Control) ConfigureChannel(ctx context.Context, tenant string, in ChannelInput) (projections.Channel, error) {
+	var p Problems
+	if in.ChannelKey == "" {
+		p.Add("channelKey", "is required")
+	}
+	if len(in.Config) == 0 {
+		p.Add("config", "is required")
+	}
+	if in.Priority != nil && *in.Priority < 0 {
+		p.Add("priority", "must be an integer >= 0")
+	}
+	entry, known := delivery.LookupChannel(in.ChannelKey)
+	if in.ChannelKey != "" && !known {
+		return projections.Channel{}, unknownChannel(in.ChannelKey)
+	}
+	var cfg events.ChannelConfig
+	if known && len(in.Config) > 0 {
+		var err error
+		if cfg, err = c.sealConfig(ctx, tenant, entry, in.Config, &p); err != nil {
+			return projections.Channel{}, err
+		}
+	}
+	if err := p.Err(); err != nil {
+		return projections.Channel{}, err
+	}
+	enabled := in.Enabled == nil || *in.Enabled
+	subject := eventlog.Subject(tenant, eventlog.AggChannel, entry.ChannelKey)
+	err := retry(ctx, func() error {
+		seq, err := c.settle(ctx, subject)
+		if err != nil {
+			return err
+		}
+		priority := 0
+		cur, err := c.store.Channel(tenant, entry.ChannelKey)
+		switch {
+		case err == nil:
+			priority = cur.Priority
+		case !errors.Is(err, projections.ErrNotFound):
+			return err
+		}
+		if in.Priority != nil {
+			priority = *in.Priority
+		}
+		_, err = c.commit(ctx, eventlog.Record{
+			Subject: subject, Type: events.ChannelConfigured, Tenant: tenant,
+			Data: events.ChannelConfiguredData{
+				ChannelKey: entry.ChannelKey, Kind: entry.Kind, Config: cfg,
+				Enabled: enabled, Priority: priority,
+			},
+			Expect: true, ExpectSeq: seq,
+		})
+		return err
+	})
+	if err != nil {
+		return projections.Channel{}, err
+	}
+	return c.store.Channel(tenant, entry.ChannelKey)
+}
+
+// UpdateChannel applies a PATCH to one of the tenant's channels: a set
+// Config replaces the whole config, a set Enabled switches it; what is not
+// set is left as it was. It returns the channel as the projections hold
+// it.
+//
+// Errors: an *Error of kind ErrBadRequest with code empty_patch when
+// neither field is set; ErrNotFound (channel_not_found) when the tenant
+// has no such channel; a *ValidationError naming config fields.
+func (c *Control) UpdateChannel(ctx context.Context, tenant, channelKey string, patch ChannelPatch) (projections.Channel, error) {
+	if len(patch.Config) == 0 && patch.Enabled == nil {
+		return projections.Channel{}, errorf(ErrBadRequest, "empty_patch", "a patch needs config, enabled or both")
+	}
+	entry, known := delivery.LookupChannel(channelKey)
+	if !known {
+		return projections.Channel{}, channelNotFound(channelKey)
+	}
+	subject := eventlog.Subject(tenant, eventlog.AggChannel, channelKey)
+	err := retry(ctx, func() error {
+		seq, err := c.settle(ctx, subject)
+		if err != nil {
+			return err
+		}
+		if _, err := c.store.Channel(tenant, channelKey); errors.Is(err, projections.ErrNotFound) {
+			return channelNotFound(channelKey)
+		} else if err != nil {
+			return err
+		}
+		d := events.ChannelUpdatedData{ChannelKey: channelKey, Enabled: patch.Enabled}
+		if len(patch.Config) > 0 {
+			var p Problems
+			cfg, err := c.sealConfig(ctx, tenant, entry, patch.Config, &p)
+			if err != nil {
+				return err
+			}
+			if err := p.Err(); err != nil {
+				return err
+			}
+			d.Config = &cfg
+		}
+		_, err = c.commit(ctx, eventlog.Record{Subject: subject, Type: events.ChannelUpdated, Tenant: tenant,
+			Data: d, Expect: true, ExpectSeq: seq})
+		return err
+	})
+	if err != nil {
+		return projections.Channel{}, err
+	}
+	return c.store.Channel(tenant, channelKey)
+}
+
+// DeleteChannel removes one of the tenant's channels, or fails with
+// ErrNotFound (channel_not_found).
+func (c *Control) DeleteChannel(ctx context.Context, tenant, channelKey string) error {
+	if _, known := delivery.LookupChannel(channelKey); !known {
+		return channelNotFound(channelKey)
+	}
+	subject := eventlog.Subject(tenant, eventlog.AggChannel, channelKey)
+	return retry(ctx, func() error {
+		seq, err := c.settle(ctx, subject)
+		if err != nil {
+			return err
+		}
+		if _, err := c.store.Channel(tenant, channelKey); errors.Is(err, projections.ErrNotFound) {
+			return channelNotFound(channelKey)
+		} else if err != nil {
+			return err
+		}
+		_, err = c.commit(ctx, eventlog.Record{Subject: subject, Type: events.ChannelDeleted, Tenant: tenant,
+			Data: events.ChannelDeletedData{ChannelKey: channelKey}, Expect: true, ExpectSeq: seq})
+		return err
+	})
+}
+
+// Channels returns every channel of the tenant in channelKey order, as
+// the local projections hold them.
+func (c *Control) Channels(tenant string) ([]projections.Channel, error) {
+	return c.store.Channels(tenant)
+}
+
+// SelectChannel returns the channel a send of the given kind uses: among
+// the tenant's enabled channels of that kind, the lowest priority; ties go
+// to the oldest (creation time, then creation sequence). With none it
+// returns an error wrapping delivery.ErrNoChannel. It reads the local
+// projections as they are: a caller that must see every earlier write
+// waits for them first (projections.Store.WaitCaughtUp).
+func (c *Control) SelectChannel(tenant, kind string) (projections.Channel, error) {
+	chs, err := c.store.Channels(tenant)
+	if err != nil {
+		return projections.Channel{}, err
+	}
+	cands := make([]delivery.Candidate, len(chs))
+	byKey := make(map[string]projections.Channel, len(chs))
+	for i, ch := range chs {
+		cands[i] = delivery.Candidate{ChannelKey: ch.ChannelKey, Kind: ch.Kind, Enabled: ch.Enabled,
+			Priority: ch.Priority, CreatedAt: ch.CreatedAt, Seq: ch.Seq}
+		byKey[ch.ChannelKey] = ch
+	}
+	best, err := delivery.Select(cands, kind)
+	if err != nil {
+		return projections.Channel{}, err
+	}
+	return byKey[best.ChannelKey], nil
+}
+
+// OpenChannelConfig returns the whole config of one of the tenant's
+// channels: its public fields with its secret fields opened and merged in.
+// It is the only place a channel secret is decrypted; the result holds
+// secrets in clear and must never be logged, stored or returned by the
+// API. Numbers are float64, as encoding/json decodes them.
+//
+// A sealed value that does not open (a key no longer in the keyring, a
+// value altered or copied from another tenant or field) is an error
+// wrapping the secrets sentinel (ErrUnknownKey, ErrDecrypt, ErrMalformed);
+// it names the field, never a value.
+func (c *Control) OpenChannelConfig(tenant string, ch projections.Channel) (map[string]any, error) {
+	entry, ok := delivery.LookupChannel(ch.ChannelKey)
+	if !ok {
+		return nil, fmt.Errorf("control: channel %q is not in the catalog", ch.ChannelKey)
+	}
+	opened := make(map[string]string, len(ch.Sealed))
+	for field, sealed := range ch.Sealed {
+		plain, err := c.keys.Open(sealed, events.ChannelSecretAAD(tenant, ch.ChannelKey, field))
+		if err != nil {
+			return nil, fmt.Errorf("control: opening %s of channel %q: %w", field, ch.ChannelKey, err)
+		}
+		opened[field] = string(plain)
+	}
+	return entry.Merge(ch.Public, opened), nil
+}
+
+// sealConfig validates raw against entry's schema, adding each problem to
+// p, and when it is valid splits it and seals its secret fields for
+// tenant. The error is for failures other than validation.
+func (c *Control) sealConfig(ctx context.Context, tenant string, entry delivery.CatalogEntry, raw json.RawMessage, p *Problems) (events.ChannelConfig, error) {
+	problems := entry.Validate(ctx, raw)
+	for _, fp := range problems {
+		p.Add(fp.Field, "%s", fp.Problem)
+	}
+	if len(problems) > 0 {
+		return events.ChannelConfig{}, nil
+	}
+	var config map[string]any
+	if err := json.Unmarshal(raw, &config); err != nil {
+		return events.ChannelConfig{}, err
+	}
+	public, secret := entry.SplitSecrets(config)
+	sealed := make(map[string]string, len(secret))
+	for field, v := range secret {
+		s, err := c.keys.Seal([]byte(v), events.ChannelSecretAAD(tenant, entry.ChannelKey, field))
+		if err != nil {
+			return events.ChannelConfig{}, fmt.Errorf("control: sealing %s: %w", field, err)
+		}
+		sealed[field] = s
+	}
+	return events.ChannelConfig{Public: public, Sealed: sealed}, nil
+}
+
+func unknownChannel(key string) error {
+	return errorf(ErrNotFound, "unknown_channel", "the channel catalog has no entry %.64q", key)
+}
+
+func channelNotFound(key string) error {
+	return errorf(ErrNotFound, "channel_not_found", "no channel %.64q is configured", key)
+}
