@@ -1,0 +1,162 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// DefaultClientTimeout bounds one call of a [Client] whose Timeout is zero.
+const DefaultClientTimeout = 30 * time.Second
+
+// maxAnswerBytes caps what a Client reads of an answer; a longer 200 fails to
+// parse and is retried as an invalid answer.
+const maxAnswerBytes = 10 << 20
+
+// Client calls tenant Bridges on behalf of the engine. Every call is a POST
+// signed afresh with the current time (see [Sign]). The zero Client is ready
+// to use; a Client is safe for concurrent use.
+type Client struct {
+	// HTTP sends the requests. Nil: http.DefaultClient.
+	HTTP *http.Client
+	// Timeout bounds each call, on top of the ctx deadline. Zero or
+	// negative: DefaultClientTimeout.
+	Timeout time.Duration
+	// Now is the clock of the signature timestamps. Nil: time.Now.
+	Now func() time.Time
+}
+
+// Execute asks the Bridge at url to advance a run, signing with secret, and
+// classifies the answer (see [Outcome]). An empty req.Payload is sent as {},
+// nil req.Steps as [], an empty step output and a nil req.Subscriber as null.
+//
+// The error is non-nil only when no call could be judged: req does not
+// encode, url is not a valid request URL, or ctx ended (ctx.Err() is
+// returned). Every answer of the Bridge and every network failure, the
+// Client's own Timeout included, is an Outcome.
+func (c *Client) Execute(ctx context.Context, url, secret string, req ExecuteRequest) (Outcome, error) {
+	if len(req.Payload) == 0 {
+		req.Payload = json.RawMessage("{}")
+	}
+	steps := make([]CompletedStep, len(req.Steps))
+	for i, s := range req.Steps {
+		s.Output = orNull(s.Output)
+		steps[i] = s
+	}
+	req.Steps = steps
+	body, err := marshal(Request{Action: ActionExecute, ExecuteRequest: &req})
+	if err != nil {
+		return Outcome{}, fmt.Errorf("bridge: encoding the execute request: %w", err)
+	}
+	rep, err := c.post(ctx, url, secret, body)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if rep.err != nil {
+		return unreachable(rep.status, rep.err), nil
+	}
+	return outcomeOf(rep.status, rep.body), nil
+}
+
+// Discover asks the Bridge at url for its workflows. It does not check their
+// ids; see [ValidWorkflowID]. Errors: ctx.Err() when ctx ended, an invalid
+// url, or an error wrapping [ErrUnreachable] (no answer) or [ErrRejected]
+// (another status than 200, with the status in the message, or a body that
+// is not a discover answer).
+func (c *Client) Discover(ctx context.Context, url, secret string) ([]WorkflowInfo, error) {
+	var a DiscoverAnswer
+	if err := c.ask(ctx, url, secret, ActionDiscover, &a); err != nil {
+		return nil, err
+	}
+	if a.Workflows == nil {
+		return nil, fmt.Errorf("%w: a discover answer without workflows", ErrRejected)
+	}
+	return a.Workflows, nil
+}
+
+// Health asks the Bridge at url whether it is up and signed requests pass.
+// Its errors are those of [Client.Discover].
+func (c *Client) Health(ctx context.Context, url, secret string) (HealthAnswer, error) {
+	var a HealthAnswer
+	if err := c.ask(ctx, url, secret, ActionHealth, &a); err != nil {
+		return HealthAnswer{}, err
+	}
+	if a.Status != StatusOK {
+		return HealthAnswer{}, fmt.Errorf("%w: health status %q", ErrRejected, a.Status)
+	}
+	return a, nil
+}
+
+// ask makes a health or discover call and decodes its 200 answer into v.
+func (c *Client) ask(ctx context.Context, url, secret string, action Action, v any) error {
+	body, _ := marshal(Request{Action: action}) // a string field always encodes
+	rep, err := c.post(ctx, url, secret, body)
+	switch {
+	case err != nil:
+		return err
+	case rep.err != nil:
+		return fmt.Errorf("%w: %v", ErrUnreachable, rep.err)
+	case rep.status != http.StatusOK:
+		return fmt.Errorf("%w: %s", ErrRejected, outcomeOf(rep.status, rep.body).Message)
+	}
+	if err := json.Unmarshal(rep.body, v); err != nil {
+		return fmt.Errorf("%w: not a %s answer: %v", ErrRejected, action, err)
+	}
+	return nil
+}
+
+// reply is what came back from one call.
+type reply struct {
+	status int    // 0: no answer
+	body   []byte // at most maxAnswerBytes
+	err    error  // why there is no whole answer
+}
+
+// post sends one signed call. Its error is for the caller's problems (bad
+// url, ctx ended); the Bridge's are in the reply.
+func (c *Client) post(ctx context.Context, url, secret string, body []byte) (reply, error) {
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultClientTimeout
+	}
+	callCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(callCtx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return reply{}, fmt.Errorf("bridge: invalid request url: %w", err)
+	}
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	ts := now().Unix()
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
+	req.Header.Set(HeaderSignature, Sign(secret, ts, body))
+
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return reply{}, ctx.Err()
+		}
+		return reply{err: err}, nil
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
+	if err != nil {
+		if ctx.Err() != nil {
+			return reply{}, ctx.Err()
+		}
+		return reply{status: resp.StatusCode, err: fmt.Errorf("reading the answer: %w", err)}, nil
+	}
+	return reply{status: resp.StatusCode, body: data}, nil
+}

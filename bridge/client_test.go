@@ -1,0 +1,332 @@
+package bridge_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald/bridge"
+)
+
+// answering starts a server that answers every request with status and body.
+func answering(t *testing.T, status int, body string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func TestClientOutcome(t *testing.T) {
+	const (
+		completed = bridge.OutcomeCompleted
+		step      = bridge.OutcomeStep
+		retry     = bridge.OutcomeRetryable
+		terminal  = bridge.OutcomeTerminal
+	)
+	tests := []struct {
+		name    string
+		status  int
+		body    string
+		kind    bridge.OutcomeKind
+		code    string
+		stepID  string
+		message string
+	}{
+		{"completed", 200, `{"status":"completed"}`, completed, "", "", ""},
+		{"run step", 200, `{"status":"step","step":{"stepId":"a","type":"run","output":{"n":1}}}`, step, "", "", ""},
+		{"run step without output", 200, `{"status":"step","step":{"stepId":"a","type":"run"}}`, step, "", "", ""},
+		{"send step", 200, `{"status":"step","step":{"stepId":"s","type":"send","channel":"email","to":null,"content":{"body":"hi"}}}`, step, "", "", ""},
+		{"digest with a string window", 200, `{"status":"step","step":{"stepId":"g","type":"digest","window":"10m","key":null}}`, step, "", "", ""},
+		{"wait with a day timeout", 200, `{"status":"step","step":{"stepId":"w","type":"waitForEvent","event":"approved","timeout":"1d"}}`, step, "", "", ""},
+		{"delay until", 200, `{"status":"step","step":{"stepId":"d","type":"delay","until":"2025-01-01T00:00:00Z"}}`, step, "", "", ""},
+		{"send without content", 200, `{"status":"step","step":{"stepId":"s","type":"send","channel":"email"}}`, retry, "bridge_invalid_answer", "", "no content"},
+		{"delay with seconds and until", 200, `{"status":"step","step":{"stepId":"d","type":"delay","seconds":1,"until":"2025-01-01T00:00:00Z"}}`, retry, "bridge_invalid_answer", "", "exactly one"},
+		{"digest without window", 200, `{"status":"step","step":{"stepId":"g","type":"digest"}}`, retry, "bridge_invalid_answer", "", "window"},
+		{"wait with a bad timeout", 200, `{"status":"step","step":{"stepId":"w","type":"waitForEvent","event":"x","timeout":"soon"}}`, retry, "bridge_invalid_answer", "", "invalid duration"},
+		{"step of unknown type", 200, `{"status":"step","step":{"stepId":"x","type":"teleport"}}`, retry, "bridge_invalid_answer", "", "teleport"},
+		{"step without id", 200, `{"status":"step","step":{"type":"delay","seconds":1}}`, retry, "bridge_invalid_answer", "", "stepId"},
+		{"step status without step", 200, `{"status":"step"}`, retry, "bridge_invalid_answer", "", "without a step"},
+		{"unknown status", 200, `{"status":"paused"}`, retry, "bridge_invalid_answer", "", "paused"},
+		{"unparseable 200", 200, `<html>hello</html>`, retry, "bridge_invalid_answer", "", "invalid answer"},
+		{"500 from a step", 500, `{"error":{"message":"boom","stepId":"a"}}`, retry, "step_failed", "a", "boom"},
+		{"500 from the workflow", 500, `{"error":{"code":"workflow_failed","message":"bad payload"}}`, retry, "bridge_error", "", "bad payload"},
+		{"500 without body", 500, ``, retry, "bridge_error", "", "bridge answered 500 Internal Server Error"},
+		{"502", 502, `bad gateway`, retry, "bridge_error", "", "502"},
+		{"503", 503, ``, retry, "bridge_error", "", "503"},
+		{"401", 401, `{"error":{"code":"unauthorized","message":"bridge: no valid signature"}}`, terminal, "bridge_unauthorized", "", "no valid signature"},
+		{"404", 404, ``, terminal, "workflow_not_found", "", "404"},
+		{"422 nondeterministic", 422, `{"error":{"code":"nondeterministic","message":"step b moved"}}`, terminal, "nondeterministic", "", "step b moved"},
+		{"422 duplicate step id", 422, `{"error":{"code":"duplicate_step_id","message":"a twice"}}`, terminal, "duplicate_step_id", "", "a twice"},
+		{"422 without a code", 422, `nope`, terminal, "bridge_rejected", "", "422"},
+		{"422 with a malformed code", 422, `{"error":{"code":"Not A Code","message":"x"}}`, terminal, "bridge_rejected", "", "x"},
+		{"400", 400, `{"error":{"code":"invalid_json","message":"bad"}}`, terminal, "bridge_bad_request", "", "bad"},
+		{"403", 403, ``, terminal, "bridge_rejected", "", "403 Forbidden"},
+		{"413", 413, ``, terminal, "bridge_rejected", "", "413"},
+		{"429", 429, ``, retry, "bridge_error", "", "429"},
+		{"408", 408, ``, retry, "bridge_error", "", "408"},
+		{"302 without location", 302, ``, retry, "bridge_invalid_answer", "", "302"},
+	}
+	var c bridge.Client
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := c.Execute(context.Background(), answering(t, tt.status, tt.body), testKey, bridge.ExecuteRequest{WorkflowID: "wf"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Kind != tt.kind || o.Code != tt.code || o.StepID != tt.stepID || o.HTTPStatus != tt.status || !strings.Contains(o.Message, tt.message) {
+				t.Fatalf("got %+v\nwant kind %v code %q stepId %q status %d message containing %q", o, tt.kind, tt.code, tt.stepID, tt.status, tt.message)
+			}
+			if (o.Kind == bridge.OutcomeStep) != (o.Step != nil) {
+				t.Fatalf("Step = %+v for kind %v", o.Step, o.Kind)
+			}
+		})
+	}
+}
+
+func TestClientClipsMessages(t *testing.T) {
+	var c bridge.Client
+	long := strings.Repeat("é", 2000)
+	o, err := c.Execute(context.Background(), answering(t, 500, `{"error":{"message":"`+long+`","stepId":"a"}}`), testKey, bridge.ExecuteRequest{WorkflowID: "wf"})
+	if err != nil || len(o.Message) > 1024+len("…") || !utf8.ValidString(o.Message) || !strings.HasPrefix(long, strings.TrimSuffix(o.Message, "…")) {
+		t.Fatalf("message of %d bytes: %q, %v", len(o.Message), o.Message, err)
+	}
+}
+
+func TestOutcomeKindString(t *testing.T) {
+	for k, want := range map[bridge.OutcomeKind]string{
+		bridge.OutcomeCompleted: "completed", bridge.OutcomeStep: "step",
+		bridge.OutcomeRetryable: "retryable", bridge.OutcomeTerminal: "terminal", 0: "OutcomeKind(0)",
+	} {
+		if k.String() != want {
+			t.Errorf("%d.String() = %q, want %q", int(k), k.String(), want)
+		}
+	}
+}
+
+func TestClientParsesStep(t *testing.T) {
+	var c bridge.Client
+	url := answering(t, 200, `{"status":"step","step":{"stepId":"w","type":"waitForEvent","event":"approved","timeout":"1d12h"}}`)
+	o, err := c.Execute(context.Background(), url, testKey, bridge.ExecuteRequest{WorkflowID: "wf"})
+	if err != nil || o.Step == nil {
+		t.Fatalf("%+v, %v", o, err)
+	}
+	if got := o.Step.Timeout.Duration(); got != 36*time.Hour || o.Step.Event != "approved" {
+		t.Fatalf("timeout %v event %q, want 36h approved", got, o.Step.Event)
+	}
+
+	url = answering(t, 200, `{"status":"step","step":{"stepId":"r","type":"run"}}`)
+	if o, _ = c.Execute(context.Background(), url, testKey, bridge.ExecuteRequest{WorkflowID: "wf"}); string(o.Step.Output) != "null" {
+		t.Fatalf("omitted run output = %q, want null", o.Step.Output)
+	}
+}
+
+func TestStepResumeAt(t *testing.T) {
+	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	secs, until := 1.5, now.Add(time.Hour)
+	for _, tt := range []struct {
+		step bridge.Step
+		want time.Time
+	}{
+		{bridge.Step{Type: bridge.StepDelay, Seconds: &secs}, now.Add(1500 * time.Millisecond)},
+		{bridge.Step{Type: bridge.StepDelay, Until: &until}, until},
+		{bridge.Step{Type: bridge.StepRun}, now},
+	} {
+		if got := tt.step.ResumeAt(now); !got.Equal(tt.want) {
+			t.Errorf("ResumeAt of %+v = %v, want %v", tt.step, got, tt.want)
+		}
+	}
+}
+
+func TestClientRequest(t *testing.T) {
+	type seen struct {
+		method, contentType, body string
+		verified                  error
+	}
+	got := make(chan seen, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got <- seen{r.Method, r.Header.Get("Content-Type"), string(body),
+			bridge.Verify(body, r.Header.Get(bridge.HeaderTimestamp), r.Header.Get(bridge.HeaderSignature), time.Now(), 0, "whsec_x")}
+		_, _ = io.WriteString(w, `{"status":"completed"}`)
+	}))
+	defer srv.Close()
+
+	var c bridge.Client
+	tests := []struct {
+		name string
+		req  bridge.ExecuteRequest
+		want string
+	}{
+		{"cron run", bridge.ExecuteRequest{WorkflowID: "daily", RunID: "run_1"},
+			`{"action":"execute","workflowId":"daily","runId":"run_1","payload":{},"subscriber":null,"steps":[]}`},
+		{"with history", bridge.ExecuteRequest{
+			WorkflowID: "welcome", RunID: "run_2",
+			Payload:    json.RawMessage(`{"plan":"<pro>"}`),
+			Subscriber: &bridge.Subscriber{SubscriberID: "u1", Contacts: map[string][]string{"email": {"a@x.io"}}, Locale: "en"},
+			Steps: []bridge.CompletedStep{
+				{StepID: "fetch", Type: bridge.StepRun, Output: json.RawMessage(`{"name":"Ada"}`)},
+				{StepID: "pause", Type: bridge.StepDelay},
+			},
+		}, `{"action":"execute","workflowId":"welcome","runId":"run_2","payload":{"plan":"<pro>"},` +
+			`"subscriber":{"subscriberId":"u1","contacts":{"email":["a@x.io"]},"locale":"en"},` +
+			`"steps":[{"stepId":"fetch","type":"run","output":{"name":"Ada"}},{"stepId":"pause","type":"delay","output":null}]}`},
+	}
+	for _, tt := range tests {
+		o, err := c.Execute(context.Background(), srv.URL, "whsec_x", tt.req)
+		if err != nil || o.Kind != bridge.OutcomeCompleted {
+			t.Fatalf("%s: %+v, %v", tt.name, o, err)
+		}
+		s := <-got
+		if s.method != http.MethodPost || s.contentType != "application/json" || s.verified != nil || s.body != tt.want {
+			t.Errorf("%s: bridge saw %+v\nwant body %s", tt.name, s, tt.want)
+		}
+	}
+}
+
+func TestClientFailures(t *testing.T) {
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer slow.Close()
+	defer close(release)
+
+	req := bridge.ExecuteRequest{WorkflowID: "wf"}
+	t.Run("connection refused", func(t *testing.T) {
+		o, err := (&bridge.Client{}).Execute(context.Background(), closed.URL, testKey, req)
+		if err != nil || o.Kind != bridge.OutcomeRetryable || o.Code != "bridge_unreachable" || o.HTTPStatus != 0 || o.Message == "" {
+			t.Fatalf("%+v, %v", o, err)
+		}
+	})
+	t.Run("client timeout", func(t *testing.T) {
+		o, err := (&bridge.Client{Timeout: 50 * time.Millisecond}).Execute(context.Background(), slow.URL, testKey, req)
+		if err != nil || o.Kind != bridge.OutcomeRetryable || o.Code != "bridge_unreachable" {
+			t.Fatalf("%+v, %v", o, err)
+		}
+	})
+	t.Run("caller's context ends", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		_, err := (&bridge.Client{}).Execute(ctx, slow.URL, testKey, req)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v, want context.DeadlineExceeded", err)
+		}
+	})
+	t.Run("invalid url", func(t *testing.T) {
+		if _, err := (&bridge.Client{}).Execute(context.Background(), "http://a b", testKey, req); err == nil {
+			t.Fatal("no error for an invalid url")
+		}
+	})
+	t.Run("invalid payload", func(t *testing.T) {
+		bad := bridge.ExecuteRequest{WorkflowID: "wf", Payload: json.RawMessage(`{`)}
+		if _, err := (&bridge.Client{}).Execute(context.Background(), slow.URL, testKey, bad); err == nil {
+			t.Fatal("no error for a payload that is not JSON")
+		}
+	})
+}
+
+// TestClientDrivesBridge plays the engine: it calls a real Bridge over HTTP
+// until the run completes, recording each step's output as the service would.
+func TestClientDrivesBridge(t *testing.T) {
+	calls := map[string]int{}
+	reg := bridge.NewRegistry().MustRegister(onboarding(calls))
+	srv := httptest.NewServer(bridge.Serve(reg, bridge.Options{SigningKey: "whsec_new", SigningKeys: []string{"whsec_old"}}))
+	defer srv.Close()
+
+	c := &bridge.Client{Timeout: 5 * time.Second}
+	req := bridge.ExecuteRequest{WorkflowID: "onboarding", RunID: "run_1", Subscriber: &bridge.Subscriber{SubscriberID: "u1"}}
+	var trail []string
+	for range 10 {
+		o, err := c.Execute(context.Background(), srv.URL, "whsec_old", req) // signed with the previous secret
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Kind == bridge.OutcomeCompleted {
+			break
+		}
+		if o.Kind != bridge.OutcomeStep {
+			t.Fatalf("unexpected outcome %+v", o)
+		}
+		trail = append(trail, o.Step.StepID+":"+string(o.Step.Type))
+		output := o.Step.Output
+		switch o.Step.Type {
+		case bridge.StepSend:
+			output = json.RawMessage(`{"attemptId":"att_1","status":"sent"}`)
+		case bridge.StepDelay:
+			output = nil
+		}
+		req.Steps = append(req.Steps, bridge.CompletedStep{StepID: o.Step.StepID, Type: o.Step.Type, Output: output})
+	}
+	if got, want := strings.Join(trail, " "), "fetch:run welcome:send pause:delay score:run"; got != want {
+		t.Fatalf("steps %q, want %q", got, want)
+	}
+	if calls["fetch"] != 1 || calls["render"] != 1 || calls["score"] != 1 {
+		t.Fatalf("tenant code ran %v, want each once", calls)
+	}
+
+	// A clock off by more than the tolerance is refused for good.
+	skewed := &bridge.Client{Now: func() time.Time { return time.Now().Add(-10 * time.Minute) }}
+	o, err := skewed.Execute(context.Background(), srv.URL, "whsec_new", req)
+	if err != nil || o.Kind != bridge.OutcomeTerminal || o.Code != "bridge_unauthorized" {
+		t.Fatalf("skewed clock: %+v, %v", o, err)
+	}
+}
+
+func TestClientDiscoverAndHealth(t *testing.T) {
+	reg := bridge.NewRegistry().MustRegister(
+		bridge.MustWorkflow("welcome", noop),
+		bridge.MustWorkflow("daily_digest", noop, bridge.WithSchedule("@daily")),
+	)
+	srv := httptest.NewServer(bridge.Serve(reg, bridge.Options{SigningKey: testKey}))
+	defer srv.Close()
+	ctx := context.Background()
+	var c bridge.Client
+
+	wfs, err := c.Discover(ctx, srv.URL, testKey)
+	if err != nil || len(wfs) != 2 || wfs[0].WorkflowID != "welcome" || wfs[0].Schedule != nil ||
+		wfs[1].Schedule == nil || *wfs[1].Schedule != "@daily" {
+		t.Fatalf("Discover = %+v, %v", wfs, err)
+	}
+	h, err := c.Health(ctx, srv.URL, testKey)
+	if err != nil || h != (bridge.HealthAnswer{Status: "ok", Workflows: 2}) {
+		t.Fatalf("Health = %+v, %v", h, err)
+	}
+
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	tests := []struct {
+		name, url, secret string
+		want              error
+		message           string
+	}{
+		{"wrong secret", srv.URL, "whsec_wrong", bridge.ErrRejected, "no valid signature"},
+		{"not a bridge", answering(t, 200, `{"hello":1}`), testKey, bridge.ErrRejected, ""},
+		{"server error", answering(t, 503, ``), testKey, bridge.ErrRejected, "503"},
+		{"unreachable", closed.URL, testKey, bridge.ErrUnreachable, ""},
+	}
+	for _, tt := range tests {
+		_, err := c.Discover(ctx, tt.url, tt.secret)
+		if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.message) {
+			t.Errorf("Discover %s: %v, want %v containing %q", tt.name, err, tt.want, tt.message)
+		}
+		if _, err := c.Health(ctx, tt.url, tt.secret); !errors.Is(err, tt.want) {
+			t.Errorf("Health %s: %v, want %v", tt.name, err, tt.want)
+		}
+	}
+}

@@ -1,0 +1,127 @@
+// Package bridge is the Go SDK of a Herald Bridge and the client side of the
+// Bridge wire protocol.
+//
+// A Bridge is one HTTP endpoint in the tenant's own code. Herald holds the
+// durable state of every run; it calls the Bridge, signed, each time a run
+// must advance, and the Bridge runs the workflow function from the top,
+// replaying the steps already recorded, until it reaches the next one. The
+// package imports nothing but the standard library.
+//
+// # Basics
+//
+// Define workflows with [NewWorkflow] (or [MustWorkflow]), collect them in a
+// [Registry], and mount the handler of [Serve] on one route:
+//
+//	welcome := bridge.MustWorkflow("welcome", func(ctx *bridge.Context) error {
+//		name, err := bridge.Run(ctx, "fetch-name", func(c context.Context) (string, error) {
+//			return crm.DisplayName(c, ctx.Subscriber.SubscriberID)
+//		})
+//		if err != nil {
+//			return err
+//		}
+//		_, err = bridge.Send(ctx, "welcome-email", "email", func() (bridge.SendContent, error) {
+//			return bridge.SendContent{Subject: "Welcome, " + name, Body: "…"}, nil
+//		})
+//		return err
+//	})
+//	reg := bridge.NewRegistry().MustRegister(welcome)
+//	http.Handle("/herald", bridge.Serve(reg, bridge.Options{SigningKey: os.Getenv("HERALD_SIGNING_SECRET")}))
+//
+// The steps are [Run] (tenant code, result recorded), [Send] (the service
+// delivers a message), [Delay] and [DelayUntil] (the run sleeps),
+// [WaitForEvent] (the run waits for a signal) and [Digest] (runs are batched
+// over a window). Each has a step id, unique within the workflow, that names
+// its recorded result.
+//
+// # Steps and replay
+//
+// A step whose id is among the run's completed steps returns its recorded
+// output without running anything. The first step that is not ends the
+// execution: Run executes its callback, the others describe what the service
+// must do, and the handler answers with that step. So a workflow function
+// sees each step "return" several times over the life of a run, and only the
+// first time does anything happen.
+//
+// The ending step returns [ErrSuspended]; a failure (a callback error or
+// panic, invalid arguments, a step id used twice, a departure from the
+// history) comes back as another error. Whenever a step returns a non-nil
+// error the workflow function should return it at once:
+//
+//	v, err := bridge.Run(ctx, "a", fetch)
+//	if err != nil {
+//		return err
+//	}
+//
+// This is an error-unwinding design, not a panic: the step records the answer
+// in the Context before returning the error, and the handler answers from
+// that record, not from what the function returns. A function that swallows
+// the error therefore cannot change the answer: every later step call returns
+// the same error without effect, and the handler still answers with the
+// step, or the failure, that ended the execution. What the function does
+// between swallowing the error and returning is wasted work, and a side
+// effect there is a bug.
+//
+// A callback that returns an error or panics answers 500 with its step id;
+// the service retries the step with backoff. Run callbacks therefore run at
+// least once, usually exactly once: make their side effects idempotent, for
+// example by keying them on [Context.RunID] and the step id.
+//
+// # Determinism
+//
+// Because the function is re-run from the top for every step, it must take
+// the same path through its steps every time, given the same payload,
+// subscriber and recorded outputs. Like a Temporal workflow:
+//
+//   - Do I/O only inside [Run] callbacks (HTTP, databases, files, queues,
+//     random numbers). The [Context] is not a context.Context for this reason;
+//     the callback gets the request's context.
+//   - Do not read the clock outside a step: time.Now() differs on every
+//     execution. Return it from a Run step if the workflow needs it.
+//   - Do not branch on map iteration order, on goroutine scheduling, or on
+//     global state that changes between executions.
+//   - Branch only on the payload, the subscriber, and step results.
+//   - Call steps one at a time, from the workflow function's goroutine, never
+//     from inside another step's callback.
+//   - Give each step a fixed, unique id. An id built in a loop must be
+//     derived from loop data that replays identically ("notify-" + userID).
+//   - Changing a workflow while runs are in flight is safe when the change
+//     only appends steps after the ones those runs completed, or alters code
+//     that runs after them. Reordering, renaming, removing or retyping a
+//     completed step makes those runs fail as nondeterministic; deploy such
+//     a change under a new workflow id instead.
+//
+// The handler checks the rules it can: a step called with a recorded id but
+// another type, a step called where the history has another one, or a
+// function that returns before replaying every recorded step answers 422
+// nondeterministic ([ErrNondeterministic]); two steps of one execution with
+// one id answer 422 duplicate_step_id ([ErrDuplicateStepID]). The service
+// fails the run on either.
+//
+// # Signing
+//
+// Every request carries x-svc-timestamp (unix seconds) and x-svc-signature,
+// the lowercase hex HMAC-SHA256 of timestamp + "." + raw body keyed with the
+// signing secret. [Serve] verifies it against the raw body before parsing
+// anything and refuses a missing, wrong, or stale signature (more than
+// [Options.Tolerance] from its clock, either way) with 401. During a secret
+// rotation, list the previous secret in [Options.SigningKeys]. [Sign] and
+// [Verify] are the two halves for other uses.
+//
+// # The engine's side
+//
+// [Client] makes the signed calls the service needs and classifies each
+// execute answer as an [Outcome]: completed, a step, retryable, or terminal.
+// The wire types ([Request], [ExecuteRequest], [ExecuteAnswer], [Step],
+// [Duration]…) carry the JSON names of the protocol.
+//
+// # Caveats
+//
+//   - A Bridge must run the same code in every instance behind its URL; a
+//     rolling deploy that changes completed steps breaks determinism for
+//     in-flight runs.
+//   - The request body is read whole (up to [Options.MaxBodyBytes]) before
+//     the signature is checked. Histories with large outputs make larger
+//     requests: keep Run results small and store bulky data elsewhere.
+//   - A Run result is JSON: it decodes into T on replay, so unexported fields
+//     are lost and numbers in an any come back as float64.
+package bridge

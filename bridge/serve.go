@@ -1,0 +1,170 @@
+package bridge
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// DefaultMaxBodyBytes is the request body limit of a [Serve] handler when
+// [Options.MaxBodyBytes] is zero.
+const DefaultMaxBodyBytes = 10 << 20
+
+// Options configures [Serve]. Every zero value has a usable default, except
+// that with no signing key at all every request is refused with 401.
+type Options struct {
+	// SigningKey is the signing secret exactly as PUT /v1/bridge returned it.
+	SigningKey string
+	// SigningKeys are further secrets accepted too, for the time a rotation
+	// takes to reach every Bridge instance. Empty strings are ignored.
+	SigningKeys []string
+	// Tolerance is how far a request's timestamp may be from Now, in either
+	// direction. Zero or negative: DefaultTolerance (300 s).
+	Tolerance time.Duration
+	// Now is the clock the timestamp is checked against. Nil: time.Now.
+	Now func() time.Time
+	// MaxBodyBytes caps the request body; a larger one is refused with 413
+	// before the signature is checked. Zero or negative: DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+}
+
+// Serve returns the HTTP handler of a Bridge serving the workflows of reg.
+// Mount it on one route; it accepts every method. For each request it reads
+// the raw body, verifies its signature (see [Verify]) before parsing
+// anything, then answers the action:
+//
+//	200 {"status":"ok","workflows":N}                   health
+//	200 {"workflows":[{"workflowId","schedule","payloadSchema"}]}  discover
+//	200 {"status":"step","step":{…}}                     execute: the step it ran or describes
+//	200 {"status":"completed"}                           execute: the workflow returned
+//	400 invalid_json, unknown_action, invalid_request    malformed or unknown request
+//	401 unauthorized                                     signature missing, wrong or stale
+//	404 workflow_not_found                               unknown workflowId
+//	413 body_too_large                                   body over MaxBodyBytes
+//	422 nondeterministic, duplicate_step_id              the code departs from the run's history
+//	500 step_failed (with stepId), workflow_failed       a callback or the workflow failed: retried
+//
+// Error bodies are {"error":{"code","message"[,"stepId"]}}. reg must not be
+// nil. The handler is safe for concurrent use; each execute runs the workflow
+// function on the request's goroutine.
+func Serve(reg *Registry, opts Options) http.Handler {
+	h := &handler{reg: reg, tolerance: opts.Tolerance, now: opts.Now, maxBody: opts.MaxBodyBytes}
+	h.keys = append([]string{opts.SigningKey}, opts.SigningKeys...)
+	if h.now == nil {
+		h.now = time.Now
+	}
+	if h.maxBody <= 0 {
+		h.maxBody = DefaultMaxBodyBytes
+	}
+	return h
+}
+
+type handler struct {
+	reg       *Registry
+	keys      []string
+	tolerance time.Duration
+	now       func() time.Time
+	maxBody   int64
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	answer, err := h.answer(w, r)
+	if err != nil {
+		status, info := classify(err)
+		writeJSON(w, status, ErrorBody{Error: info})
+		return
+	}
+	writeJSON(w, http.StatusOK, answer)
+}
+
+// answer authenticates and decodes the request and returns the 200 answer
+// to it, or the error that classify turns into another status.
+func (h *handler) answer(w http.ResponseWriter, r *http.Request) (any, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return nil, fmt.Errorf("%w: over %d bytes", ErrBodyTooLarge, h.maxBody)
+		}
+		return nil, fmt.Errorf("%w: reading the body: %v", ErrInvalidRequest, err)
+	}
+	err = Verify(body, r.Header.Get(HeaderTimestamp), r.Header.Get(HeaderSignature), h.now(), h.tolerance, h.keys...)
+	if err != nil {
+		return nil, err
+	}
+	var req Request
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidJSON, err)
+	}
+	switch req.Action {
+	case ActionHealth:
+		return HealthAnswer{Status: StatusOK, Workflows: len(h.reg.infos())}, nil
+	case ActionDiscover:
+		return DiscoverAnswer{Workflows: h.reg.infos()}, nil
+	case ActionExecute:
+		if req.ExecuteRequest == nil {
+			req.ExecuteRequest = &ExecuteRequest{}
+		}
+		wf, ok := h.reg.lookup(req.WorkflowID)
+		if !ok {
+			return nil, fmt.Errorf("%w: %q", ErrWorkflowNotFound, req.WorkflowID)
+		}
+		c, err := newContext(r.Context(), req.ExecuteRequest)
+		if err != nil {
+			return nil, err
+		}
+		return c.execute(wf.fn)
+	case "":
+		return nil, fmt.Errorf("%w: no action", ErrUnknownAction)
+	}
+	return nil, fmt.Errorf("%w: %q", ErrUnknownAction, req.Action)
+}
+
+// statusOf maps the sentinel errors of a request to their answer.
+var statusOf = []struct {
+	err    error
+	status int
+	code   string
+}{
+	{ErrNotSigned, http.StatusUnauthorized, "unauthorized"},
+	{ErrInvalidHeader, http.StatusUnauthorized, "unauthorized"},
+	{ErrNoValidSignature, http.StatusUnauthorized, "unauthorized"},
+	{ErrStale, http.StatusUnauthorized, "unauthorized"},
+	{ErrBodyTooLarge, http.StatusRequestEntityTooLarge, "body_too_large"},
+	{ErrInvalidJSON, http.StatusBadRequest, "invalid_json"},
+	{ErrUnknownAction, http.StatusBadRequest, "unknown_action"},
+	{ErrInvalidRequest, http.StatusBadRequest, "invalid_request"},
+	{ErrWorkflowNotFound, http.StatusNotFound, CodeWorkflowNotFound},
+	{ErrNondeterministic, http.StatusUnprocessableEntity, CodeNondeterministic},
+	{ErrDuplicateStepID, http.StatusUnprocessableEntity, CodeDuplicateStepID},
+}
+
+// classify turns the error of a request into its status and error body.
+func classify(err error) (int, ErrorInfo) {
+	if se, ok := errors.AsType[*StepError](err); ok {
+		return http.StatusInternalServerError, ErrorInfo{Code: CodeStepFailed, Message: se.Err.Error(), StepID: se.StepID}
+	}
+	if we, ok := errors.AsType[*workflowError](err); ok {
+		return http.StatusInternalServerError, ErrorInfo{Code: "workflow_failed", Message: we.Error()}
+	}
+	for _, s := range statusOf {
+		if errors.Is(err, s.err) {
+			return s.status, ErrorInfo{Code: s.code, Message: err.Error()}
+		}
+	}
+	return http.StatusInternalServerError, ErrorInfo{Code: "internal", Message: err.Error()}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		body = []byte(`{"error":{"code":"internal","message":"the answer does not encode as JSON"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}

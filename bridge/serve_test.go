@@ -1,0 +1,584 @@
+package bridge_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/bridge"
+)
+
+const testKey = "whsec_test"
+
+var testNow = time.Unix(1700000000, 0)
+
+func clock() time.Time { return testNow }
+
+func serve(wfs ...*bridge.Workflow) http.Handler {
+	return bridge.Serve(bridge.NewRegistry().MustRegister(wfs...), bridge.Options{SigningKey: testKey, Now: clock})
+}
+
+// post sends body to h, signed with key at the instant at.
+func post(h http.Handler, body, key string, at time.Time) (int, string) {
+	req := httptest.NewRequest(http.MethodPost, "/herald", strings.NewReader(body))
+	req.Header.Set(bridge.HeaderTimestamp, strconv.FormatInt(at.Unix(), 10))
+	req.Header.Set(bridge.HeaderSignature, bridge.Sign(key, at.Unix(), []byte(body)))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code, strings.TrimSpace(rec.Body.String())
+}
+
+// execute asks h to execute workflowID with payload and the history steps.
+func execute(t *testing.T, h http.Handler, workflowID, payload string, steps ...bridge.CompletedStep) (int, string) {
+	t.Helper()
+	body, err := json.Marshal(bridge.Request{Action: bridge.ActionExecute, ExecuteRequest: &bridge.ExecuteRequest{
+		WorkflowID: workflowID,
+		RunID:      "run_1",
+		Payload:    json.RawMessage(payload),
+		Subscriber: &bridge.Subscriber{SubscriberID: "u1", Contacts: map[string][]string{"email": {"u1@example.com"}}},
+		Steps:      steps,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return post(h, string(body), testKey, testNow)
+}
+
+func done(id string, typ bridge.StepType, output string) bridge.CompletedStep {
+	return bridge.CompletedStep{StepID: id, Type: typ, Output: json.RawMessage(output)}
+}
+
+// errorOf decodes an error body.
+func errorOf(t *testing.T, body string) bridge.ErrorInfo {
+	t.Helper()
+	var e bridge.ErrorBody
+	if err := json.Unmarshal([]byte(body), &e); err != nil {
+		t.Fatalf("not an error body: %s", body)
+	}
+	return e.Error
+}
+
+type profile struct {
+	Name string `json:"name"`
+	Plan string `json:"plan"`
+}
+
+// onboarding is a four-step workflow that counts how often its tenant code runs.
+func onboarding(calls map[string]int) *bridge.Workflow {
+	return bridge.MustWorkflow("onboarding", func(ctx *bridge.Context) error {
+		p, err := bridge.Run(ctx, "fetch", func(context.Context) (profile, error) {
+			calls["fetch"]++
+			return profile{Name: "Ada", Plan: "pro"}, nil
+		})
+		if err != nil {
+			return err
+		}
+		_, err = bridge.Send(ctx, "welcome", "email", func() (bridge.SendContent, error) {
+			calls["render"]++
+			return bridge.SendContent{Subject: "Hi " + p.Name, Body: "<p>Welcome & enjoy</p>"}, nil
+		})
+		if err != nil {
+			return err
+		}
+		if err := bridge.Delay(ctx, "pause", 90*time.Second); err != nil {
+			return err
+		}
+		_, err = bridge.Run(ctx, "score", func(context.Context) (int, error) {
+			calls["score"]++
+			return 42, nil
+		})
+		return err
+	})
+}
+
+func TestExecuteReplay(t *testing.T) {
+	fetched := done("fetch", bridge.StepRun, `{"name":"Grace","plan":"free"}`)
+	sent := done("welcome", bridge.StepSend, `{"attemptId":"att_1","status":"sent"}`)
+	paused := done("pause", bridge.StepDelay, `null`)
+	scored := done("score", bridge.StepRun, `42`)
+
+	tests := []struct {
+		name  string
+		steps []bridge.CompletedStep
+		want  string
+		calls map[string]int
+	}{
+		{"first step runs", nil,
+			`{"status":"step","step":{"stepId":"fetch","type":"run","output":{"name":"Ada","plan":"pro"}}}`,
+			map[string]int{"fetch": 1}},
+		{"recorded output is replayed, send described", []bridge.CompletedStep{fetched},
+			`{"status":"step","step":{"stepId":"welcome","type":"send","channel":"email","to":null,"content":{"subject":"Hi Grace","body":"<p>Welcome & enjoy</p>"}}}`,
+			map[string]int{"render": 1}},
+		{"delay described", []bridge.CompletedStep{fetched, sent},
+			`{"status":"step","step":{"stepId":"pause","type":"delay","seconds":90}}`,
+			map[string]int{}},
+		{"only the first uncompleted step executes", []bridge.CompletedStep{fetched, sent, paused},
+			`{"status":"step","step":{"stepId":"score","type":"run","output":42}}`,
+			map[string]int{"score": 1}},
+		{"completed", []bridge.CompletedStep{fetched, sent, paused, scored},
+			`{"status":"completed"}`,
+			map[string]int{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := map[string]int{}
+			status, body := execute(t, serve(onboarding(calls)), "onboarding", `{}`, tt.steps...)
+			if status != http.StatusOK || body != tt.want {
+				t.Fatalf("got %d %s\nwant 200 %s", status, body, tt.want)
+			}
+			for k, n := range calls {
+				if n != tt.calls[k] {
+					t.Errorf("%s ran %d times, want %d", k, n, tt.calls[k])
+				}
+			}
+		})
+	}
+}
+
+func TestExecuteDescribesSteps(t *testing.T) {
+	until := time.Date(2025, 1, 2, 3, 4, 5, 0, time.FixedZone("CET", 3600))
+	tests := []struct {
+		name string
+		fn   bridge.WorkflowFunc
+		want string
+	}{
+		{"send to another subscriber", func(ctx *bridge.Context) error {
+			_, err := bridge.Send(ctx, "s", "email", func() (bridge.SendContent, error) {
+				return bridge.SendContent{Subject: "S", Body: "B"}, nil
+			}, bridge.To("u2"))
+			return err
+		}, `{"stepId":"s","type":"send","channel":"email","to":"u2","content":{"subject":"S","body":"B"}}`},
+		{"send without subject", func(ctx *bridge.Context) error {
+			_, err := bridge.Send(ctx, "s", "sms", func() (bridge.SendContent, error) {
+				return bridge.SendContent{Body: "B"}, nil
+			})
+			return err
+		}, `{"stepId":"s","type":"send","channel":"sms","to":null,"content":{"body":"B"}}`},
+		{"delay in seconds", func(ctx *bridge.Context) error {
+			return bridge.Delay(ctx, "d", 1500*time.Millisecond)
+		}, `{"stepId":"d","type":"delay","seconds":1.5}`},
+		{"delay until, in UTC", func(ctx *bridge.Context) error {
+			return bridge.DelayUntil(ctx, "d", until)
+		}, `{"stepId":"d","type":"delay","until":"2025-01-02T02:04:05Z"}`},
+		{"wait with timeout", func(ctx *bridge.Context) error {
+			_, err := bridge.WaitForEvent(ctx, "w", "approved", time.Hour)
+			return err
+		}, `{"stepId":"w","type":"waitForEvent","event":"approved","timeout":3600}`},
+		{"wait forever", func(ctx *bridge.Context) error {
+			_, err := bridge.WaitForEvent(ctx, "w", "approved", 0)
+			return err
+		}, `{"stepId":"w","type":"waitForEvent","event":"approved","timeout":null}`},
+		{"digest with key", func(ctx *bridge.Context) error {
+			_, err := bridge.Digest(ctx, "g", 10*time.Minute, "comments")
+			return err
+		}, `{"stepId":"g","type":"digest","window":600,"key":"comments"}`},
+		{"digest without key", func(ctx *bridge.Context) error {
+			_, err := bridge.Digest(ctx, "g", time.Minute, "")
+			return err
+		}, `{"stepId":"g","type":"digest","window":60,"key":null}`},
+		{"run returning nothing", func(ctx *bridge.Context) error {
+			_, err := bridge.Run(ctx, "r", func(context.Context) (*profile, error) { return nil, nil })
+			return err
+		}, `{"stepId":"r","type":"run","output":null}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, body := execute(t, serve(bridge.MustWorkflow("wf", tt.fn)), "wf", `{}`)
+			want := `{"status":"step","step":` + tt.want + `}`
+			if status != http.StatusOK || body != want {
+				t.Fatalf("got %d %s\nwant 200 %s", status, body, want)
+			}
+		})
+	}
+}
+
+func TestExecuteReplaysStepOutputs(t *testing.T) {
+	// The workflow reports what each step returned through the subject of
+	// its final send.
+	var got string
+	wf := bridge.MustWorkflow("wf", func(ctx *bridge.Context) error {
+		res, err := bridge.Send(ctx, "s", "email", func() (bridge.SendContent, error) {
+			t.Error("render called on replay")
+			return bridge.SendContent{}, nil
+		})
+		if err != nil {
+			return err
+		}
+		ev, err := bridge.WaitForEvent(ctx, "w", "approved", time.Hour)
+		if err != nil {
+			return err
+		}
+		timedOut, err := bridge.WaitForEvent(ctx, "w2", "approved", time.Hour)
+		if err != nil {
+			return err
+		}
+		dg, err := bridge.Digest(ctx, "g", time.Minute, "")
+		if err != nil {
+			return err
+		}
+		if err := bridge.Delay(ctx, "d", time.Second); err != nil {
+			return err
+		}
+		got = strings.Join([]string{res.AttemptID, res.Status, res.ProviderMessageID, string(ev),
+			strconv.FormatBool(timedOut == nil), strconv.Itoa(dg.Count), dg.Events[1].RunID,
+			dg.Events[1].Payload["n"].(string), dg.Events[1].At.Format(time.RFC3339)}, " ")
+		return nil
+	})
+	status, body := execute(t, serve(wf), "wf", `{}`,
+		done("s", bridge.StepSend, `{"attemptId":"att_1","status":"sent","providerMessageId":"<m1@x>"}`),
+		done("w", bridge.StepWaitForEvent, `{"by":"boss"}`),
+		done("w2", bridge.StepWaitForEvent, `null`),
+		done("g", bridge.StepDigest, `{"count":2,"events":[{"payload":{"n":"1"},"runId":"run_1","at":"2025-01-01T00:00:00Z"},{"payload":{"n":"2"},"runId":"run_2","at":"2025-01-01T00:00:05Z"}]}`),
+		bridge.CompletedStep{StepID: "d", Type: bridge.StepDelay}, // output null
+	)
+	if status != http.StatusOK || body != `{"status":"completed"}` {
+		t.Fatalf("got %d %s", status, body)
+	}
+	want := `att_1 sent <m1@x> {"by":"boss"} true 2 run_2 2 2025-01-01T00:00:05Z`
+	if got != want {
+		t.Fatalf("steps returned %q\nwant %q", got, want)
+	}
+}
+
+func TestExecuteContext(t *testing.T) {
+	var got []string
+	wf := bridge.MustWorkflow("wf", func(ctx *bridge.Context) error {
+		var p struct {
+			OrderID int64 `json:"orderId"`
+		}
+		if err := ctx.DecodePayload(&p); err != nil {
+			return err
+		}
+		sub := "<none>"
+		if ctx.Subscriber != nil {
+			sub = ctx.Subscriber.SubscriberID + " " + ctx.Subscriber.Contacts["email"][0]
+		}
+		got = append(got, ctx.WorkflowID+" "+ctx.RunID+" "+strconv.FormatInt(p.OrderID, 10)+" "+
+			strconv.Itoa(len(ctx.Payload))+" "+sub)
+		return nil
+	})
+	h := serve(wf)
+	if status, body := execute(t, h, "wf", `{"orderId":9007199254740993}`); status != http.StatusOK {
+		t.Fatalf("got %d %s", status, body)
+	}
+	// A cron run: no subscriber, no payload.
+	if status, body := post(h, `{"action":"execute","workflowId":"wf","runId":"run_2","subscriber":null,"steps":[]}`, testKey, testNow); status != http.StatusOK {
+		t.Fatalf("got %d %s", status, body)
+	}
+	want := []string{"wf run_1 9007199254740993 1 u1 u1@example.com", "wf run_2 0 0 <none>"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("workflow saw %q, want %q", got, want)
+	}
+}
+
+func TestExecuteFailures(t *testing.T) {
+	boom := errors.New("boom")
+	runA := func(ctx *bridge.Context) error {
+		_, err := bridge.Run(ctx, "a", func(context.Context) (int, error) { return 1, nil })
+		return err
+	}
+	tests := []struct {
+		name   string
+		fn     bridge.WorkflowFunc
+		steps  []bridge.CompletedStep
+		status int
+		code   string
+		stepID string
+		msg    string
+	}{
+		{name: "callback error", fn: func(ctx *bridge.Context) error {
+			_, err := bridge.Run(ctx, "a", func(context.Context) (int, error) { return 0, boom })
+			return err
+		}, status: 500, code: "step_failed", stepID: "a", msg: "boom"},
+		{name: "callback panic", fn: func(ctx *bridge.Context) error {
+			_, err := bridge.Run(ctx, "a", func(context.Context) (int, error) { panic("kaput") })
+			return err
+		}, status: 500, code: "step_failed", stepID: "a", msg: "panic: kaput"},
+		{name: "render error", fn: func(ctx *bridge.Context) error {
+			_, err := bridge.Send(ctx, "s", "email", func() (bridge.SendContent, error) { return bridge.SendContent{}, boom })
+			return err
+		}, status: 500, code: "step_failed", stepID: "s", msg: "boom"},
+		{name: "output not JSON", fn: func(ctx *bridge.Context) error {
+			_, err := bridge.Run(ctx, "a", func(context.Context) (func(), error) { return func() {}, nil })
+			return err
+		}, status: 500, code: "step_failed", stepID: "a", msg: "output does not encode as JSON"},
+		{name: "workflow error outside steps", fn: func(*bridge.Context) error { return boom },
+			status: 500, code: "workflow_failed", msg: "boom"},
+		{name: "workflow panic outside steps", fn: func(*bridge.Context) error { panic("oops") },
+			status: 500, code: "workflow_failed", msg: "workflow panicked: oops"},
+		{name: "invalid step arguments", fn: func(ctx *bridge.Context) error { return bridge.Delay(ctx, "d", -time.Second) },
+			status: 500, code: "step_failed", stepID: "d", msg: "negative delay"},
+		{name: "send on no channel", fn: func(ctx *bridge.Context) error {
+			_, err := bridge.Send(ctx, "s", "", func() (bridge.SendContent, error) { return bridge.SendContent{}, nil })
+			return err
+		}, status: 500, code: "step_failed", stepID: "s", msg: "empty channel"},
+		{name: "send without render", fn: func(ctx *bridge.Context) error {
+			_, err := bridge.Send(ctx, "s", "email", nil)
+			return err
+		}, status: 500, code: "step_failed", stepID: "s", msg: "nil render"},
+		{name: "send to nobody", fn: func(ctx *bridge.Context) error {
+			_, err := bridge.Send(ctx, "s", "email", func() (bridge.SendContent, error) { return bridge.SendContent{}, nil }, bridge.To(""))
+			return err
+		}, status: 500, code: "step_failed", stepID: "s", msg: "empty recipient"},
+		{name: "run without callback", fn: func(ctx *bridge.Context) error {
+			_, err := bridge.Run[int](ctx, "a", nil)
+			return err
+		}, status: 500, code: "step_failed", stepID: "a", msg: "nil callback"},
+		{name: "wait for no event", fn: func(ctx *bridge.Context) error {
+			_, err := bridge.WaitForEvent(ctx, "w", "", 0)
+			return err
+		}, status: 500, code: "step_failed", stepID: "w", msg: "empty event"},
+		{name: "wait with negative timeout", fn: func(ctx *bridge.Context) error {
+			_, err := bridge.WaitForEvent(ctx, "w", "approved", -time.Second)
+			return err
+		}, status: 500, code: "step_failed", stepID: "w", msg: "negative timeout"},
+		{name: "digest without window", fn: func(ctx *bridge.Context) error {
+			_, err := bridge.Digest(ctx, "g", 0, "")
+			return err
+		}, status: 500, code: "step_failed", stepID: "g", msg: "window must be positive"},
+		{name: "delay until the zero time", fn: func(ctx *bridge.Context) error { return bridge.DelayUntil(ctx, "d", time.Time{}) },
+			status: 500, code: "step_failed", stepID: "d", msg: "zero time"},
+		{name: "empty step id", fn: func(ctx *bridge.Context) error { return bridge.Delay(ctx, "", time.Second) },
+			status: 500, code: "step_failed", msg: "empty step id"},
+		{name: "step inside a step", fn: func(ctx *bridge.Context) error {
+			_, err := bridge.Run(ctx, "outer", func(context.Context) (int, error) {
+				_ = bridge.Delay(ctx, "inner", time.Second) // error ignored: still refused
+				return 1, nil
+			})
+			return err
+		}, status: 500, code: "step_failed", stepID: "inner", msg: "inside another step"},
+		{name: "duplicate step id", fn: func(ctx *bridge.Context) error {
+			if err := runA(ctx); err != nil {
+				return err
+			}
+			return runA(ctx)
+		}, steps: []bridge.CompletedStep{done("a", bridge.StepRun, `1`)}, status: 422, code: "duplicate_step_id", msg: `"a"`},
+		{name: "steps called in another order", fn: func(ctx *bridge.Context) error {
+			if err := bridge.Delay(ctx, "b", time.Second); err != nil {
+				return err
+			}
+			return runA(ctx)
+		}, steps: []bridge.CompletedStep{done("a", bridge.StepRun, `1`), done("b", bridge.StepDelay, `null`)},
+			status: 422, code: "nondeterministic", msg: `step "b" is called where the history has step "a"`},
+		{name: "recorded step now of another type", fn: func(ctx *bridge.Context) error { return bridge.Delay(ctx, "a", time.Second) },
+			steps:  []bridge.CompletedStep{done("a", bridge.StepRun, `1`)},
+			status: 422, code: "nondeterministic", msg: "recorded as run"},
+		{name: "recorded step no longer called", fn: runA,
+			steps:  []bridge.CompletedStep{done("a", bridge.StepRun, `1`), done("b", bridge.StepDelay, `null`)},
+			status: 422, code: "nondeterministic", msg: `without calling recorded step "b"`},
+		{name: "recorded output of another type", fn: runA,
+			steps:  []bridge.CompletedStep{done("a", bridge.StepRun, `"one"`)},
+			status: 422, code: "nondeterministic", msg: "does not decode as int"},
+		{name: "recorded send output not a SendResult", fn: func(ctx *bridge.Context) error {
+			_, err := bridge.Send(ctx, "s", "email", nil)
+			return err
+		}, steps: []bridge.CompletedStep{done("s", bridge.StepSend, `[1]`)}, status: 400, code: "invalid_request"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, body := execute(t, serve(bridge.MustWorkflow("wf", tt.fn)), "wf", `{}`, tt.steps...)
+			e := errorOf(t, body)
+			if status != tt.status || e.Code != tt.code || e.StepID != tt.stepID || !strings.Contains(e.Message, tt.msg) {
+				t.Fatalf("got %d %s\nwant %d code %q stepId %q message containing %q", status, body, tt.status, tt.code, tt.stepID, tt.msg)
+			}
+		})
+	}
+}
+
+func TestStepErrorReachesWorkflow(t *testing.T) {
+	boom := errors.New("boom")
+	var seen error
+	wf := bridge.MustWorkflow("wf", func(ctx *bridge.Context) error {
+		_, err := bridge.Run(ctx, "a", func(context.Context) (int, error) { return 0, boom })
+		seen = err
+		return err
+	})
+	execute(t, serve(wf), "wf", `{}`)
+	se, ok := errors.AsType[*bridge.StepError](seen)
+	if !ok || se.StepID != "a" || !errors.Is(seen, boom) || seen.Error() != `bridge: step "a": boom` {
+		t.Fatalf("Run returned %v, want a StepError of step a wrapping boom", seen)
+	}
+}
+
+func TestExecuteIgnoresSwallowedErrors(t *testing.T) {
+	later := 0
+	wf := bridge.MustWorkflow("wf", func(ctx *bridge.Context) error {
+		_, err := bridge.Run(ctx, "a", func(context.Context) (string, error) { return "done", nil })
+		if !errors.Is(err, bridge.ErrSuspended) {
+			t.Errorf("Run returned %v, want ErrSuspended", err)
+		}
+		// A careless workflow carries on: nothing more happens.
+		_, err = bridge.Run(ctx, "b", func(context.Context) (int, error) { later++; return 0, nil })
+		if !errors.Is(err, bridge.ErrSuspended) {
+			t.Errorf("second Run returned %v, want ErrSuspended", err)
+		}
+		_ = bridge.Delay(ctx, "a", -1) // duplicate and invalid: no longer judged
+		return errors.New("swallowed and replaced")
+	})
+	status, body := execute(t, serve(wf), "wf", `{}`)
+	want := `{"status":"step","step":{"stepId":"a","type":"run","output":"done"}}`
+	if status != http.StatusOK || body != want || later != 0 {
+		t.Fatalf("got %d %s (later steps ran %d times)\nwant 200 %s", status, body, later, want)
+	}
+}
+
+func TestExecuteFailureSurvivesSwallowing(t *testing.T) {
+	wf := bridge.MustWorkflow("wf", func(ctx *bridge.Context) error {
+		_, _ = bridge.Run(ctx, "a", func(context.Context) (int, error) { return 0, errors.New("boom") })
+		_ = bridge.Delay(ctx, "b", time.Second)
+		return nil
+	})
+	status, body := execute(t, serve(wf), "wf", `{}`)
+	if e := errorOf(t, body); status != 500 || e.StepID != "a" {
+		t.Fatalf("got %d %s, want 500 for step a", status, body)
+	}
+}
+
+func TestRequestErrors(t *testing.T) {
+	h := serve(bridge.MustWorkflow("wf", noop))
+	tests := []struct {
+		name   string
+		body   string
+		status int
+		code   string
+	}{
+		{"malformed JSON", `{"action":`, 400, "invalid_json"},
+		{"not an object", `[1,2]`, 400, "invalid_json"},
+		{"wrong field type", `{"action":"execute","steps":{}}`, 400, "invalid_json"},
+		{"trailing data", `{"action":"health"} {}`, 400, "invalid_json"},
+		{"empty body", ``, 400, "invalid_json"},
+		{"no action", `{}`, 400, "unknown_action"},
+		{"unknown action", `{"action":"launch"}`, 400, "unknown_action"},
+		{"action is case-sensitive", `{"action":"Health"}`, 400, "unknown_action"},
+		{"payload not an object", `{"action":"execute","workflowId":"wf","payload":[1]}`, 400, "invalid_request"},
+		{"step listed twice", `{"action":"execute","workflowId":"wf","steps":[{"stepId":"a","type":"run","output":1},{"stepId":"a","type":"run","output":1}]}`, 400, "invalid_request"},
+		{"step without id", `{"action":"execute","workflowId":"wf","steps":[{"type":"run","output":1}]}`, 400, "invalid_request"},
+		{"unknown workflow", `{"action":"execute","workflowId":"nope","payload":{},"subscriber":null,"steps":[]}`, 404, "workflow_not_found"},
+		{"no workflow id", `{"action":"execute"}`, 404, "workflow_not_found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, body := post(h, tt.body, testKey, testNow)
+			if e := errorOf(t, body); status != tt.status || e.Code != tt.code || e.Message == "" {
+				t.Fatalf("got %d %s, want %d %s", status, body, tt.status, tt.code)
+			}
+		})
+	}
+}
+
+func TestServeSignature(t *testing.T) {
+	reg := bridge.NewRegistry().MustRegister(bridge.MustWorkflow("wf", noop))
+	h := bridge.Serve(reg, bridge.Options{SigningKey: "whsec_new", SigningKeys: []string{"whsec_old"}, Now: clock})
+	const health = `{"action":"health"}`
+
+	tests := []struct {
+		name   string
+		key    string
+		at     time.Time
+		status int
+	}{
+		{"new key", "whsec_new", testNow, 200},
+		{"old key during rotation", "whsec_old", testNow, 200},
+		{"unknown key", "whsec_other", testNow, 401},
+		{"300 s old", "whsec_new", testNow.Add(-300 * time.Second), 200},
+		{"301 s old", "whsec_new", testNow.Add(-301 * time.Second), 401},
+		{"300 s ahead", "whsec_new", testNow.Add(300 * time.Second), 200},
+		{"301 s ahead", "whsec_new", testNow.Add(301 * time.Second), 401},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if status, body := post(h, health, tt.key, tt.at); status != tt.status {
+				t.Fatalf("got %d %s, want %d", status, body, tt.status)
+			}
+		})
+	}
+
+	send := func(mutate func(*http.Request)) (int, string) {
+		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(health))
+		req.Header.Set(bridge.HeaderTimestamp, strconv.FormatInt(testNow.Unix(), 10))
+		req.Header.Set(bridge.HeaderSignature, bridge.Sign("whsec_new", testNow.Unix(), []byte(health)))
+		mutate(req)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code, rec.Body.String()
+	}
+	for name, mutate := range map[string]func(*http.Request){
+		"unsigned":  func(r *http.Request) { r.Header = http.Header{} },
+		"no ts":     func(r *http.Request) { r.Header.Del(bridge.HeaderTimestamp) },
+		"body +1":   func(r *http.Request) { r.Body = io.NopCloser(strings.NewReader(health + " ")) },
+		"body flip": func(r *http.Request) { r.Body = io.NopCloser(strings.NewReader(`{"action":"hea1th"}`)) },
+	} {
+		if status, body := send(mutate); status != 401 || errorOf(t, body).Code != "unauthorized" {
+			t.Errorf("%s: got %d %s, want 401 unauthorized", name, status, body)
+		}
+	}
+
+	// With no key configured, nothing gets in.
+	open := bridge.Serve(reg, bridge.Options{Now: clock})
+	if status, _ := post(open, health, "", testNow); status != 401 {
+		t.Errorf("no key configured: got %d, want 401", status)
+	}
+}
+
+func TestServeSignatureCheckedBeforeParsing(t *testing.T) {
+	// An unsigned malformed body is a 401, not a 400: nothing is parsed
+	// before the signature passes.
+	h := serve(bridge.MustWorkflow("wf", noop))
+	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{not json`))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != 401 {
+		t.Fatalf("got %d, want 401", rec.Code)
+	}
+}
+
+func TestServeBodyLimit(t *testing.T) {
+	h := bridge.Serve(bridge.NewRegistry(), bridge.Options{SigningKey: testKey, Now: clock, MaxBodyBytes: 16})
+	status, body := post(h, `{"action":"health"}`, testKey, testNow)
+	if status != http.StatusRequestEntityTooLarge || errorOf(t, body).Code != "body_too_large" {
+		t.Fatalf("got %d %s, want 413", status, body)
+	}
+}
+
+func TestServeAnyMethod(t *testing.T) {
+	h := serve(bridge.MustWorkflow("wf", noop))
+	for _, method := range []string{http.MethodGet, http.MethodPut, http.MethodPatch} {
+		body := `{"action":"health"}`
+		req := httptest.NewRequest(method, "/", strings.NewReader(body))
+		req.Header.Set(bridge.HeaderTimestamp, strconv.FormatInt(testNow.Unix(), 10))
+		req.Header.Set(bridge.HeaderSignature, bridge.Sign(testKey, testNow.Unix(), []byte(body)))
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			t.Errorf("%s: got %d", method, rec.Code)
+		}
+	}
+}
+
+func TestHealthAndDiscover(t *testing.T) {
+	h := serve(
+		bridge.MustWorkflow("welcome", noop),
+		bridge.MustWorkflow("daily_digest", noop, bridge.WithSchedule("0 9 * * *")),
+		bridge.MustWorkflow("typed", noop, bridge.WithPayloadSchema(json.RawMessage(`{ "type": "object" }`))),
+	)
+	tests := []struct{ body, want string }{
+		{`{"action":"health"}`, `{"status":"ok","workflows":3}`},
+		{`{"action":"discover"}`, `{"workflows":[` +
+			`{"workflowId":"welcome","schedule":null,"payloadSchema":null},` +
+			`{"workflowId":"daily_digest","schedule":"0 9 * * *","payloadSchema":null},` +
+			`{"workflowId":"typed","schedule":null,"payloadSchema":{"type":"object"}}]}`},
+	}
+	for _, tt := range tests {
+		status, body := post(h, tt.body, testKey, testNow)
+		if status != 200 || body != tt.want {
+			t.Errorf("%s: got %d %s\nwant 200 %s", tt.body, status, body, tt.want)
+		}
+	}
+}

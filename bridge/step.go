@@ -1,0 +1,214 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Run is a step that runs fn, the only place where a workflow may do I/O or
+// read the clock, and records its result, which must encode as JSON. fn
+// receives the request's context and runs at most once per run when all
+// goes well, at least once when it does not (its side effects should be
+// idempotent). When fn returns an error or panics, the execution answers 500
+// with the step id and the service retries the step later.
+//
+// On replay Run decodes the recorded result into T; a result that no longer
+// decodes is [ErrNondeterministic].
+func Run[T any](ctx *Context, stepID string, fn func(context.Context) (T, error)) (T, error) {
+	var zero T
+	rec, err := ctx.begin(stepID, StepRun)
+	if err != nil {
+		return zero, err
+	}
+	if rec != nil {
+		var v T
+		if err := json.Unmarshal(orNull(rec.Output), &v); err != nil {
+			return zero, ctx.fail(fmt.Errorf("%w: the recorded output of step %q does not decode as %T: %v",
+				ErrNondeterministic, stepID, v, err))
+		}
+		return v, nil
+	}
+	if fn == nil {
+		return zero, ctx.invalid(stepID, "nil callback")
+	}
+	v, err := callback(ctx, stepID, func() (T, error) { return fn(ctx.ctx) })
+	if err != nil {
+		return zero, err
+	}
+	out, err := marshal(v)
+	if err != nil {
+		return zero, ctx.fail(&StepError{StepID: stepID, Err: fmt.Errorf("output does not encode as JSON: %w", err)})
+	}
+	return zero, ctx.answer(Step{StepID: stepID, Type: StepRun, Output: out})
+}
+
+// SendOption configures a [Send] step.
+type SendOption func(*sendOptions)
+
+type sendOptions struct{ to *string }
+
+// To sends to subscriberID, any subscriber of the tenant, instead of the run's
+// subscriber. It is how a schedule-triggered run, which has no subscriber,
+// sends at all.
+func To(subscriberID string) SendOption {
+	return func(o *sendOptions) { o.to = &subscriberID }
+}
+
+// Send is a step that has the service deliver a message on channel, a channel
+// kind such as "email", to the run's subscriber (or the one named by [To]).
+// render builds the content; it is called only when the step is described,
+// never on replay. Send returns the delivery's [SendResult]. A render error or
+// panic fails the step like a [Run] callback's.
+func Send(ctx *Context, stepID, channel string, render func() (SendContent, error), opts ...SendOption) (SendResult, error) {
+	rec, err := ctx.begin(stepID, StepSend)
+	if err != nil {
+		return SendResult{}, err
+	}
+	if rec != nil {
+		var res SendResult
+		return res, ctx.decodeRecorded(rec, &res)
+	}
+	var o sendOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	switch {
+	case channel == "":
+		return SendResult{}, ctx.invalid(stepID, "empty channel kind")
+	case render == nil:
+		return SendResult{}, ctx.invalid(stepID, "nil render function")
+	case o.to != nil && *o.to == "":
+		return SendResult{}, ctx.invalid(stepID, "empty recipient in To")
+	}
+	content, err := callback(ctx, stepID, render)
+	if err != nil {
+		return SendResult{}, err
+	}
+	return SendResult{}, ctx.answer(Step{StepID: stepID, Type: StepSend, Channel: channel, To: o.to, Content: &content})
+}
+
+// Delay is a step that pauses the run for d (whole or fractional seconds on
+// the wire). No tenant code runs while the run sleeps. d must not be negative.
+func Delay(ctx *Context, stepID string, d time.Duration) error {
+	rec, err := ctx.begin(stepID, StepDelay)
+	if err != nil || rec != nil {
+		return err
+	}
+	if d < 0 {
+		return ctx.invalid(stepID, "negative delay")
+	}
+	seconds := d.Seconds()
+	return ctx.answer(Step{StepID: stepID, Type: StepDelay, Seconds: &seconds})
+}
+
+// DelayUntil is a step that pauses the run until t (sent in UTC, RFC 3339). A
+// t in the past resumes the run at once; the zero t, or any t before year 1
+// or after 9999, is invalid.
+func DelayUntil(ctx *Context, stepID string, t time.Time) error {
+	rec, err := ctx.begin(stepID, StepDelay)
+	if err != nil || rec != nil {
+		return err
+	}
+	until := t.UTC()
+	if t.IsZero() || until.Year() < 1 || until.Year() > 9999 {
+		return ctx.invalid(stepID, "zero time, or a time outside the years 1 to 9999")
+	}
+	return ctx.answer(Step{StepID: stepID, Type: StepDelay, Until: &until})
+}
+
+// WaitForEvent is a step that suspends the run until a signal named event
+// reaches it (POST /v1/events/{runId}/signal), or until timeout elapses; 0
+// means no timeout, and a negative timeout is invalid. It returns the
+// signal's payload as raw JSON, or nil on timeout. Signals are buffered by the
+// service: one sent before the run reached the wait still counts.
+func WaitForEvent(ctx *Context, stepID, event string, timeout time.Duration) (json.RawMessage, error) {
+	rec, err := ctx.begin(stepID, StepWaitForEvent)
+	if err != nil {
+		return nil, err
+	}
+	if rec != nil {
+		if out := orNull(rec.Output); string(out) != "null" {
+			return append(json.RawMessage(nil), out...), nil
+		}
+		return nil, nil
+	}
+	switch {
+	case event == "":
+		return nil, ctx.invalid(stepID, "empty event name")
+	case timeout < 0:
+		return nil, ctx.invalid(stepID, "negative timeout")
+	}
+	step := Step{StepID: stepID, Type: StepWaitForEvent, Event: event}
+	if timeout > 0 {
+		t := DurationOf(timeout)
+		step.Timeout = &t
+	}
+	return nil, ctx.answer(step)
+}
+
+// Digest is a step that gathers the runs of this workflow and subscriber
+// (and key, when not empty) that reach it within window, which must be
+// positive. The run that opens the window resumes after it with every
+// gathered payload, its own included; the runs that join end there with the
+// status digested and run no further step.
+func Digest(ctx *Context, stepID string, window time.Duration, key string) (DigestResult, error) {
+	rec, err := ctx.begin(stepID, StepDigest)
+	if err != nil {
+		return DigestResult{}, err
+	}
+	if rec != nil {
+		var res DigestResult
+		return res, ctx.decodeRecorded(rec, &res)
+	}
+	if window <= 0 {
+		return DigestResult{}, ctx.invalid(stepID, "window must be positive")
+	}
+	w := DurationOf(window)
+	step := Step{StepID: stepID, Type: StepDigest, Window: &w}
+	if key != "" {
+		step.Key = &key
+	}
+	return DigestResult{}, ctx.answer(step)
+}
+
+// callback runs tenant code of a step: a panic becomes an error, a step
+// called from inside is refused, and a failure ends the execution.
+func callback[T any](c *Context, stepID string, f func() (T, error)) (v T, err error) {
+	c.inStep = true
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("panic: %v", r)
+			}
+		}()
+		v, err = f()
+	}()
+	c.inStep = false
+	switch {
+	case c.err != nil: // f called a step, which failed the execution
+		return v, c.err
+	case err != nil:
+		return v, c.fail(&StepError{StepID: stepID, Err: err})
+	}
+	return v, nil
+}
+
+// decodeRecorded decodes the output the service recorded for a send or a
+// digest step; one that does not decode is the service's fault.
+func (c *Context) decodeRecorded(rec *CompletedStep, v any) error {
+	if err := json.Unmarshal(orNull(rec.Output), v); err != nil {
+		return c.fail(fmt.Errorf("%w: the recorded output of %s step %q does not decode: %v",
+			ErrInvalidRequest, rec.Type, rec.StepID, err))
+	}
+	return nil
+}
+
+// orNull returns raw, or the JSON null when raw is empty.
+func orNull(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("null")
+	}
+	return raw
+}

@@ -1,0 +1,237 @@
+package bridge
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+)
+
+// Action selects what a [Request] asks of a Bridge.
+type Action string
+
+// The actions of the protocol.
+const (
+	ActionHealth   Action = "health"   // answered with a HealthAnswer
+	ActionDiscover Action = "discover" // answered with a DiscoverAnswer
+	ActionExecute  Action = "execute"  // answered with an ExecuteAnswer
+)
+
+// StepType names a kind of durable step.
+type StepType string
+
+// The step types of the protocol.
+const (
+	StepRun          StepType = "run"
+	StepSend         StepType = "send"
+	StepDelay        StepType = "delay"
+	StepWaitForEvent StepType = "waitForEvent"
+	StepDigest       StepType = "digest"
+)
+
+// Status values of the 200 answers.
+const (
+	StatusOK        = "ok"        // HealthAnswer
+	StatusStep      = "step"      // ExecuteAnswer carrying the next step
+	StatusCompleted = "completed" // ExecuteAnswer: the workflow function returned
+)
+
+// Request is the JSON body of every call to a Bridge. ExecuteRequest is nil
+// for health and discover: its fields are then absent from the JSON, so
+// {"action":"health"} is a whole request.
+type Request struct {
+	Action Action `json:"action"`
+	*ExecuteRequest
+}
+
+// ExecuteRequest carries the fields of an execute call. Subscriber is nil for a
+// schedule-triggered run and is then sent as "subscriber": null.
+type ExecuteRequest struct {
+	WorkflowID string          `json:"workflowId"`
+	RunID      string          `json:"runId"`
+	Payload    json.RawMessage `json:"payload"`    // a JSON object; empty is sent as {}
+	Subscriber *Subscriber     `json:"subscriber"` // nil: no recipient (cron run)
+	Steps      []CompletedStep `json:"steps"`      // completed steps, oldest first; nil is sent as []
+}
+
+// Subscriber is the single recipient of a run, as the engine forwards it.
+type Subscriber struct {
+	SubscriberID string              `json:"subscriberId"`
+	Contacts     map[string][]string `json:"contacts,omitempty"` // kind → addresses, e.g. "email"
+	Locale       string              `json:"locale,omitempty"`
+	Attributes   map[string]any      `json:"attributes,omitempty"`
+}
+
+// CompletedStep is one entry of ExecuteRequest.Steps: a step the engine has
+// recorded, with its output (the JSON null when the step has none).
+type CompletedStep struct {
+	StepID string          `json:"stepId"`
+	Type   StepType        `json:"type"`
+	Output json.RawMessage `json:"output"`
+}
+
+// HealthAnswer is the 200 answer to a health request.
+type HealthAnswer struct {
+	Status    string `json:"status"`    // StatusOK
+	Workflows int    `json:"workflows"` // number of registered workflows
+}
+
+// DiscoverAnswer is the 200 answer to a discover request.
+type DiscoverAnswer struct {
+	Workflows []WorkflowInfo `json:"workflows"`
+}
+
+// WorkflowInfo describes one registered workflow. Schedule is nil for an
+// event-triggered workflow; PayloadSchema is the JSON null when unset.
+type WorkflowInfo struct {
+	WorkflowID    string          `json:"workflowId"`
+	Schedule      *string         `json:"schedule"`
+	PayloadSchema json.RawMessage `json:"payloadSchema"`
+}
+
+// ExecuteAnswer is the 200 answer to an execute request: either
+// {"status":"completed"} or {"status":"step","step":{…}}.
+type ExecuteAnswer struct {
+	Status string `json:"status"` // StatusStep or StatusCompleted
+	Step   *Step  `json:"step,omitempty"`
+}
+
+// ErrorBody is the body of every non-200 answer of a Bridge.
+type ErrorBody struct {
+	Error ErrorInfo `json:"error"`
+}
+
+// ErrorInfo is the content of an ErrorBody. StepID names the failed step of a
+// 500, when the failure happened inside one.
+type ErrorInfo struct {
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message"`
+	StepID  string `json:"stepId,omitempty"`
+}
+
+// Step is the step a Bridge executed or describes in an ExecuteAnswer. Which
+// fields are set depends on Type:
+//
+//   - run: Output, the callback's result (JSON null when it has none).
+//   - send: Channel (a channel kind such as "email"), Content, and To, a
+//     subscriber id overriding the run's recipient (nil: the run's subscriber).
+//   - delay: exactly one of Seconds and Until.
+//   - waitForEvent: Event, and Timeout (nil: wait forever).
+//   - digest: Window, and Key (nil: one digest per workflow and subscriber).
+//
+// Marshalled, a Step carries exactly its type's fields, optional ones as null.
+type Step struct {
+	StepID  string          `json:"stepId"`
+	Type    StepType        `json:"type"`
+	Output  json.RawMessage `json:"output,omitempty"`
+	Channel string          `json:"channel,omitempty"`
+	To      *string         `json:"to,omitempty"`
+	Content *SendContent    `json:"content,omitempty"`
+	Seconds *float64        `json:"seconds,omitempty"`
+	Until   *time.Time      `json:"until,omitempty"`
+	Event   string          `json:"event,omitempty"`
+	Timeout *Duration       `json:"timeout,omitempty"`
+	Window  *Duration       `json:"window,omitempty"`
+	Key     *string         `json:"key,omitempty"`
+}
+
+// ResumeAt returns when a delay step ends: Until when set, else now plus
+// Seconds. It returns now for a step that is not a delay.
+func (s Step) ResumeAt(now time.Time) time.Time {
+	switch {
+	case s.Type != StepDelay:
+		return now
+	case s.Until != nil:
+		return *s.Until
+	case s.Seconds != nil:
+		return now.Add(time.Duration(*s.Seconds * float64(time.Second)))
+	}
+	return now
+}
+
+// MarshalJSON writes the fields of the step's type only, in the order of the
+// protocol, with absent optional fields as null.
+func (s Step) MarshalJSON() ([]byte, error) {
+	type head struct {
+		StepID string   `json:"stepId"`
+		Type   StepType `json:"type"`
+	}
+	h := head{s.StepID, s.Type}
+	switch s.Type {
+	case StepRun:
+		out := s.Output
+		if len(out) == 0 {
+			out = json.RawMessage("null")
+		}
+		return marshal(struct {
+			head
+			Output json.RawMessage `json:"output"`
+		}{h, out})
+	case StepSend:
+		return marshal(struct {
+			head
+			Channel string       `json:"channel"`
+			To      *string      `json:"to"`
+			Content *SendContent `json:"content"`
+		}{h, s.Channel, s.To, s.Content})
+	case StepDelay:
+		return marshal(struct {
+			head
+			Seconds *float64   `json:"seconds,omitempty"`
+			Until   *time.Time `json:"until,omitempty"`
+		}{h, s.Seconds, s.Until})
+	case StepWaitForEvent:
+		return marshal(struct {
+			head
+			Event   string    `json:"event"`
+			Timeout *Duration `json:"timeout"`
+		}{h, s.Event, s.Timeout})
+	case StepDigest:
+		return marshal(struct {
+			head
+			Window *Duration `json:"window"`
+			Key    *string   `json:"key"`
+		}{h, s.Window, s.Key})
+	}
+	type plain Step // no MarshalJSON method: every non-empty field
+	return marshal(plain(s))
+}
+
+// SendContent is what a send step delivers. Subject is omitted when empty.
+type SendContent struct {
+	Subject string `json:"subject,omitempty"`
+	Body    string `json:"body"`
+}
+
+// SendResult is the output of a send step: the delivery attempt the service
+// recorded.
+type SendResult struct {
+	AttemptID         string `json:"attemptId"`
+	Status            string `json:"status"`
+	ProviderMessageID string `json:"providerMessageId,omitempty"`
+}
+
+// DigestResult is the output of a digest step. Count includes the run that
+// opened the window; Events are the digested triggers, oldest first.
+type DigestResult struct {
+	Count  int           `json:"count"`
+	Events []DigestEvent `json:"events"`
+}
+
+// DigestEvent is one trigger gathered by a digest window.
+type DigestEvent struct {
+	Payload map[string]any `json:"payload"`
+	RunID   string         `json:"runId"`
+	At      time.Time      `json:"at"`
+}
+
+// marshal is json.Marshal without HTML escaping: bodies of e-mails carry
+// markup, and "<" is better read as "<" than as "\u003c".
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}

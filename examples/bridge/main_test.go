@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/heraldhq/herald/bridge"
+)
+
+const secret = "whsec_example"
+
+// drive plays the engine for one run: it executes until the run completes,
+// answering each waitForEvent with signal, and returns the steps in order
+// with the subject of each e-mail.
+func drive(t *testing.T, url string, req bridge.ExecuteRequest, signal json.RawMessage) []string {
+	t.Helper()
+	var c bridge.Client
+	var trail []string
+	for range 10 {
+		o, err := c.Execute(context.Background(), url, secret, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Kind == bridge.OutcomeCompleted {
+			return trail
+		}
+		if o.Kind != bridge.OutcomeStep {
+			t.Fatalf("outcome %+v", o)
+		}
+		s := o.Step
+		entry, output := s.StepID, s.Output
+		switch s.Type {
+		case bridge.StepSend:
+			to := "subscriber"
+			if s.To != nil {
+				to = *s.To
+			}
+			entry += " → " + to + ": " + s.Content.Subject
+			output = json.RawMessage(`{"attemptId":"att_1","status":"sent"}`)
+		case bridge.StepWaitForEvent:
+			entry += " (" + s.Event + ", " + s.Timeout.Duration().String() + ")"
+			output = signal
+		}
+		trail = append(trail, entry)
+		req.Steps = append(req.Steps, bridge.CompletedStep{StepID: s.StepID, Type: s.Type, Output: output})
+	}
+	t.Fatal("run did not complete")
+	return nil
+}
+
+func TestWorkflows(t *testing.T) {
+	srv := httptest.NewServer(bridge.Serve(newRegistry("ops"), bridge.Options{SigningKey: secret}))
+	defer srv.Close()
+
+	tests := []struct {
+		name   string
+		req    bridge.ExecuteRequest
+		signal string
+		want   []string // each step's entry starts with its line
+	}{
+		{"welcome", bridge.ExecuteRequest{WorkflowID: "welcome", Subscriber: &bridge.Subscriber{
+			SubscriberID: "u1", Attributes: map[string]any{"firstName": "Ada"},
+		}}, "", []string{"fetch-profile", "welcome-email → subscriber: Welcome to Acme, Ada!"}},
+		{"approval granted", bridge.ExecuteRequest{WorkflowID: "approval", Subscriber: &bridge.Subscriber{SubscriberID: "u1"},
+			Payload: json.RawMessage(`{"title":"New laptop","approverId":"boss"}`),
+		}, `{"by":"boss"}`, []string{
+			"ask-approver → boss: Approval needed: New laptop",
+			"wait-approval (approved, 48h0m0s)",
+			"notify-approved → subscriber: Approved: New laptop",
+		}},
+		{"approval timed out", bridge.ExecuteRequest{WorkflowID: "approval", Subscriber: &bridge.Subscriber{SubscriberID: "u1"},
+			Payload: json.RawMessage(`{"title":"New laptop","approverId":"boss","timeout":"1d"}`),
+		}, "null", []string{
+			"ask-approver → boss: Approval needed: New laptop",
+			"wait-approval (approved, 24h0m0s)",
+			"notify-expired → subscriber: No decision on New laptop",
+		}},
+		{"daily digest", bridge.ExecuteRequest{WorkflowID: "daily_digest"}, "", []string{
+			"collect-stats", "send-digest → ops: Acme daily digest for 20", // the day the step read from the clock
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := drive(t, srv.URL, tt.req, json.RawMessage(tt.signal))
+			ok := len(got) == len(tt.want)
+			for i := 0; ok && i < len(got); i++ {
+				ok = strings.HasPrefix(got[i], tt.want[i])
+			}
+			if !ok {
+				t.Fatalf("steps:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+
+	wfs, err := (&bridge.Client{}).Discover(context.Background(), srv.URL, secret)
+	if err != nil || len(wfs) != 3 || wfs[2].Schedule == nil || *wfs[2].Schedule != "0 9 * * *" {
+		t.Fatalf("discover: %+v, %v", wfs, err)
+	}
+}
