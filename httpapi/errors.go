@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/heraldhq/herald/control"
+	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/projections"
 )
 
@@ -38,6 +39,7 @@ var statusTable = []struct {
 	{projections.ErrNotFound, http.StatusNotFound, "not_found"},
 	{control.ErrConflict, http.StatusConflict, "conflict"},
 	{control.ErrInvalid, http.StatusUnprocessableEntity, "validation_failed"},
+	{delivery.ErrNoChannel, http.StatusUnprocessableEntity, "no_channel"},
 	{projections.ErrBadCursor, http.StatusUnprocessableEntity, "validation_failed"},
 	{control.ErrBusy, http.StatusServiceUnavailable, "busy"},
 	{control.ErrUnavailable, http.StatusBadGateway, "upstream_unavailable"},

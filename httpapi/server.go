@@ -110,6 +110,15 @@ func (s *Server) routes() []route {
 		{"GET", "/v1/api-keys", authTenant, s.listAPIKeys},
 		{"POST", "/v1/api-keys", authTenant, s.createAPIKey},
 		{"DELETE", "/v1/api-keys/{prefix}", authTenant, s.revokeAPIKey},
+
+		{"GET", "/v1/channels/catalog", authTenant, s.channelCatalog},
+		{"GET", "/v1/channels", authTenant, s.listChannels},
+		{"POST", "/v1/channels", authTenant, s.createChannel},
+		{"PATCH", "/v1/channels/{key}", authTenant, s.patchChannel},
+		{"DELETE", "/v1/channels/{key}", authTenant, s.deleteChannel},
+
+		{"PUT", "/v1/bridge", authTenant, s.putBridge},
+		{"GET", "/v1/bridge", authTenant, s.getBridge},
 	}
 }
 
