@@ -1,0 +1,359 @@
+package projections
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	bolt "go.etcd.io/bbolt"
+)
+
+// The audience read model. External ids and topic keys never hold a zero
+// byte (both are validated), so tenant\x00a\x00b keys cannot collide.
+var (
+	bucketSubscribers      = []byte("subscribers")       // tenant\x00externalId → Subscriber
+	bucketTopics           = []byte("topics")            // tenant\x00key → Topic
+	bucketTopicMembers     = []byte("topic_members")     // tenant\x00key\x00externalId → membership
+	bucketSubscriberTopics = []byte("subscriber_topics") // tenant\x00externalId\x00key → membership
+)
+
+// Subscriber is the read model of a subscriber.
+type Subscriber struct {
+	SubscriberID string `json:"subscriberId"`
+	// Contacts maps a channel kind to its addresses, in the order given.
+	// A kind with no address is absent. Never nil.
+	Contacts map[string][]string `json:"contacts"`
+	// Locale is nil when the subscriber has none.
+	Locale *string `json:"locale,omitempty"`
+	// Attributes is a compact JSON object, or nil when there is none.
+	Attributes json.RawMessage `json:"attributes,omitempty"`
+	CreatedAt  time.Time       `json:"createdAt"`
+	UpdatedAt  time.Time       `json:"updatedAt"`
+}
+
+// Topic is the read model of a topic. A topic created implicitly by a
+// subscribe has no name and no description.
+type Topic struct {
+	Key             string    `json:"key"`
+	Name            *string   `json:"name,omitempty"`
+	Description     *string   `json:"description,omitempty"`
+	SubscriberCount int       `json:"subscriberCount"`
+	CreatedAt       time.Time `json:"createdAt"`
+	UpdatedAt       time.Time `json:"updatedAt"`
+}
+
+// Subscription links a subscriber to a topic.
+type Subscription struct {
+	SubscriberID string
+	TopicKey     string
+	CreatedAt    time.Time
+	// Seq is the stream sequence of the SubscriberSubscribed event that
+	// created the link: a writer compares it with its own append to tell
+	// "I created it" from "it already existed".
+	Seq uint64
+}
+
+// membership is the value of both link buckets.
+type membership struct {
+	CreatedAt time.Time `json:"createdAt"`
+	Seq       uint64    `json:"seq"`
+}
+
+func audienceModels() (map[string]applyFunc, [][]byte) {
+	return map[string]applyFunc{
+			events.SubscriberUpserted:     applySubscriberUpserted,
+			events.SubscriberDeleted:      applySubscriberDeleted,
+			events.TopicUpserted:          applyTopicUpserted,
+			events.TopicDeleted:           applyTopicDeleted,
+			events.SubscriberSubscribed:   applySubscriberSubscribed,
+			events.SubscriberUnsubscribed: applySubscriberUnsubscribed,
+		}, [][]byte{bucketSubscribers, bucketTopics, bucketTopicMembers,
+			bucketSubscriberTopics}
+}
+
+// pairKey builds tenant\x00a\x00b.
+func pairKey(tenant, a, b string) []byte {
+	return key(tenant, a+"\x00"+b)
+}
+
+// scope is the "tenant" that makes listTenant and prefixKeys walk the
+// pairs under one topic or one subscriber: tenant\x00a.
+func scope(tenant, a string) string { return tenant + "\x00" + a }
+
+// prefixKeys returns the ids stored under tenant\x00a\x00 in b, in key
+// order.
+func prefixKeys(b *bolt.Bucket, tenant, a string) []string {
+	prefix := key(scope(tenant, a), "")
+	var ids []string
+	c := b.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		ids = append(ids, string(k[len(prefix):]))
+	}
+	return ids
+}
+
+func applySubscriberUpserted(tx *bolt.Tx, ev eventlog.Event) error {
+	var d events.SubscriberUpsertedData
+	if err := ev.Decode(&d); err != nil {
+		return err
+	}
+	b := tx.Bucket(bucketSubscribers)
+	k := key(ev.TenantID, d.SubscriberID)
+	var cur Subscriber
+	ok, err := getJSON(b, k, &cur)
+	if err != nil {
+		return err
+	}
+	created := ev.At
+	if ok {
+		created = cur.CreatedAt
+	}
+	contacts := d.Contacts
+	if contacts == nil {
+		contacts = map[string][]string{}
+	}
+	return putJSON(b, k, Subscriber{SubscriberID: d.SubscriberID, Contacts: contacts, Locale: d.Locale,
+		Attributes: d.Attributes, CreatedAt: created, UpdatedAt: ev.At})
+}
+
+func applySubscriberDeleted(tx *bolt.Tx, ev eventlog.Event) error {
+	var d events.SubscriberDeletedData
+	if err := ev.Decode(&d); err != nil {
+		return err
+	}
+	subs := tx.Bucket(bucketSubscribers)
+	k := key(ev.TenantID, d.SubscriberID)
+	if subs.Get(k) == nil {
+		return nil
+	}
+	for _, topic := range prefixKeys(tx.Bucket(bucketSubscriberTopics), ev.TenantID, d.SubscriberID) {
+		if err := unlink(tx, ev, d.SubscriberID, topic); err != nil {
+			return err
+		}
+	}
+	return subs.Delete(k)
+}
+
+func applyTopicUpserted(tx *bolt.Tx, ev eventlog.Event) error {
+	var d events.TopicUpsertedData
+	if err := ev.Decode(&d); err != nil {
+		return err
+	}
+	b := tx.Bucket(bucketTopics)
+	k := key(ev.TenantID, d.Key)
+	t := Topic{Key: d.Key, CreatedAt: ev.At}
+	if _, err := getJSON(b, k, &t); err != nil {
+		return err
+	}
+	t.Name, t.Description, t.UpdatedAt = d.Name, d.Description, ev.At
+	return putJSON(b, k, t)
+}
+
+func applyTopicDeleted(tx *bolt.Tx, ev eventlog.Event) error {
+	var d events.TopicDeletedData
+	if err := ev.Decode(&d); err != nil {
+		return err
+	}
+	// The writer checked the topic had no subscribers; remove any left
+	// anyway, so no subscription can outlive its topic.
+	for _, sub := range prefixKeys(tx.Bucket(bucketTopicMembers), ev.TenantID, d.Key) {
+		if err := unlink(tx, ev, sub, d.Key); err != nil {
+			return err
+		}
+	}
+	return tx.Bucket(bucketTopics).Delete(key(ev.TenantID, d.Key))
+}
+
+func applySubscriberSubscribed(tx *bolt.Tx, ev eventlog.Event) error {
+	var d events.SubscriberSubscribedData
+	if err := ev.Decode(&d); err != nil {
+		return err
+	}
+	// A subscribe that raced the subscriber's delete and lost leaves no
+	// trace; a repeated one changes nothing.
+	if tx.Bucket(bucketSubscribers).Get(key(ev.TenantID, d.SubscriberID)) == nil {
+		return nil
+	}
+	members := tx.Bucket(bucketTopicMembers)
+	mk := pairKey(ev.TenantID, d.TopicKey, d.SubscriberID)
+	if members.Get(mk) != nil {
+		return nil
+	}
+	topics := tx.Bucket(bucketTopics)
+	tk := key(ev.TenantID, d.TopicKey)
+	t := Topic{Key: d.TopicKey, CreatedAt: ev.At, UpdatedAt: ev.At}
+	if _, err := getJSON(topics, tk, &t); err != nil {
+		return err
+	}
+	t.SubscriberCount++
+	if err := putJSON(topics, tk, t); err != nil {
+		return err
+	}
+	m := membership{CreatedAt: ev.At, Seq: ev.Seq}
+	if err := putJSON(members, mk, m); err != nil {
+		return err
+	}
+	return putJSON(tx.Bucket(bucketSubscriberTopics), pairKey(ev.TenantID, d.SubscriberID, d.TopicKey), m)
+}
+
+func applySubscriberUnsubscribed(tx *bolt.Tx, ev eventlog.Event) error {
+	var d events.SubscriberUnsubscribedData
+	if err := ev.Decode(&d); err != nil {
+		return err
+	}
+	return unlink(tx, ev, d.SubscriberID, d.TopicKey)
+}
+
+// unlink removes one subscription, when present, and counts it off its
+// topic.
+func unlink(tx *bolt.Tx, ev eventlog.Event, subscriber, topic string) error {
+	members := tx.Bucket(bucketTopicMembers)
+	mk := pairKey(ev.TenantID, topic, subscriber)
+	if members.Get(mk) == nil {
+		return nil
+	}
+	if err := members.Delete(mk); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketSubscriberTopics).Delete(pairKey(ev.TenantID, subscriber, topic)); err != nil {
+		return err
+	}
+	topics := tx.Bucket(bucketTopics)
+	tk := key(ev.TenantID, topic)
+	var t Topic
+	if ok, err := getJSON(topics, tk, &t); err != nil || !ok {
+		return err
+	}
+	t.SubscriberCount = max(t.SubscriberCount-1, 0)
+	return putJSON(topics, tk, t)
+}
+
+// Subscriber returns one subscriber of a tenant, or ErrNotFound.
+func (s *Store) Subscriber(tenant, externalID string) (Subscriber, error) {
+	var sub Subscriber
+	err := s.view(func(tx *bolt.Tx) error {
+		return mustGet(tx.Bucket(bucketSubscribers), key(tenant, externalID), &sub)
+	})
+	return sub, err
+}
+
+// Subscribers lists a tenant's subscribers in external id (byte) order.
+func (s *Store) Subscribers(tenant string, p Page) (subs []Subscriber, next string, err error) {
+	err = s.view(func(tx *bolt.Tx) error {
+		subs, next, err = listTenant(tx.Bucket(bucketSubscribers), tenant, p, decodeJSON[Subscriber])
+		return err
+	})
+	return subs, next, err
+}
+
+// Topic returns one topic of a tenant, or ErrNotFound.
+func (s *Store) Topic(tenant, topicKey string) (Topic, error) {
+	var t Topic
+	err := s.view(func(tx *bolt.Tx) error {
+		return mustGet(tx.Bucket(bucketTopics), key(tenant, topicKey), &t)
+	})
+	return t, err
+}
+
+// Topics lists a tenant's topics in key order.
+func (s *Store) Topics(tenant string, p Page) (topics []Topic, next string, err error) {
+	err = s.view(func(tx *bolt.Tx) error {
+		topics, next, err = listTenant(tx.Bucket(bucketTopics), tenant, p, decodeJSON[Topic])
+		return err
+	})
+	return topics, next, err
+}
+
+// Subscription returns the link between a subscriber and a topic, or
+// ErrNotFound.
+func (s *Store) Subscription(tenant, externalID, topicKey string) (Subscription, error) {
+	var m membership
+	err := s.view(func(tx *bolt.Tx) error {
+		return mustGet(tx.Bucket(bucketTopicMembers), pairKey(tenant, topicKey, externalID), &m)
+	})
+	return Subscription{SubscriberID: externalID, TopicKey: topicKey, CreatedAt: m.CreatedAt, Seq: m.Seq}, err
+}
+
+// TopicSubscribers lists the subscriptions of one topic in external id
+// order, or returns ErrNotFound when the topic does not exist.
+func (s *Store) TopicSubscribers(tenant, topicKey string, p Page) (subs []Subscription, next string, err error) {
+	err = s.view(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketTopics).Get(key(tenant, topicKey)) == nil {
+			return ErrNotFound
+		}
+		subs, next, err = listTenant(tx.Bucket(bucketTopicMembers), scope(tenant, topicKey), p,
+			func(id string, v []byte) (Subscription, bool, error) {
+				var m membership
+				err := json.Unmarshal(v, &m)
+				return Subscription{SubscriberID: id, TopicKey: topicKey, CreatedAt: m.CreatedAt, Seq: m.Seq}, true, err
+			})
+		return err
+	})
+	return subs, next, err
+}
+
+// SubscriberTopics lists the subscriptions of one subscriber in topic key
+// order, or returns ErrNotFound when the subscriber does not exist.
+func (s *Store) SubscriberTopics(tenant, externalID string, p Page) (subs []Subscription, next string, err error) {
+	err = s.view(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketSubscribers).Get(key(tenant, externalID)) == nil {
+			return ErrNotFound
+		}
+		subs, next, err = listTenant(tx.Bucket(bucketSubscriberTopics), scope(tenant, externalID), p,
+			func(topic string, v []byte) (Subscription, bool, error) {
+				var m membership
+				err := json.Unmarshal(v, &m)
+				return Subscription{SubscriberID: externalID, TopicKey: topic, CreatedAt: m.CreatedAt, Seq: m.Seq}, true, err
+			})
+		return err
+	})
+	return subs, next, err
+}
+
+// ResolveTopics returns the external ids of every subscriber of the
+// given topics, de-duplicated and sorted (byte order), read from one
+// consistent snapshot. Unknown topics, and keys no topic can have,
+// contribute no one; the result is empty, never nil.
+func (s *Store) ResolveTopics(tenant string, keys []string) ([]string, error) {
+	keys = slices.Clone(keys)
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	out := []string{}
+	err := s.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketTopicMembers)
+		for _, k := range keys {
+			if k == "" || bytes.IndexByte([]byte(k), 0) >= 0 {
+				continue
+			}
+			out = append(out, prefixKeys(b, tenant, k)...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// One topic's members come sorted and unique already.
+	if len(keys) > 1 {
+		slices.Sort(out)
+		out = slices.Compact(out)
+	}
+	return out, nil
+}
+
+// mustGet reads k's JSON value into v, or returns ErrNotFound.
+func mustGet(b *bolt.Bucket, k []byte, v any) error {
+	ok, err := getJSON(b, k, v)
+	if err == nil && !ok {
+		return ErrNotFound
+	}
+	return err
+}
+
+func decodeJSON[T any](_ string, v []byte) (T, bool, error) {
+	var t T
+	err := json.Unmarshal(v, &t)
+	return t, true, err
+}

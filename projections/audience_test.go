@@ -1,0 +1,361 @@
+package projections_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/internal/testnats"
+	"github.com/heraldhq/herald/projections"
+)
+
+// audience appends audience events straight to the log and waits for the
+// store, for tests of the read model alone.
+type audience struct {
+	t      testing.TB
+	log    *eventlog.Log
+	st     *projections.Store
+	tenant string
+}
+
+func (a audience) append(agg, id, typ string, data any) uint64 {
+	a.t.Helper()
+	seq, err := a.log.Append(context.Background(), eventlog.Record{
+		Subject: eventlog.Subject(a.tenant, agg, id), Type: typ, Tenant: a.tenant, Data: data})
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	if err := a.st.WaitFor(context.Background(), seq); err != nil {
+		a.t.Fatal(err)
+	}
+	return seq
+}
+
+func (a audience) upsert(id string) {
+	a.append(eventlog.AggSubscriber, id, events.SubscriberUpserted, events.SubscriberUpsertedData{
+		SubscriberID: id, Contacts: map[string][]string{"email": {id + "@x.io"}}})
+}
+
+func (a audience) subscribe(id, topic string) uint64 {
+	return a.append(eventlog.AggTopic, topic, events.SubscriberSubscribed,
+		events.SubscriberSubscribedData{SubscriberID: id, TopicKey: topic})
+}
+
+func (a audience) count(topic string) int {
+	a.t.Helper()
+	tp, err := a.st.Topic(a.tenant, topic)
+	if err != nil {
+		a.t.Fatalf("topic %q: %v", topic, err)
+	}
+	return tp.SubscriberCount
+}
+
+func (a audience) members(topic string) []string {
+	a.t.Helper()
+	subs, next, err := a.st.TopicSubscribers(a.tenant, topic, projections.Page{Limit: 500})
+	if err != nil || next != "" {
+		a.t.Fatalf("members of %q: %v %q", topic, err, next)
+	}
+	var ids []string
+	for _, s := range subs {
+		ids = append(ids, s.SubscriberID)
+	}
+	return ids
+}
+
+func (a audience) topicsOf(id string) []string {
+	a.t.Helper()
+	subs, _, err := a.st.SubscriberTopics(a.tenant, id, projections.Page{Limit: 500})
+	if err != nil {
+		a.t.Fatalf("topics of %q: %v", id, err)
+	}
+	var keys []string
+	for _, s := range subs {
+		keys = append(keys, s.TopicKey)
+	}
+	return keys
+}
+
+func newAudience(t testing.TB, tenant string) audience {
+	log := testnats.Log(t)
+	st, err := projections.Open(filepath.Join(t.TempDir(), "p.db"), projections.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := st.Run(ctx, log, nil); err != nil {
+			t.Errorf("projector: %v", err)
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		st.Close()
+	})
+	return audience{t: t, log: log, st: st, tenant: tenant}
+}
+
+func TestSubscriberUpsertOverwritesStateKeepsCreatedAt(t *testing.T) {
+	a := newAudience(t, "ten_a")
+	loc := "en"
+	a.append(eventlog.AggSubscriber, "u.1", events.SubscriberUpserted, events.SubscriberUpsertedData{
+		SubscriberID: "u.1", Contacts: map[string][]string{"email": {"a@x.io"}}, Locale: &loc,
+		Attributes: []byte(`{"a":1}`)})
+	first, err := a.st.Subscriber("ten_a", "u.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Millisecond)
+	a.append(eventlog.AggSubscriber, "u.1", events.SubscriberUpserted, events.SubscriberUpsertedData{SubscriberID: "u.1"})
+	got, err := a.st.Subscriber("ten_a", "u.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.CreatedAt.Equal(first.CreatedAt) || !got.UpdatedAt.After(first.UpdatedAt) {
+		t.Fatalf("times: first %+v, then %+v", first, got)
+	}
+	if got.Contacts == nil || len(got.Contacts) != 0 || got.Locale != nil || got.Attributes != nil {
+		t.Fatalf("state not overwritten: %+v", got)
+	}
+	if _, err := a.st.Subscriber("ten_b", "u.1"); !errors.Is(err, projections.ErrNotFound) {
+		t.Fatalf("another tenant sees it: %v", err)
+	}
+}
+
+func TestSubscriptionsCountsAndDeletes(t *testing.T) {
+	a := newAudience(t, "ten_a")
+	for _, id := range []string{"u1", "u2", "u3"} {
+		a.upsert(id)
+	}
+	name := "News"
+	a.append(eventlog.AggTopic, "news", events.TopicUpserted, events.TopicUpsertedData{Key: "news", Name: &name})
+	a.subscribe("u1", "news")
+	a.subscribe("u2", "news")
+	a.subscribe("u2", "news") // repeated: no-op
+	a.subscribe("u2", "sports")
+	a.subscribe("u3", "sports")
+	// A subscriber that does not exist leaves no trace, not even a topic.
+	a.subscribe("ghost", "news")
+	a.subscribe("ghost", "ghost-topic")
+	if _, err := a.st.Topic("ten_a", "ghost-topic"); !errors.Is(err, projections.ErrNotFound) {
+		t.Fatalf("topic created by a ghost subscribe: %v", err)
+	}
+	if a.count("news") != 2 || a.count("sports") != 2 {
+		t.Fatalf("counts news=%d sports=%d", a.count("news"), a.count("sports"))
+	}
+	// The implicit create by a subscribe never touched the explicit name.
+	if tp, _ := a.st.Topic("ten_a", "news"); tp.Name == nil || *tp.Name != "News" {
+		t.Fatalf("name lost: %+v", tp)
+	}
+	if tp, _ := a.st.Topic("ten_a", "sports"); tp.Name != nil || tp.Description != nil {
+		t.Fatalf("implicit topic has metadata: %+v", tp)
+	}
+	if got := a.members("news"); !slices.Equal(got, []string{"u1", "u2"}) {
+		t.Fatalf("news members %v", got)
+	}
+	if got := a.topicsOf("u2"); !slices.Equal(got, []string{"news", "sports"}) {
+		t.Fatalf("u2 topics %v", got)
+	}
+	// The stored link remembers the event that made it.
+	s, err := a.st.Subscription("ten_a", "u1", "news")
+	if err != nil || s.Seq == 0 || s.CreatedAt.IsZero() {
+		t.Fatalf("subscription %+v %v", s, err)
+	}
+
+	a.append(eventlog.AggTopic, "news", events.SubscriberUnsubscribed,
+		events.SubscriberUnsubscribedData{SubscriberID: "u1", TopicKey: "news"})
+	a.append(eventlog.AggTopic, "news", events.SubscriberUnsubscribed, // not subscribed: no-op
+		events.SubscriberUnsubscribedData{SubscriberID: "u3", TopicKey: "news"})
+	if a.count("news") != 1 || !slices.Equal(a.members("news"), []string{"u2"}) {
+		t.Fatalf("after unsubscribe: %d %v", a.count("news"), a.members("news"))
+	}
+
+	// Deleting u2 removes both its subscriptions and counts them off.
+	a.append(eventlog.AggSubscriber, "u2", events.SubscriberDeleted, events.SubscriberDeletedData{SubscriberID: "u2"})
+	if a.count("news") != 0 || a.count("sports") != 1 || len(a.members("news")) != 0 ||
+		!slices.Equal(a.members("sports"), []string{"u3"}) {
+		t.Fatalf("after delete: news=%d sports=%d %v", a.count("news"), a.count("sports"), a.members("sports"))
+	}
+	if _, _, err := a.st.SubscriberTopics("ten_a", "u2", projections.Page{}); !errors.Is(err, projections.ErrNotFound) {
+		t.Fatalf("deleted subscriber's topics: %v", err)
+	}
+	// Re-created, it starts with no subscriptions.
+	a.upsert("u2")
+	if got := a.topicsOf("u2"); len(got) != 0 {
+		t.Fatalf("re-created subscriber kept %v", got)
+	}
+
+	a.append(eventlog.AggTopic, "sports", events.TopicDeleted, events.TopicDeletedData{Key: "sports"})
+	if _, err := a.st.Topic("ten_a", "sports"); !errors.Is(err, projections.ErrNotFound) {
+		t.Fatalf("deleted topic: %v", err)
+	}
+	if got := a.topicsOf("u3"); len(got) != 0 {
+		t.Fatalf("subscription outlived its topic: %v", got)
+	}
+	if _, _, err := a.st.TopicSubscribers("ten_a", "sports", projections.Page{}); !errors.Is(err, projections.ErrNotFound) {
+		t.Fatalf("members of a deleted topic: %v", err)
+	}
+}
+
+func TestResolveTopicsDeduplicatesOverlappingTopics(t *testing.T) {
+	a := newAudience(t, "ten_a")
+	other := audience{t: t, log: a.log, st: a.st, tenant: "ten_b"}
+	ids := []string{"u1", "u2", "u3", "u4", "u5", "a.b", "x@y.io", "ünï 🚀", "a/b"}
+	for _, id := range ids {
+		a.upsert(id)
+	}
+	topics := map[string][]string{
+		"a": {"u1", "u2", "u3", "a.b"},
+		"b": {"u2", "u4", "a.b", "ünï 🚀"},
+		"c": {"u3", "u5", "u1", "x@y.io"},
+		"d": {"a/b"},
+	}
+	for topic, members := range topics {
+		for _, id := range members {
+			a.subscribe(id, topic)
+		}
+	}
+	// Another tenant's topic of the same key must not leak in.
+	other.upsert("intruder")
+	other.subscribe("intruder", "a")
+
+	got, err := a.st.ResolveTopics("ten_a", []string{"c", "a", "b", "a", "unknown", "", "bad\x00key"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a.b", "u1", "u2", "u3", "u4", "u5", "x@y.io", "ünï 🚀"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("ResolveTopics = %q, want %q", got, want)
+	}
+	if got, _ := a.st.ResolveTopics("ten_a", []string{"d"}); !slices.Equal(got, []string{"a/b"}) {
+		t.Fatalf("one topic: %q", got)
+	}
+	if got, err := a.st.ResolveTopics("ten_a", []string{"unknown"}); err != nil || got == nil || len(got) != 0 {
+		t.Fatalf("unknown topic: %#v %v", got, err)
+	}
+	if got, _ := a.st.ResolveTopics("ten_b", []string{"a", "b"}); !slices.Equal(got, []string{"intruder"}) {
+		t.Fatalf("other tenant: %q", got)
+	}
+}
+
+func TestAudienceListsPageInKeyOrder(t *testing.T) {
+	a := newAudience(t, "ten_a")
+	var want []string
+	for i := range 23 {
+		id := fmt.Sprintf("u%02d", i)
+		want = append(want, id)
+		a.upsert(id)
+		a.subscribe(id, "all")
+	}
+	for _, list := range []func(projections.Page) ([]string, string, error){
+		func(p projections.Page) ([]string, string, error) {
+			subs, next, err := a.st.Subscribers("ten_a", p)
+			var ids []string
+			for _, s := range subs {
+				ids = append(ids, s.SubscriberID)
+			}
+			return ids, next, err
+		},
+		func(p projections.Page) ([]string, string, error) {
+			subs, next, err := a.st.TopicSubscribers("ten_a", "all", p)
+			var ids []string
+			for _, s := range subs {
+				ids = append(ids, s.SubscriberID)
+			}
+			return ids, next, err
+		},
+	} {
+		var got []string
+		p := projections.Page{Limit: 5}
+		for {
+			ids, next, err := list(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, ids...)
+			if next == "" {
+				break
+			}
+			p.Cursor = next
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("paged %v", got)
+		}
+	}
+}
+
+func TestAudienceRebuildIsIdentical(t *testing.T) {
+	a := newAudience(t, "ten_a")
+	for i := range 30 {
+		a.upsert(fmt.Sprintf("u%d", i))
+		a.subscribe(fmt.Sprintf("u%d", i), fmt.Sprintf("t%d", i%4))
+	}
+	a.append(eventlog.AggSubscriber, "u3", events.SubscriberDeleted, events.SubscriberDeletedData{SubscriberID: "u3"})
+	a.append(eventlog.AggTopic, "t1", events.SubscriberUnsubscribed, events.SubscriberUnsubscribedData{SubscriberID: "u1", TopicKey: "t1"})
+	live, err := a.st.Checksum()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rebuilt, err := projections.Rebuild(context.Background(), filepath.Join(t.TempDir(), "r.db"), a.log, projections.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rebuilt.Close()
+	if sum, _ := rebuilt.Checksum(); sum != live {
+		t.Fatalf("rebuilt %s != live %s", sum, live)
+	}
+}
+
+// BenchmarkResolveTopic10k resolves one topic of 10,000 subscribers (the
+// target is under 20 ms), and three overlapping topics of 10,000 each.
+func BenchmarkResolveTopic10k(b *testing.B) {
+	a := newAudience(b, "ten_a")
+	ctx := context.Background()
+	const n = 10_000
+	var recs []eventlog.Record
+	for i := range n {
+		id := fmt.Sprintf("user-%05d@example.com", i)
+		recs = append(recs, eventlog.Record{Subject: eventlog.Subject("ten_a", eventlog.AggSubscriber, id),
+			Type: events.SubscriberUpserted, Tenant: "ten_a",
+			Data: events.SubscriberUpsertedData{SubscriberID: id, Contacts: map[string][]string{"email": {id}}}})
+	}
+	// Topic big has everyone; x, y, z have overlapping halves.
+	for i := range n {
+		id := fmt.Sprintf("user-%05d@example.com", i)
+		for _, topic := range []string{"big", []string{"x", "y", "z"}[i%3], []string{"x", "y", "z"}[(i+1)%3]} {
+			recs = append(recs, eventlog.Record{Subject: eventlog.Subject("ten_a", eventlog.AggTopic, topic),
+				Type: events.SubscriberSubscribed, Tenant: "ten_a",
+				Data: events.SubscriberSubscribedData{SubscriberID: id, TopicKey: topic}})
+		}
+	}
+	seqs, err := a.log.AppendBatch(ctx, recs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := a.st.WaitFor(ctx, seqs[len(seqs)-1]); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		topics []string
+	}{{"one-topic", []string{"big"}}, {"three-overlapping", []string{"x", "y", "z"}}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				ids, err := a.st.ResolveTopics("ten_a", c.topics)
+				if err != nil || len(ids) != n {
+					b.Fatalf("%d ids, %v", len(ids), err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/resolve")
+		})
+	}
+}
