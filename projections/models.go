@@ -9,8 +9,6 @@ func readModels() (map[string]applyFunc, [][]byte) {
 	var buckets [][]byte
 	for _, model := range []func() (map[string]applyFunc, [][]byte){
 		tenantModels,
-		audienceModels,
-		runModels,
 		channelModels,
 		bridgeModels,
 	} {
