@@ -1,0 +1,312 @@
+package control
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/projections"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// existing is the subscriber most merge cases start from.
+func existing() *projections.Subscriber {
+	return &projections.Subscriber{
+		SubscriberID: "u1",
+		Contacts:     map[string][]string{"email": {"a@x.io"}, "sms": {"+15550001"}},
+		Locale:       ptr("en"),
+		Attributes:   json.RawMessage(`{"plan":"pro"}`),
+		CreatedAt:    time.Unix(1, 0),
+		UpdatedAt:    time.Unix(1, 0),
+	}
+}
+
+func input(t *testing.T, body string) SubscriberInput {
+	t.Helper()
+	var in SubscriberInput
+	if err := json.Unmarshal([]byte(body), &in); err != nil {
+		t.Fatalf("input %s: %v", body, err)
+	}
+	return in
+}
+
+func TestMergeSubscriberRules(t *testing.T) {
+	cases := []struct {
+		name  string
+		cur   *projections.Subscriber
+		body  string
+		want  events.SubscriberUpsertedData
+		wantP []string // fields named by the validation error, in order
+	}{
+		{name: "new, empty body",
+			body: `{}`,
+			want: events.SubscriberUpsertedData{Contacts: map[string][]string{}}},
+		{name: "new, everything",
+			body: `{"contacts":{"email":["b@y.io"],"push":["tok"]},"locale":"fr-CA","attributes":{ "a" : [1, 2] }}`,
+			want: events.SubscriberUpsertedData{Contacts: map[string][]string{"email": {"b@y.io"}, "push": {"tok"}},
+				Locale: ptr("fr-CA"), Attributes: json.RawMessage(`{"a":[1,2]}`)}},
+		{name: "new, empty list adds nothing",
+			body: `{"contacts":{"email":[]}}`,
+			want: events.SubscriberUpsertedData{Contacts: map[string][]string{}}},
+		{name: "omitted everything keeps everything",
+			cur:  existing(),
+			body: `{}`,
+			want: events.SubscriberUpsertedData{Contacts: map[string][]string{"email": {"a@x.io"}, "sms": {"+15550001"}},
+				Locale: ptr("en"), Attributes: json.RawMessage(`{"plan":"pro"}`)}},
+		{name: "non-empty list overwrites that kind only",
+			cur:  existing(),
+			body: `{"contacts":{"email":["b@y.io","c@y.io"]}}`,
+			want: events.SubscriberUpsertedData{Contacts: map[string][]string{"email": {"b@y.io", "c@y.io"}, "sms": {"+15550001"}},
+				Locale: ptr("en"), Attributes: json.RawMessage(`{"plan":"pro"}`)}},
+		{name: "empty list clears that kind",
+			cur:  existing(),
+			body: `{"contacts":{"sms":[]}}`,
+			want: events.SubscriberUpsertedData{Contacts: map[string][]string{"email": {"a@x.io"}},
+				Locale: ptr("en"), Attributes: json.RawMessage(`{"plan":"pro"}`)}},
+		{name: "null list clears that kind",
+			cur:  existing(),
+			body: `{"contacts":{"email":null}}`,
+			want: events.SubscriberUpsertedData{Contacts: map[string][]string{"sms": {"+15550001"}},
+				Locale: ptr("en"), Attributes: json.RawMessage(`{"plan":"pro"}`)}},
+		{name: "new kind added, others kept",
+			cur:  existing(),
+			body: `{"contacts":{"chat":["@u1"]}}`,
+			want: events.SubscriberUpsertedData{Contacts: map[string][]string{"email": {"a@x.io"}, "sms": {"+15550001"}, "chat": {"@u1"}},
+				Locale: ptr("en"), Attributes: json.RawMessage(`{"plan":"pro"}`)}},
+		{name: "contacts {} and null mention no kind",
+			cur:  existing(),
+			body: `{"contacts":null}`,
+			want: events.SubscriberUpsertedData{Contacts: map[string][]string{"email": {"a@x.io"}, "sms": {"+15550001"}},
+				Locale: ptr("en"), Attributes: json.RawMessage(`{"plan":"pro"}`)}},
+		{name: "locale overwrites, attributes replaced whole",
+			cur:  existing(),
+			body: `{"locale":"de","attributes":{"tier":1}}`,
+			want: events.SubscriberUpsertedData{Contacts: map[string][]string{"email": {"a@x.io"}, "sms": {"+15550001"}},
+				Locale: ptr("de"), Attributes: json.RawMessage(`{"tier":1}`)}},
+		{name: "null clears locale and attributes",
+			cur:  existing(),
+			body: `{"locale":null,"attributes":null}`,
+			want: events.SubscriberUpsertedData{Contacts: map[string][]string{"email": {"a@x.io"}, "sms": {"+15550001"}}}},
+		{name: "empty attributes object is a value",
+			cur:  existing(),
+			body: `{"attributes":{}}`,
+			want: events.SubscriberUpsertedData{Contacts: map[string][]string{"email": {"a@x.io"}, "sms": {"+15550001"}},
+				Locale: ptr("en"), Attributes: json.RawMessage(`{}`)}},
+		{name: "attributes stored escaped like the projections store them",
+			body: `{"attributes":{"h":"<b>&"}}`,
+			want: events.SubscriberUpsertedData{Contacts: map[string][]string{},
+				Attributes: json.RawMessage(`{"h":"\u003cb\u003e\u0026"}`)}},
+		{name: "addresses of other kinds stored unparsed",
+			body: `{"contacts":{"sms":["not a phone, still fine"],"push":["Bob <b@x.io>"]}}`,
+			want: events.SubscriberUpsertedData{Contacts: map[string][]string{"sms": {"not a phone, still fine"}, "push": {"Bob <b@x.io>"}}}},
+
+		{name: "bad email named by index",
+			body:  `{"contacts":{"email":["ok@x.io","not-an-email","Bob <b@x.io>","<c@x.io>"]}}`,
+			wantP: []string{"contacts.email[1]", "contacts.email[2]", "contacts.email[3]"}},
+		{name: "address not a string",
+			body:  `{"contacts":{"sms":["+1",7]}}`,
+			wantP: []string{"contacts.sms[1]"}},
+		{name: "kind not a list",
+			body:  `{"contacts":{"email":"a@x.io"}}`,
+			wantP: []string{"contacts.email"}},
+		{name: "too many addresses",
+			body:  `{"contacts":{"sms":["1","2","3","4","5","6","7","8","9","10","11"]}}`,
+			wantP: []string{"contacts.sms"}},
+		{name: "address too long and empty",
+			body:  `{"contacts":{"sms":["` + strings.Repeat("9", 321) + `",""]}}`,
+			wantP: []string{"contacts.sms[0]", "contacts.sms[1]"}},
+		{name: "address at the limit",
+			body: `{"contacts":{"sms":["` + strings.Repeat("9", 320) + `"]}}`,
+			want: events.SubscriberUpsertedData{Contacts: map[string][]string{"sms": {strings.Repeat("9", 320)}}}},
+		{name: "address with a control character",
+			body:  `{"contacts":{"sms":["a\nb"]}}`,
+			wantP: []string{"contacts.sms[0]"}},
+		{name: "bad kind name",
+			body:  `{"contacts":{"e mail":["a@x.io"]}}`,
+			wantP: []string{"contacts.e mail"}},
+		{name: "too many kinds given",
+			body:  `{"contacts":{` + kinds(17) + `}}`,
+			wantP: []string{"contacts"}},
+		{name: "too many kinds after the merge",
+			cur:   existing(),
+			body:  `{"contacts":{` + kinds(15) + `}}`,
+			wantP: []string{"contacts"}},
+		{name: "sixteen kinds after the merge",
+			cur:  existing(),
+			body: `{"contacts":{` + kinds(14) + `}}`,
+			want: func() events.SubscriberUpsertedData {
+				c := map[string][]string{"email": {"a@x.io"}, "sms": {"+15550001"}}
+				for i := range 14 {
+					c["k"+string(rune('a'+i))] = []string{"x"}
+				}
+				return events.SubscriberUpsertedData{Contacts: c, Locale: ptr("en"), Attributes: json.RawMessage(`{"plan":"pro"}`)}
+			}()},
+		{name: "locale wrong type, empty attributes not an object",
+			body:  `{"locale":5,"attributes":[1]}`,
+			wantP: []string{"locale", "attributes"}},
+		{name: "empty locale",
+			body:  `{"locale":""}`,
+			wantP: []string{"locale"}},
+		{name: "attributes a string",
+			body:  `{"attributes":"x"}`,
+			wantP: []string{"attributes"}},
+		{name: "attributes over 64 KiB",
+			body:  `{"attributes":{"a":"` + strings.Repeat("x", 64<<10) + `"}}`,
+			wantP: []string{"attributes"}},
+		{name: "every problem at once",
+			body:  `{"contacts":{"email":["nope"],"sms":[1]},"locale":true,"attributes":3}`,
+			wantP: []string{"contacts.email[0]", "contacts.sms[0]", "locale", "attributes"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := mergeSubscriber("u1", c.cur, input(t, c.body))
+			if c.wantP != nil {
+				var ve *ValidationError
+				if !errors.As(err, &ve) || !errors.Is(err, ErrInvalid) {
+					t.Fatalf("want a validation error, got %v (%+v)", err, got)
+				}
+				var fields []string
+				for _, p := range ve.Problems {
+					fields = append(fields, p.Field)
+				}
+				if !slices.Equal(fields, c.wantP) {
+					t.Fatalf("fields %q, want %q (%v)", fields, c.wantP, ve.Problems)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.want.SubscriberID = "u1"
+			if !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("got  %+v\nwant %+v (attributes %s vs %s)", got, c.want, got.Attributes, c.want.Attributes)
+			}
+		})
+	}
+}
+
+// kinds returns n contact kinds "ka", "kb"… as JSON members.
+func kinds(n int) string {
+	var parts []string
+	for i := range n {
+		parts = append(parts, `"k`+string(rune('a'+i))+`":["x"]`)
+	}
+	return strings.Join(parts, ",")
+}
+
+func TestMergeSubscriberDoesNotTouchCurrent(t *testing.T) {
+	cur := existing()
+	if _, err := mergeSubscriber("u1", cur, input(t, `{"contacts":{"email":[],"sms":["+2"]},"locale":null}`)); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cur, existing()) {
+		t.Fatalf("merge changed its input: %+v", cur)
+	}
+}
+
+func TestSameSubscriberSpotsNoOps(t *testing.T) {
+	cur := existing()
+	for body, same := range map[string]bool{
+		`{}`:                                   true,
+		`{"contacts":{"email":["a@x.io"]}}`:    true,
+		`{"attributes":{ "plan" : "pro" }}`:    true,
+		`{"locale":"en","contacts":{"ws":[]}}`: true,
+		`{"contacts":{"email":["A@x.io"]}}`:    false,
+		`{"locale":null}`:                      false,
+		`{"attributes":{"plan":"pro","x":1}}`:  false,
+	} {
+		next, err := mergeSubscriber("u1", cur, input(t, body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sameSubscriber(*cur, next); got != same {
+			t.Errorf("%s: same=%v, want %v", body, got, same)
+		}
+	}
+}
+
+func TestValidIdentifiers(t *testing.T) {
+	ids := map[string]bool{
+		"u1": true, "a.b": true, "a/b": true, "user@example.com": true, "with space": true,
+		"ünïcødé 🚀": true, "👨‍👩‍👧": true, "..": true, strings.Repeat("é", 256): true,
+		"": false, strings.Repeat("a", 257): false, "a\x00b": false, "tab\there": false,
+		"new\nline": false, "\x7f": false, "bad \xff utf8": false, "c1\u0085": false,
+	}
+	for id, want := range ids {
+		if got := ValidExternalID(id); got != want {
+			t.Errorf("ValidExternalID(%q) = %v", id, got)
+		}
+	}
+	keys := map[string]bool{
+		"news": true, "a.b_c:d-E9": true, strings.Repeat("k", 128): true,
+		"": false, strings.Repeat("k", 129): false, "a/b": false, "a b": false, "é": false, "a*": false,
+	}
+	for k, want := range keys {
+		if got := ValidTopicKey(k); got != want {
+			t.Errorf("ValidTopicKey(%q) = %v", k, got)
+		}
+	}
+}
+
+func TestMergeTopicRules(t *testing.T) {
+	cur := &projections.Topic{Key: "news", Name: ptr("News"), Description: ptr("All the news"), SubscriberCount: 3}
+	implicit := &projections.Topic{Key: "news", SubscriberCount: 3}
+	cases := []struct {
+		name  string
+		cur   *projections.Topic
+		body  string
+		want  events.TopicUpsertedData
+		wantP []string
+	}{
+		{name: "new, key only", body: `{}`, want: events.TopicUpsertedData{Key: "news"}},
+		{name: "new with both", body: `{"name":"N","description":"line 1\nline 2"}`,
+			want: events.TopicUpsertedData{Key: "news", Name: ptr("N"), Description: ptr("line 1\nline 2")}},
+		{name: "omitted kept", cur: cur, body: `{}`,
+			want: events.TopicUpsertedData{Key: "news", Name: ptr("News"), Description: ptr("All the news")}},
+		{name: "name overwritten, description kept", cur: cur, body: `{"name":"Daily"}`,
+			want: events.TopicUpsertedData{Key: "news", Name: ptr("Daily"), Description: ptr("All the news")}},
+		{name: "null clears", cur: cur, body: `{"description":null}`,
+			want: events.TopicUpsertedData{Key: "news", Name: ptr("News")}},
+		{name: "explicit metadata on an implicit topic", cur: implicit, body: `{"name":"N"}`,
+			want: events.TopicUpsertedData{Key: "news", Name: ptr("N")}},
+		{name: "wrong types", body: `{"name":1,"description":{}}`, wantP: []string{"name", "description"}},
+		{name: "too long", body: `{"name":"` + strings.Repeat("n", 257) + `","description":"` + strings.Repeat("d", 1025) + `"}`,
+			wantP: []string{"name", "description"}},
+		{name: "control character in name", body: `{"name":"a\nb"}`, wantP: []string{"name"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var in TopicInput
+			if err := json.Unmarshal([]byte(c.body), &in); err != nil {
+				t.Fatal(err)
+			}
+			got, err := mergeTopic("news", c.cur, in)
+			if c.wantP != nil {
+				var ve *ValidationError
+				if !errors.As(err, &ve) {
+					t.Fatalf("want a validation error, got %v", err)
+				}
+				var fields []string
+				for _, p := range ve.Problems {
+					fields = append(fields, p.Field)
+				}
+				if !slices.Equal(fields, c.wantP) {
+					t.Fatalf("fields %q, want %q", fields, c.wantP)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("got %+v %v, want %+v", got, err, c.want)
+			}
+		})
+	}
+	if _, err := mergeTopic("bad key", nil, TopicInput{}); err == nil {
+		t.Fatal("bad key accepted")
+	}
+}
