@@ -9,6 +9,7 @@ func readModels() (map[string]applyFunc, [][]byte) {
 	var buckets [][]byte
 	for _, model := range []func() (map[string]applyFunc, [][]byte){
 		tenantModels,
+		audienceModels,
 		channelModels,
 		bridgeModels,
 	} {
