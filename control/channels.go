@@ -60,7 +60,7 @@ func (c *Control) ConfigureChannel(ctx context.Context, tenant string, in Channe
 	}
 	entry, known := delivery.LookupChannel(in.ChannelKey)
 	if in.ChannelKey != "" && !known {
-		return projections.Channel{}, unknownChannel(in.ChannelKey)
+		return projections.Channel{}, unknownChannel()
 	}
 	var cfg events.ChannelConfig
 	if known && len(in.Config) > 0 {
@@ -262,8 +262,10 @@ func (c *Control) sealConfig(ctx context.Context, tenant string, entry delivery.
 	return events.ChannelConfig{Public: public, Sealed: sealed}, nil
 }
 
-func unknownChannel(key string) error {
-	return errorf(ErrNotFound, "unknown_channel", "the channel catalog has no entry %.64q", key)
+// unknownChannel does not quote the key: a request body's values are
+// never echoed.
+func unknownChannel() error {
+	return errorf(ErrNotFound, "unknown_channel", "channelKey names no entry of the channel catalog (see GET /v1/channels/catalog)")
 }
 
 func channelNotFound(key string) error {

@@ -1,0 +1,284 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/heraldhq/herald/control"
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/secrets"
+	"github.com/heraldhq/herald/service"
+)
+
+// channelLogBuffer collects the service's log output; the service writes
+// from many goroutines while the test reads.
+type channelLogBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *channelLogBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *channelLogBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return bytes.Clone(b.buf.Bytes())
+}
+
+// channelSecretForms returns s and its base64 encodings (standard and URL, with
+// and without padding).
+func channelSecretForms(s string) []string {
+	b := []byte(s)
+	return []string{s,
+		base64.StdEncoding.EncodeToString(b), base64.RawStdEncoding.EncodeToString(b),
+		base64.URLEncoding.EncodeToString(b), base64.RawURLEncoding.EncodeToString(b)}
+}
+
+// channelSecretLeaks reports which of the named secrets data holds, in clear or in
+// base64.
+func channelSecretLeaks(data []byte, secrets map[string]string) []string {
+	var found []string
+	for name, s := range secrets {
+		for _, form := range channelSecretForms(s) {
+			if bytes.Contains(data, []byte(form)) {
+				found = append(found, name)
+				break
+			}
+		}
+	}
+	return found
+}
+
+func channelEnv(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+// TestChannelSecretsNeverInClear drives every channel and Bridge call
+// with distinctive secrets, then looks for them in every response body,
+// every log line, every raw message of the event stream and every file
+// under the data directory.
+func TestChannelSecretsNeverInClear(t *testing.T) {
+	const (
+		password1 = "Pw1-herald-zebra-quartz-7f3c19"
+		password2 = "Pw2-herald-orchid-lumen-88ad2e"
+	)
+	logs := &channelLogBuffer{}
+	dir := t.TempDir()
+	h := testherald.Start(t, testherald.Options{DataDir: dir,
+		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	tenant, key := h.Tenant("Acme")
+	_, otherKey := h.Tenant("Other")
+
+	var bodies []testherald.Response
+	do := func(method, path, key string, body any, status int) testherald.Response {
+		t.Helper()
+		r := h.Do(method, path, key, body)
+		if r.Status != status {
+			t.Fatalf("%s %s: %d %s", method, path, r.Status, r.Body)
+		}
+		bodies = append(bodies, r)
+		return r
+	}
+	do("POST", "/v1/channels", key, smtpChannel(password1, nil), 201)
+	do("POST", "/v1/channels", key, smtpChannel(password1, map[string]any{"priority": 2}), 201)
+	do("POST", "/v1/channels", otherKey, smtpChannel(password1, nil), 201)
+	do("PATCH", "/v1/channels/email-smtp", key, map[string]any{"config": smtpChannel(password2, nil)["config"]}, 200)
+	do("PATCH", "/v1/channels/email-smtp", key, map[string]any{"enabled": false}, 200)
+	do("PATCH", "/v1/channels/email-smtp", key, map[string]any{"enabled": true}, 200)
+	do("GET", "/v1/channels", key, nil, 200)
+	do("GET", "/v1/channels/catalog", key, nil, 200)
+	do("DELETE", "/v1/channels/email-smtp", otherKey, nil, 204)
+	// Refused requests that carry the password must not echo it.
+	bad := smtpChannel(password1, nil)
+	bad["config"].(map[string]any)["port"] = password1
+	bad["config"].(map[string]any)["passwrd"] = password1
+	do("POST", "/v1/channels", key, bad, 422)
+	do("POST", "/v1/channels", key, map[string]any{"channelKey": password1, "config": map[string]any{"password": password1}}, 404)
+	do("POST", "/v1/channels", key, smtpChannel(password1, map[string]any{"priority": password1}), 422)
+	do("POST", "/v1/channels", key, `{"channelKey":"email-smtp","config":{"password":"`+password1+`"`, 400)
+	do("PATCH", "/v1/channels/email-smtp", key, map[string]any{"config": map[string]any{"password": password1}}, 422)
+	do("PATCH", "/v1/channels/email-smtp", key, map[string]any{"config": map[string]any{"password": password1}, "bogus": password1}, 422)
+
+	var reg struct{ SigningSecret string }
+	do("PUT", "/v1/bridge", key, map[string]string{"webhookUrl": "https://bridge.example.com/h"}, 200).JSON(t, &reg)
+	signing1 := reg.SigningSecret
+	do("PUT", "/v1/bridge", key, map[string]string{"webhookUrl": "https://bridge.example.com/h"}, 200).JSON(t, &reg)
+	signing2 := reg.SigningSecret
+	do("GET", "/v1/bridge", key, nil, 200)
+
+	all := map[string]string{"password1": password1, "password2": password2, "signing1": signing1, "signing2": signing2}
+	passwords := map[string]string{"password1": password1, "password2": password2}
+
+	// Response bodies: no password ever; a signing secret only in the
+	// answer of the PUT that generated it.
+	for _, r := range bodies {
+		want := passwords
+		if !bytes.Contains(r.Body, []byte(`"signingSecret"`)) {
+			want = all
+		}
+		if found := channelSecretLeaks(r.Body, want); len(found) > 0 {
+			t.Errorf("a response body holds %v: %s", found, r.Body)
+		}
+	}
+
+	// The secrets are kept (sealed): the delivery path and the engine can
+	// open the newest ones.
+	kr, _, err := secrets.LoadKeyring(channelEnv(nil), dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl := control.New(h.Log(), h.Store(), kr, nil)
+	ch, err := ctl.SelectChannel(tenant, "email")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := ctl.OpenChannelConfig(tenant, ch); err != nil || cfg["password"] != password2 {
+		t.Fatalf("opening the stored config: %v", err)
+	}
+	if _, s, err := ctl.BridgeSecret(context.Background(), tenant); err != nil || s != signing2 {
+		t.Fatalf("opening the stored signing secret: %v", err)
+	}
+
+	// The raw bytes of every message of the event stream, headers included.
+	ctx := context.Background()
+	stream, err := h.Log().JetStream().Stream(ctx, eventlog.EventsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := h.Log().LastSeq(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sealedSeen int
+	for seq := uint64(1); seq <= last; seq++ {
+		m, err := stream.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatalf("event #%d: %v", seq, err)
+		}
+		raw := bytes.Clone(m.Data)
+		for k, vs := range m.Header {
+			raw = append(raw, k...)
+			for _, v := range vs {
+				raw = append(raw, v...)
+			}
+		}
+		if found := channelSecretLeaks(raw, all); len(found) > 0 {
+			t.Errorf("event #%d holds %v in clear: %s", seq, found, m.Data)
+		}
+		sealedSeen += bytes.Count(m.Data, []byte(`"v1:`))
+	}
+	if sealedSeen < 5 { // three channel configs, one patch, two registrations
+		t.Fatalf("only %d sealed values in the event stream: the scan saw nothing", sealedSeen)
+	}
+
+	// Every log line, at debug level.
+	h.Stop()
+	logged := logs.Bytes()
+	if !bytes.Contains(logged, []byte("/v1/channels")) {
+		t.Fatalf("the captured log holds no request line: %s", logged)
+	}
+	if found := channelSecretLeaks(logged, all); len(found) > 0 {
+		t.Errorf("the log holds %v", found)
+	}
+
+	// Every file under the data directory but the key and token files.
+	skip := map[string]bool{secrets.MasterKeyFile: true, service.AdminTokenFile: true, service.InternalTokenFile: true}
+	var (
+		scanned    int
+		withSealed []string
+	)
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || (filepath.Dir(path) == dir && skip[d.Name()]) {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		scanned++
+		// The stream's message blocks and projections.db hold sealed values.
+		if bytes.Contains(data, []byte(`":"v1:`)) {
+			withSealed = append(withSealed, strings.TrimPrefix(path, dir))
+		}
+		if found := channelSecretLeaks(data, all); len(found) > 0 {
+			t.Errorf("%s holds %v", strings.TrimPrefix(path, dir), found)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(withSealed) < 2 || !slices.Contains(withSealed, "/"+service.ProjectionsFile) {
+		t.Fatalf("scanned %d files, sealed values in %v only: the scan saw nothing", scanned, withSealed)
+	}
+}
+
+// TestChannelSecretsAcrossMasterKeyRotation: values sealed under key A
+// still open once key B is current (A listed as previous), and a write
+// seals with B. The projections are rebuilt from the log in between.
+func TestChannelSecretsAcrossMasterKeyRotation(t *testing.T) {
+	keyA := bytes.Repeat([]byte{0xA1}, secrets.KeySize)
+	keyB := bytes.Repeat([]byte{0xB2}, secrets.KeySize)
+	envA := map[string]string{secrets.EnvMasterKey: base64.StdEncoding.EncodeToString(keyA)}
+	envB := map[string]string{secrets.EnvMasterKey: base64.StdEncoding.EncodeToString(keyB),
+		secrets.EnvPreviousKeys: base64.StdEncoding.EncodeToString(keyA)}
+	const password = "rotation-P4ss-3e9d"
+	dir := t.TempDir()
+
+	h := testherald.Start(t, testherald.Options{DataDir: dir, Env: envA})
+	tenant, key := h.Tenant("Acme")
+	if r := h.Do("POST", "/v1/channels", key, smtpChannel(password, nil)); r.Status != 201 {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	var reg struct{ SigningSecret string }
+	h.Do("PUT", "/v1/bridge", key, map[string]string{"webhookUrl": "https://b.example.com/"}).JSON(t, &reg)
+	h.Stop()
+	if err := os.Remove(filepath.Join(dir, service.ProjectionsFile)); err != nil {
+		t.Fatal(err)
+	}
+
+	h = testherald.Start(t, testherald.Options{DataDir: dir, Env: envB})
+	kr, _, err := secrets.LoadKeyring(channelEnv(envB), dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl := control.New(h.Log(), h.Store(), kr, nil)
+	ch, err := h.Store().Channel(tenant, "email-smtp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(ch.Sealed["password"], "v1:"+secrets.KeyID(keyA)+":") {
+		t.Fatal("the password was not sealed with key A")
+	}
+	if cfg, err := ctl.OpenChannelConfig(tenant, ch); err != nil || cfg["password"] != password {
+		t.Fatalf("value sealed with A after B became current: %v", err)
+	}
+	if _, s, err := ctl.BridgeSecret(context.Background(), tenant); err != nil || s != reg.SigningSecret {
+		t.Fatalf("signing secret sealed with A: %v", err)
+	}
+	// A write through the restarted service seals with B.
+	if r := h.Do("PATCH", "/v1/channels/email-smtp", key, map[string]any{"config": smtpChannel(password, nil)["config"]}); r.Status != 200 {
+		t.Fatalf("patch: %d %s", r.Status, r.Body)
+	}
+	ch, _ = h.Store().Channel(tenant, "email-smtp")
+	if !strings.HasPrefix(ch.Sealed["password"], "v1:"+secrets.KeyID(keyB)+":") {
+		t.Fatal("the service did not seal with the new current key")
+	}
+	if cfg, err := ctl.OpenChannelConfig(tenant, ch); err != nil || cfg["password"] != password {
+		t.Fatalf("value sealed with B: %v", err)
+	}
+}
