@@ -203,3 +203,36 @@ func TestOpenChannelConfigAndKeyRotation(t *testing.T) {
 		t.Fatalf("opened under another tenant: %v", err)
 	}
 }
+
+// Concurrent POSTs of one channel make one channel: the losers of the
+// optimistic race re-read and update it.
+func TestConfigureChannelConcurrentRepeats(t *testing.T) {
+	h := newChannelHarness(t, channelKeyring(t, 3))
+	ctx := context.Background()
+	const n = 5
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			prio := i
+			_, err := h.ctl.ConfigureChannel(ctx, "ten_a", control.ChannelInput{ChannelKey: "email-smtp",
+				Config: smtpConfig("pw"), Priority: &prio})
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	chs, err := h.ctl.Channels("ten_a")
+	if err != nil || len(chs) != 1 {
+		t.Fatalf("channels: %d %v", len(chs), err)
+	}
+	evs, err := h.log.History(ctx, eventlog.Subject("ten_a", eventlog.AggChannel, "email-smtp"), 0)
+	if err != nil || len(evs) != n {
+		t.Fatalf("history: %d events, %v", len(evs), err)
+	}
+	if first := evs[0]; chs[0].Seq != first.Seq || !chs[0].CreatedAt.Equal(first.At) {
+		t.Fatalf("channel not dated by the first event: %+v", chs[0])
+	}
+}

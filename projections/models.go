@@ -10,6 +10,7 @@ func readModels() (map[string]applyFunc, [][]byte) {
 	for _, model := range []func() (map[string]applyFunc, [][]byte){
 		tenantModels,
 		audienceModels,
+		runModels,
 		channelModels,
 		bridgeModels,
 	} {
