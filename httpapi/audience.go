@@ -1,0 +1,273 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/heraldhq/herald/control"
+	"github.com/heraldhq/herald/projections"
+)
+
+// subscriberView is a subscriber as the API shows it: a subscriber with no
+// locale or attributes has them null; a cleared kind is absent.
+type subscriberView struct {
+	SubscriberID string              `json:"subscriberId"`
+	Contacts     map[string][]string `json:"contacts"`
+	Locale       *string             `json:"locale"`
+	Attributes   json.RawMessage     `json:"attributes"`
+	CreatedAt    string              `json:"createdAt"`
+	UpdatedAt    string              `json:"updatedAt"`
+}
+
+func viewSubscriber(s projections.Subscriber) subscriberView {
+	contacts := s.Contacts
+	if contacts == nil {
+		contacts = map[string][]string{}
+	}
+	return subscriberView{SubscriberID: s.SubscriberID, Contacts: contacts, Locale: s.Locale,
+		Attributes: s.Attributes, CreatedAt: ts(s.CreatedAt), UpdatedAt: ts(s.UpdatedAt)}
+}
+
+type topicView struct {
+	Key             string  `json:"key"`
+	Name            *string `json:"name"`
+	Description     *string `json:"description"`
+	SubscriberCount int     `json:"subscriberCount"`
+	CreatedAt       string  `json:"createdAt"`
+	UpdatedAt       string  `json:"updatedAt"`
+}
+
+func viewTopic(t projections.Topic) topicView {
+	return topicView{Key: t.Key, Name: t.Name, Description: t.Description, SubscriberCount: t.SubscriberCount,
+		CreatedAt: ts(t.CreatedAt), UpdatedAt: ts(t.UpdatedAt)}
+}
+
+type subscriptionView struct {
+	SubscriberID string `json:"subscriberId"`
+	TopicKey     string `json:"topicKey"`
+	CreatedAt    string `json:"createdAt"`
+}
+
+// topicMemberView is one item of GET /v1/topics/{key}/subscribers.
+type topicMemberView struct {
+	SubscriberID string `json:"subscriberId"`
+	CreatedAt    string `json:"createdAt"`
+}
+
+// subscribedTopicView is one item of GET /v1/subscribers/{id}/subscriptions.
+type subscribedTopicView struct {
+	TopicKey  string `json:"topicKey"`
+	CreatedAt string `json:"createdAt"`
+}
+
+// createdOr answers 201 for a created resource, else 200.
+func createdOr(created bool) int {
+	if created {
+		return http.StatusCreated
+	}
+	return http.StatusOK
+}
+
+func (s *Server) putSubscriber(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathVar(r, "externalId")
+	if err != nil {
+		return err
+	}
+	var in control.SubscriberInput
+	if err := decode(w, r, &in); err != nil {
+		return err
+	}
+	sub, created, err := s.deps.Control.UpsertSubscriber(r.Context(), tenantOf(r.Context()), id, in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, createdOr(created), viewSubscriber(sub))
+	return nil
+}
+
+func (s *Server) getSubscriber(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathVar(r, "externalId")
+	if err != nil {
+		return err
+	}
+	if err := s.caughtUp(r); err != nil {
+		return err
+	}
+	sub, err := s.deps.Control.Subscriber(tenantOf(r.Context()), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, viewSubscriber(sub))
+	return nil
+}
+
+func (s *Server) listSubscribers(w http.ResponseWriter, r *http.Request) error {
+	p, err := page(r)
+	if err != nil {
+		return err
+	}
+	if err := s.caughtUp(r); err != nil {
+		return err
+	}
+	subs, next, err := s.deps.Control.Subscribers(tenantOf(r.Context()), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newList(mapSlice(subs, viewSubscriber), next))
+	return nil
+}
+
+func (s *Server) deleteSubscriber(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathVar(r, "externalId")
+	if err != nil {
+		return err
+	}
+	if err := s.deps.Control.DeleteSubscriber(r.Context(), tenantOf(r.Context()), id); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathVar(r, "externalId")
+	if err != nil {
+		return err
+	}
+	p, err := page(r)
+	if err != nil {
+		return err
+	}
+	if err := s.caughtUp(r); err != nil {
+		return err
+	}
+	subs, next, err := s.deps.Control.SubscriberSubscriptions(tenantOf(r.Context()), id, p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newList(mapSlice(subs, func(s projections.Subscription) subscribedTopicView {
+		return subscribedTopicView{TopicKey: s.TopicKey, CreatedAt: ts(s.CreatedAt)}
+	}), next))
+	return nil
+}
+
+// subscriptionVars reads {externalId} and {topicKey}.
+func subscriptionVars(r *http.Request) (id, topic string, err error) {
+	if id, err = pathVar(r, "externalId"); err != nil {
+		return "", "", err
+	}
+	topic, err = pathVar(r, "topicKey")
+	return id, topic, err
+}
+
+func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) error {
+	id, topic, err := subscriptionVars(r)
+	if err != nil {
+		return err
+	}
+	if err := decode(w, r, &struct{}{}); err != nil {
+		return err
+	}
+	sub, created, err := s.deps.Control.Subscribe(r.Context(), tenantOf(r.Context()), id, topic)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, createdOr(created), subscriptionView{SubscriberID: sub.SubscriberID, TopicKey: sub.TopicKey,
+		CreatedAt: ts(sub.CreatedAt)})
+	return nil
+}
+
+func (s *Server) unsubscribe(w http.ResponseWriter, r *http.Request) error {
+	id, topic, err := subscriptionVars(r)
+	if err != nil {
+		return err
+	}
+	if err := s.deps.Control.Unsubscribe(r.Context(), tenantOf(r.Context()), id, topic); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) putTopic(w http.ResponseWriter, r *http.Request) error {
+	key, err := pathVar(r, "key")
+	if err != nil {
+		return err
+	}
+	var in control.TopicInput
+	if err := decode(w, r, &in); err != nil {
+		return err
+	}
+	t, created, err := s.deps.Control.UpsertTopic(r.Context(), tenantOf(r.Context()), key, in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, createdOr(created), viewTopic(t))
+	return nil
+}
+
+func (s *Server) getTopic(w http.ResponseWriter, r *http.Request) error {
+	key, err := pathVar(r, "key")
+	if err != nil {
+		return err
+	}
+	if err := s.caughtUp(r); err != nil {
+		return err
+	}
+	t, err := s.deps.Control.Topic(tenantOf(r.Context()), key)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, viewTopic(t))
+	return nil
+}
+
+func (s *Server) listTopics(w http.ResponseWriter, r *http.Request) error {
+	p, err := page(r)
+	if err != nil {
+		return err
+	}
+	if err := s.caughtUp(r); err != nil {
+		return err
+	}
+	topics, next, err := s.deps.Control.Topics(tenantOf(r.Context()), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newList(mapSlice(topics, viewTopic), next))
+	return nil
+}
+
+func (s *Server) deleteTopic(w http.ResponseWriter, r *http.Request) error {
+	key, err := pathVar(r, "key")
+	if err != nil {
+		return err
+	}
+	if err := s.deps.Control.DeleteTopic(r.Context(), tenantOf(r.Context()), key); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) listTopicSubscribers(w http.ResponseWriter, r *http.Request) error {
+	key, err := pathVar(r, "key")
+	if err != nil {
+		return err
+	}
+	p, err := page(r)
+	if err != nil {
+		return err
+	}
+	if err := s.caughtUp(r); err != nil {
+		return err
+	}
+	subs, next, err := s.deps.Control.TopicSubscribers(tenantOf(r.Context()), key, p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newList(mapSlice(subs, func(s projections.Subscription) topicMemberView {
+		return topicMemberView{SubscriberID: s.SubscriberID, CreatedAt: ts(s.CreatedAt)}
+	}), next))
+	return nil
+}
