@@ -39,3 +39,17 @@ func (l *Log) Get(ctx context.Context, seq uint64) (Event, error) {
 	}
 	return decodeRaw(m.Subject, m.Sequence, m.Data)
 }
+
+// First returns the first event on subject; ok is false when there is none.
+// It costs one direct get, however long the subject's history.
+func (l *Log) First(ctx context.Context, subject string) (ev Event, ok bool, err error) {
+	m, err := l.events.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(subject))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return Event{}, false, nil
+	}
+	if err != nil {
+		return Event{}, false, fmt.Errorf("eventlog: first of %s: %w", subject, err)
+	}
+	ev, err = decodeRaw(m.Subject, m.Sequence, m.Data)
+	return ev, err == nil, err
+}

@@ -69,3 +69,37 @@ func (l *Log) Cancel(ctx context.Context, schedSubject string) error {
 	}
 	return nil
 }
+
+// WorkMsg is one work message of a batch.
+type WorkMsg struct {
+	Subject string
+	Data    []byte
+	MsgID   string
+}
+
+// EnqueueBatch publishes many work messages and waits for every
+// acknowledgement, returning the first failure.
+func (l *Log) EnqueueBatch(ctx context.Context, msgs []WorkMsg) error {
+	futures := make([]jetstream.PubAckFuture, 0, len(msgs))
+	for _, m := range msgs {
+		var opts []jetstream.PublishOpt
+		if m.MsgID != "" {
+			opts = append(opts, jetstream.WithMsgID(m.MsgID))
+		}
+		f, err := l.publishAsync(ctx, &nats.Msg{Subject: m.Subject, Data: m.Data}, opts)
+		if err != nil {
+			return fmt.Errorf("eventlog: enqueue %s: %w", m.Subject, err)
+		}
+		futures = append(futures, f)
+	}
+	for _, f := range futures {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			return fmt.Errorf("eventlog: enqueue: %w", err)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}

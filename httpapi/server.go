@@ -14,6 +14,7 @@ import (
 
 	"github.com/gorilla/mux"
 	"github.com/heraldhq/herald/control"
+	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/projections"
 )
@@ -36,6 +37,7 @@ type Deps struct {
 	Control *control.Control
 	Store   *projections.Store
 	Log     *eventlog.Log
+	Engine  *engine.Engine
 }
 
 // Server is the REST API. Create it with New; serve Handler.
@@ -110,6 +112,13 @@ func (s *Server) routes() []route {
 		{"GET", "/v1/api-keys", authTenant, s.listAPIKeys},
 		{"POST", "/v1/api-keys", authTenant, s.createAPIKey},
 		{"DELETE", "/v1/api-keys/{prefix}", authTenant, s.revokeAPIKey},
+
+		{"POST", "/v1/events", authTenant, s.trigger},
+		{"POST", "/v1/events/{runId}/signal", authTenant, s.signal},
+		{"GET", "/v1/runs", authTenant, s.listRuns},
+		{"GET", "/v1/runs/{runId}", authTenant, s.getRun},
+		{"POST", "/v1/runs/{runId}/cancel", authTenant, s.cancelRun},
+		{"GET", "/v1/notifications", authTenant, s.listNotifications},
 
 		{"GET", "/v1/subscribers", authTenant, s.listSubscribers},
 		{"PUT", "/v1/subscribers/{externalId}", authTenant, s.putSubscriber},

@@ -23,14 +23,18 @@ type Page struct {
 // paging stable under concurrent writes: an item present during the whole
 // walk is returned exactly once.
 func listTenant[T any](b *bolt.Bucket, tenant string, p Page, decode func(id string, v []byte) (T, bool, error)) ([]T, string, error) {
-	prefix := key(tenant, "")
+	return listPrefix(b, key(tenant, ""), p, decode)
+}
+
+// listPrefix is listTenant over any key prefix: ids are what follows it.
+func listPrefix[T any](b *bolt.Bucket, prefix []byte, p Page, decode func(id string, v []byte) (T, bool, error)) ([]T, string, error) {
 	start := prefix
 	if p.Cursor != "" {
 		after, err := base64.RawURLEncoding.DecodeString(p.Cursor)
 		if err != nil {
 			return nil, "", ErrBadCursor
 		}
-		start = append(key(tenant, string(after)), 0)
+		start = append(append(append([]byte{}, prefix...), after...), 0)
 	}
 	limit := p.Limit
 	if limit <= 0 {

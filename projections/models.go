@@ -11,6 +11,7 @@ func readModels() (map[string]applyFunc, [][]byte) {
 		tenantModels,
 		audienceModels,
 		runModels,
+		runModels,
 		channelModels,
 		bridgeModels,
 	} {

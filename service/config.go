@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heraldhq/herald/delivery/smtp"
 	"github.com/heraldhq/herald/secrets"
 )
 
@@ -39,6 +40,14 @@ type Config struct {
 	RetryBase time.Duration
 	// MaxAttempts is how many times one step is tried. Default 8.
 	MaxAttempts int
+	// DeliverURL is the base URL of the API whose POST /v1/deliver the
+	// engine calls for send steps. Zero: this process's own API.
+	DeliverURL string
+	// SMTP tunes the SMTP sender of email channels (timeouts, pooled
+	// sessions, TLS roots). It has no environment variable: tests set
+	// TLSConfig.RootCAs to trust a loopback server. Zero: smtp's defaults
+	// with up to 16 idle sessions per channel.
+	SMTP smtp.Options
 	// Env reads the secrets (HERALD_MASTER_KEY, HERALD_ADMIN_TOKEN,
 	// HERALD_INTERNAL_TOKEN, HERALD_MASTER_KEY_PREVIOUS). Default: none set.
 	Env func(string) string

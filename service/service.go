@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/embedded"
+	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/httpapi"
 	"github.com/heraldhq/herald/projections"
@@ -37,12 +39,13 @@ type Service struct {
 	cfg    Config
 	logger *slog.Logger
 
-	nats  *embedded.Server
-	nc    *nats.Conn
-	log   *eventlog.Log
-	store *projections.Store
-	ctl   *control.Control
-	keys  *secrets.Keyring
+	nats   *embedded.Server
+	nc     *nats.Conn
+	log    *eventlog.Log
+	store  *projections.Store
+	ctl    *control.Control
+	keys   *secrets.Keyring
+	engine *engine.Engine
 
 	adminToken    string
 	internalToken string
@@ -94,15 +97,31 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
+	if s.listener, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
+		return nil, fmt.Errorf("HERALD_HTTP_ADDR %s: %w", cfg.HTTPAddr, err)
+	}
+	s.engine = engine.New(engine.Config{
+		RetryBase:   cfg.RetryBase,
+		MaxAttempts: cfg.MaxAttempts,
+		Logger:      logger,
+	}, engine.Deps{
+		Log:       s.log,
+		Store:     s.store,
+		Bridges:   s.ctl,
+		Deliverer: &engine.HTTPDeliverer{BaseURL: cmp.Or(cfg.DeliverURL, s.URL()), Token: s.internalToken},
+	})
+
 	projReady := make(chan struct{})
 	s.goRun("projector", func() error { return s.store.Run(runCtx, s.log, projReady) })
 	s.goRun("readiness", func() error {
 		select {
 		case <-projReady:
-			s.ready.Store(true)
-			logger.Info("projections caught up; ready")
 		case <-runCtx.Done():
+			return nil
 		}
+		s.ready.Store(true)
+		logger.Info("projections caught up; ready")
+		s.goRun("engine", func() error { return s.engine.Run(runCtx) })
 		return nil
 	})
 
@@ -111,10 +130,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		InternalToken: s.internalToken,
 		Ready:         s.Ready,
 		Logger:        logger,
-	}, httpapi.Deps{Control: s.ctl, Store: s.store, Log: s.log})
-	if s.listener, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
-		return nil, fmt.Errorf("HERALD_HTTP_ADDR %s: %w", cfg.HTTPAddr, err)
-	}
+	}, httpapi.Deps{Control: s.ctl, Store: s.store, Log: s.log, Engine: s.engine})
 	s.http = &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	s.goRun("http", func() error {
 		if err := s.http.Serve(s.listener); !errors.Is(err, http.ErrServerClosed) {

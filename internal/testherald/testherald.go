@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/delivery/smtp"
 	"github.com/heraldhq/herald/service"
 )
 
@@ -25,6 +26,12 @@ type Options struct {
 	Env map[string]string
 	// Logger receives the service's logs. Zero: discarded.
 	Logger *slog.Logger
+	// SMTP tunes the service's SMTP sender, e.g. TLSConfig.RootCAs
+	// trusting a test server's certificate. Zero: the service's default.
+	SMTP smtp.Options
+	// DeliverURL points the engine's deliveries at another API (a stand-in
+	// /v1/deliver). Zero: the service's own.
+	DeliverURL string
 }
 
 // Herald is a running service and a client for it.
@@ -49,6 +56,8 @@ func Start(t testing.TB, opts Options) *Herald {
 		t.Fatalf("config: %v", err)
 	}
 	cfg.RetryBase = 50 * time.Millisecond
+	cfg.SMTP = opts.SMTP
+	cfg.DeliverURL = opts.DeliverURL
 	if v := opts.Env["HERALD_RETRY_BASE"]; v != "" {
 		cfg.RetryBase, _ = time.ParseDuration(v)
 	}
@@ -154,4 +163,26 @@ func (h *Herald) Tenant(name string) (tenantID, apiKey string) {
 	var t struct{ TenantID, APIKey string }
 	r.JSON(h.t, &t)
 	return t.TenantID, t.APIKey
+}
+
+// WaitRun polls GET /v1/runs/{runID} until the run's status is one of
+// want (or the timeout passes) and returns the run.
+func (h *Herald) WaitRun(key, runID string, timeout time.Duration, want ...string) map[string]any {
+	h.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last Response
+	for time.Now().Before(deadline) {
+		last = h.Do("GET", "/v1/runs/"+runID, key, nil)
+		if last.Status == http.StatusOK {
+			m := last.Map(h.t)
+			for _, w := range want {
+				if m["status"] == w {
+					return m
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	h.t.Fatalf("run %s did not reach %v in %v: %d %s", runID, want, timeout, last.Status, last.Body)
+	return nil
 }

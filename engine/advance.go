@@ -1,0 +1,336 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/control"
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/projections"
+	"github.com/heraldhq/herald/runstate"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// errYield ends a turn: the run waits for a timer, a signal or another
+// turn; the work message is done.
+var errYield = errors.New("yield")
+
+func (e *Engine) handleRun(ctx context.Context, m jetstream.Msg) error {
+	tenant, runID, err := parseWork(m.Subject(), eventlog.WorkRunPrefix)
+	if err != nil {
+		e.logger.Error("dropping malformed work message", "subject", m.Subject(), "err", err)
+		return nil
+	}
+	unlock := e.states.lock(runID)
+	defer unlock()
+	return e.advance(ctx, tenant, runID, m)
+}
+
+// turn is one worker's hold on one run.
+type turn struct {
+	e      *Engine
+	tenant string
+	st     *runstate.State
+	msg    jetstream.Msg
+}
+
+// advance runs the run until it must wait, finishes, or has run
+// StepsPerTurn steps (then it is re-enqueued).
+func (e *Engine) advance(ctx context.Context, tenant, runID string, m jetstream.Msg) error {
+	st, err := e.load(ctx, tenant, runID)
+	if err != nil || st == nil {
+		return err // nil state: no such run; the message is dropped
+	}
+	t := &turn{e: e, tenant: tenant, st: st, msg: m}
+	for range e.cfg.StepsPerTurn {
+		err := t.step(ctx)
+		if errors.Is(err, eventlog.ErrConflict) {
+			// Another writer (a signal, a cancel, another worker) moved
+			// the run: re-read and decide again.
+			e.states.drop(runID)
+			if t.st, err = e.load(ctx, tenant, runID); err != nil || t.st == nil {
+				return err
+			}
+			continue
+		}
+		if errors.Is(err, errYield) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return e.enqueue(ctx, t.st)
+}
+
+// load returns the run's folded state, from the cache when it is as new
+// as the run's subject, else from the log. Nil: the run does not exist.
+func (e *Engine) load(ctx context.Context, tenant, runID string) (*runstate.State, error) {
+	subject := eventlog.Subject(tenant, eventlog.AggRun, runID)
+	last, err := e.log.SubjectLastSeq(ctx, subject)
+	if err != nil || last == 0 {
+		return nil, err
+	}
+	st := e.states.get(runID)
+	if st != nil && st.LastSeq == last {
+		return st, nil
+	}
+	var after uint64
+	if st == nil || st.LastSeq > last {
+		st = &runstate.State{}
+	} else {
+		after = st.LastSeq
+	}
+	evs, err := e.log.History(ctx, subject, after)
+	if err != nil {
+		return nil, err
+	}
+	for _, ev := range evs {
+		if err := st.Apply(ev); err != nil {
+			return nil, err
+		}
+	}
+	if st.RunID == "" {
+		return nil, nil
+	}
+	e.states.put(st)
+	return st, nil
+}
+
+// record appends an event to the run expecting the state's last sequence
+// and folds it into the state.
+func (t *turn) record(ctx context.Context, typ string, data any) error {
+	at := t.e.now().UTC()
+	subject := eventlog.Subject(t.tenant, eventlog.AggRun, t.st.RunID)
+	seq, err := t.e.log.Append(ctx, eventlog.Record{Subject: subject, Type: typ, Tenant: t.tenant, Data: data,
+		Expect: true, ExpectSeq: t.st.LastSeq, At: at})
+	if err != nil {
+		return err
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	if err := t.st.Apply(eventlog.Event{Type: typ, TenantID: t.tenant, At: at, Data: raw, Seq: seq, Subject: subject}); err != nil {
+		return err
+	}
+	t.e.states.put(t.st)
+	return nil
+}
+
+// step decides and does one thing for the run.
+func (t *turn) step(ctx context.Context) error {
+	act := Decide(t.st, t.e.now())
+	switch act.Kind {
+	case ActNone:
+		t.e.states.drop(t.st.RunID)
+		return errYield
+	case ActWait:
+		if !act.At.IsZero() {
+			if err := t.e.timer(ctx, t.st, act.At); err != nil {
+				return err
+			}
+		}
+		return errYield
+	case ActResume:
+		return t.record(ctx, events.StepCompleted, events.StepCompletedData{
+			StepID: act.StepID, Type: act.StepType, Output: act.Output, SignalSeq: act.SignalSeq})
+	}
+	return t.execute(ctx)
+}
+
+// execute calls the Bridge for the next step and records what it answered.
+func (t *turn) execute(ctx context.Context) error {
+	url, secret, err := t.e.bridges.BridgeSecret(ctx, t.tenant)
+	if errors.Is(err, control.ErrNotFound) {
+		return t.fail(ctx, "", CodeBridgeNotConfigured, "no Bridge is registered for the tenant")
+	}
+	if err != nil {
+		return err
+	}
+	payload, err := t.e.payload(ctx, t.tenant, t.st.TransactionID)
+	if err != nil {
+		return err
+	}
+	req := bridge.ExecuteRequest{WorkflowID: t.st.WorkflowID, RunID: t.st.RunID, Payload: payload,
+		Subscriber: t.e.subscriber(t.tenant, t.st.SubscriberID)}
+	for _, s := range t.st.CompletedSteps() {
+		req.Steps = append(req.Steps, bridge.CompletedStep{StepID: s.StepID, Type: bridge.StepType(s.Type), Output: s.Output})
+	}
+	_ = t.msg.InProgress()
+	out, err := t.e.client.Execute(ctx, url, secret, req)
+	if err != nil {
+		return err
+	}
+	switch out.Kind {
+	case bridge.OutcomeCompleted:
+		return t.record(ctx, events.RunCompleted, events.RunCompletedData{})
+	case bridge.OutcomeTerminal:
+		return t.fail(ctx, t.pendingID(out.StepID), out.Code, out.Message)
+	case bridge.OutcomeRetryable:
+		return t.retry(ctx, t.pendingID(out.StepID), "", out.Code, out.Message)
+	}
+	return t.stepAnswer(ctx, out.Step)
+}
+
+// pendingID names the step a failure belongs to: the Bridge's, else the
+// step in progress.
+func (t *turn) pendingID(id string) string {
+	if id != "" {
+		return id
+	}
+	if p := t.st.Pending(); p != nil {
+		return p.StepID
+	}
+	return ""
+}
+
+// stepAnswer records a step the Bridge ran or describes.
+func (t *turn) stepAnswer(ctx context.Context, s *bridge.Step) error {
+	now := t.e.now()
+	switch s.Type {
+	case bridge.StepRun:
+		return t.record(ctx, events.StepCompleted, events.StepCompletedData{StepID: s.StepID, Type: string(s.Type), Output: s.Output})
+	case bridge.StepSend:
+		return t.send(ctx, s)
+	case bridge.StepDelay:
+		until := s.ResumeAt(now)
+		if !until.After(now) {
+			return t.record(ctx, events.StepCompleted, events.StepCompletedData{StepID: s.StepID, Type: string(s.Type), Output: jsonNull})
+		}
+		return t.record(ctx, events.RunSleeping, events.RunSleepingData{StepID: s.StepID, Until: until.UTC()})
+	case bridge.StepWaitForEvent:
+		d := events.RunWaitingData{StepID: s.StepID, Event: s.Event}
+		if s.Timeout != nil {
+			at := now.Add(s.Timeout.Duration()).UTC()
+			d.TimeoutAt = &at
+		}
+		return t.record(ctx, events.RunWaiting, d)
+	}
+	return t.fail(ctx, s.StepID, CodeUnsupportedStep, fmt.Sprintf("step type %q is not supported", s.Type))
+}
+
+// send hands a send step to delivery under the key <runId>:<stepId>.
+func (t *turn) send(ctx context.Context, s *bridge.Step) error {
+	to := t.st.SubscriberID
+	if s.To != nil {
+		to = s.To
+	}
+	if to == nil {
+		return t.fail(ctx, s.StepID, CodeNoAddress, "the run has no subscriber and the send step names no `to`")
+	}
+	_ = t.msg.InProgress()
+	res, err := t.e.deliver.Deliver(ctx, t.tenant, DeliverRequest{
+		IdempotencyKey: t.st.RunID + ":" + s.StepID, RunID: t.st.RunID, StepID: s.StepID,
+		SubscriberID: *to, Channel: s.Channel, Content: *s.Content})
+	if err != nil {
+		if isCanceled(ctx, err) {
+			return err
+		}
+		de := deliveryFailure(err)
+		if de.Terminal {
+			return t.fail(ctx, s.StepID, de.Code, de.Message)
+		}
+		return t.retry(ctx, s.StepID, string(s.Type), de.Code, de.Message)
+	}
+	out, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	return t.record(ctx, events.StepCompleted, events.StepCompletedData{StepID: s.StepID, Type: string(s.Type), Output: out})
+}
+
+// fail ends the run with a terminal failure.
+func (t *turn) fail(ctx context.Context, stepID, code, message string) error {
+	if err := t.record(ctx, events.RunFailed, events.RunFailedData{StepID: stepID, Code: code, Message: message}); err != nil {
+		return err
+	}
+	t.e.logger.Info("run failed", "tenant", t.tenant, "run", t.st.RunID, "step", stepID, "code", code)
+	return errYield
+}
+
+// retry records a failed try and schedules the next, or fails the run
+// once the step has used its attempts.
+func (t *turn) retry(ctx context.Context, stepID, typ, code, message string) error {
+	attempt := 1
+	if p := t.st.Pending(); p != nil && (stepID == "" || p.StepID == "" || p.StepID == stepID) {
+		attempt = p.Attempts + 1
+	}
+	if attempt >= t.e.cfg.MaxAttempts {
+		return t.fail(ctx, stepID, CodeAttemptsExhausted,
+			fmt.Sprintf("step %s failed %d times; last: %s: %s", stepID, attempt, code, message))
+	}
+	at := t.e.now().Add(backoff(t.e.cfg.RetryBase, attempt, randomJitter())).UTC()
+	if err := t.record(ctx, events.StepFailed, events.StepFailedData{StepID: stepID, Type: typ, Attempt: attempt,
+		Code: code, Message: message, RetryAt: at}); err != nil {
+		return err
+	}
+	if err := t.e.timer(ctx, t.st, at); err != nil {
+		return err
+	}
+	return errYield
+}
+
+// timer makes the run's one pending timer fire at at.
+func (e *Engine) timer(ctx context.Context, st *runstate.State, at time.Time) error {
+	target := eventlog.WorkRun(st.TenantID, st.RunID)
+	if !at.After(e.now()) {
+		return e.enqueue(ctx, st)
+	}
+	return e.log.Schedule(ctx, eventlog.SchedSubject(st.TenantID, "run", st.RunID), target, at, nil)
+}
+
+// enqueue asks for another turn of the run now.
+func (e *Engine) enqueue(ctx context.Context, st *runstate.State) error {
+	return e.log.Enqueue(ctx, eventlog.WorkRun(st.TenantID, st.RunID), nil, fmt.Sprintf("%s:%d", st.RunID, st.LastSeq))
+}
+
+// payload returns a transaction's trigger payload, read once from its
+// TriggerAccepted.
+func (e *Engine) payload(ctx context.Context, tenant, txn string) (json.RawMessage, error) {
+	k := tenant + "\x00" + txn
+	if p, ok := e.payloads.get(k); ok {
+		return p, nil
+	}
+	ev, ok, err := e.log.First(ctx, eventlog.Subject(tenant, eventlog.AggTransaction, txn))
+	if err != nil {
+		return nil, err
+	}
+	var d events.TriggerAcceptedData
+	if ok {
+		if err := ev.Decode(&d); err != nil {
+			return nil, err
+		}
+	}
+	if len(d.Payload) == 0 {
+		d.Payload = json.RawMessage("{}")
+	}
+	e.payloads.put(k, d.Payload)
+	return d.Payload, nil
+}
+
+// subscriber is the run's recipient as the Bridge sees it: the stored
+// subscriber, or just its id when it is unknown; nil for a cron run.
+func (e *Engine) subscriber(tenant string, id *string) *bridge.Subscriber {
+	if id == nil {
+		return nil
+	}
+	sub := &bridge.Subscriber{SubscriberID: *id}
+	s, err := e.store.Subscriber(tenant, *id)
+	if errors.Is(err, projections.ErrNotFound) || err != nil {
+		return sub
+	}
+	sub.Contacts = s.Contacts
+	if s.Locale != nil {
+		sub.Locale = *s.Locale
+	}
+	if len(s.Attributes) > 0 {
+		_ = json.Unmarshal(s.Attributes, &sub.Attributes)
+	}
+	return sub
+}

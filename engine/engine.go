@@ -1,0 +1,223 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/projections"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Config tunes the engine. The zero value of each field is documented.
+type Config struct {
+	// RetryBase is the first retry backoff. Zero: 1s.
+	RetryBase time.Duration
+	// MaxAttempts is how many times one step is tried. Zero: 8.
+	MaxAttempts int
+	// Workers is how many runs advance at once in this process. Zero: 128.
+	Workers int
+	// MaxAckPending bounds unacknowledged work messages per consumer,
+	// shared by every process. Zero: 8192.
+	MaxAckPending int
+	// AckWait is how long a work message may stay unacknowledged before it
+	// is redelivered; workers signal progress during long calls. Zero: 2m.
+	AckWait time.Duration
+	// FanoutBackstop is how long after a trigger an unfinished fan-out is
+	// taken over by a fan-out worker (after a crash). Zero: 20s.
+	FanoutBackstop time.Duration
+	// StepsPerTurn bounds the steps one worker runs for one run before it
+	// re-enqueues the run, for fairness. Zero: 64.
+	StepsPerTurn int
+	// CacheSize bounds the folded run states kept in memory. Zero: 200000.
+	CacheSize int
+	// BridgeTimeout bounds one Bridge call. Zero: 30s.
+	BridgeTimeout time.Duration
+	// Now is the clock. Zero: time.Now.
+	Now func() time.Time
+	// Logger receives the engine's logs. Zero: slog.Default().
+	Logger *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.MaxAttempts, 8)
+	def(&c.Workers, 128)
+	def(&c.MaxAckPending, 8192)
+	def(&c.StepsPerTurn, 64)
+	def(&c.CacheSize, 200000)
+	if c.RetryBase == 0 {
+		c.RetryBase = time.Second
+	}
+	if c.AckWait == 0 {
+		c.AckWait = 2 * time.Minute
+	}
+	if c.FanoutBackstop == 0 {
+		c.FanoutBackstop = 20 * time.Second
+	}
+	if c.BridgeTimeout == 0 {
+		c.BridgeTimeout = 30 * time.Second
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Bridges opens a tenant's Bridge binding.
+type Bridges interface {
+	// BridgeSecret returns the tenant's webhook URL and current signing
+	// secret in clear, or an error of kind control.ErrNotFound.
+	BridgeSecret(ctx context.Context, tenant string) (url, secret string, err error)
+}
+
+// Deps are what the engine drives and reads.
+type Deps struct {
+	Log       *eventlog.Log
+	Store     *projections.Store
+	Bridges   Bridges
+	Deliverer Deliverer
+	// Client calls Bridges. Zero: a bridge.Client with Config.BridgeTimeout.
+	Client *bridge.Client
+}
+
+// Engine advances runs. Create it with New; Run starts its workers.
+type Engine struct {
+	cfg      Config
+	log      *eventlog.Log
+	store    *projections.Store
+	bridges  Bridges
+	deliver  Deliverer
+	client   *bridge.Client
+	logger   *slog.Logger
+	states   *stateCache
+	payloads payloadCache
+}
+
+// New returns an engine; it does nothing until Run.
+func New(cfg Config, deps Deps) *Engine {
+	cfg.setDefaults()
+	client := deps.Client
+	if client == nil {
+		client = &bridge.Client{Timeout: cfg.BridgeTimeout}
+	}
+	return &Engine{cfg: cfg, log: deps.Log, store: deps.Store, bridges: deps.Bridges, deliver: deps.Deliverer,
+		client: client, logger: cfg.Logger, states: newStateCache(cfg.CacheSize),
+		payloads: payloadCache{max: 10000}}
+}
+
+// Consumer names on the WORK stream, shared by every herald process.
+const (
+	runsConsumer   = "herald-runs"
+	fanoutConsumer = "herald-fanout"
+)
+
+// Run consumes work until ctx ends, then waits for in-flight work to
+// finish its current step.
+func (e *Engine) Run(ctx context.Context) error {
+	js := e.log.JetStream()
+	consumers := []struct {
+		name, filter string
+		handle       func(context.Context, jetstream.Msg) error
+		workers      int
+	}{
+		{runsConsumer, eventlog.WorkRunPrefix + ">", e.handleRun, e.cfg.Workers},
+		{fanoutConsumer, eventlog.WorkFanoutPrefix + ">", e.handleFanout, 4},
+	}
+	var wg sync.WaitGroup
+	var stops []func()
+	for _, c := range consumers {
+		cons, err := js.CreateOrUpdateConsumer(ctx, eventlog.WorkStream, jetstream.ConsumerConfig{
+			Durable:       c.name,
+			FilterSubject: c.filter,
+			AckPolicy:     jetstream.AckExplicitPolicy,
+			AckWait:       e.cfg.AckWait,
+			MaxDeliver:    -1,
+			MaxAckPending: e.cfg.MaxAckPending,
+			BackOff:       nil,
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("engine: consumer %s: %w", c.name, err)
+		}
+		msgs := make(chan jetstream.Msg)
+		cc, err := cons.Consume(func(m jetstream.Msg) {
+			select {
+			case msgs <- m:
+			case <-ctx.Done():
+			}
+		}, jetstream.PullMaxMessages(min(c.workers*4, 1024)))
+		if err != nil {
+			return fmt.Errorf("engine: consume %s: %w", c.name, err)
+		}
+		stops = append(stops, cc.Stop)
+		for range c.workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case m := <-msgs:
+						e.process(ctx, m, c.handle)
+					case <-ctx.Done():
+						return
+					}
+				}
+			}()
+		}
+	}
+	<-ctx.Done()
+	for _, stop := range stops {
+		stop()
+	}
+	wg.Wait()
+	return nil
+}
+
+// process runs one work message's handler and acknowledges it; a handler
+// failure (an infrastructure error) leaves it for redelivery after a pause.
+func (e *Engine) process(ctx context.Context, m jetstream.Msg, handle func(context.Context, jetstream.Msg) error) {
+	if err := handle(ctx, m); err != nil {
+		if ctx.Err() == nil {
+			e.logger.Warn("work failed; will retry", "subject", m.Subject(), "err", err)
+		}
+		_ = m.NakWithDelay(time.Second)
+		return
+	}
+	_ = m.Ack()
+}
+
+// parseWork splits a work subject (prefix + tenant + "." + token(id)).
+func parseWork(subject, prefix string) (tenant, id string, err error) {
+	rest, ok := strings.CutPrefix(subject, prefix)
+	if !ok {
+		return "", "", fmt.Errorf("engine: not a %s subject: %q", prefix, subject)
+	}
+	tenant, tok, ok := strings.Cut(rest, ".")
+	if !ok {
+		return "", "", fmt.Errorf("engine: malformed work subject %q", subject)
+	}
+	id, err = eventlog.DecodeToken(tok)
+	return tenant, id, err
+}
+
+func (e *Engine) now() time.Time { return e.cfg.Now() }
+
+// isCanceled reports whether err only says the engine is stopping.
+func isCanceled(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+}

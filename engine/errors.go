@@ -1,0 +1,26 @@
+package engine
+
+import "github.com/heraldhq/herald/control"
+
+// Failure codes of runs and steps (the run's error.code).
+const (
+	CodeNoChannel           = "no_channel"
+	CodeNoAddress           = "no_address"
+	CodeProviderRejected    = "provider_rejected"
+	CodeAttemptsExhausted   = "attempts_exhausted"
+	CodeBridgeNotConfigured = "bridge_not_configured"
+	CodeUnsupportedStep     = "unsupported_step"
+)
+
+// Errors of the engine's commands. They are control errors, so the API
+// maps them like every other command's.
+var (
+	errRunNotFound = func(runID string) error {
+		return &control.Error{Kind: control.ErrNotFound, Code: "run_not_found", Message: "no run " + runID}
+	}
+	errRunFinished = func(runID string) error {
+		return &control.Error{Kind: control.ErrConflict, Code: "run_finished", Message: "run " + runID + " is finished"}
+	}
+	errBridgeNotConfigured = &control.Error{Kind: control.ErrConflict, Code: CodeBridgeNotConfigured,
+		Message: "no Bridge is registered: PUT /v1/bridge first"}
+)

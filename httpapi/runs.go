@@ -1,0 +1,156 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/projections"
+	"github.com/heraldhq/herald/runstate"
+)
+
+func (s *Server) trigger(w http.ResponseWriter, r *http.Request) error {
+	var req engine.TriggerRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	res, err := s.deps.Engine.Trigger(r.Context(), tenantOf(r.Context()), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, res)
+	return nil
+}
+
+func (s *Server) signal(w http.ResponseWriter, r *http.Request) error {
+	runID, err := pathVar(r, "runId")
+	if err != nil {
+		return err
+	}
+	var req engine.SignalRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	res, err := s.deps.Engine.Signal(r.Context(), tenantOf(r.Context()), runID, req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, res)
+	return nil
+}
+
+func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) error {
+	runID, err := pathVar(r, "runId")
+	if err != nil {
+		return err
+	}
+	if err := decode(w, r, &struct{}{}); err != nil {
+		return err
+	}
+	if err := s.deps.Engine.Cancel(r.Context(), tenantOf(r.Context()), runID); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"runId": runID, "status": runstate.Cancelled})
+	return nil
+}
+
+// runView is a run as the API shows it.
+type runView struct {
+	RunID         string          `json:"runId"`
+	TransactionID string          `json:"transactionId"`
+	WorkflowID    string          `json:"workflowId"`
+	SubscriberID  *string         `json:"subscriberId"`
+	Status        runstate.Status `json:"status"`
+	Steps         []stepView      `json:"steps"`
+	Error         *runstate.Error `json:"error"`
+	CreatedAt     string          `json:"createdAt"`
+	UpdatedAt     string          `json:"updatedAt"`
+}
+
+type stepView struct {
+	StepID   string          `json:"stepId"`
+	Type     string          `json:"type"`
+	Status   string          `json:"status"`
+	Attempts int             `json:"attempts"`
+	Output   any             `json:"output"`
+	Error    *runstate.Error `json:"error"`
+}
+
+func viewRun(st *runstate.State) runView {
+	v := runView{RunID: st.RunID, TransactionID: st.TransactionID, WorkflowID: st.WorkflowID,
+		SubscriberID: st.SubscriberID, Status: st.Status, Error: st.Error,
+		CreatedAt: ts(st.CreatedAt), UpdatedAt: ts(st.UpdatedAt), Steps: make([]stepView, 0, len(st.Steps))}
+	for _, s := range st.Steps {
+		sv := stepView{StepID: s.StepID, Type: s.Type, Status: s.Status, Attempts: s.Attempts, Error: s.Error}
+		if len(s.Output) > 0 {
+			sv.Output = s.Output
+		}
+		v.Steps = append(v.Steps, sv)
+	}
+	return v
+}
+
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request) error {
+	runID, err := pathVar(r, "runId")
+	if err != nil {
+		return err
+	}
+	if err := s.caughtUp(r); err != nil {
+		return err
+	}
+	st, err := s.deps.Store.RunState(tenantOf(r.Context()), runID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, viewRun(st))
+	return nil
+}
+
+func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
+	p, err := page(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	if err := s.caughtUp(r); err != nil {
+		return err
+	}
+	runs, next, err := s.deps.Store.Runs(tenantOf(r.Context()), projections.RunFilter{
+		TransactionID: q.Get("transactionId"), SubscriberID: q.Get("subscriberId"), Status: q.Get("status")}, p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newList(mapSlice(runs, viewRun), next))
+	return nil
+}
+
+type notificationView struct {
+	TransactionID string  `json:"transactionId"`
+	SubscriberID  string  `json:"subscriberId"`
+	WorkflowID    string  `json:"workflowId"`
+	RunID         *string `json:"runId"`
+	Status        string  `json:"status"`
+	CreatedAt     string  `json:"createdAt"`
+}
+
+func (s *Server) listNotifications(w http.ResponseWriter, r *http.Request) error {
+	p, err := page(r)
+	if err != nil {
+		return err
+	}
+	if err := s.caughtUp(r); err != nil {
+		return err
+	}
+	rows, next, err := s.deps.Store.Notifications(tenantOf(r.Context()), r.URL.Query().Get("transactionId"), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newList(mapSlice(rows, func(n projections.Notification) notificationView {
+		v := notificationView{TransactionID: n.TransactionID, SubscriberID: n.SubscriberID, WorkflowID: n.WorkflowID,
+			Status: n.Status, CreatedAt: ts(n.CreatedAt)}
+		if n.RunID != "" {
+			v.RunID = &n.RunID
+		}
+		return v
+	}), next))
+	return nil
+}

@@ -1,0 +1,94 @@
+package testherald
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/heraldhq/herald/bridge"
+)
+
+// Bridge serves reg as the tenant's Bridge on a loopback httptest server,
+// registers it with PUT /v1/bridge (using key) and returns its URL.
+func (h *Herald) Bridge(key string, reg *bridge.Registry) string {
+	h.t.Helper()
+	var mu sync.RWMutex
+	var handler http.Handler = http.NotFoundHandler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.RLock()
+		hd := handler
+		mu.RUnlock()
+		hd.ServeHTTP(w, r)
+	}))
+	h.t.Cleanup(srv.Close)
+	r := h.Do("PUT", "/v1/bridge", key, map[string]string{"webhookUrl": srv.URL})
+	if r.Status != http.StatusOK {
+		h.t.Fatalf("PUT /v1/bridge: %d %s", r.Status, r.Body)
+	}
+	var b struct{ SigningSecret string }
+	r.JSON(h.t, &b)
+	mu.Lock()
+	handler = bridge.Serve(reg, bridge.Options{SigningKey: b.SigningSecret})
+	mu.Unlock()
+	return srv.URL
+}
+
+// StandInDelivery is a stand-in for POST /v1/deliver: it records each
+// request and answers a SendResult, once per idempotency key.
+type StandInDelivery struct {
+	URL string
+
+	mu       sync.Mutex
+	requests []map[string]any
+	byKey    map[string]int
+	// Answer, when set, decides the status and body of each request.
+	Answer func(req map[string]any) (status int, body any)
+}
+
+// NewStandInDelivery starts the stand-in on loopback.
+func NewStandInDelivery(t testing.TB) *StandInDelivery {
+	d := &StandInDelivery{byKey: map[string]int{}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/deliver" || r.Header.Get("x-herald-internal-token") == "" || r.Header.Get("x-herald-tenant-id") == "" {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		var req map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		d.mu.Lock()
+		d.requests = append(d.requests, req)
+		key, _ := req["idempotencyKey"].(string)
+		d.byKey[key]++
+		answer := d.Answer
+		d.mu.Unlock()
+		status, body := http.StatusOK, any(map[string]string{"attemptId": "att_" + key, "status": "sent", "providerMessageId": key + "@test"})
+		if answer != nil {
+			status, body = answer(req)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(body)
+	}))
+	t.Cleanup(srv.Close)
+	d.URL = srv.URL
+	return d
+}
+
+// Requests returns the requests received so far.
+func (d *StandInDelivery) Requests() []map[string]any {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]map[string]any(nil), d.requests...)
+}
+
+// Count returns how many requests carried key.
+func (d *StandInDelivery) Count(key string) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.byKey[key]
+}
