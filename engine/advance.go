@@ -146,7 +146,7 @@ func (t *turn) step(ctx context.Context) error {
 
 // execute calls the Bridge for the next step and records what it answered.
 func (t *turn) execute(ctx context.Context) error {
-	url, secret, err := t.e.bridges.BridgeSecret(ctx, t.tenant)
+	url, secret, err := t.e.binding(ctx, t.tenant, false)
 	if errors.Is(err, control.ErrNotFound) {
 		return t.fail(ctx, "", CodeBridgeNotConfigured, "no Bridge is registered for the tenant")
 	}
@@ -166,6 +166,15 @@ func (t *turn) execute(ctx context.Context) error {
 	out, err := t.e.client.Execute(ctx, url, secret, req)
 	if err != nil {
 		return err
+	}
+	if out.Kind == bridge.OutcomeTerminal && out.Code == bridge.CodeBridgeUnauthorized {
+		// The secret may have rotated since this process last looked:
+		// refused with an old secret is not refused with the newest.
+		if url2, secret2, err := t.e.binding(ctx, t.tenant, true); err == nil && (secret2 != secret || url2 != url) {
+			if out, err = t.e.client.Execute(ctx, url2, secret2, req); err != nil {
+				return err
+			}
+		}
 	}
 	switch out.Kind {
 	case bridge.OutcomeCompleted:

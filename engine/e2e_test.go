@@ -427,3 +427,22 @@ func TestTriggerValidationAndIdempotency(t *testing.T) {
 		t.Fatalf("other tenant without a bridge: %d %s", r.Status, r.Body)
 	}
 }
+
+func TestRotatedSecretSignsRunsInFlight(t *testing.T) {
+	got := make(chan json.RawMessage, 2)
+	d := testherald.NewStandInDelivery(t)
+	h := testherald.Start(t, testherald.Options{DeliverURL: d.URL})
+	_, key := h.Tenant("Acme")
+	b := h.Bridge(key, bridge.NewRegistry().MustRegister(approvalWorkflow(time.Hour, got)))
+	f := &fixture{h: h, key: key}
+	runID := one(t, f.trigger(t, map[string]any{"workflowId": "approval", "to": map[string]any{"subscriberId": "u1"}}))
+	h.WaitRun(key, runID, 5*time.Second, "waiting")
+	b.Rotate() // the Bridge now refuses the old secret
+	if r := h.Do("POST", "/v1/events/"+runID+"/signal", key, map[string]any{"event": "approved", "payload": map[string]any{"n": 1}}); r.Status != 202 {
+		t.Fatalf("signal: %d", r.Status)
+	}
+	run := h.WaitRun(key, runID, 10*time.Second, "completed", "failed")
+	if run["status"] != "completed" {
+		t.Fatalf("run after rotation: %v", run)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -95,15 +96,16 @@ type Deps struct {
 
 // Engine advances runs. Create it with New; Run starts its workers.
 type Engine struct {
-	cfg      Config
-	log      *eventlog.Log
-	store    *projections.Store
-	bridges  Bridges
-	deliver  Deliverer
-	client   *bridge.Client
-	logger   *slog.Logger
-	states   *stateCache
-	payloads payloadCache
+	cfg       Config
+	log       *eventlog.Log
+	store     *projections.Store
+	bridgeSrc Bridges
+	bridges   bridgeCache
+	deliver   Deliverer
+	client    *bridge.Client
+	logger    *slog.Logger
+	states    *stateCache
+	payloads  payloadCache
 }
 
 // New returns an engine; it does nothing until Run.
@@ -111,11 +113,23 @@ func New(cfg Config, deps Deps) *Engine {
 	cfg.setDefaults()
 	client := deps.Client
 	if client == nil {
-		client = &bridge.Client{Timeout: cfg.BridgeTimeout}
+		client = &bridge.Client{Timeout: cfg.BridgeTimeout, HTTP: &http.Client{Transport: pooledTransport(cfg.Workers)}}
 	}
-	return &Engine{cfg: cfg, log: deps.Log, store: deps.Store, bridges: deps.Bridges, deliver: deps.Deliverer,
+	if hd, ok := deps.Deliverer.(*HTTPDeliverer); ok && hd.Client == nil {
+		hd.Client = &http.Client{Timeout: 60 * time.Second, Transport: pooledTransport(cfg.Workers)}
+	}
+	return &Engine{cfg: cfg, log: deps.Log, store: deps.Store, bridgeSrc: deps.Bridges, deliver: deps.Deliverer,
 		client: client, logger: cfg.Logger, states: newStateCache(cfg.CacheSize),
 		payloads: payloadCache{max: 10000}}
+}
+
+// pooledTransport keeps enough idle connections for every worker to reuse
+// one: the default two per host make a busy engine dial for every call.
+func pooledTransport(workers int) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 4 * workers
+	t.MaxIdleConnsPerHost = workers
+	return t
 }
 
 // Consumer names on the WORK stream, shared by every herald process.

@@ -16,6 +16,7 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/projections"
+	"github.com/heraldhq/herald/runstate"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -278,6 +279,19 @@ func (e *Engine) fanout(ctx context.Context, tenant string, acc events.TriggerAc
 	return res, nil
 }
 
+// prime puts a run just started into the state cache, so its first turn
+// needs no read of its history.
+func (e *Engine) prime(rec eventlog.Record, seq uint64) {
+	data, err := json.Marshal(rec.Data)
+	if err != nil || seq == 0 {
+		return
+	}
+	var st runstate.State
+	if st.Apply(eventlog.Event{Type: rec.Type, TenantID: rec.Tenant, At: rec.At, Data: data, Seq: seq, Subject: rec.Subject}) == nil {
+		e.states.put(&st)
+	}
+}
+
 // dispatchedOrder lists the subscribers of a finished fan-out in the order
 // they were dispatched.
 func dispatchedOrder(history []eventlog.Event) []string {
@@ -329,7 +343,7 @@ func (e *Engine) dispatch(ctx context.Context, tenant string, acc events.Trigger
 			Tenant: tenant, MsgID: runID + ":started", Expect: true, At: at,
 			Data: events.RunStartedData{RunID: runID, TransactionID: acc.TransactionID, WorkflowID: acc.WorkflowID, SubscriberID: &s}}
 	}
-	_, errs := e.log.AppendEach(ctx, recs)
+	seqs, errs := e.log.AppendEach(ctx, recs)
 	out := make([]events.Dispatch, len(subs))
 	work := make([]eventlog.WorkMsg, 0, len(subs))
 	for i, s := range subs {
@@ -338,6 +352,7 @@ func (e *Engine) dispatch(ctx context.Context, tenant string, acc events.Trigger
 		switch {
 		case errs[i] == nil:
 			work = append(work, eventlog.WorkMsg{Subject: eventlog.WorkRun(tenant, runID), MsgID: runID + ":start"})
+			e.prime(recs[i], seqs[i])
 		case errors.Is(errs[i], eventlog.ErrConflict):
 			// Started by an earlier attempt at this fan-out: dispatched.
 		default:

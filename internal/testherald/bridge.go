@@ -10,29 +10,47 @@ import (
 	"github.com/heraldhq/herald/bridge"
 )
 
-// Bridge serves reg as the tenant's Bridge on a loopback httptest server,
-// registers it with PUT /v1/bridge (using key) and returns its URL.
-func (h *Herald) Bridge(key string, reg *bridge.Registry) string {
+// TestBridge is a tenant Bridge served on loopback for tests.
+type TestBridge struct {
+	URL string
+
+	h       *Herald
+	key     string
+	reg     *bridge.Registry
+	mu      sync.RWMutex
+	handler http.Handler
+}
+
+// Bridge serves reg as the tenant's Bridge on a loopback httptest server
+// and registers it with PUT /v1/bridge (using key).
+func (h *Herald) Bridge(key string, reg *bridge.Registry) *TestBridge {
 	h.t.Helper()
-	var mu sync.RWMutex
-	var handler http.Handler = http.NotFoundHandler()
+	b := &TestBridge{h: h, key: key, reg: reg, handler: http.NotFoundHandler()}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.RLock()
-		hd := handler
-		mu.RUnlock()
+		b.mu.RLock()
+		hd := b.handler
+		b.mu.RUnlock()
 		hd.ServeHTTP(w, r)
 	}))
 	h.t.Cleanup(srv.Close)
-	r := h.Do("PUT", "/v1/bridge", key, map[string]string{"webhookUrl": srv.URL})
+	b.URL = srv.URL
+	b.Rotate()
+	return b
+}
+
+// Rotate registers the Bridge again (a new signing secret) and from then
+// on accepts only the new secret.
+func (b *TestBridge) Rotate() {
+	b.h.t.Helper()
+	r := b.h.Do("PUT", "/v1/bridge", b.key, map[string]string{"webhookUrl": b.URL})
 	if r.Status != http.StatusOK {
-		h.t.Fatalf("PUT /v1/bridge: %d %s", r.Status, r.Body)
+		b.h.t.Fatalf("PUT /v1/bridge: %d %s", r.Status, r.Body)
 	}
-	var b struct{ SigningSecret string }
-	r.JSON(h.t, &b)
-	mu.Lock()
-	handler = bridge.Serve(reg, bridge.Options{SigningKey: b.SigningSecret})
-	mu.Unlock()
-	return srv.URL
+	var body struct{ SigningSecret string }
+	r.JSON(b.h.t, &body)
+	b.mu.Lock()
+	b.handler = bridge.Serve(b.reg, bridge.Options{SigningKey: body.SigningSecret})
+	b.mu.Unlock()
 }
 
 // StandInDelivery is a stand-in for POST /v1/deliver: it records each

@@ -1,0 +1,42 @@
+package testherald
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+)
+
+// SeedTopic writes n subscribers (s0000001…, each with an email address at
+// domain) subscribed to topic straight into the event log, in batches, and
+// waits until the projections hold them: audience set-up for benchmarks
+// and load tests, far faster than n HTTP calls.
+func (h *Herald) SeedTopic(tenant, topic string, n int, domain string) []string {
+	h.t.Helper()
+	ctx := context.Background()
+	ids := make([]string, n)
+	const batch = 2000
+	for start := 0; start < n; start += batch {
+		var recs []eventlog.Record
+		for i := start; i < min(start+batch, n); i++ {
+			id := fmt.Sprintf("s%07d", i)
+			ids[i] = id
+			recs = append(recs, eventlog.Record{Subject: eventlog.Subject(tenant, eventlog.AggSubscriber, id),
+				Type: events.SubscriberUpserted, Tenant: tenant,
+				Data: events.SubscriberUpsertedData{SubscriberID: id, Contacts: map[string][]string{"email": {id + "@" + domain}}}})
+		}
+		topicSubject := eventlog.Subject(tenant, eventlog.AggTopic, topic)
+		for i := start; i < min(start+batch, n); i++ {
+			recs = append(recs, eventlog.Record{Subject: topicSubject, Type: events.SubscriberSubscribed, Tenant: tenant,
+				Data: events.SubscriberSubscribedData{SubscriberID: ids[i], TopicKey: topic}})
+		}
+		if _, err := h.Log().AppendBatch(ctx, recs); err != nil {
+			h.t.Fatalf("seed: %v", err)
+		}
+	}
+	if err := h.Store().WaitCaughtUp(ctx, h.Log()); err != nil {
+		h.t.Fatalf("seed: %v", err)
+	}
+	return ids
+}
