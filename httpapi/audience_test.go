@@ -1,7 +1,9 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"net/url"
@@ -9,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -659,6 +662,62 @@ func TestPagingWhileInserting(t *testing.T) {
 			if len(got) <= len(before) {
 				t.Logf("no concurrent insert was seen (%d items)", len(got))
 			}
+		})
+	}
+}
+
+// BenchmarkSubscriberUpsertHTTP measures subscriber upserts through the
+// HTTP API with a few concurrent clients (4 × GOMAXPROCS). Every PUT
+// returns only once the local projection holds the write (its body is
+// read back from it), so each answer is read-your-writes. Sub-benchmarks:
+// create (new ids), update (existing ids, changed content) and
+// put-then-get (a PUT followed by a GET that must see it; one op = both).
+func BenchmarkSubscriberUpsertHTTP(b *testing.B) {
+	h := testherald.Start(b, testherald.Options{})
+	_, key := h.Tenant("Acme")
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	do := func(method, path string, body []byte) (int, []byte, error) {
+		req, err := http.NewRequest(method, h.URL()+path, bytes.NewReader(body))
+		if err != nil {
+			return 0, nil, err
+		}
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, data, err
+	}
+	var seq atomic.Int64
+	for _, mode := range []string{"create", "update", "put-then-get"} {
+		b.Run(mode, func(b *testing.B) {
+			b.SetParallelism(4)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					i := seq.Add(1)
+					id := fmt.Sprintf("user.%d@example.com", i)
+					want := http.StatusCreated
+					if mode == "update" {
+						id, want = fmt.Sprintf("user.%d@example.com", i%1000), 0
+					}
+					body := fmt.Appendf(nil, `{"contacts":{"email":[%q]},"locale":"en","attributes":{"n":%d}}`, id, i)
+					status, data, err := do("PUT", sub(id), body)
+					if err != nil || (want != 0 && status != want) || status >= 300 || !bytes.Contains(data, fmt.Appendf(nil, `{"n":%d}`, i)) {
+						b.Errorf("PUT %s: %d %s %v", id, status, data, err)
+						return
+					}
+					if mode == "put-then-get" {
+						status, data, err := do("GET", sub(id), nil)
+						if err != nil || status != 200 || !bytes.Contains(data, fmt.Appendf(nil, `{"n":%d}`, i)) {
+							b.Errorf("GET %s after PUT: %d %s %v", id, status, data, err)
+							return
+						}
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 		})
 	}
 }
