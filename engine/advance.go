@@ -28,7 +28,7 @@ func (e *Engine) handleRun(ctx context.Context, m jetstream.Msg) error {
 	}
 	unlock := e.states.lock(runID)
 	defer unlock()
-	return e.advance(ctx, tenant, runID, m)
+	return e.advance(ctx, tenant, runID)
 }
 
 // turn is one worker's hold on one run.
@@ -36,17 +36,16 @@ type turn struct {
 	e      *Engine
 	tenant string
 	st     *runstate.State
-	msg    jetstream.Msg
 }
 
 // advance runs the run until it must wait, finishes, or has run
 // StepsPerTurn steps (then it is re-enqueued).
-func (e *Engine) advance(ctx context.Context, tenant, runID string, m jetstream.Msg) error {
+func (e *Engine) advance(ctx context.Context, tenant, runID string) error {
 	st, err := e.load(ctx, tenant, runID)
 	if err != nil || st == nil {
 		return err // nil state: no such run; the message is dropped
 	}
-	t := &turn{e: e, tenant: tenant, st: st, msg: m}
+	t := &turn{e: e, tenant: tenant, st: st}
 	for range e.cfg.StepsPerTurn {
 		err := t.step(ctx)
 		if errors.Is(err, eventlog.ErrConflict) {
@@ -162,7 +161,6 @@ func (t *turn) execute(ctx context.Context) error {
 	for _, s := range t.st.CompletedSteps() {
 		req.Steps = append(req.Steps, bridge.CompletedStep{StepID: s.StepID, Type: bridge.StepType(s.Type), Output: s.Output})
 	}
-	_ = t.msg.InProgress()
 	out, err := t.e.client.Execute(ctx, url, secret, req)
 	if err != nil {
 		return err
@@ -233,7 +231,6 @@ func (t *turn) send(ctx context.Context, s *bridge.Step) error {
 	if to == nil {
 		return t.fail(ctx, s.StepID, CodeNoAddress, "the run has no subscriber and the send step names no `to`")
 	}
-	_ = t.msg.InProgress()
 	res, err := t.e.deliver.Deliver(ctx, t.tenant, DeliverRequest{
 		IdempotencyKey: t.st.RunID + ":" + s.StepID, RunID: t.st.RunID, StepID: s.StepID,
 		SubscriberID: *to, Channel: s.Channel, Content: *s.Content})

@@ -27,8 +27,9 @@ type Config struct {
 	// MaxAckPending bounds unacknowledged work messages per consumer,
 	// shared by every process. Zero: 8192.
 	MaxAckPending int
-	// AckWait is how long a work message may stay unacknowledged before it
-	// is redelivered; workers signal progress during long calls. Zero: 2m.
+	// AckWait is how long a work message may go without word from its
+	// worker before it is redelivered (to another process after a crash);
+	// a worker reports progress every AckWait/3 while it works. Zero: 15s.
 	AckWait time.Duration
 	// FanoutBackstop is how long after a trigger an unfinished fan-out is
 	// taken over by a fan-out worker (after a crash). Zero: 20s.
@@ -61,7 +62,7 @@ func (c *Config) setDefaults() {
 		c.RetryBase = time.Second
 	}
 	if c.AckWait == 0 {
-		c.AckWait = 2 * time.Minute
+		c.AckWait = 15 * time.Second
 	}
 	if c.FanoutBackstop == 0 {
 		c.FanoutBackstop = 20 * time.Second
@@ -205,7 +206,10 @@ func (e *Engine) Run(ctx context.Context) error {
 // process runs one work message's handler and acknowledges it; a handler
 // failure (an infrastructure error) leaves it for redelivery after a pause.
 func (e *Engine) process(ctx context.Context, m jetstream.Msg, handle func(context.Context, jetstream.Msg) error) {
-	if err := handle(ctx, m); err != nil {
+	stop := e.heartbeat(m)
+	err := handle(ctx, m)
+	stop()
+	if err != nil {
 		if ctx.Err() == nil {
 			e.logger.Warn("work failed; will retry", "subject", m.Subject(), "err", err)
 		}
@@ -213,6 +217,25 @@ func (e *Engine) process(ctx context.Context, m jetstream.Msg, handle func(conte
 		return
 	}
 	_ = m.Ack()
+}
+
+// heartbeat tells the server the message is still being worked on, every
+// AckWait/3, until the returned stop is called.
+func (e *Engine) heartbeat(m jetstream.Msg) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(e.cfg.AckWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				_ = m.InProgress()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // parseWork splits a work subject (prefix + tenant + "." + token(id)).

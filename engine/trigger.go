@@ -202,7 +202,6 @@ func (e *Engine) handleFanout(ctx context.Context, m jetstream.Msg) error {
 	if err := first.Decode(&acc); err != nil {
 		return err
 	}
-	_ = m.InProgress()
 	_, err = e.fanout(ctx, tenant, acc)
 	if err == nil {
 		e.logger.Info("finished an interrupted fan-out", "tenant", tenant, "transaction", txn)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gorilla/mux"
 	"github.com/heraldhq/herald/control"
+	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/projections"
@@ -38,6 +39,9 @@ type Deps struct {
 	Store   *projections.Store
 	Log     *eventlog.Log
 	Engine  *engine.Engine
+
+	// Delivery serves POST /v1/deliver.
+	Delivery *delivery.Service
 }
 
 // Server is the REST API. Create it with New; serve Handler.
@@ -141,6 +145,9 @@ func (s *Server) routes() []route {
 
 		{"PUT", "/v1/bridge", authTenant, s.putBridge},
 		{"GET", "/v1/bridge", authTenant, s.getBridge},
+
+		{"POST", "/v1/deliver", authInternal, s.deliver},
+		{"GET", "/v1/deliveries", authTenant, s.listDeliveries},
 	}
 }
 

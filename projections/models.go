@@ -11,9 +11,9 @@ func readModels() (map[string]applyFunc, [][]byte) {
 		tenantModels,
 		audienceModels,
 		runModels,
-		runModels,
 		channelModels,
 		bridgeModels,
+		deliveryModels,
 	} {
 		h, b := model()
 		maps.Copy(handlers, h)

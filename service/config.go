@@ -40,6 +40,13 @@ type Config struct {
 	RetryBase time.Duration
 	// MaxAttempts is how many times one step is tried. Default 8.
 	MaxAttempts int
+	// FanoutBackstop is how long an unfinished fan-out waits before a
+	// fan-out worker takes it over after a crash. Zero: the engine's
+	// default (20s). Not configurable from the environment: a test knob.
+	FanoutBackstop time.Duration
+	// AckWait is how soon work held by a crashed process is redelivered.
+	// Zero: the engine's default (15s). A test knob, like FanoutBackstop.
+	AckWait time.Duration
 	// DeliverURL is the base URL of the API whose POST /v1/deliver the
 	// engine calls for send steps. Zero: this process's own API.
 	DeliverURL string

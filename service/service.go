@@ -101,9 +101,11 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		return nil, fmt.Errorf("HERALD_HTTP_ADDR %s: %w", cfg.HTTPAddr, err)
 	}
 	s.engine = engine.New(engine.Config{
-		RetryBase:   cfg.RetryBase,
-		MaxAttempts: cfg.MaxAttempts,
-		Logger:      logger,
+		RetryBase:      cfg.RetryBase,
+		MaxAttempts:    cfg.MaxAttempts,
+		FanoutBackstop: cfg.FanoutBackstop,
+		AckWait:        cfg.AckWait,
+		Logger:         logger,
 	}, engine.Deps{
 		Log:       s.log,
 		Store:     s.store,

@@ -18,6 +18,7 @@ const usage = `herald — notification orchestration
 Usage:
   herald serve [--http ADDR] [--data DIR] [--nats-url URLS] [--nats-creds FILE] [--replicas N] [--sync interval|always]
   herald tenant create NAME
+  herald devmail [--smtp ADDR] [--http ADDR] [--max N]
   herald version
   herald help
 
@@ -55,6 +56,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return errUsage
 		}
 		return tenantCreate(ctx, args[2], stdout)
+	case "devmail":
+		return devmailCmd(ctx, args[1:], stderr)
 	case "version", "--version", "-v":
 		return version(stdout)
 	case "help", "--help", "-h":

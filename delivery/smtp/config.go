@@ -119,15 +119,60 @@ type Message struct {
 	// Body is sent as text/html when it starts with '<' after leading white
 	// space, as text/plain otherwise; either way UTF-8, quoted-printable.
 	Body string
+	// MessageID, when set, is the Message-ID header's value without angle
+	// brackets ("id-left@id-right", RFC 5322 3.6.4 dot-atom text on both
+	// sides). A caller that may send the same message again (a retry after
+	// a lost reply) sets the same id each time, so that mail clients can
+	// drop the duplicate. Empty means a random id (see the package doc).
+	MessageID string
 }
 
-// Validate reports whether To is a bare email address; its error wraps
-// ErrInvalid.
+// Validate reports whether To is a bare email address and MessageID, when
+// set, a valid message id; its error wraps ErrInvalid.
 func (m Message) Validate() error {
+	var errs []error
 	if err := checkAddress(m.To); err != nil {
-		return fmt.Errorf("%w: to: %w", ErrInvalid, err)
+		errs = append(errs, fmt.Errorf("%w: to: %w", ErrInvalid, err))
 	}
-	return nil
+	if m.MessageID != "" && !validMessageID(m.MessageID) {
+		errs = append(errs, fmt.Errorf("%w: messageID %.80q is not id-left@id-right of atom characters and dots", ErrInvalid, m.MessageID))
+	}
+	return errors.Join(errs...)
+}
+
+// maxMessageIDLen bounds Message.MessageID, so that the header fits one
+// line of 998 characters.
+const maxMessageIDLen = 900
+
+// validMessageID reports whether id is "left@right", each side dot-atom
+// text (RFC 5322 3.2.3): atoms of atext joined by single dots.
+func validMessageID(id string) bool {
+	if len(id) > maxMessageIDLen {
+		return false
+	}
+	left, right, ok := strings.Cut(id, "@")
+	return ok && dotAtom(left) && dotAtom(right)
+}
+
+func dotAtom(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, atom := range strings.Split(s, ".") {
+		if atom == "" || strings.IndexFunc(atom, func(r rune) bool { return !isAtext(r) }) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// isAtext reports whether r is an RFC 5322 atext character (ASCII only).
+func isAtext(r rune) bool {
+	switch {
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		return true
+	}
+	return strings.ContainsRune("!#$%&'*+-/=?^_`{|}~", r)
 }
 
 // Result describes a message the server accepted.

@@ -34,9 +34,12 @@
 // Subject, MIME-Version: 1.0, Content-Type and Content-Transfer-Encoding:
 // quoted-printable, with CRLF line endings throughout.
 //
-//   - Message-ID is <random@domain>, domain being the part of FromEmail after
-//     the '@'. [Result].MessageID is that id without the angle brackets; it is
-//     the provider message id Herald records.
+//   - Message-ID is Message.MessageID in angle brackets when set (Herald
+//     derives it from the delivery's idempotency key, so every attempt of one
+//     delivery carries the same id), <random@domain> otherwise, domain being
+//     the part of FromEmail after the '@'. [Result].MessageID is that id
+//     without the angle brackets; it is the provider message id Herald
+//     records.
 //   - From is "FromName <FromEmail>" (just <FromEmail> without a name),
 //     formatted by net/mail, so a non-ASCII name is RFC 2047-encoded.
 //   - Subject is RFC 2047-encoded (UTF-8, Q encoding) when it is not ASCII; CR

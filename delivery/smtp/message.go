@@ -19,8 +19,11 @@ const maxHeaderLine = 78
 // now. It returns the message and its Message-ID without angle brackets.
 // cfg and msg must have passed Validate.
 func compose(cfg Config, msg Message, now time.Time) (data []byte, messageID string) {
-	domain := cfg.FromEmail[strings.LastIndexByte(cfg.FromEmail, '@')+1:]
-	messageID = strings.ToLower(rand.Text()) + "@" + domain
+	messageID = msg.MessageID
+	if messageID == "" {
+		domain := cfg.FromEmail[strings.LastIndexByte(cfg.FromEmail, '@')+1:]
+		messageID = strings.ToLower(rand.Text()) + "@" + domain
+	}
 
 	contentType := "text/plain; charset=utf-8"
 	if strings.HasPrefix(strings.TrimLeftFunc(msg.Body, unicode.IsSpace), "<") {

@@ -609,3 +609,31 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+func TestSendWithMessageID(t *testing.T) {
+	ts := startServer(t, plain, &backend{})
+	s := newSender(t, ts.opts)
+	msg := hello
+	msg.MessageID = "k5v2q7.herald@herald.test"
+	for range 2 {
+		if res := send(t, s, ts.cfg, msg); res.MessageID != msg.MessageID {
+			t.Fatalf("Result.MessageID = %q, want %q", res.MessageID, msg.MessageID)
+		}
+	}
+	for i, rcv := range ts.be.messages() {
+		m, err := mail.ReadMessage(bytes.NewReader(rcv.Data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.Header.Get("Message-ID"); got != "<"+msg.MessageID+">" {
+			t.Errorf("message %d: Message-ID = %q, want <%s>", i, got, msg.MessageID)
+		}
+	}
+
+	for _, bad := range []string{"no-at-sign", "a@", "@b", "a b@c", "a@b@c", "a..b@c", "<a@b>", "a@b\r\nBcc: x@y", strings.Repeat("a", 900) + "@b"} {
+		msg.MessageID = bad
+		if _, err := s.Send(context.Background(), ts.cfg, msg); !errors.Is(err, smtp.ErrInvalid) {
+			t.Errorf("MessageID %q: err = %v, want ErrInvalid", bad, err)
+		}
+	}
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/delivery/smtp"
+)
+
+// freeAddr returns a loopback address nobody listens on (for now).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func TestDevmailCatchesAndLists(t *testing.T) {
+	smtpAddr, httpAddr := freeAddr(t), freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	var logs bytes.Buffer
+	go func() {
+		done <- run(ctx, []string{"devmail", "--smtp", smtpAddr, "--http", httpAddr}, &bytes.Buffer{}, &syncBuffer{b: &logs})
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("devmail: %v", err)
+		}
+	}()
+
+	host, portText, _ := net.SplitHostPort(smtpAddr)
+	port, _ := net.LookupPort("tcp", portText)
+	sender := smtp.NewSender(smtp.Options{})
+	defer sender.Close()
+	cfg := smtp.Config{Host: host, Port: port, FromEmail: "noreply@herald.test", FromName: "Herald", Username: "any", Password: "thing"}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := sender.Send(ctx, cfg, smtp.Message{To: "ada@example.com", Subject: "Caught ✓", Body: "Hello"})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("devmail never accepted mail: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	resp, err := http.Get("http://" + httpAddr + "/api/messages")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Messages []struct {
+			From    string   `json:"from"`
+			To      []string `json:"to"`
+			Subject string   `json:"subject"`
+		} `json:"messages"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Messages) != 1 || list.Messages[0].Subject != "Caught ✓" || list.Messages[0].To[0] != "ada@example.com" {
+		t.Fatalf("messages = %+v", list.Messages)
+	}
+	page, err := http.Get("http://" + httpAddr + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page.Body.Close()
+	if page.StatusCode != 200 || !strings.HasPrefix(page.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("page: %d %s", page.StatusCode, page.Header.Get("Content-Type"))
+	}
+}
+
+func TestDevmailRefusesBadArguments(t *testing.T) {
+	for _, args := range [][]string{{"devmail", "--bogus"}, {"devmail", "extra"}} {
+		if err := run(context.Background(), args, &bytes.Buffer{}, &bytes.Buffer{}); !errors.Is(err, errUsage) {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	err = run(context.Background(), []string{"devmail", "--smtp", l.Addr().String(), "--http", "127.0.0.1:0"}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "smtp") {
+		t.Fatalf("SMTP address in use: %v", err)
+	}
+}

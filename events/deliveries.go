@@ -1,0 +1,61 @@
+package events
+
+// Delivery ledger event types (the egress ledger), on the subject of the
+// aggregate delivery with the idempotency key as id
+// (eventlog.Subject(tenant, AggDelivery, idempotencyKey)). One subject is
+// one key: its events are attempts, each followed by its outcome.
+//
+//	DeliveryAttempted → DeliverySent             (the key is sent for good)
+//	DeliveryAttempted → DeliveryFailed           (a later request may attempt again)
+//	DeliveryAttempted → DeliveryAttempted        (a stale claim taken over after its lease)
+//
+// Every append on the subject expects the subject's last sequence, so two
+// writers never both claim one key.
+const (
+	// DeliveryAttempted claims the key for one attempt, written just
+	// before the provider is called.
+	DeliveryAttempted = "DeliveryAttempted"
+	// DeliverySent: the provider accepted the message of the attempt.
+	DeliverySent = "DeliverySent"
+	// DeliveryFailed: the provider refused the message of the attempt, or
+	// could not be reached.
+	DeliveryFailed = "DeliveryFailed"
+)
+
+// DeliveryAttemptedData is the payload of DeliveryAttempted. It holds no
+// channel config: never a secret.
+type DeliveryAttemptedData struct {
+	AttemptID      string `json:"attemptId"`
+	IdempotencyKey string `json:"idempotencyKey"`
+	RunID          string `json:"runId"`
+	StepID         string `json:"stepId"`
+	// SubscriberID is the recipient subscriber, whose address this is.
+	SubscriberID string `json:"subscriberId"`
+	ChannelKey   string `json:"channelKey"`
+	Kind         string `json:"kind"`
+	// Address is the recipient's address: the first of contacts[kind].
+	Address string `json:"address"`
+	// Takeover is the attempt id of a stale in-flight attempt this one
+	// replaces (its lease ran out with no outcome); empty otherwise.
+	Takeover string `json:"takeover,omitempty"`
+}
+
+// DeliverySentData is the payload of DeliverySent.
+type DeliverySentData struct {
+	AttemptID string `json:"attemptId"`
+	// ProviderMessageID is the provider's id of the message (for SMTP the
+	// Message-ID header without angle brackets).
+	ProviderMessageID string `json:"providerMessageId"`
+}
+
+// DeliveryFailedData is the payload of DeliveryFailed.
+type DeliveryFailedData struct {
+	AttemptID string `json:"attemptId"`
+	// Code is provider_rejected (a permanent refusal) or
+	// provider_unavailable (transient: a 4xx reply, network, timeout).
+	Code string `json:"code"`
+	// Message describes the failure; it never holds a secret.
+	Message string `json:"message"`
+	// Transient reports whether a later attempt may succeed.
+	Transient bool `json:"transient"`
+}

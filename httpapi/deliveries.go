@@ -1,0 +1,118 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/heraldhq/herald/control"
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/projections"
+)
+
+// deliverRequest is the body of POST /v1/deliver.
+type deliverRequest struct {
+	IdempotencyKey string          `json:"idempotencyKey"`
+	RunID          string          `json:"runId"`
+	StepID         string          `json:"stepId"`
+	SubscriberID   string          `json:"subscriberId"`
+	To             *string         `json:"to"`
+	Channel        string          `json:"channel"`
+	Content        *deliverContent `json:"content"`
+}
+
+type deliverContent struct {
+	Subject string `json:"subject"`
+	Body    string `json:"body"`
+}
+
+// deliver is POST /v1/deliver (internal: the engine's send steps). It
+// answers 200 with the SendResult, also for a repeat of a sent key; the
+// failures are mapped in statusTable (no_channel, no_address,
+// provider_rejected: 422; provider_unavailable: 502;
+// delivery_in_progress: 409).
+func (s *Server) deliver(w http.ResponseWriter, r *http.Request) error {
+	var body deliverRequest
+	if err := decode(w, r, &body); err != nil {
+		return err
+	}
+	req := delivery.Request{IdempotencyKey: body.IdempotencyKey, RunID: body.RunID, StepID: body.StepID,
+		SubscriberID: body.SubscriberID, Channel: body.Channel}
+	if body.To != nil {
+		req.To = *body.To
+	}
+	if body.Content != nil {
+		req.Subject, req.Body = body.Content.Subject, body.Content.Body
+	}
+	var p control.Problems
+	if body.Content == nil {
+		p.Add("content", "is required")
+	}
+	var re *delivery.RequestError
+	if err := req.Validate(); errors.As(err, &re) {
+		for _, fp := range re.Problems {
+			p.Add(fp.Field, "%s", fp.Problem)
+		}
+	}
+	if err := p.Err(); err != nil {
+		return err
+	}
+	res, err := s.deps.Delivery.Deliver(r.Context(), tenantOf(r.Context()), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// deliveryView is one row of GET /v1/deliveries.
+type deliveryView struct {
+	AttemptID         string             `json:"attemptId"`
+	IdempotencyKey    string             `json:"idempotencyKey"`
+	RunID             string             `json:"runId"`
+	StepID            string             `json:"stepId"`
+	SubscriberID      string             `json:"subscriberId"`
+	ChannelKey        string             `json:"channelKey"`
+	Kind              string             `json:"kind"`
+	Address           string             `json:"address"`
+	Status            string             `json:"status"`
+	ProviderMessageID *string            `json:"providerMessageId"`
+	Error             *deliveryErrorView `json:"error"`
+	CreatedAt         string             `json:"createdAt"`
+	UpdatedAt         string             `json:"updatedAt"`
+}
+
+type deliveryErrorView struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func newDeliveryView(d projections.Delivery) deliveryView {
+	v := deliveryView{AttemptID: d.AttemptID, IdempotencyKey: d.IdempotencyKey, RunID: d.RunID, StepID: d.StepID,
+		SubscriberID: d.SubscriberID, ChannelKey: d.ChannelKey, Kind: d.Kind, Address: d.Address,
+		Status: d.Status, CreatedAt: ts(d.CreatedAt), UpdatedAt: ts(d.UpdatedAt)}
+	if d.ProviderMessageID != "" {
+		v.ProviderMessageID = &d.ProviderMessageID
+	}
+	if d.Error != nil {
+		v.Error = &deliveryErrorView{Code: d.Error.Code, Message: d.Error.Message}
+	}
+	return v
+}
+
+// listDeliveries is GET /v1/deliveries[?runId=]: the tenant's delivery
+// attempts oldest first, or one run's.
+func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
+	p, err := page(r)
+	if err != nil {
+		return err
+	}
+	if err := s.caughtUp(r); err != nil {
+		return err
+	}
+	rows, next, err := s.deps.Store.Deliveries(tenantOf(r.Context()), r.URL.Query().Get("runId"), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newList(mapSlice(rows, newDeliveryView), next))
+	return nil
+}

@@ -1,0 +1,182 @@
+package projections
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	bolt "go.etcd.io/bbolt"
+)
+
+var (
+	// deliveries: tenant\x00<seq> → Delivery, seq being the stream sequence
+	// of the DeliveryAttempted as 16 hex digits: rows in creation order.
+	bucketDeliveries = []byte("deliveries")
+	// delivery_attempts: tenant\x00attemptId → <seq>, to find a row from
+	// its outcome.
+	bucketDeliveryAttempts = []byte("delivery_attempts")
+	// deliveries_by_run: tenant\x00runId\x00<seq> → empty.
+	bucketDeliveriesByRun = []byte("deliveries_by_run")
+)
+
+// Statuses of a delivery attempt.
+const (
+	DeliveryPending = "pending" // claimed, the provider's answer not recorded yet
+	DeliverySent    = "sent"
+	DeliveryFailed  = "failed"
+)
+
+// CodeLeaseExpired is the error code of an attempt that recorded no
+// outcome within its lease and was replaced by a new attempt of its key.
+const CodeLeaseExpired = "lease_expired"
+
+// Delivery is the read model of one delivery attempt (a row of the egress
+// ledger).
+type Delivery struct {
+	AttemptID         string         `json:"attemptId"`
+	IdempotencyKey    string         `json:"idempotencyKey"`
+	RunID             string         `json:"runId"`
+	StepID            string         `json:"stepId"`
+	SubscriberID      string         `json:"subscriberId"`
+	ChannelKey        string         `json:"channelKey"`
+	Kind              string         `json:"kind"`
+	Address           string         `json:"address"`
+	Status            string         `json:"status"`
+	ProviderMessageID string         `json:"providerMessageId,omitempty"`
+	Error             *DeliveryError `json:"error,omitempty"`
+	CreatedAt         time.Time      `json:"createdAt"`
+	UpdatedAt         time.Time      `json:"updatedAt"`
+}
+
+// DeliveryError is why an attempt failed.
+type DeliveryError struct {
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	Transient bool   `json:"transient"`
+}
+
+func deliveryModels() (map[string]applyFunc, [][]byte) {
+	return map[string]applyFunc{
+			events.DeliveryAttempted: applyDeliveryAttempted,
+			events.DeliverySent:      applyDeliverySent,
+			events.DeliveryFailed:    applyDeliveryFailed,
+		}, [][]byte{bucketDeliveries, bucketDeliveryAttempts,
+			bucketDeliveriesByRun}
+}
+
+func seqID(seq uint64) string { return fmt.Sprintf("%016x", seq) }
+
+func applyDeliveryAttempted(tx *bolt.Tx, ev eventlog.Event) error {
+	var d events.DeliveryAttemptedData
+	if err := ev.Decode(&d); err != nil {
+		return err
+	}
+	if d.Takeover != "" {
+		if err := updateDelivery(tx, ev.TenantID, d.Takeover, func(row *Delivery) {
+			if row.Status == DeliveryPending {
+				row.Status = DeliveryFailed
+				row.Error = &DeliveryError{Code: CodeLeaseExpired, Transient: true,
+					Message: "no outcome was recorded within the attempt's lease; attempt " + d.AttemptID + " replaced it"}
+				row.UpdatedAt = ev.At
+			}
+		}); err != nil {
+			return err
+		}
+	}
+	id := seqID(ev.Seq)
+	row := Delivery{
+		AttemptID: d.AttemptID, IdempotencyKey: d.IdempotencyKey, RunID: d.RunID, StepID: d.StepID,
+		SubscriberID: d.SubscriberID, ChannelKey: d.ChannelKey, Kind: d.Kind, Address: d.Address,
+		Status: DeliveryPending, CreatedAt: ev.At, UpdatedAt: ev.At,
+	}
+	if err := putJSON(tx.Bucket(bucketDeliveries), key(ev.TenantID, id), row); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketDeliveryAttempts).Put(key(ev.TenantID, d.AttemptID), []byte(id)); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketDeliveriesByRun).Put(key(ev.TenantID, d.RunID+"\x00"+id), []byte{})
+}
+
+func applyDeliverySent(tx *bolt.Tx, ev eventlog.Event) error {
+	var d events.DeliverySentData
+	if err := ev.Decode(&d); err != nil {
+		return err
+	}
+	return updateDelivery(tx, ev.TenantID, d.AttemptID, func(row *Delivery) {
+		row.Status = DeliverySent
+		row.ProviderMessageID = d.ProviderMessageID
+		row.Error = nil
+		row.UpdatedAt = ev.At
+	})
+}
+
+func applyDeliveryFailed(tx *bolt.Tx, ev eventlog.Event) error {
+	var d events.DeliveryFailedData
+	if err := ev.Decode(&d); err != nil {
+		return err
+	}
+	return updateDelivery(tx, ev.TenantID, d.AttemptID, func(row *Delivery) {
+		row.Status = DeliveryFailed
+		row.Error = &DeliveryError{Code: d.Code, Message: d.Message, Transient: d.Transient}
+		row.UpdatedAt = ev.At
+	})
+}
+
+// updateDelivery changes the row of attemptID, if there is one.
+func updateDelivery(tx *bolt.Tx, tenant, attemptID string, change func(*Delivery)) error {
+	id := tx.Bucket(bucketDeliveryAttempts).Get(key(tenant, attemptID))
+	if id == nil {
+		return nil
+	}
+	b := tx.Bucket(bucketDeliveries)
+	k := key(tenant, string(id))
+	var row Delivery
+	if ok, err := getJSON(b, k, &row); err != nil || !ok {
+		return err
+	}
+	change(&row)
+	return putJSON(b, k, row)
+}
+
+// DeliveryAttempt returns one delivery attempt of a tenant, or ErrNotFound.
+func (s *Store) DeliveryAttempt(tenant, attemptID string) (Delivery, error) {
+	var row Delivery
+	err := s.view(func(tx *bolt.Tx) error {
+		id := tx.Bucket(bucketDeliveryAttempts).Get(key(tenant, attemptID))
+		if id == nil {
+			return ErrNotFound
+		}
+		ok, err := getJSON(tx.Bucket(bucketDeliveries), key(tenant, string(id)), &row)
+		if err == nil && !ok {
+			return ErrNotFound
+		}
+		return err
+	})
+	return row, err
+}
+
+// Deliveries lists a tenant's delivery attempts oldest first: one run's
+// when runID is set, else every one.
+func (s *Store) Deliveries(tenant, runID string, p Page) (rows []Delivery, next string, err error) {
+	err = s.view(func(tx *bolt.Tx) error {
+		all := tx.Bucket(bucketDeliveries)
+		if runID != "" {
+			rows, next, err = listPrefix(tx.Bucket(bucketDeliveriesByRun), key(tenant, runID+"\x00"), p,
+				func(id string, _ []byte) (Delivery, bool, error) {
+					var row Delivery
+					ok, err := getJSON(all, key(tenant, id), &row)
+					return row, ok, err
+				})
+			return err
+		}
+		rows, next, err = listTenant(all, tenant, p, func(_ string, v []byte) (Delivery, bool, error) {
+			var row Delivery
+			return row, true, json.Unmarshal(v, &row)
+		})
+		return err
+	})
+	return rows, next, err
+}
