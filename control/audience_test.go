@@ -1,15 +1,19 @@
 package control
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/internal/testnats"
 	"github.com/heraldhq/herald/projections"
 )
 
@@ -308,5 +312,103 @@ func TestMergeTopicRules(t *testing.T) {
 	}
 	if _, err := mergeTopic("bad key", nil, TopicInput{}); err == nil {
 		t.Fatal("bad key accepted")
+	}
+}
+
+// process is one herald process's view: its own projections on the shared
+// log, run or applied by hand, and a Control over them.
+type process struct {
+	store *projections.Store
+	ctl   *Control
+}
+
+func newProcess(t *testing.T, log *eventlog.Log, run bool) process {
+	t.Helper()
+	st, err := projections.Open(filepath.Join(t.TempDir(), "p.db"), projections.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	p := process{store: st, ctl: New(log, st, nil, nil)}
+	if run {
+		p.run(t, log)
+	}
+	return p
+}
+
+func (p process) run(t *testing.T, log *eventlog.Log) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = p.store.Run(ctx, log, nil)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// TestUpsertFromAStaleProcessLosesNothing: the first attempt of an upsert
+// trusts the local projection; when another process wrote since, it must
+// neither overwrite that write with a merge of stale state nor answer a
+// stale no-op.
+func TestUpsertFromAStaleProcessLosesNothing(t *testing.T) {
+	log := testnats.Log(t)
+	ctx := context.Background()
+	a := newProcess(t, log, true)
+	b := newProcess(t, log, false) // its projector starts late
+
+	upsert := func(p process, body string) (projections.Subscriber, bool) {
+		t.Helper()
+		s, created, err := p.ctl.UpsertSubscriber(ctx, "ten_1", "u1", input(t, body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, created
+	}
+	upsert(a, `{"contacts":{"email":["a@x.io"]},"locale":"en"}`)
+	upsert(a, `{"locale":"fr"}`)
+	evs, err := log.History(ctx, eventlog.Subject("ten_1", eventlog.AggSubscriber, "u1"), 0)
+	if err != nil || len(evs) != 2 {
+		t.Fatalf("history: %d %v", len(evs), err)
+	}
+	// B has applied only the first event: it believes locale is "en".
+	if err := b.store.ApplyBatch(evs[:1]); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		s       projections.Subscriber
+		created bool
+	}
+	res := make(chan result, 1)
+	go func() {
+		s, created := upsert(b, `{"locale":"en"}`) // a no-op in B's stale eyes
+		res <- result{s, created}
+	}()
+	select {
+	case r := <-res:
+		t.Fatalf("answered from stale state: %+v", r)
+	case <-time.After(100 * time.Millisecond):
+	}
+	b.run(t, log)
+	r := <-res
+	if r.created || *r.s.Locale != "en" || r.s.Contacts["email"][0] != "a@x.io" {
+		t.Fatalf("B's upsert: %+v", r)
+	}
+	if evs, _ := log.History(ctx, eventlog.Subject("ten_1", eventlog.AggSubscriber, "u1"), 0); len(evs) != 3 {
+		t.Fatalf("B's change was not appended: %d events", len(evs))
+	}
+
+	// A is now behind B: its trusted attempt conflicts, it settles, and
+	// the merge keeps what B wrote.
+	s, created := upsert(a, `{"contacts":{"sms":["+1"]}}`)
+	if created || *s.Locale != "en" || s.Contacts["email"][0] != "a@x.io" || s.Contacts["sms"][0] != "+1" {
+		t.Fatalf("A after B: %+v", s)
+	}
+	// A deleted-then-recreated subscriber: its subject is not empty, so a
+	// create expecting 0 conflicts and is retried; 201 all the same.
+	if err := a.ctl.DeleteSubscriber(ctx, "ten_1", "u1"); err != nil {
+		t.Fatal(err)
+	}
+	if s, created := upsert(b, `{"locale":"de"}`); !created || *s.Locale != "de" || len(s.Contacts) != 0 {
+		t.Fatalf("re-create through B: %+v %v", s, created)
 	}
 }

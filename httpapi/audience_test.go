@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -694,6 +695,7 @@ func BenchmarkSubscriberUpsertHTTP(b *testing.B) {
 	for _, mode := range []string{"create", "update", "put-then-get"} {
 		b.Run(mode, func(b *testing.B) {
 			b.SetParallelism(4)
+			cpu0 := cpuTime()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					i := seq.Add(1)
@@ -718,6 +720,18 @@ func BenchmarkSubscriberUpsertHTTP(b *testing.B) {
 				}
 			})
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+			// CPU of the whole process (server and clients) per op: less
+			// sensitive than ops/s to other load on the machine.
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 		})
 	}
+}
+
+// cpuTime returns the user and system CPU time the process used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

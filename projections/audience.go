@@ -32,6 +32,9 @@ type Subscriber struct {
 	Attributes json.RawMessage `json:"attributes,omitempty"`
 	CreatedAt  time.Time       `json:"createdAt"`
 	UpdatedAt  time.Time       `json:"updatedAt"`
+	// Seq is the stream sequence of the subscriber's last event: a writer
+	// may expect it instead of asking the log for the subject's last one.
+	Seq uint64 `json:"seq"`
 }
 
 // Topic is the read model of a topic. A topic created implicitly by a
@@ -102,21 +105,20 @@ func applySubscriberUpserted(tx *bolt.Tx, ev eventlog.Event) error {
 	}
 	b := tx.Bucket(bucketSubscribers)
 	k := key(ev.TenantID, d.SubscriberID)
-	var cur Subscriber
-	ok, err := getJSON(b, k, &cur)
-	if err != nil {
+	// Only the creation time survives an upsert.
+	cur := struct {
+		CreatedAt time.Time `json:"createdAt"`
+	}{ev.At}
+	if _, err := getJSON(b, k, &cur); err != nil {
 		return err
 	}
-	created := ev.At
-	if ok {
-		created = cur.CreatedAt
-	}
+	created := cur.CreatedAt
 	contacts := d.Contacts
 	if contacts == nil {
 		contacts = map[string][]string{}
 	}
 	return putJSON(b, k, Subscriber{SubscriberID: d.SubscriberID, Contacts: contacts, Locale: d.Locale,
-		Attributes: d.Attributes, CreatedAt: created, UpdatedAt: ev.At})
+		Attributes: d.Attributes, CreatedAt: created, UpdatedAt: ev.At, Seq: ev.Seq})
 }
 
 func applySubscriberDeleted(tx *bolt.Tx, ev eventlog.Event) error {
