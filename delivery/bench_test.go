@@ -13,7 +13,7 @@ import (
 // of a whole in-process service (embedded JetStream, projections) to a
 // go-smtp server on loopback, each with a new idempotency key: ledger read,
 // claim, SMTP transaction on a pooled session, outcome, projection wait.
-// -cpu sets GOMAXPROCS; concurrency is 16 requests per P... see below.
+// Each sub-benchmark keeps that many requests in flight.
 func BenchmarkDeliver(b *testing.B) {
 	for _, conc := range []int{1, 8, 32} {
 		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/control"
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/delivery/smtp"
 	"github.com/heraldhq/herald/embedded"
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/eventlog"
@@ -46,6 +48,11 @@ type Service struct {
 	ctl    *control.Control
 	keys   *secrets.Keyring
 	engine *engine.Engine
+
+	// Delivery (POST /v1/deliver): the SMTP sender is closed after the API
+	// has drained.
+	smtp     *smtp.Sender
+	delivery *delivery.Service
 
 	adminToken    string
 	internalToken string
@@ -127,12 +134,24 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		return nil
 	})
 
+	// Delivery.
+	smtpOpts := cfg.SMTP
+	if smtpOpts.MaxIdlePerChannel == 0 {
+		smtpOpts.MaxIdlePerChannel = 16
+	}
+	s.smtp = smtp.NewSender(smtpOpts)
+	if s.delivery, err = delivery.NewService(delivery.Config{
+		Log: s.log, Store: s.store, Channels: s.ctl, SMTP: s.smtp, Logger: logger,
+	}); err != nil {
+		return nil, err
+	}
+
 	api := httpapi.New(httpapi.Config{
 		AdminToken:    s.adminToken,
 		InternalToken: s.internalToken,
 		Ready:         s.Ready,
 		Logger:        logger,
-	}, httpapi.Deps{Control: s.ctl, Store: s.store, Log: s.log, Engine: s.engine})
+	}, httpapi.Deps{Control: s.ctl, Store: s.store, Log: s.log, Engine: s.engine, Delivery: s.delivery})
 	s.http = &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	s.goRun("http", func() error {
 		if err := s.http.Serve(s.listener); !errors.Is(err, http.ErrServerClosed) {
@@ -262,6 +281,9 @@ func (s *Service) Shutdown(ctx context.Context) error {
 			s.cancel()
 		}
 		s.wg.Wait()
+		if s.smtp != nil {
+			s.smtp.Close()
+		}
 		if s.store != nil {
 			s.store.Close()
 		}

@@ -1,0 +1,88 @@
+package delivery_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	gosmtp "github.com/emersion/go-smtp"
+
+	"github.com/heraldhq/herald/bridge"
+)
+
+// welcome is a workflow of one send step to the run's subscriber.
+var welcome = bridge.MustWorkflow("welcome", func(ctx *bridge.Context) error {
+	_, err := bridge.Send(ctx, "greet", "email", func() (bridge.SendContent, error) {
+		return bridge.SendContent{Subject: "Welcome", Body: "Hello from the engine"}, nil
+	})
+	return err
+})
+
+// runWelcome triggers welcome for ada through the tenant's Bridge and
+// waits for the run to finish.
+func runWelcome(t *testing.T, f *fixture) map[string]any {
+	t.Helper()
+	f.h.Bridge(f.key, bridge.NewRegistry().MustRegister(welcome))
+	r := f.tenantCall("POST", "/v1/events", map[string]any{"workflowId": "welcome", "to": map[string]any{"subscriberId": "ada"}}, http.StatusAccepted)
+	var tr struct {
+		Runs []struct{ RunID string }
+	}
+	r.JSON(t, &tr)
+	if len(tr.Runs) != 1 {
+		t.Fatalf("trigger: %s", r.Body)
+	}
+	return f.h.WaitRun(f.key, tr.Runs[0].RunID, 15*time.Second, "completed", "failed")
+}
+
+// TestEngineSendStepThroughDelivery: the engine's send step goes through
+// the real POST /v1/deliver to a loopback SMTP server; a 451 is retried by
+// the engine and the message arrives once.
+func TestEngineSendStepThroughDelivery(t *testing.T) {
+	m := startMailServer(t, startTLS)
+	m.dataHook = func(n int) error {
+		if n == 1 {
+			return smtpReply(451, gosmtp.EnhancedCode{4, 3, 0}, "try again later")
+		}
+		return nil
+	}
+	f := newFixture(t, m, false, nil)
+	run := runWelcome(t, f)
+	if run["status"] != "completed" {
+		t.Fatalf("run %v", run)
+	}
+	step := run["steps"].([]any)[0].(map[string]any)
+	out, _ := step["output"].(map[string]any)
+	if step["attempts"] != float64(2) || out["status"] != "sent" || out["attemptId"] == nil || out["providerMessageId"] == nil {
+		t.Fatalf("send step %v", step)
+	}
+	got := m.messages()
+	if len(got) != 1 || got[0].To[0] != adaFirst || !got[0].TLS {
+		t.Fatalf("received %+v", got)
+	}
+	if mid := parseMail(t, got[0]).header.Get("Message-ID"); mid != "<"+out["providerMessageId"].(string)+">" {
+		t.Errorf("Message-ID %q, step output %v", mid, out)
+	}
+	runID := run["runId"].(string)
+	rows := f.deliveries(runID)
+	if len(rows) != 2 || rows[0].Status != "failed" || rows[1].Status != "sent" ||
+		rows[1].IdempotencyKey != runID+":greet" || rows[1].AttemptID != out["attemptId"] {
+		t.Fatalf("deliveries %+v", rows)
+	}
+}
+
+// TestEngineSendStepRejected: a 550 ends the run failed with
+// provider_rejected after one attempt.
+func TestEngineSendStepRejected(t *testing.T) {
+	m := startMailServer(t, plainSMTP)
+	m.rcptHook = func(string) error { return smtpReply(550, gosmtp.EnhancedCode{5, 1, 1}, "no such user") }
+	f := newFixture(t, m, false, nil)
+	run := runWelcome(t, f)
+	errBody, _ := run["error"].(map[string]any)
+	step := run["steps"].([]any)[0].(map[string]any)
+	if run["status"] != "failed" || errBody["code"] != "provider_rejected" || step["attempts"] != float64(1) {
+		t.Fatalf("run %v", run)
+	}
+	if m.count.Load() != 0 {
+		t.Fatal("a message was kept")
+	}
+}
