@@ -137,6 +137,9 @@ func (t *turn) step(ctx context.Context) error {
 		}
 		return errYield
 	case ActResume:
+		if act.StepType == string(bridge.StepDigest) {
+			return t.closeDigest(ctx, act.StepID)
+		}
 		return t.record(ctx, events.StepCompleted, events.StepCompletedData{
 			StepID: act.StepID, Type: act.StepType, Output: act.Output, SignalSeq: act.SignalSeq})
 	}
@@ -218,6 +221,8 @@ func (t *turn) stepAnswer(ctx context.Context, s *bridge.Step) error {
 			d.TimeoutAt = &at
 		}
 		return t.record(ctx, events.RunWaiting, d)
+	case bridge.StepDigest:
+		return t.digest(ctx, s)
 	}
 	return t.fail(ctx, s.StepID, CodeUnsupportedStep, fmt.Sprintf("step type %q is not supported", s.Type))
 }

@@ -46,7 +46,7 @@ func Decide(s *runstate.State, now time.Time) Action {
 	switch s.Status {
 	case runstate.Sleeping:
 		if !now.Before(*s.WakeAt) {
-			return Action{Kind: ActResume, StepID: pending.StepID, StepType: "delay", Output: jsonNull}
+			return Action{Kind: ActResume, StepID: pending.StepID, StepType: pending.Type, Output: jsonNull}
 		}
 		return Action{Kind: ActWait, At: *s.WakeAt}
 	case runstate.Waiting:

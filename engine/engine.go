@@ -137,6 +137,7 @@ func pooledTransport(workers int) *http.Transport {
 const (
 	runsConsumer   = "herald-runs"
 	fanoutConsumer = "herald-fanout"
+	ticksConsumer  = "herald-ticks"
 )
 
 // Run consumes work until ctx ends, then waits for in-flight work to
@@ -150,6 +151,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	}{
 		{runsConsumer, eventlog.WorkRunPrefix + ">", e.handleRun, e.cfg.Workers},
 		{fanoutConsumer, eventlog.WorkFanoutPrefix + ">", e.handleFanout, 4},
+		{ticksConsumer, eventlog.WorkTickPrefix + ">", e.handleTick, 4},
 	}
 	var wg sync.WaitGroup
 	var stops []func()

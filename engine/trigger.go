@@ -353,7 +353,10 @@ func (e *Engine) dispatch(ctx context.Context, tenant string, acc events.Trigger
 			work = append(work, eventlog.WorkMsg{Subject: eventlog.WorkRun(tenant, runID), MsgID: runID + ":start"})
 			e.prime(recs[i], seqs[i])
 		case errors.Is(errs[i], eventlog.ErrConflict):
-			// Started by an earlier attempt at this fan-out: dispatched.
+			// Started by an earlier attempt at this fan-out: dispatched. Its
+			// first work message may have been lost with that attempt:
+			// enqueue again (a duplicate turn finds nothing to do).
+			work = append(work, eventlog.WorkMsg{Subject: eventlog.WorkRun(tenant, runID), MsgID: runID + ":start"})
 		default:
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

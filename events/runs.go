@@ -51,10 +51,15 @@ type StepFailedData struct {
 	RetryAt time.Time `json:"retryAt"`
 }
 
-// RunSleepingData: the run waits for a delay step until Until.
+// RunSleepingData: the run waits until Until, for a delay step or for the
+// digest window it opened.
 type RunSleepingData struct {
 	StepID string    `json:"stepId"`
 	Until  time.Time `json:"until"`
+	// Type is the sleeping step's type: "delay" (when empty) or "digest".
+	Type string `json:"type,omitempty"`
+	// Digest is the DigestID of the window a digest step waits out.
+	Digest string `json:"digest,omitempty"`
 }
 
 // RunWaitingData: the run waits for a signal named Event, or for

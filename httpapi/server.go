@@ -123,6 +123,8 @@ func (s *Server) routes() []route {
 		{"GET", "/v1/runs/{runId}", authTenant, s.getRun},
 		{"POST", "/v1/runs/{runId}/cancel", authTenant, s.cancelRun},
 		{"GET", "/v1/notifications", authTenant, s.listNotifications},
+		{"POST", "/v1/sync", authTenant, s.sync},
+		{"GET", "/v1/workflows", authTenant, s.listWorkflows},
 
 		{"GET", "/v1/subscribers", authTenant, s.listSubscribers},
 		{"PUT", "/v1/subscribers/{externalId}", authTenant, s.putSubscriber},

@@ -1,6 +1,7 @@
 package runstate
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -80,6 +81,8 @@ type State struct {
 	WakeAt *time.Time `json:"wakeAt,omitempty"`
 	// WaitEvent is the signal name a waiting run waits for.
 	WaitEvent string `json:"waitEvent,omitempty"`
+	// Digest is the digest window a sleeping digest step waits out.
+	Digest string `json:"digest,omitempty"`
 	// Signals are the unconsumed signals, oldest first.
 	Signals   []Signal  `json:"signals,omitempty"`
 	Error     *Error    `json:"error,omitempty"`
@@ -143,10 +146,10 @@ func (s *State) Apply(ev eventlog.Event) error {
 	case events.RunSleeping:
 		var d events.RunSleepingData
 		if err = ev.Decode(&d); err == nil {
-			st := s.current(d.StepID, "delay")
+			st := s.current(d.StepID, cmp.Or(d.Type, "delay"))
 			st.Status = StepSleeping
 			st.Attempts++
-			s.Status, s.WakeAt, s.WaitEvent = Sleeping, &d.Until, ""
+			s.Status, s.WakeAt, s.WaitEvent, s.Digest = Sleeping, &d.Until, "", d.Digest
 		}
 	case events.RunWaiting:
 		var d events.RunWaitingData
@@ -216,7 +219,7 @@ func (s *State) stepCompleted(ev eventlog.Event) error {
 			}
 		}
 	}
-	s.Status, s.WakeAt, s.WaitEvent = Running, nil, ""
+	s.Status, s.WakeAt, s.WaitEvent, s.Digest = Running, nil, "", ""
 	return nil
 }
 

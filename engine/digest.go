@@ -1,0 +1,214 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+)
+
+// digestAttempts bounds the re-reads of a digest subject that other runs
+// keep writing to.
+const digestAttempts = 64
+
+// window is one digest window folded from its subject.
+type window struct {
+	opened   events.DigestOpenedData
+	openedAt time.Time
+	joined   []joinedRun
+	closed   bool
+}
+
+type joinedRun struct {
+	events.DigestJoinedData
+	At time.Time
+}
+
+// digestState folds a digest subject: its windows by id, and the last
+// sequence read.
+type digestState struct {
+	windows map[string]*window
+	order   []string
+	last    uint64
+}
+
+func (e *Engine) readDigest(ctx context.Context, subject string) (*digestState, error) {
+	evs, err := e.log.History(ctx, subject, 0)
+	if err != nil {
+		return nil, err
+	}
+	d := &digestState{windows: map[string]*window{}}
+	for _, ev := range evs {
+		d.last = ev.Seq
+		switch ev.Type {
+		case events.DigestOpened:
+			var o events.DigestOpenedData
+			if err := ev.Decode(&o); err != nil {
+				return nil, err
+			}
+			d.windows[o.Window] = &window{opened: o, openedAt: ev.At}
+			d.order = append(d.order, o.Window)
+		case events.DigestJoined:
+			var j events.DigestJoinedData
+			if err := ev.Decode(&j); err != nil {
+				return nil, err
+			}
+			if w := d.windows[j.Window]; w != nil {
+				w.joined = append(w.joined, joinedRun{j, ev.At})
+			}
+		case events.DigestClosed:
+			var c events.DigestClosedData
+			if err := ev.Decode(&c); err != nil {
+				return nil, err
+			}
+			if w := d.windows[c.Window]; w != nil {
+				w.closed = true
+			}
+		}
+	}
+	return d, nil
+}
+
+// open returns the window a run arriving at now joins: the newest one
+// neither closed nor past its end.
+func (d *digestState) open(now time.Time) *window {
+	for i := len(d.order) - 1; i >= 0; i-- {
+		w := d.windows[d.order[i]]
+		if !w.closed && now.Before(w.opened.ClosesAt) {
+			return w
+		}
+	}
+	return nil
+}
+
+// joinedBy returns the window runID joined, if any.
+func (d *digestState) joinedBy(runID string) *window {
+	for _, id := range d.order {
+		for _, j := range d.windows[id].joined {
+			if j.RunID == runID {
+				return d.windows[id]
+			}
+		}
+	}
+	return nil
+}
+
+// digest handles a digest step: the run joins the open window of its
+// (workflow, subscriber, key) and ends digested, or opens one and sleeps
+// until it closes. Every write expects the digest subject's last sequence,
+// so joins, opens and the close are ordered; a step replayed after a
+// crash finds what it already wrote.
+func (t *turn) digest(ctx context.Context, s *bridge.Step) error {
+	sub := ""
+	if t.st.SubscriberID != nil {
+		sub = *t.st.SubscriberID
+	}
+	key := ""
+	if s.Key != nil {
+		key = *s.Key
+	}
+	id := events.DigestID(t.st.WorkflowID, sub, key)
+	subject := eventlog.Subject(t.tenant, eventlog.AggDigest, id)
+	payload, err := t.e.payload(ctx, t.tenant, t.st.TransactionID)
+	if err != nil {
+		return err
+	}
+	runID := t.st.RunID
+	for range digestAttempts {
+		d, err := t.e.readDigest(ctx, subject)
+		if err != nil {
+			return err
+		}
+		now := t.e.now()
+		if w := d.joinedBy(runID); w != nil {
+			return t.digested(ctx, s.StepID, w.opened.Window)
+		}
+		if w := d.windows[runID]; w != nil {
+			return t.sleepDigest(ctx, s.StepID, id, w.opened.ClosesAt)
+		}
+		rec := eventlog.Record{Subject: subject, Tenant: t.tenant, Expect: true, ExpectSeq: d.last, At: now.UTC()}
+		w := d.open(now)
+		if w != nil {
+			rec.Type, rec.Data = events.DigestJoined, events.DigestJoinedData{Window: w.opened.Window, RunID: runID, Payload: payload}
+		} else {
+			closesAt := now.Add(s.Window.Duration()).UTC()
+			rec.Type, rec.Data = events.DigestOpened, events.DigestOpenedData{Window: runID, StepID: s.StepID, ClosesAt: closesAt}
+		}
+		_, err = t.e.log.Append(ctx, rec)
+		if errors.Is(err, eventlog.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if w != nil {
+			return t.digested(ctx, s.StepID, w.opened.Window)
+		}
+		return t.sleepDigest(ctx, s.StepID, id, rec.Data.(events.DigestOpenedData).ClosesAt)
+	}
+	return fmt.Errorf("%w: digest %s kept changing", eventlog.ErrConflict, subject)
+}
+
+func (t *turn) digested(ctx context.Context, stepID, window string) error {
+	if err := t.record(ctx, events.RunDigested, events.RunDigestedData{StepID: stepID, DigestRun: window}); err != nil {
+		return err
+	}
+	return errYield
+}
+
+func (t *turn) sleepDigest(ctx context.Context, stepID, digestID string, until time.Time) error {
+	return t.record(ctx, events.RunSleeping, events.RunSleepingData{StepID: stepID, Until: until, Type: string(bridge.StepDigest), Digest: digestID})
+}
+
+// closeDigest ends the window the run opened, once it is due: it closes
+// it (nothing joins after) and completes the step with every payload, the
+// opener's first.
+func (t *turn) closeDigest(ctx context.Context, stepID string) error {
+	subject := eventlog.Subject(t.tenant, eventlog.AggDigest, t.st.Digest)
+	runID := t.st.RunID
+	for range digestAttempts {
+		d, err := t.e.readDigest(ctx, subject)
+		if err != nil {
+			return err
+		}
+		w := d.windows[runID]
+		if w == nil {
+			return fmt.Errorf("engine: run %s sleeps on a digest window it never opened", runID)
+		}
+		if !w.closed {
+			_, err := t.e.log.Append(ctx, eventlog.Record{Subject: subject, Type: events.DigestClosed, Tenant: t.tenant,
+				Data: events.DigestClosedData{Window: runID}, Expect: true, ExpectSeq: d.last})
+			if errors.Is(err, eventlog.ErrConflict) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+		}
+		payload, err := t.e.payload(ctx, t.tenant, t.st.TransactionID)
+		if err != nil {
+			return err
+		}
+		res := bridge.DigestResult{Count: 1 + len(w.joined), Events: make([]bridge.DigestEvent, 0, 1+len(w.joined))}
+		add := func(runID string, p json.RawMessage, at time.Time) {
+			var m map[string]any
+			_ = json.Unmarshal(p, &m)
+			res.Events = append(res.Events, bridge.DigestEvent{Payload: m, RunID: runID, At: at.UTC()})
+		}
+		add(runID, payload, w.openedAt)
+		for _, j := range w.joined {
+			add(j.RunID, j.Payload, j.At)
+		}
+		out, err := json.Marshal(res)
+		if err != nil {
+			return err
+		}
+		return t.record(ctx, events.StepCompleted, events.StepCompletedData{StepID: stepID, Type: string(bridge.StepDigest), Output: out})
+	}
+	return fmt.Errorf("%w: digest %s kept changing", eventlog.ErrConflict, subject)
+}

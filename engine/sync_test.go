@@ -1,0 +1,302 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/internal/testherald"
+)
+
+func TestParseSchedule(t *testing.T) {
+	from := time.Date(2026, 11, 22, 12, 0, 0, 500e6, time.UTC)
+	cases := []struct {
+		in   string
+		next time.Time
+		bad  bool
+	}{
+		{"*/2 * * * * *", time.Date(2026, 11, 22, 12, 0, 2, 0, time.UTC), false},
+		{"0 9 * * *", time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC), false},
+		{"@daily", time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC), false},
+		{"CRON_TZ=America/New_York 0 9 * * *", time.Date(2026, 11, 22, 14, 0, 0, 0, time.UTC), false},
+		{"TZ=Europe/Paris 0 9 * * *", time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC), false},
+		{"CRON_TZ=Mars/Olympus 0 9 * * *", time.Time{}, true},
+		{"every day", time.Time{}, true},
+		{"61 * * * *", time.Time{}, true},
+	}
+	for _, c := range cases {
+		sch, err := engine.ParseSchedule(c.in)
+		if c.bad {
+			if err == nil {
+				t.Errorf("%q accepted", c.in)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", c.in, err)
+			continue
+		}
+		next, err := sch.Next(from)
+		if err != nil || !next.Equal(c.next) {
+			t.Errorf("%q: next %v (%v), want %v", c.in, next, err, c.next)
+		}
+	}
+}
+
+func TestSync(t *testing.T) {
+	daily := bridge.MustWorkflow("daily_digest", func(*bridge.Context) error { return nil }, bridge.WithSchedule("0 9 * * *"))
+	welcome := bridge.MustWorkflow("welcome", func(*bridge.Context) error { return nil })
+	d := testherald.NewStandInDelivery(t)
+	h := testherald.Start(t, testherald.Options{DeliverURL: d.URL})
+	_, key := h.Tenant("Acme")
+	if r := h.Do("POST", "/v1/sync", key, nil); r.Status != http.StatusConflict || r.ErrorCode() != "bridge_not_configured" {
+		t.Fatalf("sync without bridge: %d %s", r.Status, r.Body)
+	}
+	if r := h.Do("GET", "/v1/workflows", key, nil); r.Status != 200 || string(r.Body) != "{\"workflows\":[]}\n" {
+		t.Fatalf("workflows before a sync: %d %s", r.Status, r.Body)
+	}
+	h.Bridge(key, bridge.NewRegistry().MustRegister(daily, welcome))
+	r := h.Do("POST", "/v1/sync", key, map[string]any{})
+	if r.Status != 200 {
+		t.Fatalf("sync: %d %s", r.Status, r.Body)
+	}
+	var res struct {
+		Workflows []struct {
+			WorkflowID string
+			Schedule   *string
+			NextRunAt  *string
+		}
+	}
+	r.JSON(t, &res)
+	sort.Slice(res.Workflows, func(i, j int) bool { return res.Workflows[i].WorkflowID < res.Workflows[j].WorkflowID })
+	if len(res.Workflows) != 2 || *res.Workflows[0].Schedule != "0 9 * * *" || res.Workflows[0].NextRunAt == nil ||
+		!strings.HasSuffix(*res.Workflows[0].NextRunAt, ":00:00.000Z") || res.Workflows[1].Schedule != nil || res.Workflows[1].NextRunAt != nil {
+		t.Fatalf("sync answer %s", r.Body)
+	}
+	if g := h.Do("GET", "/v1/workflows", key, nil); g.Status != 200 || !strings.Contains(string(g.Body), "daily_digest") {
+		t.Fatalf("workflows: %d %s", g.Status, g.Body)
+	}
+	// A Bridge reporting an invalid id (or schedule) is refused and
+	// records nothing.
+	for _, bad := range []string{`{"workflows":[{"workflowId":"bad-id","schedule":null}]}`,
+		`{"workflows":[{"workflowId":"ok","schedule":"every day"}]}`} {
+		srv := signedStatic(t, bad)
+		h.Do("PUT", "/v1/bridge", key, map[string]string{"webhookUrl": srv.URL})
+		r = h.Do("POST", "/v1/sync", key, nil)
+		if r.Status != 422 || (r.ErrorCode() != "invalid_workflow_id" && r.ErrorCode() != "invalid_schedule") {
+			t.Fatalf("bad discover %s: %d %s", bad, r.Status, r.Body)
+		}
+	}
+	if g := h.Do("GET", "/v1/workflows", key, nil); !strings.Contains(string(g.Body), "daily_digest") {
+		t.Fatalf("a refused sync changed the workflows: %s", g.Body)
+	}
+	// Unreachable and rejecting Bridges: 502.
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	h.Do("PUT", "/v1/bridge", key, map[string]string{"webhookUrl": dead.URL})
+	if r := h.Do("POST", "/v1/sync", key, nil); r.Status != 502 || r.ErrorCode() != "bridge_unreachable" {
+		t.Fatalf("unreachable: %d %s", r.Status, r.Body)
+	}
+	rejecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(401) }))
+	defer rejecting.Close()
+	h.Do("PUT", "/v1/bridge", key, map[string]string{"webhookUrl": rejecting.URL})
+	if r := h.Do("POST", "/v1/sync", key, nil); r.Status != 502 || r.ErrorCode() != "bridge_rejected" || !strings.Contains(r.ErrorCode()+string(r.Body), "401") {
+		t.Fatalf("rejecting: %d %s", r.Status, r.Body)
+	}
+}
+
+// signedStatic is a Bridge that answers every request with body (no
+// signature check: it only serves discover in tests).
+func signedStatic(t *testing.T, body string) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestCronFiresAndResyncStopsIt(t *testing.T) {
+	var mu sync.Mutex
+	var ticks []time.Time
+	var nilSubscriber atomic.Bool
+	nilSubscriber.Store(true)
+	tickWF := func(schedule string) *bridge.Workflow {
+		return bridge.MustWorkflow("heartbeat", func(ctx *bridge.Context) error {
+			if ctx.Subscriber != nil {
+				nilSubscriber.Store(false)
+			}
+			_, err := bridge.Run(ctx, "beat", func(context.Context) (bool, error) {
+				mu.Lock()
+				ticks = append(ticks, time.Now())
+				mu.Unlock()
+				return true, nil
+			})
+			return err
+		}, bridge.WithSchedule(schedule))
+	}
+	d := testherald.NewStandInDelivery(t)
+	h := testherald.Start(t, testherald.Options{DeliverURL: d.URL})
+	_, key := h.Tenant("Acme")
+	b := h.Bridge(key, bridge.NewRegistry().MustRegister(tickWF("* * * * * *")))
+	_ = b
+	if r := h.Do("POST", "/v1/sync", key, nil); r.Status != 200 {
+		t.Fatalf("sync: %d %s", r.Status, r.Body)
+	}
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(ticks) }
+	deadline := time.Now().Add(10 * time.Second)
+	for count() < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d ticks in 10s", count())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !nilSubscriber.Load() {
+		t.Fatal("a cron run had a subscriber")
+	}
+	// A second sync with the same schedule does not double the ticks.
+	h.Do("POST", "/v1/sync", key, nil)
+	mu.Lock()
+	ticks = nil
+	mu.Unlock()
+	time.Sleep(3200 * time.Millisecond)
+	if n := count(); n < 2 || n > 4 {
+		t.Fatalf("%d ticks in 3.2s of an every-second schedule", n)
+	}
+	// Re-sync without the schedule: it stops.
+	h.Bridge(key, bridge.NewRegistry().MustRegister(bridge.MustWorkflow("heartbeat", func(*bridge.Context) error { return nil })))
+	if r := h.Do("POST", "/v1/sync", key, nil); r.Status != 200 {
+		t.Fatalf("re-sync: %d %s", r.Status, r.Body)
+	}
+	time.Sleep(300 * time.Millisecond) // a tick already in flight may land
+	before := count()
+	time.Sleep(2500 * time.Millisecond)
+	if after := count(); after != before {
+		t.Fatalf("schedule removed but %d more ticks ran", after-before)
+	}
+}
+
+func digestWorkflow(window time.Duration) *bridge.Workflow {
+	return bridge.MustWorkflow("comments", func(ctx *bridge.Context) error {
+		res, err := bridge.Digest(ctx, "batch", window, "post-1")
+		if err != nil {
+			return err
+		}
+		_, err = bridge.Send(ctx, "summary", "email", func() (bridge.SendContent, error) {
+			var lines []string
+			for _, ev := range res.Events {
+				lines = append(lines, fmt.Sprint(ev.Payload["n"]))
+			}
+			return bridge.SendContent{Subject: fmt.Sprintf("%d new comments", res.Count), Body: strings.Join(lines, ",")}, nil
+		})
+		return err
+	})
+}
+
+func checkDigest(t *testing.T, h *testherald.Herald, key string, d *testherald.StandInDelivery, runIDs []string, n int) {
+	t.Helper()
+	completed, digested := 0, 0
+	for _, id := range runIDs {
+		run := h.WaitRun(key, id, 20*time.Second, "completed", "digested", "failed")
+		switch run["status"] {
+		case "completed":
+			completed++
+		case "digested":
+			digested++
+		default:
+			t.Fatalf("run %v", run)
+		}
+	}
+	reqs := d.Requests()
+	if completed != 1 || digested != n-1 || len(reqs) != 1 {
+		t.Fatalf("%d completed, %d digested, %d deliveries", completed, digested, len(reqs))
+	}
+	content := reqs[0]["content"].(map[string]any)
+	items := strings.Split(content["body"].(string), ",")
+	seen := map[string]bool{}
+	for _, it := range items {
+		seen[it] = true
+	}
+	if content["subject"] != fmt.Sprintf("%d new comments", n) || len(items) != n || len(seen) != n {
+		t.Fatalf("digest email %v", content)
+	}
+}
+
+func TestDigestCollectsAWindow(t *testing.T) {
+	const n = 50
+	d := testherald.NewStandInDelivery(t)
+	h := testherald.Start(t, testherald.Options{DeliverURL: d.URL})
+	_, key := h.Tenant("Acme")
+	h.Bridge(key, bridge.NewRegistry().MustRegister(digestWorkflow(3*time.Second)))
+	var wg sync.WaitGroup
+	ids := make([]string, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := h.Do("POST", "/v1/events", key, map[string]any{"workflowId": "comments",
+				"to": map[string]any{"subscriberId": "author"}, "payload": map[string]any{"n": i}})
+			var res struct{ Runs []struct{ RunID string } }
+			json.Unmarshal(r.Body, &res)
+			ids[i] = res.Runs[0].RunID
+		}()
+	}
+	wg.Wait()
+	checkDigest(t, h, key, d, ids, n)
+}
+
+func TestDigestWindowSurvivesARestart(t *testing.T) {
+	const n = 10
+	dir := t.TempDir()
+	d := testherald.NewStandInDelivery(t)
+	h := testherald.Start(t, testherald.Options{DataDir: dir, DeliverURL: d.URL})
+	_, key := h.Tenant("Acme")
+	reg := bridge.NewRegistry().MustRegister(digestWorkflow(3 * time.Second))
+	h.Bridge(key, reg)
+	var ids []string
+	for i := range n {
+		r := h.Do("POST", "/v1/events", key, map[string]any{"workflowId": "comments",
+			"to": map[string]any{"subscriberId": "author"}, "payload": map[string]any{"n": i}})
+		var res struct{ Runs []struct{ RunID string } }
+		r.JSON(t, &res)
+		ids = append(ids, res.Runs[0].RunID)
+	}
+	// Wait until the window is open with everyone in it: one run sleeps
+	// (whichever came first), the others are digested.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		sleeping, digested := 0, 0
+		for _, id := range ids {
+			switch h.Do("GET", "/v1/runs/"+id, key, nil).Map(t)["status"] {
+			case "sleeping":
+				sleeping++
+			case "digested":
+				digested++
+			}
+		}
+		if sleeping == 1 && digested == n-1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sleeping, %d digested", sleeping, digested)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	opened := time.Now()
+	h.Stop()
+	h = testherald.Start(t, testherald.Options{DataDir: dir, DeliverURL: d.URL})
+	checkDigest(t, h, key, d, ids, n)
+	if el := time.Since(opened); el < 2*time.Second {
+		t.Fatalf("the digest was sent %v after the restart, before its window ended", el)
+	}
+}
