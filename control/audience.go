@@ -403,10 +403,18 @@ func (c *Control) Subscribe(ctx context.Context, tenant, externalID, topicKey st
 	if _, err := c.store.Subscriber(tenant, externalID); err != nil {
 		return projections.Subscription{}, false, subscriberErr(err, externalID)
 	}
-	if s, err := c.store.Subscription(tenant, externalID, topicKey); err == nil {
-		return s, false, nil
+	topic := eventlog.Subject(tenant, eventlog.AggTopic, topicKey)
+	if _, err := c.store.Subscription(tenant, externalID, topicKey); err == nil {
+		// Answer "already subscribed" only from a projection that holds
+		// the topic's last event: another process may have unsubscribed.
+		if _, err := c.settle(ctx, topic); err != nil {
+			return projections.Subscription{}, false, err
+		}
+		if s, err := c.store.Subscription(tenant, externalID, topicKey); err == nil {
+			return s, false, nil
+		}
 	}
-	seq, err := c.commit(ctx, eventlog.Record{Subject: eventlog.Subject(tenant, eventlog.AggTopic, topicKey),
+	seq, err := c.commit(ctx, eventlog.Record{Subject: topic,
 		Type: events.SubscriberSubscribed, Tenant: tenant,
 		Data: events.SubscriberSubscribedData{SubscriberID: externalID, TopicKey: topicKey}})
 	if err != nil {

@@ -412,3 +412,63 @@ func TestUpsertFromAStaleProcessLosesNothing(t *testing.T) {
 		t.Fatalf("re-create through B: %+v %v", s, created)
 	}
 }
+
+// applyUpTo applies the log's events 1…upto to a store that runs no
+// projector: a process lagging behind the log.
+func applyUpTo(t *testing.T, log *eventlog.Log, st *projections.Store, upto uint64) {
+	t.Helper()
+	var evs []eventlog.Event
+	for seq := st.Applied() + 1; seq <= upto; seq++ {
+		ev, err := log.Get(context.Background(), seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	if err := st.ApplyBatch(evs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSubscribeFromAStaleProcess: a process whose projection still shows
+// a link another process removed must not answer "already subscribed".
+func TestSubscribeFromAStaleProcess(t *testing.T) {
+	log := testnats.Log(t)
+	ctx := context.Background()
+	a := newProcess(t, log, true)
+	b := newProcess(t, log, false)
+	if _, _, err := a.ctl.UpsertSubscriber(ctx, "ten_1", "u1", SubscriberInput{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, created, err := a.ctl.Subscribe(ctx, "ten_1", "u1", "news"); err != nil || !created {
+		t.Fatalf("subscribe through A: %v %v", created, err)
+	}
+	applyUpTo(t, log, b.store, a.store.Applied())
+	if err := a.ctl.Unsubscribe(ctx, "ten_1", "u1", "news"); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		created bool
+		err     error
+	}
+	res := make(chan result, 1)
+	go func() {
+		_, created, err := b.ctl.Subscribe(ctx, "ten_1", "u1", "news")
+		res <- result{created, err}
+	}()
+	select {
+	case r := <-res:
+		t.Fatalf("answered from stale state: %+v", r)
+	case <-time.After(100 * time.Millisecond):
+	}
+	b.run(t, log)
+	if r := <-res; r.err != nil || !r.created {
+		t.Fatalf("subscribe through B: %+v", r)
+	}
+	if err := a.store.WaitCaughtUp(ctx, log); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.store.Subscription("ten_1", "u1", "news"); err != nil {
+		t.Fatalf("the subscription is lost: %v", err)
+	}
+}
