@@ -1,0 +1,393 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/devmail"
+	"github.com/heraldhq/herald/service"
+)
+
+// The crash tests run `herald serve` as a child process (this test binary,
+// re-executed with childEnv set) and kill it with SIGKILL.
+const childEnv = "HERALD_TEST_CHILD_SERVE"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		childServe()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// childServe is the child: herald serve with a short fan-out backstop and
+// ack wait, so interrupted work is taken over seconds after the restart.
+func childServe() {
+	cfg, err := service.LoadConfig(os.Getenv, service.Flags{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	cfg.FanoutBackstop = 2 * time.Second
+	cfg.AckWait = 3 * time.Second
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	svc, err := service.Start(context.Background(), cfg, logger)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println("READY")
+	<-svc.Done()
+	os.Exit(1)
+}
+
+// child is a running herald serve process.
+type child struct {
+	cmd  *exec.Cmd
+	addr string
+}
+
+func startChild(t *testing.T, dataDir, addr string) *child {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"=1", "HERALD_DATA_DIR="+dataDir, "HERALD_HTTP_ADDR="+addr,
+		"HERALD_RETRY_BASE=100ms")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if sc.Text() == "READY" {
+				ready <- true
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case <-ready:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("child did not start")
+	}
+	c := &child{cmd: cmd, addr: addr}
+	t.Cleanup(func() { c.kill() })
+	// Ready means projections caught up.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return c
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("child not ready")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (c *child) kill() {
+	if c.cmd.ProcessState == nil {
+		_ = c.cmd.Process.Signal(syscall.SIGKILL)
+		_ = c.cmd.Wait()
+	}
+}
+
+type api struct {
+	t    *testing.T
+	base string
+	key  string
+}
+
+func (a api) do(method, path string, body any) (int, []byte) {
+	a.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = strings.NewReader(string(b))
+	}
+	req, _ := http.NewRequest(method, a.base+path, rd)
+	req.Header.Set("Authorization", "Bearer "+a.key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, []byte(err.Error())
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, data
+}
+
+func (a api) must(method, path string, body any, want ...int) []byte {
+	a.t.Helper()
+	st, data := a.do(method, path, body)
+	for _, w := range want {
+		if st == w {
+			return data
+		}
+	}
+	a.t.Fatalf("%s %s: %d %s", method, path, st, data)
+	return nil
+}
+
+func loopbackAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// crashWorld is a tenant with a Bridge, an SMTP channel and an audience,
+// served by a child process that the test kills and restarts.
+type crashWorld struct {
+	t       *testing.T
+	dataDir string
+	addr    string
+	child   *child
+	api     api
+	calls   sync.Map // runId → *atomic.Int32 (executions of the `work` callback)
+	inbox   *devmail.Inbox
+}
+
+func newCrashWorld(t *testing.T) *crashWorld {
+	w := &crashWorld{t: t, dataDir: t.TempDir(), addr: loopbackAddr(t)}
+	w.child = startChild(t, w.dataDir, w.addr)
+	// The SMTP sink.
+	mail, err := devmail.NewServer(devmail.Config{SMTPAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", MaxMessages: 100000,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mail.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go mail.Run(ctx)
+	t.Cleanup(cancel)
+	w.inbox = mail.Inbox()
+	// The tenant.
+	token, err := os.ReadFile(filepath.Join(w.dataDir, service.AdminTokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := api{t: t, base: "http://" + w.addr, key: strings.TrimSpace(string(token))}
+	var tn struct{ APIKey string }
+	json.Unmarshal(admin.must("POST", "/v1/admin/tenants", map[string]string{"name": "Crash"}, 201), &tn)
+	w.api = api{t: t, base: "http://" + w.addr, key: tn.APIKey}
+	host, port, _ := net.SplitHostPort(mail.SMTPAddr())
+	var p int
+	fmt.Sscan(port, &p)
+	w.api.must("POST", "/v1/channels", map[string]any{"channelKey": "email-smtp",
+		"config": map[string]any{"host": host, "port": p, "fromEmail": "noreply@herald.test"}}, 201)
+	// The Bridge: `work` counts executions per run, then a delay, then a send.
+	count := func(runID string) {
+		v, _ := w.calls.LoadOrStore(runID, new(atomic.Int32))
+		v.(*atomic.Int32).Add(1)
+	}
+	wf := func(delay time.Duration) bridge.WorkflowFunc {
+		return func(ctx *bridge.Context) error {
+			if _, err := bridge.Run(ctx, "work", func(context.Context) (bool, error) { count(ctx.RunID); return true, nil }); err != nil {
+				return err
+			}
+			if delay > 0 {
+				if err := bridge.Delay(ctx, "pause", delay); err != nil {
+					return err
+				}
+			}
+			_, err := bridge.Send(ctx, "mail", "email", func() (bridge.SendContent, error) {
+				return bridge.SendContent{Subject: ctx.RunID, Body: "hello " + ctx.Subscriber.SubscriberID}, nil
+			})
+			return err
+		}
+	}
+	reg := bridge.NewRegistry().MustRegister(bridge.MustWorkflow("quick", wf(0)), bridge.MustWorkflow("sleepy", wf(3*time.Second)))
+	var handler atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		handler.Load().(http.Handler).ServeHTTP(rw, r)
+	}))
+	t.Cleanup(srv.Close)
+	var b struct{ SigningSecret string }
+	json.Unmarshal(w.api.must("PUT", "/v1/bridge", map[string]string{"webhookUrl": srv.URL}, 200), &b)
+	handler.Store(bridge.Serve(reg, bridge.Options{SigningKey: b.SigningSecret}))
+	return w
+}
+
+func (w *crashWorld) audience(topic, prefix string, n int) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			id := fmt.Sprintf("%s%05d", prefix, i)
+			w.api.must("PUT", "/v1/subscribers/"+id, map[string]any{"contacts": map[string]any{"email": []string{id + "@example.com"}}}, 200, 201)
+			w.api.must("PUT", "/v1/subscribers/"+id+"/subscriptions/"+topic, nil, 200, 201)
+		}()
+	}
+	wg.Wait()
+}
+
+func (w *crashWorld) restart() {
+	w.child.kill()
+	w.child = startChild(w.t, w.dataDir, w.addr)
+}
+
+// runsOf lists a transaction's runs with their status.
+func (w *crashWorld) runsOf(txn string) map[string]string {
+	out := map[string]string{}
+	cursor := ""
+	for {
+		path := "/v1/runs?limit=500&transactionId=" + txn
+		if cursor != "" {
+			path += "&cursor=" + cursor
+		}
+		var page struct {
+			Data []struct {
+				RunID, Status string
+			}
+			NextCursor *string
+		}
+		json.Unmarshal(w.api.must("GET", path, nil, 200), &page)
+		for _, r := range page.Data {
+			out[r.RunID] = r.Status
+		}
+		if page.NextCursor == nil {
+			return out
+		}
+		cursor = *page.NextCursor
+	}
+}
+
+func (w *crashWorld) waitAll(txn string, n int, status string, timeout time.Duration) map[string]string {
+	deadline := time.Now().Add(timeout)
+	for {
+		runs := w.runsOf(txn)
+		done := 0
+		for _, s := range runs {
+			if s == status {
+				done++
+			}
+		}
+		if len(runs) == n && done == n {
+			return runs
+		}
+		if time.Now().After(deadline) {
+			w.t.Fatalf("%d of %d runs %s after %v (%d runs known)", done, n, status, timeout, len(runs))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// checkExactlyOnce: every run completed, its `work` callback ran (at least
+// once; a kill mid step may run it again, at most once more), and its
+// subscriber received exactly one message.
+func (w *crashWorld) checkExactlyOnce(runs map[string]string) {
+	w.t.Helper()
+	perRun := map[string]int{}
+	for _, m := range w.inbox.Messages() {
+		perRun[m.Subject]++
+	}
+	again := 0
+	for runID := range runs {
+		if perRun[runID] != 1 {
+			w.t.Errorf("run %s: %d messages", runID, perRun[runID])
+		}
+		v, ok := w.calls.Load(runID)
+		switch n := int32(0); {
+		case !ok:
+			w.t.Errorf("run %s: callback never ran", runID)
+		default:
+			n = v.(*atomic.Int32).Load()
+			if n > 2 {
+				w.t.Errorf("run %s: callback ran %d times", runID, n)
+			}
+			if n == 2 {
+				again++
+			}
+		}
+	}
+	w.t.Logf("%d runs completed, %d messages, %d callbacks re-run after the kill", len(runs), w.inbox.Len(), again)
+}
+
+func TestCrashMidFanoutAndWhileSleeping(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test: starts child processes")
+	}
+	w := newCrashWorld(t)
+	began := time.Now()
+	w.audience("big", "f", 2000)
+	w.audience("nap", "s", 500)
+	t.Logf("audience of 2,500 set up in %v", time.Since(began))
+
+	// 1. Kill mid fan-out: as soon as the Bridge sees the first run.
+	done := make(chan int, 1)
+	go func() {
+		status, _ := w.api.do("POST", "/v1/events", map[string]any{"workflowId": "quick",
+			"to": map[string]any{"topics": []string{"big"}}, "transactionId": "crash-fanout"})
+		done <- status
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		n := 0
+		w.calls.Range(func(any, any) bool { n++; return n < 1 })
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no run started")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	killed := time.Now()
+	w.restart()
+	if status := <-done; status != 0 {
+		t.Fatalf("the trigger answered %d before the kill: the fan-out was not interrupted", status)
+	}
+	runs := w.waitAll("crash-fanout", 2000, "completed", 2*time.Minute)
+	t.Logf("fan-out recovered and completed %v after the kill", time.Since(killed))
+	w.checkExactlyOnce(runs)
+
+	// 2. Kill while 500 runs sleep.
+	w.inbox.Clear()
+	w.api.must("POST", "/v1/events", map[string]any{"workflowId": "sleepy",
+		"to": map[string]any{"topics": []string{"nap"}}, "transactionId": "crash-sleep"}, 202)
+	w.waitAll("crash-sleep", 500, "sleeping", time.Minute)
+	slept := time.Now()
+	w.restart()
+	runs = w.waitAll("crash-sleep", 500, "completed", 2*time.Minute)
+	t.Logf("sleeping runs completed %v after the kill", time.Since(slept))
+	if el := time.Since(slept); el < 2*time.Second {
+		t.Fatalf("sleeping runs woke %v after the kill: their 3 s delays were cut short", el)
+	}
+	w.checkExactlyOnce(runs)
+}
