@@ -1,0 +1,59 @@
+package projections_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/internal/testnats"
+	"github.com/heraldhq/herald/projections"
+)
+
+// BenchmarkProjectorApply measures the projector: b.N audience events
+// (subscriber upserts and subscriptions, ~300 bytes each) are appended
+// first, then a fresh store applies them from the log (tail + batched
+// bbolt transactions). The figure is events applied per second.
+func BenchmarkProjectorApply(b *testing.B) {
+	l := testnats.Log(b)
+	ctx := context.Background()
+	const batch = 2000
+	var recs []eventlog.Record
+	for i := 0; i < b.N; i++ {
+		id := fmt.Sprintf("s%08d", i)
+		if i%2 == 0 {
+			recs = append(recs, eventlog.Record{Subject: eventlog.Subject("ten_b", eventlog.AggSubscriber, id),
+				Type: events.SubscriberUpserted, Tenant: "ten_b",
+				Data: events.SubscriberUpsertedData{SubscriberID: id, Contacts: map[string][]string{"email": {id + "@example.com"}}}})
+		} else {
+			recs = append(recs, eventlog.Record{Subject: eventlog.Subject("ten_b", eventlog.AggTopic, fmt.Sprintf("t%d", i%50)),
+				Type: events.SubscriberSubscribed, Tenant: "ten_b",
+				Data: events.SubscriberSubscribedData{SubscriberID: fmt.Sprintf("s%08d", i-1), TopicKey: fmt.Sprintf("t%d", i%50)}})
+		}
+		if len(recs) == batch {
+			if _, err := l.AppendBatch(ctx, recs); err != nil {
+				b.Fatal(err)
+			}
+			recs = recs[:0]
+		}
+	}
+	if _, err := l.AppendBatch(ctx, recs); err != nil {
+		b.Fatal(err)
+	}
+	st, err := projections.Open(filepath.Join(b.TempDir(), "p.db"), projections.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	b.ResetTimer()
+	if err := st.CatchUp(ctx, l); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	if st.Applied() < uint64(b.N) {
+		b.Fatalf("applied %d of %d", st.Applied(), b.N)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
