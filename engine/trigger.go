@@ -147,9 +147,7 @@ func (e *Engine) Trigger(ctx context.Context, tenant string, req TriggerRequest)
 	if err != nil {
 		return TriggerResult{}, err
 	}
-	if _, err := e.store.Bridge(tenant); errors.Is(err, projections.ErrNotFound) {
-		return TriggerResult{}, errBridgeNotConfigured
-	} else if err != nil {
+	if err := e.bridgeConfigured(ctx, tenant); err != nil {
 		return TriggerResult{}, err
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggTransaction, acc.TransactionID)
@@ -185,6 +183,23 @@ func (e *Engine) Trigger(ctx context.Context, tenant string, req TriggerRequest)
 		e.logger.Warn("could not cancel a fan-out backstop; it will find the fan-out done", "err", err)
 	}
 	return res, nil
+}
+
+// bridgeConfigured checks the tenant registered a Bridge. A miss in the
+// local projections is checked again once they caught up with the stream,
+// so a registration made through another process a moment ago counts.
+func (e *Engine) bridgeConfigured(ctx context.Context, tenant string) error {
+	_, err := e.store.Bridge(tenant)
+	if errors.Is(err, projections.ErrNotFound) {
+		if err := e.store.WaitCaughtUp(ctx, e.log); err != nil {
+			return err
+		}
+		_, err = e.store.Bridge(tenant)
+	}
+	if errors.Is(err, projections.ErrNotFound) {
+		return errBridgeNotConfigured
+	}
+	return err
 }
 
 // handleFanout finishes a fan-out whose trigger did not (a crash).
