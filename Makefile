@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.buildVersion=$(VERSION) -X main.buildCommit=$(COMMIT)
 
-.PHONY: build run test test-short bench lint fmt devmail clean
+.PHONY: build run test test-short bench bench-quick bench-go lint fmt devmail clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/herald
@@ -27,8 +27,18 @@ test: lint
 test-short:
 	$(GO) test -count=1 -timeout 10m $(PKGS)
 
-## bench: Go benchmarks of the hot paths
-bench:
+## bench: the end-to-end benchmark, herald bench (herald serve as a child
+## process, a Bridge, an SMTP sink; both sync modes; takes a while).
+## BENCH_FLAGS adds flags, e.g. BENCH_FLAGS="--json --sizes 1000,10000".
+bench: build
+	./$(BIN) bench $(BENCH_FLAGS)
+
+## bench-quick: herald bench --quick (smaller sizes, a few minutes)
+bench-quick: build
+	./$(BIN) bench --quick $(BENCH_FLAGS)
+
+## bench-go: Go benchmarks of the hot paths
+bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m $(PKGS)
 
 lint:

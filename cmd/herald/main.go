@@ -19,6 +19,7 @@ Usage:
   herald serve [--http ADDR] [--data DIR] [--nats-url URLS] [--nats-creds FILE] [--replicas N] [--sync interval|always]
   herald tenant create NAME
   herald devmail [--smtp ADDR] [--http ADDR] [--max N]
+  herald bench [--quick] [--json] [--scenarios LIST] [--sync LIST] [--sizes LIST] …  (herald bench -h)
   herald version
   herald help
 
@@ -58,6 +59,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return tenantCreate(ctx, args[2], stdout)
 	case "devmail":
 		return devmailCmd(ctx, args[1:], stderr)
+	case "bench":
+		return benchCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		return version(stdout)
 	case "help", "--help", "-h":

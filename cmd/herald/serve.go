@@ -28,6 +28,13 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		return fmt.Errorf("configuration:\n%w", err)
 	}
 	logger := newLogger(stderr)
+	if addr := os.Getenv("HERALD_PPROF_ADDR"); addr != "" {
+		stop, err := startPprof(addr, logger)
+		if err != nil {
+			return fmt.Errorf("HERALD_PPROF_ADDR: %w", err)
+		}
+		defer stop()
+	}
 	svc, err := service.Start(ctx, cfg, logger)
 	if err != nil {
 		return err

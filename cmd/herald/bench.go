@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/heraldhq/herald/internal/bench"
+)
+
+// benchCmd runs the end-to-end benchmark (internal/bench): herald serve as
+// a child process, a Bridge and an SMTP sink in this one, on loopback.
+func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("bench")
+	quick := fs.Bool("quick", false, "the quick profile: smaller sizes, a few minutes")
+	asJSON := fs.Bool("json", false, "print the result as JSON on stdout (progress stays on stderr)")
+	scenarios := fs.String("scenarios", "", "comma-separated subset of fanout,latency,timers,api (default: all)")
+	syncModes := fs.String("sync", "", "comma-separated sync modes, interval,always (default: both)")
+	sizes := fs.String("sizes", "", "fan-out audience sizes, comma-separated (default 1000,10000,100000; quick 1000,10000)")
+	latencyN := fs.Int("latency-n", 0, "sequential triggers of the latency scenario (default 1000; quick 200)")
+	timersN := fs.Int("timers-n", 0, "sleeping runs of the timers scenario (default 10000; quick 2000)")
+	timerDelay := fs.Duration("timer-delay", 0, "each timer run's delay (default 2s)")
+	apiClients := fs.Int("api-clients", 0, "concurrent clients of the api scenario (default 16)")
+	apiOps := fs.Int("api-ops", 0, "requests per phase of the api scenario (default 20000; quick 3000)")
+	seedClients := fs.Int("seed-clients", 0, "concurrent clients setting up the audience (default 32)")
+	workDir := fs.String("workdir", "", "directory for the data directories and server logs (default: a temporary one)")
+	keep := fs.Bool("keep", false, "keep the work directory")
+	profileDir := fs.String("profile", "", "write CPU and heap profiles of herald serve per scenario into this directory")
+	profileSecs := fs.Int("profile-seconds", 0, "length of each CPU profile (default 20)")
+	timeout := fs.Duration("timeout", 0, "bound on one scenario (default 10m)")
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(stdout, "Usage: herald bench [flags]\n\nRuns herald serve as a child process on loopback, with a Bridge and an SMTP sink in\nthis process, and measures fan-out, latency, timers and the API under HERALD_SYNC=interval\nand always. Progress goes to stderr, the result to stdout. Flags:")
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return nil
+	} else if err != nil || fs.NArg() > 0 {
+		return fmt.Errorf("%w: bench: %v", errUsage, err)
+	}
+	cfg := bench.Full()
+	if *quick {
+		cfg = bench.Quick()
+	}
+	var err error
+	if *scenarios != "" {
+		cfg.Scenarios = splitList(*scenarios)
+	}
+	if *syncModes != "" {
+		cfg.SyncModes = splitList(*syncModes)
+	}
+	if *sizes != "" {
+		if cfg.FanoutSizes, err = parseInts(*sizes); err != nil {
+			return fmt.Errorf("%w: bench --sizes: %v", errUsage, err)
+		}
+	}
+	set := func(dst *int, v int) {
+		if v != 0 {
+			*dst = v
+		}
+	}
+	set(&cfg.LatencyTriggers, *latencyN)
+	set(&cfg.TimerRuns, *timersN)
+	set(&cfg.APIClients, *apiClients)
+	set(&cfg.APIOps, *apiOps)
+	set(&cfg.SeedClients, *seedClients)
+	set(&cfg.ProfileSeconds, *profileSecs)
+	if *timerDelay != 0 {
+		cfg.TimerDelay = *timerDelay
+	}
+	cfg.Timeout = *timeout
+	cfg.WorkDir, cfg.Keep, cfg.ProfileDir = *workDir, *keep, *profileDir
+	cfg.Progress = stderr
+	if cfg.ServeCommand, err = bench.DefaultServeCommand(); err != nil {
+		return err
+	}
+	res, runErr := bench.Run(ctx, cfg)
+	if res != nil {
+		res.Command = "herald bench " + strings.Join(args, " ")
+		if *asJSON {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(res); err != nil {
+				return err
+			}
+		} else {
+			res.WriteText(stdout)
+		}
+	}
+	return runErr
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, v := range splitList(s) {
+		n, err := strconv.Atoi(strings.ReplaceAll(v, "_", ""))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

@@ -1,0 +1,305 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Run measures every selected scenario under every selected sync mode and
+// returns the figures. It fails on the first scenario that cannot finish
+// (a lost or duplicated message, a read that missed a write, a timeout),
+// returning what it measured so far.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	workDir := cfg.WorkDir
+	if workDir == "" {
+		d, err := os.MkdirTemp("", "herald-bench-")
+		if err != nil {
+			return nil, err
+		}
+		workDir = d
+		if !cfg.Keep {
+			defer os.RemoveAll(d)
+		}
+	}
+	if cfg.ProfileDir != "" {
+		if err := os.MkdirAll(cfg.ProfileDir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	w, err := newWorld(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer w.close()
+	res := &Result{Machine: machine(), StartedAt: time.Now().UTC()}
+	began := time.Now()
+	defer func() { res.Seconds = time.Since(began).Seconds() }()
+	for _, mode := range cfg.SyncModes {
+		dir := filepath.Join(workDir, mode)
+		if _, err := os.Stat(dir); err == nil {
+			return res, fmt.Errorf("bench: %s exists: give an empty work directory", dir)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, "data"), 0o700); err != nil {
+			return res, err
+		}
+		r := &runner{cfg: cfg, w: w, sync: mode, dataDir: filepath.Join(dir, "data"), logPath: filepath.Join(dir, "serve.log")}
+		mr, err := r.run(ctx)
+		res.Modes = append(res.Modes, mr)
+		if err != nil {
+			return res, fmt.Errorf("bench: sync %s: %w", mode, err)
+		}
+	}
+	return res, nil
+}
+
+// runner runs the scenarios of one sync mode.
+type runner struct {
+	cfg     Config
+	w       *world
+	sync    string
+	dataDir string
+	logPath string
+	srv     *server
+	t       *tenant
+}
+
+func (r *runner) progress(format string, args ...any) {
+	fmt.Fprintf(r.cfg.Progress, "[%s %s] %s\n", time.Now().Format("15:04:05"), r.sync, fmt.Sprintf(format, args...))
+}
+
+func (r *runner) run(ctx context.Context) (mr ModeResult, err error) {
+	mr.Sync = r.sync
+	defer func() {
+		if r.srv != nil {
+			r.srv.stop()
+		}
+	}()
+	if err := r.restart(ctx); err != nil {
+		return mr, err
+	}
+	token, err := os.ReadFile(filepath.Join(r.dataDir, "admin.token"))
+	if err != nil {
+		return mr, fmt.Errorf("admin token: %w", err)
+	}
+	if r.t, err = r.w.setUpTenant(ctx, r.srv.url(), strings.TrimSpace(string(token))); err != nil {
+		return mr, fmt.Errorf("tenant set-up: %w", err)
+	}
+	if n := r.cfg.audienceSize(); n > 0 {
+		a := &AudienceResult{}
+		if a.Process, err = r.measure(ctx, "audience", false, func(ctx context.Context) error {
+			return r.seed(ctx, n, a)
+		}); err != nil {
+			return mr, err
+		}
+		mr.Audience = a
+	}
+	if r.cfg.runs(ScenarioFanout) {
+		for _, n := range r.cfg.FanoutSizes {
+			f := FanoutResult{Subscribers: n}
+			f.Process, err = r.measure(ctx, fmt.Sprintf("fanout-%d", n), true, func(ctx context.Context) error {
+				return r.fanout(ctx, &f)
+			})
+			if err != nil {
+				return mr, err
+			}
+			f.ServeCPUMs = f.ServeCPUSeconds * 1000 / float64(n)
+			f.DiskPerRun = float64(f.DiskBytes) / float64(n)
+			mr.Fanout = append(mr.Fanout, f)
+		}
+	}
+	if r.cfg.runs(ScenarioLatency) {
+		l := &LatencyResult{Triggers: r.cfg.LatencyTriggers}
+		if l.Process, err = r.measure(ctx, "latency", true, func(ctx context.Context) error {
+			return r.latency(ctx, l)
+		}); err != nil {
+			return mr, err
+		}
+		l.DiskPerRun = float64(l.DiskBytes) / float64(l.Triggers)
+		mr.Latency = l
+	}
+	if r.cfg.runs(ScenarioTimers) {
+		t := &TimersResult{Runs: r.cfg.TimerRuns, DelayMs: ms(r.cfg.TimerDelay)}
+		if t.Process, err = r.measure(ctx, "timers", true, func(ctx context.Context) error {
+			return r.timers(ctx, t)
+		}); err != nil {
+			return mr, err
+		}
+		t.DiskPerRun = float64(t.DiskBytes) / float64(t.Runs)
+		mr.Timers = t
+	}
+	if r.cfg.runs(ScenarioAPI) {
+		a := &APIResult{Clients: r.cfg.APIClients}
+		if a.Process, err = r.measure(ctx, "api", true, func(ctx context.Context) error {
+			return r.api(ctx, a)
+		}); err != nil {
+			return mr, err
+		}
+		a.DiskPerPut = float64(a.DiskBytes) / float64(max(1, a.TotalPuts))
+		mr.API = a
+	}
+	return mr, nil
+}
+
+// restart stops herald serve (if running) and starts it again on the same
+// data directory.
+func (r *runner) restart(ctx context.Context) error {
+	if r.srv != nil {
+		r.srv.stop()
+		r.srv = nil
+	}
+	srv, err := startServer(ctx, r.cfg, r.dataDir, r.logPath, r.sync, r.cfg.ProfileDir != "")
+	if err != nil {
+		return err
+	}
+	r.srv = srv
+	if r.t != nil {
+		r.t = r.t.rebind(srv.url())
+	}
+	return nil
+}
+
+// measure runs one scenario on a fresh herald serve process (when fresh)
+// and reports what the process used meanwhile.
+func (r *runner) measure(ctx context.Context, name string, fresh bool, fn func(context.Context) error) (Process, error) {
+	if fresh {
+		if err := r.restart(ctx); err != nil {
+			return Process{}, err
+		}
+	}
+	r.progress("%s: starting (herald serve pid %d, load %.2f)", name, r.srv.pid(), loadAvg())
+	disk0, cpu0, self0 := diskUsage(r.dataDir), r.srv.cpuTime(), selfCPU()
+	r.srv.resetPeak()
+	var profDone <-chan error
+	if r.cfg.ProfileDir != "" {
+		profDone = r.profile(name)
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	watch, exited := make(chan struct{}), r.srv.exited
+	go func() {
+		select {
+		case <-exited:
+			cancel()
+		case <-watch:
+		}
+	}()
+	err := fn(ctx)
+	close(watch)
+	if !r.srv.alive() {
+		return Process{}, fmt.Errorf("%s: herald serve exited; see %s", name, r.logPath)
+	}
+	if err != nil {
+		return Process{}, fmt.Errorf("%s: %w", name, err)
+	}
+	p := Process{PeakRSSBytes: r.srv.peak(), ServeCPUSeconds: (r.srv.cpuTime() - cpu0).Seconds(),
+		BenchCPUSeconds: (selfCPU() - self0).Seconds(), LoadAvg: loadAvg()}
+	if profDone != nil {
+		r.saveHeap(name)
+		if err := <-profDone; err != nil {
+			r.progress("%s: CPU profile: %v", name, err)
+		}
+	}
+	// Give the store a moment to write what it buffered before the size
+	// is taken.
+	time.Sleep(500 * time.Millisecond)
+	p.DiskBytes = int64(diskUsage(r.dataDir)) - int64(disk0)
+	r.progress("%s: done; peak RSS %.0f MB, serve CPU %.1f s, bench CPU %.1f s, disk %+.1f MB, load %.2f",
+		name, mb(p.PeakRSSBytes), p.ServeCPUSeconds, p.BenchCPUSeconds, float64(p.DiskBytes)/(1<<20), p.LoadAvg)
+	return p, nil
+}
+
+// profile fetches a CPU profile of herald serve for ProfileSeconds into
+// ProfileDir/<sync>-<name>.cpu.pprof.
+func (r *runner) profile(name string) <-chan error {
+	done := make(chan error, 1)
+	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", r.srv.pprofAddr, r.cfg.ProfileSeconds)
+	path := filepath.Join(r.cfg.ProfileDir, r.sync+"-"+name+".cpu.pprof")
+	go func() { done <- fetch(url, path) }()
+	return done
+}
+
+func (r *runner) saveHeap(name string) {
+	url := fmt.Sprintf("http://%s/debug/pprof/heap", r.srv.pprofAddr)
+	if err := fetch(url, filepath.Join(r.cfg.ProfileDir, r.sync+"-"+name+".heap.pprof")); err != nil {
+		r.progress("%s: heap profile: %v", name, err)
+	}
+}
+
+func fetch(url, path string) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(f, resp.Body)
+	return errors.Join(err, f.Close())
+}
+
+// machine describes this machine.
+func machine() Machine {
+	m := Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), LoadAtStart: loadAvg()}
+	var u syscall.Utsname
+	if syscall.Uname(&u) == nil {
+		var b []byte
+		for _, c := range u.Release {
+			if c == 0 {
+				break
+			}
+			b = append(b, byte(c))
+		}
+		m.Kernel = string(b)
+	}
+	if st, err := procMeminfo(); err == nil {
+		m.MemTotalMB, m.MemFreeMB = st["MemTotal"]>>20, st["MemAvailable"]>>20
+	}
+	return m
+}
+
+func procMeminfo() (map[string]uint64, error) {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]uint64{}
+	for _, line := range strings.Split(string(data), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		var n uint64
+		if _, err := fmt.Sscanf(strings.TrimSpace(v), "%d kB", &n); err == nil {
+			out[k] = n << 10
+		}
+	}
+	return out, nil
+}
+
+// DefaultServeCommand runs `herald serve` from the running executable.
+func DefaultServeCommand() (func() *exec.Cmd, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return func() *exec.Cmd { return exec.Command(exe, "serve") }, nil
+}

@@ -1,0 +1,236 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Result is everything one Run measured; it encodes as the --json output.
+type Result struct {
+	Machine   Machine      `json:"machine"`
+	Command   string       `json:"command,omitempty"`
+	StartedAt time.Time    `json:"startedAt"`
+	Seconds   float64      `json:"seconds"`
+	Modes     []ModeResult `json:"modes"`
+}
+
+// Machine describes where the figures were taken.
+type Machine struct {
+	CPUs        int     `json:"cpus"`
+	GoVersion   string  `json:"goVersion"`
+	Kernel      string  `json:"kernel"`
+	MemTotalMB  uint64  `json:"memTotalMB"`
+	MemFreeMB   uint64  `json:"memAvailableMB"`
+	LoadAtStart float64 `json:"loadAvgAtStart"`
+}
+
+// ModeResult is one sync mode's figures.
+type ModeResult struct {
+	Sync     string          `json:"sync"`
+	Audience *AudienceResult `json:"audience,omitempty"`
+	Fanout   []FanoutResult  `json:"fanout,omitempty"`
+	Latency  *LatencyResult  `json:"latency,omitempty"`
+	Timers   *TimersResult   `json:"timers,omitempty"`
+	API      *APIResult      `json:"api,omitempty"`
+}
+
+// Process is what herald serve used during one scenario.
+type Process struct {
+	// PeakRSSBytes is the highest resident set of herald serve.
+	PeakRSSBytes uint64 `json:"peakRssBytes"`
+	// ServeCPUSeconds is herald serve's user+system CPU time.
+	ServeCPUSeconds float64 `json:"serveCpuSeconds"`
+	// BenchCPUSeconds is this process's CPU time (Bridge, sink, clients).
+	BenchCPUSeconds float64 `json:"benchCpuSeconds"`
+	// DiskBytes is how much the data directory grew (allocated blocks).
+	DiskBytes int64 `json:"diskBytes"`
+	// LoadAvg is the 1-minute load average at the end of the scenario.
+	LoadAvg float64 `json:"loadAvg"`
+}
+
+// AudienceResult is the audience set-up through the API.
+type AudienceResult struct {
+	Subscribers   int     `json:"subscribers"`
+	Subscriptions int     `json:"subscriptions"`
+	Requests      int     `json:"requests"`
+	Seconds       float64 `json:"seconds"`
+	RequestsPerS  float64 `json:"requestsPerSecond"`
+	Process
+}
+
+// FanoutResult is one topic trigger to N subscribers.
+type FanoutResult struct {
+	Subscribers int `json:"subscribers"`
+	// PostMs is how long POST /v1/events took to answer (the fan-out).
+	PostMs float64 `json:"postMs"`
+	// FirstMs and LastMs are the arrivals of the first and the last
+	// message at the sink, from the POST.
+	FirstMs    float64 `json:"firstMs"`
+	LastMs     float64 `json:"lastMs"`
+	RunsPerS   float64 `json:"runsPerSecond"`
+	Messages   int     `json:"messages"`
+	Duplicates int     `json:"duplicates"`
+	ServeCPUMs float64 `json:"serveCpuMsPerRun"`
+	DiskPerRun float64 `json:"diskBytesPerRun"`
+	Process
+}
+
+// LatencyResult is sequential single-subscriber triggers.
+type LatencyResult struct {
+	Triggers int `json:"triggers"`
+	// Trigger → message in the sink, milliseconds.
+	P50Ms  float64 `json:"p50Ms"`
+	P95Ms  float64 `json:"p95Ms"`
+	P99Ms  float64 `json:"p99Ms"`
+	MaxMs  float64 `json:"maxMs"`
+	MeanMs float64 `json:"meanMs"`
+	// PostP50Ms is how long the POST itself took (median).
+	PostP50Ms  float64 `json:"postP50Ms"`
+	Duplicates int     `json:"duplicates"`
+	DiskPerRun float64 `json:"diskBytesPerRun"`
+	Process
+}
+
+// TimersResult is runs that each sleep, then run a step.
+type TimersResult struct {
+	Runs         int     `json:"runs"`
+	DelayMs      float64 `json:"delayMs"`
+	SleepingPeak int     `json:"sleepingAtOnce"`
+	// Lateness of the step after the delay, executing at the Bridge,
+	// against the delay's until; milliseconds.
+	LateP50Ms  float64 `json:"latenessP50Ms"`
+	LateP95Ms  float64 `json:"latenessP95Ms"`
+	LateP99Ms  float64 `json:"latenessP99Ms"`
+	LateMaxMs  float64 `json:"latenessMaxMs"`
+	Early      int     `json:"early"`
+	PostMs     float64 `json:"postMs"`
+	Seconds    float64 `json:"seconds"`
+	DiskPerRun float64 `json:"diskBytesPerRun"`
+	Process
+}
+
+// APIResult is the subscriber API under concurrent clients.
+type APIResult struct {
+	Clients int `json:"clients"`
+	// UpsertsPerS: PUT /v1/subscribers/{id}, each answer checked to carry
+	// the value just written.
+	UpsertsPerS float64 `json:"upsertsPerSecond"`
+	// GetsPerS: GET /v1/subscribers/{id}, each checked to carry the last
+	// value this client wrote.
+	GetsPerS float64 `json:"getsPerSecond"`
+	// PairsPerS: a PUT then a GET of the same subscriber that must see it.
+	PairsPerS   float64 `json:"putThenGetPerSecond"`
+	UpsertP99Ms float64 `json:"upsertP99Ms"`
+	GetP99Ms    float64 `json:"getP99Ms"`
+	// Violations counts answers that did not show the client's own last
+	// write (must be 0).
+	Violations int     `json:"readYourWritesViolations"`
+	DiskPerPut float64 `json:"diskBytesPerUpsert"`
+	TotalPuts  int     `json:"upserts"`
+	TotalGets  int     `json:"gets"`
+	Process
+}
+
+// percentile returns the p-th percentile (0–100) of sorted values
+// (nearest rank).
+func percentile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
+	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func mean(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+func sortedCopy(v []float64) []float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s
+}
+
+func mb(b uint64) float64 { return float64(b) / (1 << 20) }
+
+// WriteText writes the result as Markdown tables, one section per
+// scenario, the sync modes side by side.
+func (r *Result) WriteText(w io.Writer) {
+	m := r.Machine
+	fmt.Fprintf(w, "Machine: %d CPUs, %s, Linux %s, %d MB memory (%d MB available); load average %.2f at start; %.0f s in all.\n",
+		m.CPUs, m.GoVersion, m.Kernel, m.MemTotalMB, m.MemFreeMB, m.LoadAtStart, r.Seconds)
+	if r.Command != "" {
+		fmt.Fprintf(w, "Command: `%s`\n", r.Command)
+	}
+	for _, mode := range r.Modes {
+		if a := mode.Audience; a != nil {
+			fmt.Fprintf(w, "\nAudience set-up (%s): %d subscribers, %d subscriptions, %d API requests in %.1f s (%.0f req/s); peak RSS %.0f MB; load %.2f\n",
+				mode.Sync, a.Subscribers, a.Subscriptions, a.Requests, a.Seconds, a.RequestsPerS, mb(a.PeakRSSBytes), a.LoadAvg)
+		}
+	}
+	if rows := r.fanoutRows(); len(rows) > 0 {
+		fmt.Fprintf(w, "\n### Fan-out: one topic trigger, one `send` step per run, POST → last message in the sink\n\n")
+		fmt.Fprintln(w, "| sync | subscribers | POST answered | last message | runs/s | serve CPU ms/run | peak RSS | disk/run | duplicates | load |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+		for _, row := range rows {
+			fmt.Fprintln(w, row)
+		}
+	}
+	var lat, tim, api []string
+	for _, mode := range r.Modes {
+		if l := mode.Latency; l != nil {
+			lat = append(lat, fmt.Sprintf("| %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f MB | %.0f B | %.2f |",
+				mode.Sync, l.Triggers, l.P50Ms, l.P95Ms, l.P99Ms, l.MaxMs, l.MeanMs, l.PostP50Ms, mb(l.PeakRSSBytes), l.DiskPerRun, l.LoadAvg))
+		}
+		if t := mode.Timers; t != nil {
+			tim = append(tim, fmt.Sprintf("| %s | %d | %.0f | %.1f | %.1f | %.1f | %.1f | %d | %.0f MB | %.0f B | %.2f |",
+				mode.Sync, t.Runs, t.DelayMs, t.LateP50Ms, t.LateP95Ms, t.LateP99Ms, t.LateMaxMs, t.Early, mb(t.PeakRSSBytes), t.DiskPerRun, t.LoadAvg))
+		}
+		if a := mode.API; a != nil {
+			api = append(api, fmt.Sprintf("| %s | %d | %.0f | %.0f | %.0f | %.1f | %.1f | %d | %.0f MB | %.0f B | %.2f |",
+				mode.Sync, a.Clients, a.UpsertsPerS, a.GetsPerS, a.PairsPerS, a.UpsertP99Ms, a.GetP99Ms, a.Violations, mb(a.PeakRSSBytes), a.DiskPerPut, a.LoadAvg))
+		}
+	}
+	if len(lat) > 0 {
+		fmt.Fprintf(w, "\n### Latency: sequential single-subscriber triggers, POST → message in the sink (ms)\n\n")
+		fmt.Fprintln(w, "| sync | triggers | p50 | p95 | p99 | max | mean | POST p50 | peak RSS | disk/run | load |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
+		fmt.Fprintln(w, strings.Join(lat, "\n"))
+	}
+	if len(tim) > 0 {
+		fmt.Fprintf(w, "\n### Timers: runs sleeping at once, lateness of the step after the delay at the Bridge (ms)\n\n")
+		fmt.Fprintln(w, "| sync | runs | delay ms | p50 | p95 | p99 | max | early | peak RSS | disk/run | load |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
+		fmt.Fprintln(w, strings.Join(tim, "\n"))
+	}
+	if len(api) > 0 {
+		fmt.Fprintf(w, "\n### API: subscribers, read-your-writes checked on every answer\n\n")
+		fmt.Fprintln(w, "| sync | clients | upserts/s | GETs/s | PUT-then-GET/s | upsert p99 ms | GET p99 ms | RYW violations | peak RSS | disk/upsert | load |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
+		fmt.Fprintln(w, strings.Join(api, "\n"))
+	}
+}
+
+func (r *Result) fanoutRows() []string {
+	var rows []string
+	for _, mode := range r.Modes {
+		for _, f := range mode.Fanout {
+			rows = append(rows, fmt.Sprintf("| %s | %d | %.2f s | %.2f s | %.0f | %.2f | %.0f MB | %.0f B | %d | %.2f |",
+				mode.Sync, f.Subscribers, f.PostMs/1000, f.LastMs/1000, f.RunsPerS, f.ServeCPUMs, mb(f.PeakRSSBytes), f.DiskPerRun, f.Duplicates, f.LoadAvg))
+		}
+	}
+	return rows
+}

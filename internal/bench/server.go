@@ -1,0 +1,281 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// server is one herald serve child process.
+type server struct {
+	cmd       *exec.Cmd
+	addr      string // API host:port
+	pprofAddr string // empty: no pprof
+	dataDir   string
+	logFile   *os.File
+	exited    chan struct{}
+
+	// peak is the highest RSS seen by the sampler (bytes).
+	mu      sync.Mutex
+	peakRSS uint64
+	stopSmp chan struct{}
+	smpDone chan struct{}
+}
+
+// startServer starts herald serve on dataDir with the given sync mode and
+// waits until /readyz answers 200.
+func startServer(ctx context.Context, cfg Config, dataDir, logPath, sync string, pprof bool) (*server, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	s := &server{addr: addr, dataDir: dataDir, logFile: logFile, exited: make(chan struct{})}
+	cmd := cfg.ServeCommand()
+	cmd.Env = append(cmd.Environ(), "HERALD_DATA_DIR="+dataDir, "HERALD_HTTP_ADDR="+addr, "HERALD_SYNC="+sync,
+		"HERALD_LOG_LEVEL=warn", "HERALD_NATS_URL=")
+	if pprof {
+		if s.pprofAddr, err = freeAddr(); err != nil {
+			return nil, err
+		}
+		cmd.Env = append(cmd.Env, "HERALD_PPROF_ADDR="+s.pprofAddr)
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	s.cmd = cmd
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("bench: start herald serve: %w", err)
+	}
+	go func() {
+		_ = cmd.Wait()
+		close(s.exited)
+	}()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		select {
+		case <-s.exited:
+			logFile.Close()
+			return nil, fmt.Errorf("bench: herald serve exited before it was ready; see %s", logPath)
+		case <-ctx.Done():
+			s.stop()
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			s.stop()
+			return nil, fmt.Errorf("bench: herald serve not ready after 2 minutes; see %s", logPath)
+		}
+	}
+	return s, nil
+}
+
+// freeAddr returns a loopback address with a port free at the moment.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+func (s *server) url() string { return "http://" + s.addr }
+
+func (s *server) pid() int { return s.cmd.Process.Pid }
+
+// stop asks the process to drain (SIGTERM) and kills it after 60s.
+func (s *server) stop() {
+	s.stopSampler()
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(60 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+	}
+	s.logFile.Close()
+}
+
+// alive reports whether the process still runs.
+func (s *server) alive() bool {
+	select {
+	case <-s.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// resetPeak makes VmHWM start again from the current RSS (Linux
+// clear_refs "5") and starts sampling VmRSS every 50ms, the fallback where
+// clear_refs is not allowed.
+func (s *server) resetPeak() {
+	s.stopSampler()
+	_ = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", s.pid()), []byte("5"), 0)
+	s.mu.Lock()
+	s.peakRSS = 0
+	s.mu.Unlock()
+	s.stopSmp, s.smpDone = make(chan struct{}), make(chan struct{})
+	go func(stop, done chan struct{}) {
+		defer close(done)
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if st, err := procStatus(s.pid()); err == nil {
+				s.mu.Lock()
+				s.peakRSS = max(s.peakRSS, st["VmRSS"])
+				s.mu.Unlock()
+			}
+			select {
+			case <-t.C:
+			case <-stop:
+				return
+			}
+		}
+	}(s.stopSmp, s.smpDone)
+}
+
+func (s *server) stopSampler() {
+	if s.stopSmp != nil {
+		close(s.stopSmp)
+		<-s.smpDone
+		s.stopSmp = nil
+	}
+}
+
+// peak returns the peak RSS since resetPeak: the larger of VmHWM and the
+// sampled VmRSS. Zero when /proc cannot be read.
+func (s *server) peak() uint64 {
+	s.mu.Lock()
+	p := s.peakRSS
+	s.mu.Unlock()
+	if st, err := procStatus(s.pid()); err == nil {
+		p = max(p, st["VmHWM"], st["VmRSS"])
+	}
+	return p
+}
+
+// procStatus reads the kB fields of /proc/<pid>/status, in bytes.
+func procStatus(pid int) (map[string]uint64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]uint64{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(v)
+		if len(f) == 2 && f[1] == "kB" {
+			if n, err := strconv.ParseUint(f[0], 10, 64); err == nil {
+				out[k] = n << 10
+			}
+		}
+	}
+	return out, nil
+}
+
+// cpuTime returns the user+system CPU time the process used so far.
+func (s *server) cpuTime() time.Duration {
+	d, _ := procCPU(s.pid())
+	return d
+}
+
+// procCPU reads utime+stime of /proc/<pid>/stat (clock ticks of 10ms, the
+// USER_HZ of every Linux build in use).
+func procCPU(pid int) (time.Duration, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name may hold spaces; fields resume after its ')'.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, errors.New("bench: malformed /proc stat")
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return 0, errors.New("bench: short /proc stat")
+	}
+	ut, err1 := strconv.ParseUint(f[11], 10, 64)
+	st, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return time.Duration(ut+st) * 10 * time.Millisecond, nil
+}
+
+// selfCPU returns the CPU time this process (the Bridge, the sink and the
+// clients) used so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// diskUsage returns the bytes allocated on disk under dir (st_blocks, as
+// du counts: sparse regions of a file cost nothing).
+func diskUsage(dir string) uint64 {
+	var total uint64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			total += uint64(st.Blocks) * 512
+		} else {
+			total += uint64(info.Size())
+		}
+		return nil
+	})
+	return total
+}
+
+// loadAvg returns the 1-minute load average, or -1.
+func loadAvg() float64 {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	f := strings.Fields(string(data))
+	if len(f) == 0 {
+		return -1
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return -1
+	}
+	return v
+}

@@ -1,0 +1,341 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/devmail"
+)
+
+// Workflows the Bridge serves.
+const (
+	wfSend  = "bench_send"  // one send step; the subject is the payload's tag
+	wfDelay = "bench_delay" // a delay, then a run step that notes the time
+)
+
+// world is what outlives the herald serve processes: the SMTP sink and the
+// Bridge, both in this process on loopback.
+type world struct {
+	cfg    Config
+	sink   *devmail.Server
+	stop   context.CancelFunc
+	bridge *httptest.Server
+	// handler is the Bridge handler of the current tenant (its signing
+	// secret changes with every sync mode).
+	handler atomic.Pointer[http.Handler]
+	// collector receives every message the sink accepts.
+	collector atomic.Pointer[collector]
+	// timers records the delay runs' intended and actual resumes.
+	timers atomic.Pointer[timerLog]
+
+	client *http.Client
+}
+
+func newWorld(cfg Config) (*world, error) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError}))
+	sink, err := devmail.NewServer(devmail.Config{SMTPAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0",
+		MaxMessages: 100, Logger: quiet})
+	if err != nil {
+		return nil, err
+	}
+	if err := sink.Listen(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go sink.Run(ctx)
+	w := &world{cfg: cfg, sink: sink, stop: cancel}
+	sink.Inbox().OnMessage(func(m devmail.Message) {
+		at := time.Now()
+		if c := w.collector.Load(); c != nil {
+			c.add(m, at)
+		}
+	})
+	nf := http.NotFoundHandler()
+	w.handler.Store(&nf)
+	w.bridge = httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		(*w.handler.Load()).ServeHTTP(rw, r)
+	}))
+	w.bridge.Config.ErrorLog = slog.NewLogLogger(quiet.Handler(), slog.LevelError)
+	w.bridge.Start()
+	w.client = &http.Client{Timeout: 5 * time.Minute, Transport: &http.Transport{
+		MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute,
+		DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+	}}
+	return w, nil
+}
+
+func (w *world) close() {
+	w.bridge.Close()
+	w.stop()
+	w.client.CloseIdleConnections()
+}
+
+// registry returns the Bridge's workflows.
+func (w *world) registry() *bridge.Registry {
+	send := bridge.MustWorkflow(wfSend, func(ctx *bridge.Context) error {
+		var p struct {
+			Tag string `json:"tag"`
+		}
+		if err := ctx.DecodePayload(&p); err != nil {
+			return err
+		}
+		_, err := bridge.Send(ctx, "mail", "email", func() (bridge.SendContent, error) {
+			return bridge.SendContent{Subject: p.Tag, Body: "Hello " + ctx.Subscriber.SubscriberID + ", this is Herald's benchmark."}, nil
+		})
+		return err
+	})
+	delay := bridge.MustWorkflow(wfDelay, func(ctx *bridge.Context) error {
+		var p struct {
+			DelayMs int64 `json:"delayMs"`
+		}
+		if err := ctx.DecodePayload(&p); err != nil {
+			return err
+		}
+		// The until instant is read from the clock only when the step is
+		// first described (a recorded delay step is never re-evaluated),
+		// so the Bridge knows the exact instant the run's RunSleeping
+		// records and can measure the resume against it.
+		until := time.Now().Add(time.Duration(p.DelayMs) * time.Millisecond)
+		if err := bridge.DelayUntil(ctx, "wait", until); err != nil {
+			if tl := w.timers.Load(); tl != nil && errors.Is(err, bridge.ErrSuspended) {
+				tl.slept(ctx.RunID, until)
+			}
+			return err
+		}
+		_, err := bridge.Run(ctx, "after", func(context.Context) (bool, error) {
+			if tl := w.timers.Load(); tl != nil {
+				tl.resumed(ctx.RunID, time.Now())
+			}
+			return true, nil
+		})
+		return err
+	})
+	return bridge.NewRegistry().MustRegister(send, delay)
+}
+
+// tenant is the benchmark's tenant on one herald serve data directory.
+type tenant struct {
+	w    *world
+	base string // API base URL
+	key  string
+}
+
+// setUpTenant creates a tenant on a fresh service, its email channel
+// pointing at the sink and its Bridge pointing at this process.
+func (w *world) setUpTenant(ctx context.Context, base, adminToken string) (*tenant, error) {
+	admin := &tenant{w: w, base: base, key: adminToken}
+	var tn struct{ APIKey string }
+	if err := admin.call(ctx, "POST", "/v1/admin/tenants", map[string]string{"name": "Bench"}, &tn, http.StatusCreated); err != nil {
+		return nil, err
+	}
+	t := &tenant{w: w, base: base, key: tn.APIKey}
+	host, port, _ := net.SplitHostPort(w.sink.SMTPAddr())
+	p, _ := strconv.Atoi(port)
+	if err := t.call(ctx, "POST", "/v1/channels", map[string]any{"channelKey": "email-smtp",
+		"config": map[string]any{"host": host, "port": p, "fromEmail": "bench@herald.test"}}, nil, http.StatusCreated); err != nil {
+		return nil, err
+	}
+	if err := t.registerBridge(ctx); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// rebind points the tenant at a restarted service (same data directory).
+func (t *tenant) rebind(base string) *tenant {
+	return &tenant{w: t.w, base: base, key: t.key}
+}
+
+func (t *tenant) registerBridge(ctx context.Context) error {
+	var b struct{ SigningSecret string }
+	if err := t.call(ctx, "PUT", "/v1/bridge", map[string]string{"webhookUrl": t.w.bridge.URL}, &b, http.StatusOK); err != nil {
+		return err
+	}
+	h := bridge.Serve(t.w.registry(), bridge.Options{SigningKey: b.SigningSecret})
+	t.w.handler.Store(&h)
+	return nil
+}
+
+// httpError is an unexpected answer.
+type httpError struct {
+	method, path string
+	status       int
+	body         string
+}
+
+func (e *httpError) Error() string {
+	return fmt.Sprintf("%s %s: %d %s", e.method, e.path, e.status, e.body)
+}
+
+// call sends a request with the tenant's key and decodes a JSON answer
+// into out (when not nil); any status not in want is an *httpError.
+func (t *tenant) call(ctx context.Context, method, path string, body, out any, want ...int) error {
+	var rd io.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, t.base+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+t.key)
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := t.w.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	ok := false
+	for _, s := range want {
+		ok = ok || resp.StatusCode == s
+	}
+	if !ok {
+		if len(data) > 300 {
+			data = data[:300]
+		}
+		return &httpError{method, path, resp.StatusCode, string(data)}
+	}
+	if out != nil {
+		return json.Unmarshal(data, out)
+	}
+	return nil
+}
+
+// collector counts the messages of one scenario: those whose subject
+// starts with its tag.
+type collector struct {
+	tag    string
+	prefix bool // match subjects starting with tag (else equal)
+
+	mu        sync.Mutex
+	count     int
+	recips    map[string]int
+	first     time.Time
+	last      time.Time
+	others    int
+	waiters   map[string]chan time.Time // exact subject → arrival
+	threshold int
+	reached   chan struct{}
+}
+
+func newCollector(tag string, prefix bool, threshold int) *collector {
+	return &collector{tag: tag, prefix: prefix, recips: map[string]int{}, waiters: map[string]chan time.Time{},
+		threshold: threshold, reached: make(chan struct{})}
+}
+
+func (c *collector) add(m devmail.Message, at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	match := m.Subject == c.tag || c.prefix && len(m.Subject) >= len(c.tag) && m.Subject[:len(c.tag)] == c.tag
+	if !match {
+		c.others++
+		return
+	}
+	c.count++
+	for _, to := range m.To {
+		c.recips[to]++
+	}
+	if c.first.IsZero() {
+		c.first = at
+	}
+	c.last = at
+	if ch, ok := c.waiters[m.Subject]; ok {
+		delete(c.waiters, m.Subject)
+		ch <- at
+	}
+	if c.count == c.threshold {
+		close(c.reached)
+	}
+}
+
+// expect registers a waiter for the message with subject, before the
+// trigger that sends it.
+func (c *collector) expect(subject string) <-chan time.Time {
+	ch := make(chan time.Time, 1)
+	c.mu.Lock()
+	c.waiters[subject] = ch
+	c.mu.Unlock()
+	return ch
+}
+
+// snapshot returns the count so far.
+func (c *collector) snapshot() (count int, last time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.count, c.last
+}
+
+// check returns how many recipients got more than one message, and how
+// many distinct recipients got one.
+func (c *collector) check() (duplicates, distinct int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, n := range c.recips {
+		if n > 1 {
+			duplicates += n - 1
+		}
+	}
+	return duplicates, len(c.recips)
+}
+
+// timerLog records, per delay run, the instant its delay ends and the
+// instant the step after it ran (the first time).
+type timerLog struct {
+	mu      sync.Mutex
+	until   map[string]time.Time
+	resumes map[string]time.Time
+	early   int
+	target  int
+	done    chan struct{}
+}
+
+func newTimerLog(target int) *timerLog {
+	return &timerLog{until: map[string]time.Time{}, resumes: map[string]time.Time{}, target: target, done: make(chan struct{})}
+}
+
+func (l *timerLog) slept(runID string, until time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.until[runID] = until
+}
+
+func (l *timerLog) resumed(runID string, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.resumes[runID]; ok {
+		return
+	}
+	l.resumes[runID] = at
+	if len(l.resumes) == l.target {
+		close(l.done)
+	}
+}
+
+func (l *timerLog) counts() (sleeping, resumed int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.until), len(l.resumes)
+}
