@@ -53,7 +53,7 @@ type Config struct {
 	// SMTP tunes the SMTP sender of email channels (timeouts, pooled
 	// sessions, TLS roots). It has no environment variable: tests set
 	// TLSConfig.RootCAs to trust a loopback server. Zero: smtp's defaults
-	// with up to 16 idle sessions per channel.
+	// with up to 32 sessions per channel, all kept open while idle.
 	SMTP smtp.Options
 	// Env reads the secrets (HERALD_MASTER_KEY, HERALD_ADMIN_TOKEN,
 	// HERALD_INTERNAL_TOKEN, HERALD_MASTER_KEY_PREVIOUS). Default: none set.

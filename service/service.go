@@ -137,7 +137,11 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 	// Delivery.
 	smtpOpts := cfg.SMTP
 	if smtpOpts.MaxIdlePerChannel == 0 {
-		smtpOpts.MaxIdlePerChannel = 16
+		smtpOpts.MaxIdlePerChannel = 32
+	}
+	if smtpOpts.MaxOpenPerChannel == 0 {
+		// Every session opened is kept: none is opened and quit per message.
+		smtpOpts.MaxOpenPerChannel = smtpOpts.MaxIdlePerChannel
 	}
 	s.smtp = smtp.NewSender(smtpOpts)
 	if s.delivery, err = delivery.NewService(delivery.Config{

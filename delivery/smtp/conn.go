@@ -26,6 +26,8 @@ type conn struct {
 	raw    net.Conn // the TCP connection: closing it aborts any I/O on client
 	client *gosmtp.Client
 	idle   *time.Timer // closes the session when it sat in the pool too long
+	// lastUsed is when the session last went back to the pool.
+	lastUsed time.Time
 }
 
 // dial opens a session for cfg: TCP, TLS (implicit or STARTTLS), EHLO and

@@ -52,10 +52,12 @@
 //
 // A Sender keeps up to Options.MaxIdlePerChannel idle sessions per channel
 // (same host, port, Secure, username, password, and from address) for
-// Options.IdleTimeout. Before an idle session is reused it must answer NOOP;
-// one that does not is closed and the next idle session or a new one is used.
-// A session whose transaction ended in an SMTP error reply is reset with RSET
-// before it goes back to the pool.
+// Options.IdleTimeout, and opens at most Options.MaxOpenPerChannel sessions
+// per channel at once (when set): a Send finding them all busy waits for
+// one. An idle session reused after more than Options.CheckAfterIdle must
+// answer NOOP first; one that does not is closed and the next idle session
+// or a new one is used. A session whose transaction ended in an SMTP error
+// reply is reset with RSET before it goes back to the pool.
 //
 // If a reused session breaks (network error or a 421 reply) before the
 // server accepted the DATA command, the message is sent once more on a new

@@ -27,6 +27,21 @@ type Options struct {
 	// MaxIdlePerChannel is how many idle sessions are kept per channel.
 	// Zero means 2; negative keeps none, so every Send opens a connection.
 	MaxIdlePerChannel int
+	// MaxOpenPerChannel bounds the sessions open at once per channel, busy
+	// and idle: a Send that finds them all busy waits for one (bounded by
+	// its ctx) instead of opening more, so a busy process neither floods
+	// the provider with connections (many relays refuse more than a few
+	// dozen per client) nor opens and quits a session per message. Set it
+	// no higher than MaxIdlePerChannel to keep every session it opens.
+	// Zero means no bound.
+	MaxOpenPerChannel int
+	// CheckAfterIdle is how long a session may sit idle and still be reused
+	// without a NOOP first. A session that broke meanwhile fails at MAIL,
+	// before any of the message was sent, and the message goes out on a
+	// new session (see the package doc), so the check only saves that
+	// detour for sessions likely to be stale. Zero means 1s; negative
+	// checks every reuse.
+	CheckAfterIdle time.Duration
 	// IdleTimeout is how long an idle session is kept. Zero means 30s.
 	IdleTimeout time.Duration
 }
@@ -67,6 +82,12 @@ func (o *Options) setDefaults() {
 	if o.IdleTimeout == 0 {
 		o.IdleTimeout = 30 * time.Second
 	}
+	if o.MaxOpenPerChannel < 0 {
+		o.MaxOpenPerChannel = 0
+	}
+	if o.CheckAfterIdle == 0 {
+		o.CheckAfterIdle = time.Second
+	}
 }
 
 // Sender sends messages over SMTP and keeps sessions open for reuse between
@@ -84,7 +105,7 @@ func NewSender(opts Options) *Sender {
 		panic(err)
 	}
 	opts.setDefaults()
-	return &Sender{opts: opts, pool: newPool(opts.MaxIdlePerChannel, opts.IdleTimeout)}
+	return &Sender{opts: opts, pool: newPool(opts.MaxIdlePerChannel, opts.MaxOpenPerChannel, opts.IdleTimeout)}
 }
 
 // Send delivers msg through the channel cfg and returns the Message-ID the
@@ -124,7 +145,7 @@ func (s *Sender) Send(ctx context.Context, cfg Config, msg Message) (Result, err
 		if keep {
 			s.pool.put(key, c)
 		} else {
-			c.raw.Close()
+			s.pool.discard(key, c)
 		}
 		if tx.err == nil {
 			return Result{MessageID: id}, nil
@@ -136,30 +157,44 @@ func (s *Sender) Send(ctx context.Context, cfg Config, msg Message) (Result, err
 	}
 }
 
-// acquire returns a session for key: an idle one that answers NOOP, or,
-// when there is none or fresh is set, a new one. reused reports which. It
-// fails with ErrClosed after Close, unless fresh is set (a retry within a
-// Send that started before Close).
+// acquire returns a session for key: an idle one (which must answer NOOP
+// first when it idled longer than Options.CheckAfterIdle), or, when there
+// is none or fresh is set, a new one. reused reports which. With
+// Options.MaxOpenPerChannel sessions busy it waits for one. It fails with
+// ErrClosed after Close, unless fresh is set (a retry within a Send that
+// started before Close).
 func (s *Sender) acquire(ctx context.Context, key string, cfg Config, red redactor, fresh bool) (c *conn, reused bool, err error) {
+	if fresh {
+		s.pool.reserveFresh(key)
+	}
 	for !fresh {
-		idle, err := s.pool.get(key)
+		idle, reserved, err := s.pool.take(ctx, key)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, false, newError(ctx, "connect", err, red)
+			}
 			return nil, false, err
 		}
-		if idle == nil {
+		if reserved {
 			break
+		}
+		if s.opts.CheckAfterIdle > 0 && time.Since(idle.lastUsed) < s.opts.CheckAfterIdle {
+			return idle, true, nil
 		}
 		stop := context.AfterFunc(ctx, func() { idle.raw.Close() })
 		err = idle.client.Noop()
 		if stop() && err == nil {
 			return idle, true, nil
 		}
-		idle.raw.Close()
+		s.pool.discard(key, idle)
 		if ctx.Err() != nil {
 			return nil, false, newError(ctx, "NOOP", ctx.Err(), red)
 		}
 	}
 	c, err = s.dial(ctx, cfg, red)
+	if err != nil {
+		s.pool.unreserve(key)
+	}
 	return c, false, err
 }
 

@@ -407,16 +407,89 @@ func TestIdleTimeout(t *testing.T) {
 }
 
 func TestStaleSessionReplaced(t *testing.T) {
-	ts := startServer(t, plain, &backend{})
-	s := newSender(t, ts.opts)
-	send(t, s, ts.cfg, hello)
-	ts.be.closeConns() // the server drops the idle session; NOOP finds out
-	send(t, s, ts.cfg, hello)
-	if n := ts.be.count.Load(); n != 2 {
-		t.Errorf("server accepted %d messages, want 2", n)
+	for _, tc := range []struct {
+		name  string
+		check time.Duration
+	}{
+		{"NOOP finds out", -1},        // every reuse is checked
+		{"MAIL finds out", time.Hour}, // reused unchecked: the retry before DATA
+		{"the default finds out", 0},  // reused within 1s: unchecked
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := startServer(t, plain, &backend{})
+			opts := ts.opts
+			opts.CheckAfterIdle = tc.check
+			s := newSender(t, opts)
+			send(t, s, ts.cfg, hello)
+			ts.be.closeConns() // the server drops the idle session
+			send(t, s, ts.cfg, hello)
+			if n := ts.be.count.Load(); n != 2 {
+				t.Errorf("server accepted %d messages, want 2", n)
+			}
+			if n := ts.connections(); n != 2 {
+				t.Errorf("%d connections, want 2", n)
+			}
+		})
+	}
+}
+
+func TestMaxOpenPerChannel(t *testing.T) {
+	be := &backend{dataHook: func(int, *gosmtp.Conn) error {
+		time.Sleep(5 * time.Millisecond) // the sends overlap
+		return nil
+	}}
+	ts := startServer(t, plain, be)
+	opts := ts.opts
+	opts.MaxOpenPerChannel, opts.MaxIdlePerChannel = 2, 2
+	s := newSender(t, opts)
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			if _, err := s.Send(context.Background(), ts.cfg, hello); err != nil {
+				t.Errorf("Send: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := ts.be.count.Load(); n != 20 {
+		t.Errorf("server accepted %d messages, want 20", n)
 	}
 	if n := ts.connections(); n != 2 {
-		t.Errorf("%d connections, want 2", n)
+		t.Errorf("20 concurrent sends opened %d connections, want 2 (MaxOpenPerChannel)", n)
+	}
+}
+
+func TestMaxOpenWaitEndsWithCtx(t *testing.T) {
+	release := make(chan struct{})
+	be := &backend{dataHook: func(n int, _ *gosmtp.Conn) error {
+		if n == 1 {
+			<-release
+		}
+		return nil
+	}}
+	ts := startServer(t, plain, be)
+	opts := ts.opts
+	opts.MaxOpenPerChannel = 1
+	s := newSender(t, opts)
+	first := make(chan error, 1)
+	go func() {
+		_, err := s.Send(context.Background(), ts.cfg, hello)
+		first <- err
+	}()
+	waitFor(t, "the first send to hold the only session", func() bool { return ts.connections() == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := s.Send(ctx, ts.cfg, hello)
+	if !errors.Is(err, smtp.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a send waiting for a session past its deadline: %v, want ErrUnavailable and DeadlineExceeded", err)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatalf("first send: %v", err)
+	}
+	send(t, s, ts.cfg, hello) // the session came back: no new connection
+	if n := ts.connections(); n != 1 {
+		t.Errorf("%d connections, want 1", n)
 	}
 }
 
