@@ -86,3 +86,24 @@ func TestEngineSendStepRejected(t *testing.T) {
 		t.Fatal("a message was kept")
 	}
 }
+
+// TestEngineSendStepTerminalCodes: the engine's send steps reach the
+// delivery service in-process; a failure decided before any attempt ends
+// the run at once with the code POST /v1/deliver answers.
+func TestEngineSendStepTerminalCodes(t *testing.T) {
+	m := startMailServer(t, plainSMTP)
+	f := newFixture(t, m, false, nil)
+	f.tenantCall("PUT", "/v1/subscribers/ada", map[string]any{"contacts": map[string]any{"email": nil}}, http.StatusOK)
+	run := runWelcome(t, f)
+	if errBody, _ := run["error"].(map[string]any); run["status"] != "failed" || errBody["code"] != "no_address" {
+		t.Fatalf("a subscriber without an address: run %v", run)
+	}
+	f.tenantCall("DELETE", "/v1/channels/email-smtp", nil, http.StatusNoContent)
+	run = runWelcome(t, f)
+	if errBody, _ := run["error"].(map[string]any); run["status"] != "failed" || errBody["code"] != "no_channel" {
+		t.Fatalf("no channel: run %v", run)
+	}
+	if m.count.Load() != 0 {
+		t.Fatal("a message was sent")
+	}
+}

@@ -48,7 +48,8 @@ type Config struct {
 	// Zero: the engine's default (15s). A test knob, like FanoutBackstop.
 	AckWait time.Duration
 	// DeliverURL is the base URL of the API whose POST /v1/deliver the
-	// engine calls for send steps. Zero: this process's own API.
+	// engine calls for send steps. Zero: this process's own delivery
+	// service, called in-process (no HTTP round trip).
 	DeliverURL string
 	// SMTP tunes the SMTP sender of email channels (timeouts, pooled
 	// sessions, TLS roots). It has no environment variable: tests set

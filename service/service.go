@@ -1,7 +1,6 @@
 package service
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -107,33 +106,6 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 	if s.listener, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
 		return nil, fmt.Errorf("HERALD_HTTP_ADDR %s: %w", cfg.HTTPAddr, err)
 	}
-	s.engine = engine.New(engine.Config{
-		RetryBase:      cfg.RetryBase,
-		MaxAttempts:    cfg.MaxAttempts,
-		FanoutBackstop: cfg.FanoutBackstop,
-		AckWait:        cfg.AckWait,
-		Logger:         logger,
-	}, engine.Deps{
-		Log:       s.log,
-		Store:     s.store,
-		Bridges:   s.ctl,
-		Deliverer: &engine.HTTPDeliverer{BaseURL: cmp.Or(cfg.DeliverURL, s.URL()), Token: s.internalToken},
-	})
-
-	projReady := make(chan struct{})
-	s.goRun("projector", func() error { return s.store.Run(runCtx, s.log, projReady) })
-	s.goRun("readiness", func() error {
-		select {
-		case <-projReady:
-		case <-runCtx.Done():
-			return nil
-		}
-		s.ready.Store(true)
-		logger.Info("projections caught up; ready")
-		s.goRun("engine", func() error { return s.engine.Run(runCtx) })
-		return nil
-	})
-
 	// Delivery.
 	smtpOpts := cfg.SMTP
 	if smtpOpts.MaxIdlePerChannel == 0 {
@@ -149,6 +121,39 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 	}); err != nil {
 		return nil, err
 	}
+
+	// Send steps go to this process's delivery service, unless DeliverURL
+	// names another API.
+	var deliverer engine.Deliverer = localDeliverer{svc: s.delivery}
+	if cfg.DeliverURL != "" {
+		deliverer = &engine.HTTPDeliverer{BaseURL: cfg.DeliverURL, Token: s.internalToken}
+	}
+	s.engine = engine.New(engine.Config{
+		RetryBase:      cfg.RetryBase,
+		MaxAttempts:    cfg.MaxAttempts,
+		FanoutBackstop: cfg.FanoutBackstop,
+		AckWait:        cfg.AckWait,
+		Logger:         logger,
+	}, engine.Deps{
+		Log:       s.log,
+		Store:     s.store,
+		Bridges:   s.ctl,
+		Deliverer: deliverer,
+	})
+
+	projReady := make(chan struct{})
+	s.goRun("projector", func() error { return s.store.Run(runCtx, s.log, projReady) })
+	s.goRun("readiness", func() error {
+		select {
+		case <-projReady:
+		case <-runCtx.Done():
+			return nil
+		}
+		s.ready.Store(true)
+		logger.Info("projections caught up; ready")
+		s.goRun("engine", func() error { return s.engine.Run(runCtx) })
+		return nil
+	})
 
 	api := httpapi.New(httpapi.Config{
 		AdminToken:    s.adminToken,
