@@ -287,13 +287,20 @@ func (t *turn) retry(ctx context.Context, stepID, typ, code, message string) err
 	return errYield
 }
 
-// timer makes the run's one pending timer fire at at.
+// timer makes the run's next turn happen at at: now when at has come; by
+// holding the current work message (a *holdError) when at is less than
+// 2×lead away; otherwise by the run's one durable timer, armed lead before
+// at (see hold.go).
 func (e *Engine) timer(ctx context.Context, st *runstate.State, at time.Time) error {
-	target := eventlog.WorkRun(st.TenantID, st.RunID)
-	if !at.After(e.now()) {
+	lead := e.lead()
+	switch d := at.Sub(e.now()); {
+	case d <= 0:
 		return e.enqueue(ctx, st)
+	case d <= 2*lead:
+		return &holdError{at: at}
 	}
-	return e.log.Schedule(ctx, eventlog.SchedSubject(st.TenantID, "run", st.RunID), target, at, nil)
+	target := eventlog.WorkRun(st.TenantID, st.RunID)
+	return e.log.Schedule(ctx, eventlog.SchedSubject(st.TenantID, "run", st.RunID), target, at.Add(-lead), nil)
 }
 
 // enqueue asks for another turn of the run now.

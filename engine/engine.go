@@ -39,6 +39,11 @@ type Config struct {
 	StepsPerTurn int
 	// CacheSize bounds the folded run states kept in memory. Zero: 200000.
 	CacheSize int
+	// TimerLead is how early a run's durable timer (a delay's end, a
+	// retry, a wait's timeout) fires; the worker then holds the run's work
+	// message in memory and resumes the run on the exact instant (see
+	// hold.go). It is capped at AckWait/6. Zero: 750ms.
+	TimerLead time.Duration
 	// BridgeTimeout bounds one Bridge call. Zero: 30s.
 	BridgeTimeout time.Duration
 	// Now is the clock. Zero: time.Now.
@@ -63,6 +68,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.AckWait == 0 {
 		c.AckWait = 15 * time.Second
+	}
+	if c.TimerLead == 0 {
+		c.TimerLead = 750 * time.Millisecond
 	}
 	if c.FanoutBackstop == 0 {
 		c.FanoutBackstop = 20 * time.Second
@@ -107,6 +115,7 @@ type Engine struct {
 	logger    *slog.Logger
 	states    *stateCache
 	payloads  payloadCache
+	held      holds
 }
 
 // New returns an engine; it does nothing until Run.
@@ -172,6 +181,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			return fmt.Errorf("engine: consumer %s: %w", c.name, err)
 		}
 		msgs := make(chan jetstream.Msg)
+		redeliver := redeliverer(ctx, msgs)
 		cc, err := cons.Consume(func(m jetstream.Msg) {
 			select {
 			case msgs <- m:
@@ -189,7 +199,7 @@ func (e *Engine) Run(ctx context.Context) error {
 				for {
 					select {
 					case m := <-msgs:
-						e.process(ctx, m, c.handle)
+						e.process(ctx, m, c.handle, redeliver)
 					case <-ctx.Done():
 						return
 					}
@@ -202,15 +212,22 @@ func (e *Engine) Run(ctx context.Context) error {
 		stop()
 	}
 	wg.Wait()
+	e.held.release()
 	return nil
 }
 
 // process runs one work message's handler and acknowledges it; a handler
-// failure (an infrastructure error) leaves it for redelivery after a pause.
-func (e *Engine) process(ctx context.Context, m jetstream.Msg, handle func(context.Context, jetstream.Msg) error) {
+// failure (an infrastructure error) leaves it for redelivery after a pause;
+// a hold keeps it until its instant, then passes it to redeliver.
+func (e *Engine) process(ctx context.Context, m jetstream.Msg, handle func(context.Context, jetstream.Msg) error,
+	redeliver func(jetstream.Msg)) {
 	stop := e.heartbeat(m)
 	err := handle(ctx, m)
 	stop()
+	if h, ok := errors.AsType[*holdError](err); ok {
+		e.held.add(m, h.at.Sub(e.now()), redeliver)
+		return
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			e.logger.Warn("work failed; will retry", "subject", m.Subject(), "err", err)
