@@ -91,10 +91,10 @@ func applyDeliveryAttempted(tx *bolt.Tx, ev eventlog.Event) error {
 		SubscriberID: d.SubscriberID, ChannelKey: d.ChannelKey, Kind: d.Kind, Address: d.Address,
 		Status: DeliveryPending, CreatedAt: ev.At, UpdatedAt: ev.At,
 	}
-	if err := putJSON(tx.Bucket(bucketDeliveries), key(ev.TenantID, id), row); err != nil {
+	if err := putJSON(appendBucket(tx, bucketDeliveries), key(ev.TenantID, id), row); err != nil {
 		return err
 	}
-	if err := tx.Bucket(bucketDeliveryAttempts).Put(key(ev.TenantID, d.AttemptID), []byte(id)); err != nil {
+	if err := appendBucket(tx, bucketDeliveryAttempts).Put(key(ev.TenantID, d.AttemptID), []byte(id)); err != nil {
 		return err
 	}
 	return tx.Bucket(bucketDeliveriesByRun).Put(key(ev.TenantID, d.RunID+"\x00"+id), []byte{})
@@ -131,7 +131,7 @@ func updateDelivery(tx *bolt.Tx, tenant, attemptID string, change func(*Delivery
 	if id == nil {
 		return nil
 	}
-	b := tx.Bucket(bucketDeliveries)
+	b := appendBucket(tx, bucketDeliveries)
 	k := key(tenant, string(id))
 	var row Delivery
 	if ok, err := getJSON(b, k, &row); err != nil || !ok {

@@ -108,7 +108,7 @@ func applyNotificationsReceived(tx *bolt.Tx, ev eventlog.Event) error {
 	if err := ev.Decode(&d); err != nil {
 		return err
 	}
-	b := tx.Bucket(bucketNotifs)
+	b := appendBucket(tx, bucketNotifs)
 	for _, sub := range d.SubscriberIDs {
 		k := key(ev.TenantID, txn+"\x00"+sub)
 		if b.Get(k) != nil {
@@ -132,7 +132,7 @@ func applyNotificationsDispatched(tx *bolt.Tx, ev eventlog.Event) error {
 	if err := ev.Decode(&d); err != nil {
 		return err
 	}
-	b := tx.Bucket(bucketNotifs)
+	b := appendBucket(tx, bucketNotifs)
 	for _, r := range d.Runs {
 		k := key(ev.TenantID, txn+"\x00"+r.SubscriberID)
 		var n Notification

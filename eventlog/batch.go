@@ -1,0 +1,66 @@
+package eventlog
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Batches reads a Tail for a reader whose cost is per batch rather than
+// per event, such as a projector committing one transaction per batch.
+// Create it with Tail.Batches; like the Tail, it is used by one goroutine.
+type Batches struct {
+	t      *Tail
+	linger time.Duration
+	last   time.Time // when the previous batch was returned
+}
+
+// Batches returns a batch reader of t. While events keep coming (the next
+// one arrives within linger of the previous batch), a batch takes more
+// events along for as long as they keep arriving less than linger/4 apart,
+// up to linger after its first: a busy log is read in batches of many
+// events instead of one transaction per event or two, and a short burst
+// (one request's few events) is not held up once it has passed. A reader
+// that waited longer gets its events at once, as with Next, so an idle log
+// adds no delay. linger <= 0 makes it Next.
+func (t *Tail) Batches(linger time.Duration) *Batches { return &Batches{t: t, linger: linger} }
+
+// Next blocks until at least one event is available (or ctx ends) and
+// returns up to max events, oldest first.
+func (b *Batches) Next(ctx context.Context, max int) ([]Event, error) {
+	out, err := b.t.Next(ctx, max)
+	first := time.Now()
+	busy := first.Sub(b.last) < b.linger
+	defer func() { b.last = time.Now() }()
+	if err != nil || !busy || len(out) >= max {
+		return out, err
+	}
+	deadline := first.Add(b.linger)
+	gap := b.linger / 4
+	timer := time.NewTimer(min(gap, b.linger))
+	defer timer.Stop()
+	for len(out) < max {
+		select {
+		case m := <-b.t.ch:
+			meta, err := m.Metadata()
+			if err != nil {
+				return nil, fmt.Errorf("eventlog: tail: %w", err)
+			}
+			ev, err := decodeRaw(m.Subject(), meta.Sequence.Stream, m.Data())
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ev)
+			left := time.Until(deadline)
+			if left <= 0 {
+				return out, nil
+			}
+			timer.Reset(min(gap, left))
+		case <-timer.C:
+			return out, nil
+		case <-ctx.Done():
+			return out, nil // what was read: the caller applies it or stops
+		}
+	}
+	return out, nil
+}

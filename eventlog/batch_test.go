@@ -1,0 +1,99 @@
+package eventlog_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/internal/testnats"
+)
+
+func appendOne(t *testing.T, ctx context.Context, l *eventlog.Log, i int) {
+	t.Helper()
+	if _, err := l.Append(ctx, eventlog.Record{Subject: eventlog.Subject("t", "x", "a"), Type: "E", Tenant: "t", Data: i}); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestBatchesGatherABusyLog: events arriving one by one, close together,
+// right after a batch, come back as one batch; an event after a quiet
+// spell comes back at once, alone.
+func TestBatchesGatherABusyLog(t *testing.T) {
+	l := testnats.Log(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tail, err := l.Tail(ctx, eventlog.TailOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tail.Stop()
+	const linger = 400 * time.Millisecond // events must come < 100ms apart
+	b := tail.Batches(linger)
+
+	appendOne(t, ctx, l, 0)
+	if evs, err := b.Next(ctx, 100); err != nil || len(evs) != 1 {
+		t.Fatalf("first batch: %d events, %v", len(evs), err)
+	}
+	go func() {
+		for i := 1; i <= 5; i++ {
+			appendOne(t, ctx, l, i)
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	var got []eventlog.Event
+	for len(got) < 5 {
+		evs, err := b.Next(ctx, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, evs...)
+		if len(got) < 5 {
+			t.Logf("a batch of %d", len(evs))
+		}
+	}
+	if len(got) != 5 {
+		t.Fatalf("%d events", len(got))
+	}
+	if got[0].Seq != 2 || got[4].Seq != 6 {
+		t.Fatalf("events %d…%d, want 2…6", got[0].Seq, got[4].Seq)
+	}
+
+	// Quiet for longer than linger: the next event is not held.
+	time.Sleep(linger + 100*time.Millisecond)
+	appendOne(t, ctx, l, 6)
+	began := time.Now()
+	evs, err := b.Next(ctx, 100)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("after a quiet spell: %d events, %v", len(evs), err)
+	}
+	if el := time.Since(began); el > linger/2 {
+		t.Errorf("an event after a quiet spell waited %v", el)
+	}
+}
+
+// TestBatchesStopAtMax: a batch never holds more than max events.
+func TestBatchesStopAtMax(t *testing.T) {
+	l := testnats.Log(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for i := range 10 {
+		appendOne(t, ctx, l, i)
+	}
+	tail, err := l.Tail(ctx, eventlog.TailOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tail.Stop()
+	b := tail.Batches(time.Second)
+	for n := 0; n < 10; {
+		evs, err := b.Next(ctx, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) > 3 {
+			t.Fatalf("a batch of %d, max 3", len(evs))
+		}
+		n += len(evs)
+	}
+}
