@@ -45,6 +45,14 @@ type RunFilter struct {
 	Status        string
 }
 
+// runEventTypes are the events folded into a run's state. ApplyBatch
+// applies them through a runFold, not one by one.
+var runEventTypes = map[string]bool{
+	events.RunStarted: true, events.StepCompleted: true, events.StepFailed: true, events.RunSleeping: true,
+	events.RunWaiting: true, events.SignalReceived: true, events.RunCompleted: true, events.RunFailed: true,
+	events.RunCancelled: true, events.RunDigested: true,
+}
+
 func runModels() (map[string]applyFunc, [][]byte) {
 	h := map[string]applyFunc{
 		events.TriggerAccepted:         applyTriggerAccepted,
@@ -52,37 +60,59 @@ func runModels() (map[string]applyFunc, [][]byte) {
 		events.NotificationsDispatched: applyNotificationsDispatched,
 		events.FanoutCompleted:         applyFanoutCompleted,
 	}
-	for _, t := range []string{events.RunStarted, events.StepCompleted, events.StepFailed, events.RunSleeping,
-		events.RunWaiting, events.SignalReceived, events.RunCompleted, events.RunFailed, events.RunCancelled,
-		events.RunDigested} {
-		h[t] = applyRunEvent
-	}
 	return h, [][]byte{bucketRuns, bucketRunsByTxn, bucketTxns, bucketNotifs}
 }
 
-func applyRunEvent(tx *bolt.Tx, ev eventlog.Event) error {
+// runFold folds the run events of one ApplyBatch: a run's state is read at
+// its first event in the batch and written once, by flush, however many of
+// its events the batch holds (a run's start, its steps and its end often
+// come together). The result is the same as applying them one by one.
+type runFold struct {
+	states map[string]*runstate.State // by key(tenant, runId)
+	keys   []string                   // in first-seen order
+}
+
+func (f *runFold) apply(tx *bolt.Tx, ev eventlog.Event) error {
 	_, _, runID, err := eventlog.ParseSubject(ev.Subject)
 	if err != nil {
 		return err
 	}
-	b := tx.Bucket(bucketRuns)
-	k := key(ev.TenantID, runID)
-	var s runstate.State
-	if _, err := getJSON(b, k, &s); err != nil {
-		return err
+	k := string(key(ev.TenantID, runID))
+	s, ok := f.states[k]
+	if !ok {
+		s = &runstate.State{}
+		if _, err := getJSON(tx.Bucket(bucketRuns), []byte(k), s); err != nil {
+			return err
+		}
+		if f.states == nil {
+			f.states = make(map[string]*runstate.State)
+		}
+		f.states[k] = s
+		f.keys = append(f.keys, k)
 	}
+	// Apply checks an event before it changes anything: a failed event
+	// leaves the state as it was, as when it was applied alone.
 	if err := s.Apply(ev); err != nil {
 		return err
 	}
-	if s.RunID == "" {
-		return nil // an event of a run whose start is unknown: nothing to show
+	if ev.Type == events.RunStarted && s.RunID != "" {
+		return tx.Bucket(bucketRunsByTxn).Put(key(ev.TenantID, s.TransactionID+"\x00"+runID), []byte{})
 	}
-	if ev.Type == events.RunStarted {
-		if err := tx.Bucket(bucketRunsByTxn).Put(key(ev.TenantID, s.TransactionID+"\x00"+runID), []byte{}); err != nil {
-			return err
+	return nil
+}
+
+// flush writes the states the batch changed. A run whose start is unknown
+// (its events arrived without a RunStarted) is not shown.
+func (f *runFold) flush(tx *bolt.Tx) error {
+	b := tx.Bucket(bucketRuns)
+	for _, k := range f.keys {
+		if s := f.states[k]; s.RunID != "" {
+			if err := putJSON(b, []byte(k), s); err != nil {
+				return err
+			}
 		}
 	}
-	return putJSON(b, k, &s)
+	return nil
 }
 
 func txnOf(ev eventlog.Event) (string, error) {

@@ -148,17 +148,25 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		cp := checkpoint(tx)
 		last = cp
+		var runs runFold
 		for _, ev := range evs {
 			if ev.Seq <= cp {
 				continue
 			}
-			if h := s.handlers[ev.Type]; h != nil {
-				if err := h(tx, ev); err != nil {
-					s.log.Error("projection skipped an event it cannot apply",
-						"seq", ev.Seq, "type", ev.Type, "tenant", ev.TenantID, "err", err)
-				}
+			var err error
+			if runEventTypes[ev.Type] {
+				err = runs.apply(tx, ev)
+			} else if h := s.handlers[ev.Type]; h != nil {
+				err = h(tx, ev)
+			}
+			if err != nil {
+				s.log.Error("projection skipped an event it cannot apply",
+					"seq", ev.Seq, "type", ev.Type, "tenant", ev.TenantID, "err", err)
 			}
 			last = ev.Seq
+		}
+		if err := runs.flush(tx); err != nil {
+			return err
 		}
 		var b [8]byte
 		binary.BigEndian.PutUint64(b[:], last)
