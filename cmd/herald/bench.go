@@ -25,6 +25,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	latencyN := fs.Int("latency-n", 0, "sequential triggers of the latency scenario (default 1000; quick 200)")
 	timersN := fs.Int("timers-n", 0, "sleeping runs of the timers scenario (default 10000; quick 2000)")
 	timerDelay := fs.Duration("timer-delay", 0, "each timer run's delay (default 2s)")
+	timerSpread := fs.Duration("timer-spread", 0, "spread the timer runs' wakes over this much more (default 0: all delay exactly --timer-delay)")
 	apiClients := fs.Int("api-clients", 0, "concurrent clients of the api scenario (default 16)")
 	apiOps := fs.Int("api-ops", 0, "requests per phase of the api scenario (default 20000; quick 3000)")
 	seedClients := fs.Int("seed-clients", 0, "concurrent clients setting up the audience (default 32)")
@@ -71,6 +72,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *timerDelay != 0 {
 		cfg.TimerDelay = *timerDelay
 	}
+	cfg.TimerSpread = *timerSpread
 	cfg.Timeout = *timeout
 	cfg.WorkDir, cfg.Keep, cfg.ProfileDir = *workDir, *keep, *profileDir
 	cfg.Progress = stderr

@@ -132,7 +132,7 @@ func (r *runner) run(ctx context.Context) (mr ModeResult, err error) {
 		mr.Latency = l
 	}
 	if r.cfg.runs(ScenarioTimers) {
-		t := &TimersResult{Runs: r.cfg.TimerRuns, DelayMs: ms(r.cfg.TimerDelay)}
+		t := &TimersResult{Runs: r.cfg.TimerRuns, DelayMs: ms(r.cfg.TimerDelay), SpreadMs: ms(r.cfg.TimerSpread)}
 		if t.Process, err = r.measure(ctx, "timers", true, func(ctx context.Context) error {
 			return r.timers(ctx, t)
 		}); err != nil {

@@ -44,6 +44,12 @@ type Config struct {
 	TimerRuns int
 	// TimerDelay is each timer run's delay. Zero: 2s.
 	TimerDelay time.Duration
+	// TimerSpread, when set, adds to each run's delay a share of it that
+	// depends on the subscriber, spreading the wakes over TimerSpread
+	// instead of the time the trigger's fan-out took: a wake rate the
+	// resumes can keep up with. Zero: every run delays exactly TimerDelay
+	// (issue 10's scenario).
+	TimerSpread time.Duration
 	// APIClients is how many concurrent clients the api scenario runs.
 	// Zero: 16.
 	APIClients int
@@ -150,6 +156,9 @@ func (c Config) Validate() error {
 	}
 	if c.LatencyTriggers < 1 || c.TimerRuns < 1 || c.APIClients < 1 || c.APIOps < c.APIClients || c.SeedClients < 1 {
 		errs = append(errs, errors.New("bench: counts must be positive (and api ops at least the api clients)"))
+	}
+	if c.TimerSpread < 0 {
+		errs = append(errs, fmt.Errorf("bench: timer spread %v is negative", c.TimerSpread))
 	}
 	if c.TimerDelay < 100*time.Millisecond {
 		errs = append(errs, fmt.Errorf("bench: timer delay %v is under 100ms", c.TimerDelay))

@@ -99,6 +99,7 @@ type LatencyResult struct {
 type TimersResult struct {
 	Runs         int     `json:"runs"`
 	DelayMs      float64 `json:"delayMs"`
+	SpreadMs     float64 `json:"spreadMs,omitempty"`
 	SleepingPeak int     `json:"sleepingAtOnce"`
 	// Lateness of the step after the delay, executing at the Bridge,
 	// against the delay's until; milliseconds.
@@ -196,8 +197,12 @@ func (r *Result) WriteText(w io.Writer) {
 				mode.Sync, l.Triggers, l.P50Ms, l.P95Ms, l.P99Ms, l.MaxMs, l.MeanMs, l.PostP50Ms, mb(l.PeakRSSBytes), l.DiskPerRun, l.LoadAvg))
 		}
 		if t := mode.Timers; t != nil {
-			tim = append(tim, fmt.Sprintf("| %s | %d | %.0f | %.1f | %.1f | %.1f | %.1f | %d | %.0f MB | %.0f B | %.2f |",
-				mode.Sync, t.Runs, t.DelayMs, t.LateP50Ms, t.LateP95Ms, t.LateP99Ms, t.LateMaxMs, t.Early, mb(t.PeakRSSBytes), t.DiskPerRun, t.LoadAvg))
+			delay := fmt.Sprintf("%.0f", t.DelayMs)
+			if t.SpreadMs > 0 {
+				delay += fmt.Sprintf(" + 0…%.0f", t.SpreadMs)
+			}
+			tim = append(tim, fmt.Sprintf("| %s | %d | %d | %s | %.1f | %.1f | %.1f | %.1f | %d | %.0f MB | %.0f B | %.2f |",
+				mode.Sync, t.Runs, t.SleepingPeak, delay, t.LateP50Ms, t.LateP95Ms, t.LateP99Ms, t.LateMaxMs, t.Early, mb(t.PeakRSSBytes), t.DiskPerRun, t.LoadAvg))
 		}
 		if a := mode.API; a != nil {
 			api = append(api, fmt.Sprintf("| %s | %d | %.0f | %.0f | %.0f | %.1f | %.1f | %d | %.0f MB | %.0f B | %.2f |",
@@ -212,8 +217,8 @@ func (r *Result) WriteText(w io.Writer) {
 	}
 	if len(tim) > 0 {
 		fmt.Fprintf(w, "\n### Timers: runs sleeping at once, lateness of the step after the delay at the Bridge (ms)\n\n")
-		fmt.Fprintln(w, "| sync | runs | delay ms | p50 | p95 | p99 | max | early | peak RSS | disk/run | load |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
+		fmt.Fprintln(w, "| sync | runs | asleep at once | delay ms | p50 | p95 | p99 | max | early | peak RSS | disk/run | load |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 		fmt.Fprintln(w, strings.Join(tim, "\n"))
 	}
 	if len(api) > 0 {

@@ -236,7 +236,7 @@ func (r *runner) timers(ctx context.Context, t *TimersResult) error {
 	posted := make(chan error, 1)
 	go func() {
 		err := r.trigger(ctx, wfDelay, map[string]any{"topics": []string{topicKey(n)}},
-			map[string]any{"delayMs": r.cfg.TimerDelay.Milliseconds()}, txn)
+			map[string]any{"delayMs": r.cfg.TimerDelay.Milliseconds(), "spreadMs": r.cfg.TimerSpread.Milliseconds()}, txn)
 		t.PostMs = ms(time.Since(start))
 		posted <- err
 	}()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"log/slog"
 	"net"
@@ -99,7 +100,8 @@ func (w *world) registry() *bridge.Registry {
 	})
 	delay := bridge.MustWorkflow(wfDelay, func(ctx *bridge.Context) error {
 		var p struct {
-			DelayMs int64 `json:"delayMs"`
+			DelayMs  int64 `json:"delayMs"`
+			SpreadMs int64 `json:"spreadMs"`
 		}
 		if err := ctx.DecodePayload(&p); err != nil {
 			return err
@@ -108,7 +110,13 @@ func (w *world) registry() *bridge.Registry {
 		// first described (a recorded delay step is never re-evaluated),
 		// so the Bridge knows the exact instant the run's RunSleeping
 		// records and can measure the resume against it.
-		until := time.Now().Add(time.Duration(p.DelayMs) * time.Millisecond)
+		delay := time.Duration(p.DelayMs) * time.Millisecond
+		if p.SpreadMs > 0 {
+			h := fnv.New32a()
+			h.Write([]byte(ctx.Subscriber.SubscriberID))
+			delay += time.Duration(int64(h.Sum32())%p.SpreadMs) * time.Millisecond
+		}
+		until := time.Now().Add(delay)
 		if err := bridge.DelayUntil(ctx, "wait", until); err != nil {
 			if tl := w.timers.Load(); tl != nil && errors.Is(err, bridge.ErrSuspended) {
 				tl.slept(ctx.RunID, until)
