@@ -1,6 +1,7 @@
 package eventlog
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,23 +16,31 @@ import (
 // rec.Expect it returns ErrConflict when the subject's last sequence is not
 // rec.ExpectSeq. An event whose rec.MsgID was already stored returns the
 // stored event's sequence and writes nothing.
+//
+// A record with a MsgID or an expectation is published again when its
+// acknowledgement is lost (a cluster node stopped, a stream is electing a
+// leader): the stream cannot store it twice. A plain record is published
+// once; a lost acknowledgement is then an error although it may be stored.
 func (l *Log) Append(ctx context.Context, rec Record) (uint64, error) {
 	msg, err := rec.message()
 	if err != nil {
 		return 0, err
 	}
-	ack, err := l.js.PublishMsg(ctx, msg, publishOpts(rec)...)
+	return l.appendMsg(ctx, rec, msg)
+}
+
+// appendMsg publishes msg, the message of rec.
+func (l *Log) appendMsg(ctx context.Context, rec Record, msg *nats.Msg) (uint64, error) {
+	ack, err := l.publish(ctx, msg, retryable(rec), publishOpts(rec))
 	if err == nil {
+		l.appended(rec.Type, ack)
 		return ack.Sequence, nil
 	}
-	// A retry after a lost ack: on R1 the server answers a conflict where
-	// R3 answers a duplicate; appendFailure looks at the stored id first.
-	if err := l.appendFailure(ctx, rec, err); err != nil {
-		return 0, err
-	}
-	last, _, err := l.Last(ctx, rec.Subject)
-	return last.Seq, err
+	return l.appendFailure(ctx, rec, msg, err)
 }
+
+// retryable reports whether publishing rec again cannot store it twice.
+func retryable(rec Record) bool { return rec.MsgID != "" || rec.Expect }
 
 // AppendBatch writes many events with asynchronous publishes and waits for
 // every acknowledgement. It returns the sequences in the order of recs and
@@ -58,12 +67,14 @@ func (l *Log) AppendBatch(ctx context.Context, recs []Record) ([]uint64, error) 
 func (l *Log) AppendEach(ctx context.Context, recs []Record) (seqs []uint64, errs []error) {
 	seqs, errs = make([]uint64, len(recs)), make([]error, len(recs))
 	futures := make([]jetstream.PubAckFuture, len(recs))
+	msgs := make([]*nats.Msg, len(recs))
 	for i, rec := range recs {
 		msg, err := rec.message()
 		if err != nil {
 			errs[i] = err
 			continue
 		}
+		msgs[i] = msg
 		futures[i], errs[i] = l.publishAsync(ctx, msg, publishOpts(rec))
 	}
 	for i, f := range futures {
@@ -73,14 +84,15 @@ func (l *Log) AppendEach(ctx context.Context, recs []Record) (seqs []uint64, err
 		select {
 		case ack := <-f.Ok():
 			seqs[i] = ack.Sequence
+			l.appended(recs[i].Type, ack)
 		case err := <-f.Err():
-			errs[i] = l.appendFailure(ctx, recs[i], err)
-			if errs[i] == nil {
-				// A retried conditional append already stored: find it.
-				if last, ok, lerr := l.Last(ctx, recs[i].Subject); lerr == nil && ok {
-					seqs[i] = last.Seq
-				}
+			if retryable(recs[i]) && isLostAck(err) {
+				// Ask again (the stream cannot store it twice), and learn
+				// where it is stored.
+				seqs[i], errs[i] = l.appendMsg(ctx, recs[i], msgs[i])
+				continue
 			}
+			seqs[i], errs[i] = l.appendFailure(ctx, recs[i], msgs[i], err)
 		case <-ctx.Done():
 			errs[i] = ctx.Err()
 		}
@@ -88,18 +100,53 @@ func (l *Log) AppendEach(ctx context.Context, recs []Record) (seqs []uint64, err
 	return seqs, errs
 }
 
-// appendFailure classifies a failed append; nil means the record is in
-// fact stored (a conflict caused by the record's own earlier write).
-func (l *Log) appendFailure(ctx context.Context, rec Record, err error) error {
+// publish publishes msg and waits for its acknowledgement. An idempotent
+// message (one with a Msg-Id, which the stream de-duplicates) is published
+// again when its acknowledgement is lost (see retrying).
+func (l *Log) publish(ctx context.Context, msg *nats.Msg, idempotent bool, opts []jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	if !idempotent {
+		return l.js.PublishMsg(ctx, msg, opts...)
+	}
+	var ack *jetstream.PubAck
+	err := l.retrying(ctx, func(ctx context.Context) (err error) {
+		ack, err = l.js.PublishMsg(ctx, msg, opts...)
+		return err
+	})
+	return ack, err
+}
+
+// appended reports a stored event to the Appended hook.
+func (l *Log) appended(typ string, ack *jetstream.PubAck) {
+	if l.cfg.Appended != nil && !ack.Duplicate {
+		l.cfg.Appended(typ)
+	}
+}
+
+// appendFailure classifies a failed append of msg. A conflict caused by
+// the record's own earlier write (a retry after a lost acknowledgement: on
+// R1 the server answers a conflict where R3 answers a duplicate) is no
+// failure: the stored event's sequence is returned.
+func (l *Log) appendFailure(ctx context.Context, rec Record, msg *nats.Msg, err error) (uint64, error) {
 	if !isWrongLastSeq(err) {
-		return fmt.Errorf("eventlog: append %s: %w", rec.Type, err)
+		return 0, fmt.Errorf("eventlog: append %s: %w", rec.Type, err)
 	}
-	if rec.MsgID != "" {
-		if last, ok, lerr := l.Last(ctx, rec.Subject); lerr == nil && ok && last.ID == rec.MsgID {
-			return nil
-		}
+	if last, lerr := l.lastMsg(ctx, rec.Subject); lerr == nil && ours(last, rec, msg) {
+		return last.Sequence, nil
 	}
-	return fmt.Errorf("%w: %s", ErrConflict, rec.Subject)
+	return 0, fmt.Errorf("%w: %s", ErrConflict, rec.Subject)
+}
+
+// ours reports whether the stored message is the record's own: the same
+// bytes (which hold the event's unique id), or the same MsgID.
+func ours(stored *jetstream.RawStreamMsg, rec Record, msg *nats.Msg) bool {
+	if bytes.Equal(stored.Data, msg.Data) {
+		return true
+	}
+	if rec.MsgID == "" {
+		return false
+	}
+	ev, err := decodeRaw(stored.Subject, stored.Sequence, stored.Data)
+	return err == nil && ev.ID == rec.MsgID
 }
 
 // publishAsync publishes without waiting, pausing while too many

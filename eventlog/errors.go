@@ -16,6 +16,11 @@ var (
 	ErrTooLong = errors.New("eventlog: id too long for a subject")
 	// ErrBadEvent is returned when a stored message is not an event envelope.
 	ErrBadEvent = errors.New("eventlog: malformed event")
+	// ErrNoStreams is returned by Attach when the streams do not exist
+	// (nothing was ever written to this NATS server or cluster).
+	ErrNoStreams = errors.New("eventlog: no event log here")
+	// ErrBadFilter is returned by Replay for a filter it cannot apply.
+	ErrBadFilter = errors.New("eventlog: invalid filter")
 )
 
 // isWrongLastSeq reports whether err is an optimistic-concurrency conflict,

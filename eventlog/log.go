@@ -22,9 +22,14 @@ type Config struct {
 	Replicas int
 	// DuplicateWindow is how long Msg-Id de-duplication lasts. Zero: 5m.
 	DuplicateWindow time.Duration
-	// Timeout bounds each JetStream call made without a context deadline.
-	// Zero: 10s.
+	// Timeout bounds each JetStream call made without a context deadline,
+	// and the wait for each acknowledgement of a batch. Zero: 10s.
 	Timeout time.Duration
+	// Appended is called once for every event an Append, AppendBatch or
+	// AppendEach stored (a de-duplicated repeat is not counted), with the
+	// event's type: a metrics hook. It must be fast and safe for
+	// concurrent use. Zero: none.
+	Appended func(eventType string)
 }
 
 func (c *Config) setDefaults() {
@@ -53,12 +58,17 @@ type Log struct {
 func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
 	cfg.setDefaults()
 	js, err := jetstream.New(nc, jetstream.WithDefaultTimeout(cfg.Timeout),
-		jetstream.WithPublishAsyncMaxPending(4096))
+		jetstream.WithPublishAsyncMaxPending(4096), jetstream.WithPublishAsyncTimeout(cfg.Timeout))
 	if err != nil {
 		return nil, err
 	}
 	l := &Log{nc: nc, js: js, cfg: cfg}
-	l.events, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	// Direct gets may be answered by any replica, and a follower can lag
+	// behind a write the leader already acknowledged: on a replicated
+	// stream a run just started could look missing. Reads there go through
+	// the leader; a single replica keeps the fast direct path.
+	direct := cfg.Replicas == 1
+	l.events, err = l.ensureStream(ctx, jetstream.StreamConfig{
 		Name:        EventsStream,
 		Description: "Herald event log: every fact, per aggregate subject",
 		Subjects:    []string{"ev.>"},
@@ -66,13 +76,13 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
 		Retention:   jetstream.LimitsPolicy,
 		Replicas:    cfg.Replicas,
 		Duplicates:  cfg.DuplicateWindow,
-		AllowDirect: true,
+		AllowDirect: direct,
 		MaxMsgSize:  4 << 20,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: stream %s: %w", EventsStream, err)
 	}
-	l.work, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	l.work, err = l.ensureStream(ctx, jetstream.StreamConfig{
 		Name:              WorkStream,
 		Description:       "Herald work queue: runs to advance, fan-outs, ticks; scheduled timers",
 		Subjects:          []string{"work.>", "sched.>"},
@@ -81,7 +91,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
 		Replicas:          cfg.Replicas,
 		Duplicates:        cfg.DuplicateWindow,
 		AllowMsgSchedules: true,
-		AllowDirect:       true,
+		AllowDirect:       direct,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: stream %s: %w", WorkStream, err)
@@ -89,8 +99,58 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
 	return l, nil
 }
 
+// ensureStream creates or updates a stream, asking again when a cluster
+// that is still electing its leaders leaves the request unanswered.
+func (l *Log) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) (st jetstream.Stream, err error) {
+	err = l.retrying(ctx, func(ctx context.Context) (err error) {
+		st, err = l.js.CreateOrUpdateStream(ctx, cfg)
+		return err
+	})
+	return st, err
+}
+
+// Attach returns a Log on streams that already exist, without creating or
+// changing them: for tools that only read (herald audit, herald rebuild).
+// It returns an error wrapping ErrNoStreams when the EVENTS or WORK stream
+// is missing.
+func Attach(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
+	cfg.setDefaults()
+	js, err := jetstream.New(nc, jetstream.WithDefaultTimeout(cfg.Timeout))
+	if err != nil {
+		return nil, err
+	}
+	l := &Log{nc: nc, js: js, cfg: cfg}
+	for name, dst := range map[string]*jetstream.Stream{EventsStream: &l.events, WorkStream: &l.work} {
+		st, err := js.Stream(ctx, name)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil, fmt.Errorf("%w: stream %s", ErrNoStreams, name)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("eventlog: stream %s: %w", name, err)
+		}
+		*dst = st
+	}
+	return l, nil
+}
+
 // JetStream returns the JetStream context, for consumers of the WORK stream.
 func (l *Log) JetStream() jetstream.JetStream { return l.js }
+
+// WorkConsumers returns the info of every durable consumer of the WORK
+// stream (the engine's, shared by every process): one paged API call.
+func (l *Log) WorkConsumers(ctx context.Context) ([]*jetstream.ConsumerInfo, error) {
+	lister := l.work.ListConsumers(ctx)
+	var out []*jetstream.ConsumerInfo
+	for info := range lister.Info() {
+		if info.Config.Durable != "" {
+			out = append(out, info)
+		}
+	}
+	if err := lister.Err(); err != nil {
+		return nil, fmt.Errorf("eventlog: work consumers: %w", err)
+	}
+	return out, nil
+}
 
 // Conn returns the NATS connection the log uses.
 func (l *Log) Conn() *nats.Conn { return l.nc }
@@ -99,7 +159,11 @@ func (l *Log) Conn() *nats.Conn { return l.nc }
 // when empty), asked of the server: the mark a read waits for to see every
 // write acknowledged before it, by any process.
 func (l *Log) LastSeq(ctx context.Context) (uint64, error) {
-	info, err := l.events.Info(ctx)
+	var info *jetstream.StreamInfo
+	err := l.retrying(ctx, func(ctx context.Context) (err error) {
+		info, err = l.events.Info(ctx)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("eventlog: stream info: %w", err)
 	}
@@ -109,7 +173,7 @@ func (l *Log) LastSeq(ctx context.Context) (uint64, error) {
 // SubjectLastSeq returns the sequence of the last event on subject, or 0
 // when the subject has none.
 func (l *Log) SubjectLastSeq(ctx context.Context, subject string) (uint64, error) {
-	m, err := l.events.GetLastMsgForSubject(ctx, subject)
+	m, err := l.lastMsg(ctx, subject)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, nil
 	}
@@ -121,7 +185,7 @@ func (l *Log) SubjectLastSeq(ctx context.Context, subject string) (uint64, error
 
 // Last returns the last event on subject; ok is false when there is none.
 func (l *Log) Last(ctx context.Context, subject string) (ev Event, ok bool, err error) {
-	m, err := l.events.GetLastMsgForSubject(ctx, subject)
+	m, err := l.lastMsg(ctx, subject)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return Event{}, false, nil
 	}
@@ -130,4 +194,23 @@ func (l *Log) Last(ctx context.Context, subject string) (ev Event, ok bool, err 
 	}
 	ev, err = decodeRaw(m.Subject, m.Sequence, m.Data)
 	return ev, err == nil, err
+}
+
+// lastMsg returns the last message on subject (a wildcard is allowed).
+func (l *Log) lastMsg(ctx context.Context, subject string) (m *jetstream.RawStreamMsg, err error) {
+	err = l.retrying(ctx, func(ctx context.Context) (err error) {
+		m, err = l.events.GetLastMsgForSubject(ctx, subject)
+		return err
+	})
+	return m, err
+}
+
+// getMsg returns the message at seq, or with WithGetMsgSubject the first
+// one on that subject from seq on.
+func (l *Log) getMsg(ctx context.Context, seq uint64, opts ...jetstream.GetMsgOpt) (m *jetstream.RawStreamMsg, err error) {
+	err = l.retrying(ctx, func(ctx context.Context) (err error) {
+		m, err = l.events.GetMsg(ctx, seq, opts...)
+		return err
+	})
+	return m, err
 }

@@ -15,7 +15,7 @@ func (l *Log) History(ctx context.Context, subject string, after uint64) ([]Even
 	var out []Event
 	next := after + 1
 	for {
-		m, err := l.events.GetMsg(ctx, next, jetstream.WithGetMsgSubject(subject))
+		m, err := l.getMsg(ctx, next, jetstream.WithGetMsgSubject(subject))
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			return out, nil
 		}
@@ -33,7 +33,7 @@ func (l *Log) History(ctx context.Context, subject string, after uint64) ([]Even
 
 // Get returns the event stored at seq.
 func (l *Log) Get(ctx context.Context, seq uint64) (Event, error) {
-	m, err := l.events.GetMsg(ctx, seq)
+	m, err := l.getMsg(ctx, seq)
 	if err != nil {
 		return Event{}, fmt.Errorf("eventlog: get #%d: %w", seq, err)
 	}
@@ -43,7 +43,7 @@ func (l *Log) Get(ctx context.Context, seq uint64) (Event, error) {
 // First returns the first event on subject; ok is false when there is none.
 // It costs one direct get, however long the subject's history.
 func (l *Log) First(ctx context.Context, subject string) (ev Event, ok bool, err error) {
-	m, err := l.events.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(subject))
+	m, err := l.getMsg(ctx, 1, jetstream.WithGetMsgSubject(subject))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return Event{}, false, nil
 	}

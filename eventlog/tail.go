@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -22,11 +23,21 @@ type Tail struct {
 type TailOptions struct {
 	// After is the last sequence already seen; the tail starts at After+1.
 	After uint64
+	// Since, when After is zero, starts the tail at the first event the
+	// stream stored at or after this instant (the server's clock). Zero:
+	// from the first event.
+	Since time.Time
 	// Filters are subject filters. Zero: every event (ev.>).
 	Filters []string
 	// Buffer is how many messages may wait for Next. Zero: 4096.
 	Buffer int
 }
+
+// tailHeartbeat is how often the server confirms an idle tail is alive. A
+// tail whose consumer vanished (its node of a cluster stopped) notices after
+// two missed heartbeats and recreates it on a live node, so projections stall
+// for about 2s, not the client's default of 10s.
+const tailHeartbeat = time.Second
 
 // Tail starts following the stream.
 func (l *Log) Tail(ctx context.Context, opts TailOptions) (*Tail, error) {
@@ -34,9 +45,14 @@ func (l *Log) Tail(ctx context.Context, opts TailOptions) (*Tail, error) {
 		opts.Buffer = 4096
 	}
 	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: opts.Filters}
-	if opts.After > 0 {
+	switch {
+	case opts.After > 0:
 		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 		cfg.OptStartSeq = opts.After + 1
+	case !opts.Since.IsZero():
+		since := opts.Since
+		cfg.DeliverPolicy = jetstream.DeliverByStartTimePolicy
+		cfg.OptStartTime = &since
 	}
 	cons, err := l.js.OrderedConsumer(ctx, EventsStream, cfg)
 	if err != nil {
@@ -48,7 +64,7 @@ func (l *Log) Tail(ctx context.Context, opts TailOptions) (*Tail, error) {
 		case t.ch <- m:
 		case <-t.done:
 		}
-	}, jetstream.PullMaxMessages(opts.Buffer/2))
+	}, jetstream.PullMaxMessages(opts.Buffer/2), jetstream.PullHeartbeat(tailHeartbeat))
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: tail: %w", err)
 	}

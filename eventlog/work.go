@@ -42,7 +42,7 @@ func (l *Log) Enqueue(ctx context.Context, subject string, data []byte, msgID st
 	if msgID != "" {
 		opts = append(opts, jetstream.WithMsgID(msgID))
 	}
-	if _, err := l.js.Publish(ctx, subject, data, opts...); err != nil {
+	if _, err := l.publish(ctx, &nats.Msg{Subject: subject, Data: data}, msgID != "", opts); err != nil {
 		return fmt.Errorf("eventlog: enqueue %s: %w", subject, err)
 	}
 	return nil
@@ -56,7 +56,8 @@ func (l *Log) Schedule(ctx context.Context, schedSubject, target string, at time
 	msg := &nats.Msg{Subject: schedSubject, Data: data, Header: nats.Header{}}
 	msg.Header.Set(jetstream.ScheduleHeader, "@at "+at.UTC().Format(time.RFC3339Nano))
 	msg.Header.Set(jetstream.ScheduleTargetHeader, target)
-	if _, err := l.js.PublishMsg(ctx, msg); err != nil {
+	// Publishing a schedule again replaces it with itself: safe to retry.
+	if _, err := l.publish(ctx, msg, true, nil); err != nil {
 		return fmt.Errorf("eventlog: schedule %s: %w", schedSubject, err)
 	}
 	return nil
@@ -64,7 +65,10 @@ func (l *Log) Schedule(ctx context.Context, schedSubject, target string, at time
 
 // Cancel removes the schedule pending on schedSubject, if any.
 func (l *Log) Cancel(ctx context.Context, schedSubject string) error {
-	if err := l.work.Purge(ctx, jetstream.WithPurgeSubject(schedSubject)); err != nil {
+	err := l.retrying(ctx, func(ctx context.Context) error {
+		return l.work.Purge(ctx, jetstream.WithPurgeSubject(schedSubject))
+	})
+	if err != nil {
 		return fmt.Errorf("eventlog: cancel %s: %w", schedSubject, err)
 	}
 	return nil
@@ -81,6 +85,7 @@ type WorkMsg struct {
 // acknowledgement, returning the first failure.
 func (l *Log) EnqueueBatch(ctx context.Context, msgs []WorkMsg) error {
 	futures := make([]jetstream.PubAckFuture, 0, len(msgs))
+	sent := make([]WorkMsg, 0, len(msgs))
 	for _, m := range msgs {
 		var opts []jetstream.PublishOpt
 		if m.MsgID != "" {
@@ -91,11 +96,18 @@ func (l *Log) EnqueueBatch(ctx context.Context, msgs []WorkMsg) error {
 			return fmt.Errorf("eventlog: enqueue %s: %w", m.Subject, err)
 		}
 		futures = append(futures, f)
+		sent = append(sent, m)
 	}
-	for _, f := range futures {
+	for i, f := range futures {
 		select {
 		case <-f.Ok():
 		case err := <-f.Err():
+			if m := sent[i]; m.MsgID != "" && isLostAck(err) {
+				if err := l.Enqueue(ctx, m.Subject, m.Data, m.MsgID); err != nil {
+					return err
+				}
+				continue
+			}
 			return fmt.Errorf("eventlog: enqueue: %w", err)
 		case <-ctx.Done():
 			return ctx.Err()
