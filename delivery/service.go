@@ -283,8 +283,16 @@ func (s *Service) resolve(ctx context.Context, tenant string, req Request) (*pla
 // attempt claims the key (its subject's last sequence being expect) and
 // sends. It fails with errLostClaim when another request claimed first.
 func (s *Service) attempt(ctx context.Context, tenant, subject string, req Request, p *plan, expect uint64, takeover string) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
 	attemptID := eventlog.NewID("att_")
-	claimSeq, err := s.cfg.Log.Append(ctx, eventlog.Record{
+	// The claim is written whatever becomes of ctx: a claim abandoned half
+	// way (published, its acknowledgement not awaited, as when the process
+	// shuts down) could hold the key for a whole lease.
+	claimCtx, cancelClaim := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancelClaim()
+	claimSeq, err := s.cfg.Log.Append(claimCtx, eventlog.Record{
 		Subject: subject, Type: events.DeliveryAttempted, Tenant: tenant, MsgID: attemptID,
 		Data: events.DeliveryAttemptedData{
 			AttemptID: attemptID, IdempotencyKey: req.IdempotencyKey, RunID: req.RunID, StepID: req.StepID,
