@@ -1,0 +1,21 @@
+package engine
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/heraldhq/herald/eventlog"
+)
+
+func TestWorkAttrsNameTenantAndID(t *testing.T) {
+	for subject, want := range map[string][]any{
+		eventlog.WorkRun("ten_1", "run_a.b"):    {"tenant", "ten_1", "run", "run_a.b"},
+		eventlog.WorkFanout("ten_1", "txn 1/2"): {"tenant", "ten_1", "transaction", "txn 1/2"},
+		eventlog.WorkTick("ten_1", "daily"):     {"tenant", "ten_1", "workflow", "daily"},
+		"work.other.ten_1.x":                    {"subject", "work.other.ten_1.x"},
+	} {
+		if got := workAttrs(subject); !reflect.DeepEqual(got, want) {
+			t.Errorf("workAttrs(%q) = %v, want %v", subject, got, want)
+		}
+	}
+}
