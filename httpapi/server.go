@@ -31,6 +31,18 @@ type Config struct {
 	Ready func() bool
 	// Logger receives request logs. Zero: slog.Default().
 	Logger *slog.Logger
+	// Metrics records every request and serves GET /metrics. Zero: no
+	// recording; GET /metrics answers 404.
+	Metrics Metrics
+}
+
+// Metrics receives the outcome of every request and serves the metrics.
+type Metrics interface {
+	// ObserveRequest records one answered request; route is the route's
+	// template (e.g. /v1/runs/{runId}), or "unmatched".
+	ObserveRequest(method, route string, status int, elapsed time.Duration)
+	// Handler serves GET /metrics.
+	Handler() http.Handler
 }
 
 // Deps are the parts the API drives.
@@ -50,6 +62,7 @@ type Server struct {
 	deps   Deps
 	router *mux.Router
 	logger *slog.Logger
+	ops    opsState
 }
 
 // New builds the router with every route of the contract.
@@ -62,8 +75,8 @@ func New(cfg Config, deps Deps) *Server {
 	}
 	s := &Server{cfg: cfg, deps: deps, logger: cfg.Logger}
 	r := mux.NewRouter().UseEncodedPath()
-	r.NotFoundHandler = s.wrap(func(http.ResponseWriter, *http.Request) error { return errNotFound })
-	r.MethodNotAllowedHandler = s.wrap(func(http.ResponseWriter, *http.Request) error { return errMethod })
+	r.NotFoundHandler = s.wrap(unmatchedRoute, func(http.ResponseWriter, *http.Request) error { return errNotFound })
+	r.MethodNotAllowedHandler = s.wrap(unmatchedRoute, func(http.ResponseWriter, *http.Request) error { return errMethod })
 	for _, rt := range s.routes() {
 		h := rt.handler
 		switch rt.auth {
@@ -74,7 +87,7 @@ func New(cfg Config, deps Deps) *Server {
 		case authInternal:
 			h = s.internalAuth(h)
 		}
-		r.Handle(rt.path, s.wrap(h)).Methods(rt.method).Name(rt.method + " " + rt.path)
+		r.Handle(rt.path, s.wrap(rt.path, h)).Methods(rt.method).Name(rt.method + " " + rt.path)
 	}
 	s.router = r
 	return s
@@ -109,9 +122,12 @@ func (s *Server) routes() []route {
 	return []route{
 		{"GET", "/healthz", authNone, s.healthz},
 		{"GET", "/readyz", authNone, s.readyz},
+		{"GET", "/metrics", authNone, s.metrics},
+		{"GET", "/v1/openapi.json", authNone, s.openAPI},
 
 		{"POST", "/v1/admin/tenants", authAdmin, s.createTenant},
 		{"POST", "/v1/admin/tenants/{tenantId}/api-keys", authAdmin, s.adminCreateAPIKey},
+		{"GET", "/v1/admin/events", authAdmin, s.adminEvents},
 
 		{"GET", "/v1/api-keys", authTenant, s.listAPIKeys},
 		{"POST", "/v1/api-keys", authTenant, s.createAPIKey},
@@ -154,8 +170,9 @@ func (s *Server) routes() []route {
 }
 
 // wrap turns a handlerFunc into an http.Handler: it writes the error
-// body of a returned error, recovers panics as 500 and logs each request.
-func (s *Server) wrap(h handlerFunc) http.Handler {
+// body of a returned error, recovers panics as 500, logs each request and
+// records it in the metrics under route (the route's template).
+func (s *Server) wrap(route string, h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
@@ -167,8 +184,7 @@ func (s *Server) wrap(h handlerFunc) http.Handler {
 					s.writeError(rec, r, errors.New("panic"))
 				}
 			}
-			s.logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
-				"tenant", tenantOf(r.Context()), "ms", time.Since(start).Milliseconds())
+			s.observe(rec, r, route, time.Since(start))
 		}()
 		if err := h(rec, r); err != nil {
 			s.writeError(rec, r, err)
@@ -180,7 +196,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, body := describe(err)
 	if status == http.StatusInternalServerError {
 		s.logger.Error("request failed", "method", r.Method, "path", r.URL.Path,
-			"tenant", tenantOf(r.Context()), "err", err)
+			"tenant", requestTenant(w, r), "err", err)
 	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", "Bearer")
@@ -191,6 +207,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
+	tenant string // the authenticated tenant, for the request log
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
@@ -234,9 +251,17 @@ func bearer(r *http.Request) string {
 func (s *Server) tenantAuth(next handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		tenant, err := s.deps.Control.Authenticate(bearer(r))
+		if errors.Is(err, control.ErrUnauthenticated) && strings.HasPrefix(bearer(r), "hk_") {
+			// A key minted through another process a moment ago: look
+			// again once the projections hold every acknowledged write.
+			if werr := s.caughtUp(r); werr == nil {
+				tenant, err = s.deps.Control.Authenticate(bearer(r))
+			}
+		}
 		if err != nil {
 			return err
 		}
+		noteTenant(w, tenant)
 		return next(w, r.WithContext(context.WithValue(r.Context(), tenantKey, tenant)))
 	}
 }
@@ -256,6 +281,7 @@ func (s *Server) internalAuth(next handlerFunc) handlerFunc {
 		if !equalToken(r.Header.Get("x-herald-internal-token"), s.cfg.InternalToken) || tenant == "" {
 			return errUnauthorized
 		}
+		noteTenant(w, tenant)
 		return next(w, r.WithContext(context.WithValue(r.Context(), tenantKey, tenant)))
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/httpapi"
+	"github.com/heraldhq/herald/metrics"
 	"github.com/heraldhq/herald/projections"
 	"github.com/heraldhq/herald/secrets"
 	"github.com/nats-io/nats.go"
@@ -47,6 +48,9 @@ type Service struct {
 	ctl    *control.Control
 	keys   *secrets.Keyring
 	engine *engine.Engine
+
+	metrics *metrics.Metrics
+	lock    *dirLock // the data dir's, held until Shutdown ends
 
 	// Delivery (POST /v1/deliver): the SMTP sender is closed after the API
 	// has drained.
@@ -87,13 +91,17 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
+	if s.lock, err = lockDataDir(cfg.DataDir); err != nil {
+		return nil, fmt.Errorf("HERALD_DATA_DIR: %w", err)
+	}
+	s.metrics = metrics.New() // a registry of its own: no global state
 	if err := s.loadSecrets(); err != nil {
 		return nil, err
 	}
 	if err := s.connect(); err != nil {
 		return nil, err
 	}
-	if s.log, err = eventlog.Open(ctx, s.nc, eventlog.Config{Replicas: cfg.Replicas}); err != nil {
+	if s.log, err = eventlog.Open(ctx, s.nc, eventlog.Config{Replicas: cfg.Replicas, Appended: s.metrics.EventAppended}); err != nil {
 		return nil, err
 	}
 	if s.store, err = projections.Open(filepath.Join(cfg.DataDir, ProjectionsFile), projections.Options{Logger: logger}); err != nil {
@@ -134,6 +142,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		FanoutBackstop: cfg.FanoutBackstop,
 		AckWait:        cfg.AckWait,
 		Logger:         logger,
+
+		BridgeTransport: s.metrics.BridgeTransport,
 	}, engine.Deps{
 		Log:       s.log,
 		Store:     s.store,
@@ -160,8 +170,11 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		InternalToken: s.internalToken,
 		Ready:         s.Ready,
 		Logger:        logger,
+		Metrics:       s.metrics,
 	}, httpapi.Deps{Control: s.ctl, Store: s.store, Log: s.log, Engine: s.engine, Delivery: s.delivery})
 	s.http = &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	s.http.RegisterOnShutdown(api.StopStreams)
+	s.sampleMetrics()
 	s.goRun("http", func() error {
 		if err := s.http.Serve(s.listener); !errors.Is(err, http.ErrServerClosed) {
 			return err
@@ -272,6 +285,9 @@ func (s *Service) InternalToken() string { return s.internalToken }
 // Log returns the event log.
 func (s *Service) Log() *eventlog.Log { return s.log }
 
+// Metrics returns the process's instruments.
+func (s *Service) Metrics() *metrics.Metrics { return s.metrics }
+
 // Store returns the projections.
 func (s *Service) Store() *projections.Store { return s.store }
 
@@ -302,6 +318,7 @@ func (s *Service) Shutdown(ctx context.Context) error {
 		if s.nats != nil {
 			s.nats.Shutdown()
 		}
+		s.lock.release()
 	})
 	return err
 }

@@ -18,13 +18,16 @@ const usage = `herald — notification orchestration
 Usage:
   herald serve [--http ADDR] [--data DIR] [--nats-url URLS] [--nats-creds FILE] [--replicas N] [--sync interval|always]
   herald tenant create NAME
+  herald audit [--tenant ID] [--since RFC3339] [--type EVENT_TYPE] [--follow]
+  herald rebuild
   herald devmail [--smtp ADDR] [--http ADDR] [--max N]
   herald bench [--quick] [--json] [--scenarios LIST] [--sync LIST] [--sizes LIST] …  (herald bench -h)
   herald version
   herald help
 
-Configuration comes from flags, then HERALD_* environment variables, then
-defaults; see README.md.
+audit and rebuild also take --data, --nats-url and --nats-creds (and audit
+--http), like serve. Configuration comes from flags, then HERALD_*
+environment variables, then defaults; see README.md and docs/operations.md.
 `
 
 // errUsage marks a command line that does not parse; main exits 2.
@@ -61,6 +64,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return devmailCmd(ctx, args[1:], stderr)
 	case "bench":
 		return benchCmd(ctx, args[1:], stdout, stderr)
+	case "audit":
+		return auditCmd(ctx, args[1:], stdout, stderr)
+	case "rebuild":
+		return rebuildCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		return version(stdout)
 	case "help", "--help", "-h":

@@ -1,0 +1,421 @@
+package service_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/devmail"
+	"github.com/heraldhq/herald/embedded"
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/service"
+)
+
+// natsCluster is a 3-node JetStream cluster on loopback.
+type natsCluster struct {
+	nodes []*embedded.Server
+	urls  []string
+}
+
+func startNATSCluster(t *testing.T, n int) *natsCluster {
+	t.Helper()
+	routes := make([]int, n)
+	for i := range routes {
+		p, err := embedded.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		routes[i] = p
+	}
+	c := &natsCluster{}
+	for i := range n {
+		var others []string
+		for j, p := range routes {
+			if j != i {
+				others = append(others, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
+			}
+		}
+		srv, err := embedded.Start(embedded.Config{StoreDir: filepath.Join(t.TempDir(), "js"), ServerName: fmt.Sprintf("n%d", i+1),
+			Listen: true, Cluster: &embedded.Cluster{Name: "herald-test", Port: routes[i], Routes: others}})
+		if err != nil {
+			t.Fatalf("node %d: %v", i+1, err)
+		}
+		t.Cleanup(srv.Shutdown)
+		c.nodes = append(c.nodes, srv)
+		c.urls = append(c.urls, srv.ClientURL())
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for _, s := range c.nodes {
+		for !s.JetStreamReady() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: JetStream cluster not ready", s.Name())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return c
+}
+
+// clusterEnv is the environment every herald process of the cluster shares.
+func clusterEnv() func(string) string {
+	env := map[string]string{
+		"HERALD_MASTER_KEY":     base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)),
+		"HERALD_ADMIN_TOKEN":    "hadm_cluster_test_admin_token_0123456789",
+		"HERALD_INTERNAL_TOKEN": "hint_cluster_test_internal_token_012345",
+	}
+	return func(k string) string { return env[k] }
+}
+
+func startHerald(t *testing.T, urls []string) *service.Service {
+	t.Helper()
+	cfg, err := service.LoadConfig(clusterEnv(), service.Flags{HTTPAddr: "127.0.0.1:0", DataDir: t.TempDir(),
+		NATSURL: strings.Join(urls, ","), Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RetryBase = 100 * time.Millisecond
+	cfg.AckWait = 3 * time.Second
+	cfg.FanoutBackstop = 2 * time.Second
+	// HERALD_TEST_LOGS=1 shows the processes' warnings.
+	var logw io.Writer = io.Discard
+	if os.Getenv("HERALD_TEST_LOGS") != "" {
+		logw = os.Stderr
+	}
+	svc, err := service.Start(context.Background(), cfg, slog.New(slog.NewJSONHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		t.Fatalf("herald: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		svc.Shutdown(ctx)
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for !svc.Ready() {
+		if time.Now().After(deadline) {
+			t.Fatal("herald not ready")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return svc
+}
+
+var clusterClient = &http.Client{Timeout: 30 * time.Second}
+
+func call(base, method, path, token string, body any) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, base+path, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := clusterClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, data, err
+}
+
+func mustCall(t *testing.T, base, method, path, token string, body any, want int) []byte {
+	t.Helper()
+	st, data, err := call(base, method, path, token, body)
+	if err != nil || st != want {
+		t.Fatalf("%s %s: %d %s %v", method, path, st, data, err)
+	}
+	return data
+}
+
+// TestClusterTwoProcessesSurviveNodeAndProcessLoss runs two herald
+// processes on a 3-node JetStream cluster with R3 streams, drives 1,000
+// triggers through both, stops the EVENTS stream's leader node and one
+// herald process mid-load, and checks that every run completed once: one
+// message per run at the SMTP sink, the Bridge's `run` step executed for
+// every run (a re-run is legal under at-least-once; few are expected).
+func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test: 3 NATS nodes, 2 herald processes, 1,000 runs")
+	}
+	const triggers = 1000
+	began := time.Now()
+	nc := startNATSCluster(t, 3)
+	a := startHerald(t, nc.urls)
+	b := startHerald(t, []string{nc.urls[2], nc.urls[1], nc.urls[0]})
+	t.Logf("cluster and two herald processes up in %v", time.Since(began))
+
+	// The streams are R3.
+	for _, name := range []string{eventlog.EventsStream, eventlog.WorkStream} {
+		st, err := a.Log().JetStream().Stream(context.Background(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := st.CachedInfo().Config.Replicas; r != 3 {
+			t.Fatalf("stream %s has %d replicas", name, r)
+		}
+	}
+
+	// The SMTP sink.
+	mail, err := devmail.NewServer(devmail.Config{SMTPAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", MaxMessages: 10 * triggers,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mail.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	mailCtx, stopMail := context.WithCancel(context.Background())
+	t.Cleanup(stopMail)
+	go mail.Run(mailCtx)
+
+	// A tenant, its channel, its Bridge and 1,000 subscribers.
+	admin := clusterEnv()("HERALD_ADMIN_TOKEN")
+	var tn struct{ TenantID, APIKey string }
+	json.Unmarshal(mustCall(t, a.URL(), "POST", "/v1/admin/tenants", admin, map[string]string{"name": "Cluster"}, 201), &tn)
+	host, portText, _ := net.SplitHostPort(mail.SMTPAddr())
+	port, _ := net.LookupPort("tcp", portText)
+	mustCall(t, b.URL(), "POST", "/v1/channels", tn.APIKey, map[string]any{"channelKey": "email-smtp",
+		"config": map[string]any{"host": host, "port": port, "fromEmail": "noreply@herald.test"}}, 201)
+	var calls sync.Map // runId → *atomic.Int32
+	reg := bridge.NewRegistry().MustRegister(bridge.MustWorkflow("ping", func(ctx *bridge.Context) error {
+		if _, err := bridge.Run(ctx, "work", func(context.Context) (bool, error) {
+			v, _ := calls.LoadOrStore(ctx.RunID, new(atomic.Int32))
+			v.(*atomic.Int32).Add(1)
+			return true, nil
+		}); err != nil {
+			return err
+		}
+		_, err := bridge.Send(ctx, "mail", "email", func() (bridge.SendContent, error) {
+			return bridge.SendContent{Subject: ctx.RunID, Body: "ping " + ctx.Subscriber.SubscriberID}, nil
+		})
+		return err
+	}))
+	type holder struct{ http.Handler }
+	var handler atomic.Pointer[holder]
+	bridgeSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.Load().ServeHTTP(w, r) }))
+	t.Cleanup(bridgeSrv.Close)
+	var bind struct{ SigningSecret string }
+	json.Unmarshal(mustCall(t, a.URL(), "PUT", "/v1/bridge", tn.APIKey, map[string]string{"webhookUrl": bridgeSrv.URL}, 200), &bind)
+	handler.Store(&holder{bridge.Serve(reg, bridge.Options{SigningKey: bind.SigningSecret})})
+	var recs []eventlog.Record
+	for i := range triggers {
+		id := fmt.Sprintf("u%04d", i)
+		recs = append(recs, eventlog.Record{Subject: eventlog.Subject(tn.TenantID, eventlog.AggSubscriber, id),
+			Type: events.SubscriberUpserted, Tenant: tn.TenantID,
+			Data: events.SubscriberUpsertedData{SubscriberID: id, Contacts: map[string][]string{"email": {id + "@example.com"}}}})
+	}
+	if _, err := a.Log().AppendBatch(context.Background(), recs); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*service.Service{a, b} {
+		if err := s.Store().WaitCaughtUp(context.Background(), s.Log()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("set up in %v", time.Since(began))
+
+	// Drive the triggers through both processes; a failed call is retried
+	// with the same transactionId (through the other process when one is
+	// down), as a client would.
+	var (
+		bDown      atomic.Bool
+		sent       atomic.Int32
+		retries    atomic.Int32
+		wg         sync.WaitGroup
+		loadBegan  = time.Now()
+		stoppedAt  = map[string]string{}
+		stopMu     sync.Mutex
+		stopEvents sync.WaitGroup
+	)
+	next := make(chan int)
+	stop := func(name string, fn func()) {
+		stopEvents.Add(1)
+		go func() {
+			defer stopEvents.Done()
+			at := time.Since(loadBegan)
+			fn()
+			stopMu.Lock()
+			stoppedAt[name] = fmt.Sprintf("at %v, took %v", at.Round(time.Millisecond), (time.Since(loadBegan) - at).Round(time.Millisecond))
+			stopMu.Unlock()
+		}()
+	}
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				body := map[string]any{"workflowId": "ping", "to": map[string]any{"subscriberId": fmt.Sprintf("u%04d", i)},
+					"transactionId": fmt.Sprintf("txn-%04d", i)}
+				for attempt := 0; ; attempt++ {
+					target := []*service.Service{a, b}[(i+attempt)%2]
+					if bDown.Load() {
+						target = a
+					}
+					st, data, err := call(target.URL(), "POST", "/v1/events", tn.APIKey, body)
+					if err == nil && st == http.StatusAccepted {
+						break
+					}
+					retries.Add(1)
+					if attempt > 50 {
+						t.Errorf("trigger %d: %d %s %v", i, st, data, err)
+						break
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				sent.Add(1)
+			}
+		}()
+	}
+	for i := range triggers {
+		switch i {
+		case triggers * 3 / 10:
+			// Stop the node leading the EVENTS stream.
+			st, err := a.Log().JetStream().Stream(context.Background(), eventlog.EventsStream)
+			if err != nil {
+				t.Fatal(err)
+			}
+			leader := st.CachedInfo().Cluster.Leader
+			for _, n := range nc.nodes {
+				if n.Name() == leader {
+					stop("nats "+leader, n.Shutdown)
+				}
+			}
+		case triggers / 2:
+			stop("herald b", func() {
+				bDown.Store(true)
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // as herald serve
+				defer cancel()
+				b.Shutdown(ctx)
+			})
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	stopEvents.Wait()
+	t.Logf("%d triggers accepted in %v (%d retried calls); stopped: %v", sent.Load(), time.Since(loadBegan), retries.Load(), stoppedAt)
+
+	// Every run completes.
+	var runs map[string]string
+	deadline := time.Now().Add(45 * time.Second)
+	for {
+		runs = listRuns(t, a.URL(), tn.APIKey)
+		done := 0
+		for _, s := range runs {
+			if s == "completed" {
+				done++
+			}
+		}
+		if len(runs) == triggers && done == triggers {
+			break
+		}
+		if time.Now().After(deadline) {
+			n := 0
+			for id, s := range runs {
+				if s != "completed" && n < 5 {
+					n++
+					t.Logf("run %s: %s", id, mustCall(t, a.URL(), "GET", "/v1/runs/"+id, tn.APIKey, nil, 200))
+				}
+			}
+			if len(runs) < triggers {
+				seen := map[string]bool{}
+				for id := range runs {
+					var r struct{ TransactionID string }
+					json.Unmarshal(mustCall(t, a.URL(), "GET", "/v1/runs/"+id, tn.APIKey, nil, 200), &r)
+					seen[r.TransactionID] = true
+				}
+				for i := range triggers {
+					txn := fmt.Sprintf("txn-%04d", i)
+					if !seen[txn] {
+						t.Logf("transaction %s has no run: notifications %s", txn,
+							mustCall(t, a.URL(), "GET", "/v1/notifications?transactionId="+txn, tn.APIKey, nil, 200))
+					}
+				}
+			}
+			t.Fatalf("%d of %d runs completed (%d runs known)", done, triggers, len(runs))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Logf("all %d runs completed %v after the load began", triggers, time.Since(loadBegan))
+
+	// Exactly once: one message per run at the provider; the run step ran
+	// for every run, rarely twice.
+	perRun := map[string]int{}
+	for _, m := range mail.Inbox().Messages() {
+		perRun[m.Subject]++
+	}
+	reruns := 0
+	for id := range runs {
+		if perRun[id] != 1 {
+			t.Errorf("run %s: %d messages", id, perRun[id])
+		}
+		v, ok := calls.Load(id)
+		if !ok {
+			t.Errorf("run %s: its run step never ran", id)
+			continue
+		}
+		if n := v.(*atomic.Int32).Load(); n > 1 {
+			reruns += int(n - 1)
+		}
+	}
+	if len(perRun) != triggers {
+		t.Errorf("%d distinct runs got messages, want %d", len(perRun), triggers)
+	}
+	if reruns > triggers/20 {
+		t.Errorf("%d run steps re-ran: more than at-least-once after one lost process explains", reruns)
+	}
+	t.Logf("%d messages for %d runs; %d run steps re-ran; whole test %v", mail.Inbox().Len(), len(runs), reruns, time.Since(began))
+
+	// The surviving process's metrics saw the work.
+	st, body, err := call(a.URL(), "GET", "/metrics", "", nil)
+	if err != nil || st != 200 || !bytes.Contains(body, []byte(`herald_runs_finished_total{status="completed"}`)) ||
+		!bytes.Contains(body, []byte(`herald_work_pending_messages{consumer="herald-runs"}`)) {
+		t.Fatalf("metrics: %d %v\n%s", st, err, body)
+	}
+}
+
+// listRuns returns every run of the tenant with its status.
+func listRuns(t *testing.T, base, key string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	cursor := ""
+	for {
+		path := "/v1/runs?limit=500"
+		if cursor != "" {
+			path += "&cursor=" + cursor
+		}
+		var page struct {
+			Data       []struct{ RunID, Status string }
+			NextCursor *string
+		}
+		json.Unmarshal(mustCall(t, base, "GET", path, key, nil, 200), &page)
+		for _, r := range page.Data {
+			out[r.RunID] = r.Status
+		}
+		if page.NextCursor == nil {
+			return out
+		}
+		cursor = *page.NextCursor
+	}
+}
