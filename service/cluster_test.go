@@ -197,27 +197,39 @@ func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
 	port, _ := net.LookupPort("tcp", portText)
 	mustCall(t, b.URL(), "POST", "/v1/channels", tn.APIKey, map[string]any{"channelKey": "email-smtp",
 		"config": map[string]any{"host": host, "port": port, "fromEmail": "noreply@herald.test"}}, 201)
-	var calls sync.Map // runId → *atomic.Int32
-	reg := bridge.NewRegistry().MustRegister(bridge.MustWorkflow("ping", func(ctx *bridge.Context) error {
-		if _, err := bridge.Run(ctx, "work", func(context.Context) (bool, error) {
-			v, _ := calls.LoadOrStore(ctx.RunID, new(atomic.Int32))
-			v.(*atomic.Int32).Add(1)
-			return true, nil
-		}); err != nil {
+	var calls, tickCalls sync.Map // runId → *atomic.Int32 (executions of the `work` step)
+	count := func(m *sync.Map, runID string) {
+		v, _ := m.LoadOrStore(runID, new(atomic.Int32))
+		v.(*atomic.Int32).Add(1)
+	}
+	ping := bridge.MustWorkflow("ping", func(ctx *bridge.Context) error {
+		if _, err := bridge.Run(ctx, "work", func(context.Context) (bool, error) { count(&calls, ctx.RunID); return true, nil }); err != nil {
 			return err
 		}
 		_, err := bridge.Send(ctx, "mail", "email", func() (bridge.SendContent, error) {
 			return bridge.SendContent{Subject: ctx.RunID, Body: "ping " + ctx.Subscriber.SubscriberID}, nil
 		})
 		return err
-	}))
+	})
+	tick := func(ctx *bridge.Context) error {
+		_, err := bridge.Run(ctx, "work", func(context.Context) (bool, error) { count(&tickCalls, ctx.RunID); return true, nil })
+		return err
+	}
+	// "tick" runs every second while the load runs, then loses its schedule.
+	ticking := bridge.NewRegistry().MustRegister(ping, bridge.MustWorkflow("tick", tick, bridge.WithSchedule("* * * * * *")))
+	still := bridge.NewRegistry().MustRegister(ping, bridge.MustWorkflow("tick", tick))
 	type holder struct{ http.Handler }
 	var handler atomic.Pointer[holder]
 	bridgeSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.Load().ServeHTTP(w, r) }))
 	t.Cleanup(bridgeSrv.Close)
 	var bind struct{ SigningSecret string }
 	json.Unmarshal(mustCall(t, a.URL(), "PUT", "/v1/bridge", tn.APIKey, map[string]string{"webhookUrl": bridgeSrv.URL}, 200), &bind)
-	handler.Store(&holder{bridge.Serve(reg, bridge.Options{SigningKey: bind.SigningSecret})})
+	serve := func(reg *bridge.Registry) {
+		handler.Store(&holder{bridge.Serve(reg, bridge.Options{SigningKey: bind.SigningSecret})})
+	}
+	serve(ticking)
+	mustCall(t, b.URL(), "POST", "/v1/sync", tn.APIKey, nil, 200)
+	ticksBegan := time.Now()
 	var recs []eventlog.Record
 	for i := range triggers {
 		id := fmt.Sprintf("u%04d", i)
@@ -315,16 +327,25 @@ func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
 	wg.Wait()
 	stopEvents.Wait()
 	t.Logf("%d triggers accepted in %v (%d retried calls); stopped: %v", sent.Load(), time.Since(loadBegan), retries.Load(), stoppedAt)
+	serve(still)
+	mustCall(t, a.URL(), "POST", "/v1/sync", tn.APIKey, nil, 200)
+	ticked := time.Since(ticksBegan)
 
 	// Every run completes.
-	var runs map[string]string
+	var runs, ticks map[string]string
 	deadline := time.Now().Add(45 * time.Second)
 	for {
-		runs = listRuns(t, a.URL(), tn.APIKey)
+		all := listRuns(t, a.URL(), tn.APIKey)
+		runs, ticks = all["ping"], all["tick"]
 		done := 0
 		for _, s := range runs {
 			if s == "completed" {
 				done++
+			}
+		}
+		for _, s := range ticks {
+			if s != "completed" {
+				done--
 			}
 		}
 		if len(runs) == triggers && done == triggers {
@@ -387,6 +408,76 @@ func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
 	}
 	t.Logf("%d messages for %d runs; %d run steps re-ran; whole test %v", mail.Inbox().Len(), len(runs), reruns, time.Since(began))
 
+	// Cron: one run per tick instant (by construction), each executed,
+	// and about one tick a second while the schedule was armed: none
+	// missing across the node and process loss, none fired twice from two
+	// processes arming it.
+	tickReruns := 0
+	for id := range ticks {
+		v, ok := tickCalls.Load(id)
+		if !ok {
+			t.Errorf("tick run %s never ran its step", id)
+			continue
+		}
+		tickReruns += int(v.(*atomic.Int32).Load() - 1)
+	}
+	if secs := int(ticked.Seconds()); len(ticks) < secs-3 || len(ticks) > secs+2 {
+		t.Errorf("%d tick runs while the schedule was armed for %v", len(ticks), ticked)
+	}
+	t.Logf("%d tick runs in %v, %d re-ran", len(ticks), ticked.Round(time.Millisecond), tickReruns)
+
+	// Straight from the cluster (herald audit with HERALD_NATS_URL): one
+	// RunCompleted per run (triggered or ticked), no more.
+	toolCfg, err := service.LoadConfig(clusterEnv(), service.Flags{DataDir: t.TempDir(), NATSURL: strings.Join(nc.urls, ",")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := service.OpenOffline(context.Background(), toolCfg, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	completions := map[string]int{}
+	err = o.Log.Replay(context.Background(), eventlog.Filter{Tenant: tn.TenantID, Types: []string{events.RunCompleted}},
+		func(ev eventlog.Event) error { completions[ev.Subject]++; return nil })
+	o.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for subject, n := range completions {
+		if n != 1 {
+			t.Errorf("%s: %d RunCompleted events", subject, n)
+		}
+	}
+	if len(completions) != len(runs)+len(ticks) {
+		t.Errorf("%d runs have a RunCompleted event, want %d", len(completions), len(runs)+len(ticks))
+	}
+
+	// herald rebuild against the cluster reproduces the live projections of
+	// the surviving process.
+	for settled := 0; settled < 3; time.Sleep(100 * time.Millisecond) {
+		last, err := a.Log().LastSeq(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Store().Applied() == last {
+			settled++
+		} else {
+			settled = 0
+		}
+	}
+	live, err := a.Store().Checksum()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := service.Rebuild(context.Background(), toolCfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Checksum != live || rep.LastSeq != a.Store().Applied() {
+		t.Fatalf("rebuilt from the cluster: #%d %s; live: #%d %s", rep.LastSeq, rep.Checksum, a.Store().Applied(), live)
+	}
+	t.Logf("rebuilt %d events from the cluster in %v: checksums equal", rep.LastSeq, rep.Took)
+
 	// The surviving process's metrics saw the work.
 	st, body, err := call(a.URL(), "GET", "/metrics", "", nil)
 	if err != nil || st != 200 || !bytes.Contains(body, []byte(`herald_runs_finished_total{status="completed"}`)) ||
@@ -395,10 +486,10 @@ func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
 	}
 }
 
-// listRuns returns every run of the tenant with its status.
-func listRuns(t *testing.T, base, key string) map[string]string {
+// listRuns returns every run of the tenant with its status, by workflow.
+func listRuns(t *testing.T, base, key string) map[string]map[string]string {
 	t.Helper()
-	out := map[string]string{}
+	out := map[string]map[string]string{}
 	cursor := ""
 	for {
 		path := "/v1/runs?limit=500"
@@ -406,12 +497,15 @@ func listRuns(t *testing.T, base, key string) map[string]string {
 			path += "&cursor=" + cursor
 		}
 		var page struct {
-			Data       []struct{ RunID, Status string }
+			Data       []struct{ RunID, Status, WorkflowID string }
 			NextCursor *string
 		}
 		json.Unmarshal(mustCall(t, base, "GET", path, key, nil, 200), &page)
 		for _, r := range page.Data {
-			out[r.RunID] = r.Status
+			if out[r.WorkflowID] == nil {
+				out[r.WorkflowID] = map[string]string{}
+			}
+			out[r.WorkflowID][r.RunID] = r.Status
 		}
 		if page.NextCursor == nil {
 			return out

@@ -51,9 +51,9 @@ func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := f.Validate(); err != nil {
 		return fmt.Errorf("--tenant: %w", err)
 	}
-	cfg, err := service.LoadConfig(os.Getenv, flags)
+	cfg, err := toolConfig(flags)
 	if err != nil {
-		return fmt.Errorf("configuration:\n%w", err)
+		return err
 	}
 	out := &lineWriter{w: bufio.NewWriterSize(stdout, 64<<10), flushEach: f.Follow}
 	defer out.w.Flush()

@@ -22,6 +22,7 @@ import (
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/devmail"
 	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/service"
 )
 
 // lockedBuffer collects output written from other goroutines.
@@ -481,3 +482,17 @@ func TestAuditAndRebuild(t *testing.T) {
 
 // eventlogToken is how an id appears in a subject.
 func eventlogToken(id string) string { return base64.RawURLEncoding.EncodeToString([]byte(id)) }
+
+// The tools need no master key, even against a cluster: they open no
+// secret. A master key that is set must still parse.
+func TestToolConfigNeedsNoMasterKey(t *testing.T) {
+	t.Setenv("HERALD_NATS_URL", "nats://127.0.0.1:4222")
+	t.Setenv("HERALD_MASTER_KEY", "")
+	if _, err := toolConfig(service.Flags{}); err != nil {
+		t.Fatalf("tool config without a master key: %v", err)
+	}
+	t.Setenv("HERALD_MASTER_KEY", "short")
+	if _, err := toolConfig(service.Flags{}); err == nil || !strings.Contains(err.Error(), "HERALD_MASTER_KEY") {
+		t.Fatalf("a bad master key: %v", err)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/heraldhq/herald/service"
 )
@@ -19,9 +18,9 @@ func rebuildCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		return fmt.Errorf("%w: rebuild: %v", errUsage, err)
 	}
-	cfg, err := service.LoadConfig(os.Getenv, flags)
+	cfg, err := toolConfig(flags)
 	if err != nil {
-		return fmt.Errorf("configuration:\n%w", err)
+		return err
 	}
 	rep, err := service.Rebuild(ctx, cfg, newLogger(stderr))
 	if errors.Is(err, service.ErrDataDirInUse) {
