@@ -293,6 +293,16 @@ func (e *Engine) fanout(ctx context.Context, tenant string, acc events.TriggerAc
 	return res, nil
 }
 
+// chunkID names a fan-out chunk by its transaction and recipients.
+func chunkID(tenant, txn string, subs []string) string {
+	h := sha256.New()
+	for _, s := range append([]string{tenant, txn}, subs...) {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return "chunk_" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
 // prime puts a run just started into the state cache, so its first turn
 // needs no read of its history.
 func (e *Engine) prime(rec eventlog.Record, seq uint64) {
@@ -345,8 +355,11 @@ func (e *Engine) recipients(ctx context.Context, tenant string, acc events.Trigg
 // each run's dispatch.
 func (e *Engine) dispatch(ctx context.Context, tenant string, acc events.TriggerAcceptedData, subs []string) ([]events.Dispatch, error) {
 	txnSubject := eventlog.Subject(tenant, eventlog.AggTransaction, acc.TransactionID)
+	// Message ids derived from the chunk make a retried append (after a
+	// lost acknowledgement) store the rows once.
+	chunkID := chunkID(tenant, acc.TransactionID, subs)
 	if _, err := e.log.Append(ctx, eventlog.Record{Subject: txnSubject, Type: events.NotificationsReceived, Tenant: tenant,
-		Data: events.NotificationsReceivedData{WorkflowID: acc.WorkflowID, SubscriberIDs: subs}}); err != nil {
+		Data: events.NotificationsReceivedData{WorkflowID: acc.WorkflowID, SubscriberIDs: subs}, MsgID: chunkID + ":received"}); err != nil {
 		return nil, err
 	}
 	at := e.now().UTC()
@@ -385,7 +398,7 @@ func (e *Engine) dispatch(ctx context.Context, tenant string, acc events.Trigger
 		return nil, err
 	}
 	if _, err := e.log.Append(ctx, eventlog.Record{Subject: txnSubject, Type: events.NotificationsDispatched, Tenant: tenant,
-		Data: events.NotificationsDispatchedData{Runs: out}}); err != nil {
+		Data: events.NotificationsDispatchedData{Runs: out}, MsgID: chunkID + ":dispatched"}); err != nil {
 		return nil, err
 	}
 	return out, nil
