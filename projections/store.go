@@ -20,6 +20,9 @@ import (
 var (
 	bucketMeta    = []byte("meta")
 	keyCheckpoint = []byte("checkpoint")
+	// keyClean is set by Close and removed by Open: a file that has it was
+	// closed cleanly and synced, and is not checked page by page again.
+	keyClean = []byte("closed-cleanly")
 )
 
 // applyFunc applies one event to the read models inside tx.
@@ -57,9 +60,11 @@ type Options struct {
 }
 
 // Open opens the projection file at path, creating it when missing. A file
-// that cannot be opened or fails bbolt's consistency check is moved aside
-// (path + ".corrupt") and replaced by an empty one, to be rebuilt from the
-// log by Run.
+// that cannot be opened, or that was not closed cleanly (a crash) and fails
+// bbolt's consistency check, is moved aside (path + ".corrupt") and
+// replaced by an empty one, to be rebuilt from the log by Run. The check
+// reads the whole file, so a file Close left behind is not checked again:
+// opening it reads only what it touches, whatever its size.
 func Open(path string, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -87,7 +92,7 @@ func Open(path string, opts Options) (*Store, error) {
 			}
 		}
 		s.applied = checkpoint(tx)
-		return nil
+		return tx.Bucket(bucketMeta).Delete(keyClean)
 	}); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("projections: init %s: %w", path, err)
@@ -95,12 +100,19 @@ func Open(path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// openDB opens the file and checks it unless it was closed cleanly. The
+// free list is kept in the file (bbolt's default): without it every open
+// walks every page to find the free ones.
 func openDB(path string) (*bolt.DB, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoSync: true, NoFreelistSync: true})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoSync: true,
+		FreelistType: bolt.FreelistMapType})
 	if err != nil {
 		return nil, fmt.Errorf("projections: open %s: %w", path, err)
 	}
 	if err := db.View(func(tx *bolt.Tx) error {
+		if m := tx.Bucket(bucketMeta); m != nil && m.Get(keyClean) != nil {
+			return nil
+		}
 		for err := range tx.Check() {
 			return err
 		}
@@ -123,6 +135,18 @@ func (s *Store) Close() error {
 	s.closed = true
 	close(s.changed)
 	s.mu.Unlock()
+	// Mark the file clean and sync it (writes are not synced one by one):
+	// the next Open trusts it without reading it all. A failure only costs
+	// that check.
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put(keyClean, []byte{1})
+	})
+	if err == nil {
+		err = s.db.Sync()
+	}
+	if err != nil {
+		s.log.Warn("projection file not marked clean; the next start checks it", "path", s.path, "err", err)
+	}
 	return s.db.Close()
 }
 
