@@ -12,6 +12,7 @@ import (
 type Batches struct {
 	t      *Tail
 	linger time.Duration
+	due    func(seq uint64) bool
 	last   time.Time // when the previous batch was returned
 }
 
@@ -23,7 +24,14 @@ type Batches struct {
 // (one request's few events) is not held up once it has passed. A reader
 // that waited longer gets its events at once, as with Next, so an idle log
 // adds no delay. linger <= 0 makes it Next.
-func (t *Tail) Batches(linger time.Duration) *Batches { return &Batches{t: t, linger: linger} }
+//
+// due, when not nil, is asked after each event taken whether someone waits
+// for the event at seq: if so the batch ends there, so that gathering never
+// delays a reader waiting to see its own write. It must be cheap and safe
+// for concurrent use.
+func (t *Tail) Batches(linger time.Duration, due func(seq uint64) bool) *Batches {
+	return &Batches{t: t, linger: linger, due: due}
+}
 
 // Next blocks until at least one event is available (or ctx ends) and
 // returns up to max events, oldest first.
@@ -32,7 +40,7 @@ func (b *Batches) Next(ctx context.Context, max int) ([]Event, error) {
 	first := time.Now()
 	busy := first.Sub(b.last) < b.linger
 	defer func() { b.last = time.Now() }()
-	if err != nil || !busy || len(out) >= max {
+	if err != nil || !busy || len(out) >= max || b.isDue(out[len(out)-1].Seq) {
 		return out, err
 	}
 	deadline := first.Add(b.linger)
@@ -52,7 +60,7 @@ func (b *Batches) Next(ctx context.Context, max int) ([]Event, error) {
 			}
 			out = append(out, ev)
 			left := time.Until(deadline)
-			if left <= 0 {
+			if left <= 0 || b.isDue(ev.Seq) {
 				return out, nil
 			}
 			timer.Reset(min(gap, left))
@@ -64,3 +72,5 @@ func (b *Batches) Next(ctx context.Context, max int) ([]Event, error) {
 	}
 	return out, nil
 }
+
+func (b *Batches) isDue(seq uint64) bool { return b.due != nil && b.due(seq) }

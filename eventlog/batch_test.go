@@ -29,7 +29,7 @@ func TestBatchesGatherABusyLog(t *testing.T) {
 	}
 	defer tail.Stop()
 	const linger = 400 * time.Millisecond // events must come < 100ms apart
-	b := tail.Batches(linger)
+	b := tail.Batches(linger, nil)
 
 	appendOne(t, ctx, l, 0)
 	if evs, err := b.Next(ctx, 100); err != nil || len(evs) != 1 {
@@ -85,7 +85,7 @@ func TestBatchesStopAtMax(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tail.Stop()
-	b := tail.Batches(time.Second)
+	b := tail.Batches(time.Second, nil)
 	for n := 0; n < 10; {
 		evs, err := b.Next(ctx, 3)
 		if err != nil {
@@ -95,5 +95,50 @@ func TestBatchesStopAtMax(t *testing.T) {
 			t.Fatalf("a batch of %d, max 3", len(evs))
 		}
 		n += len(evs)
+	}
+}
+
+// TestBatchesEndAtAnAwaitedEvent: a batch gathering a busy log ends at the
+// event someone waits for, not at the end of the linger.
+func TestBatchesEndAtAnAwaitedEvent(t *testing.T) {
+	l := testnats.Log(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tail, err := l.Tail(ctx, eventlog.TailOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tail.Stop()
+	const awaited = 4
+	b := tail.Batches(time.Second, func(seq uint64) bool { return seq == awaited })
+	appendOne(t, ctx, l, 0)
+	if _, err := b.Next(ctx, 100); err != nil {
+		t.Fatal(err)
+	}
+	appended := make(chan struct{})
+	go func() {
+		defer close(appended)
+		for i := 1; i <= 5; i++ {
+			appendOne(t, ctx, l, i)
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	defer func() { <-appended }()
+	var got []uint64
+	began := time.Now()
+	for len(got) == 0 || got[len(got)-1] < awaited {
+		evs, err := b.Next(ctx, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range evs {
+			got = append(got, ev.Seq)
+		}
+	}
+	if got[len(got)-1] != awaited {
+		t.Errorf("the batch went on past the awaited event: %v", got)
+	}
+	if el := time.Since(began); el > 500*time.Millisecond {
+		t.Errorf("the awaited event came after %v: the batch lingered", el)
 	}
 }

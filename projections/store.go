@@ -44,6 +44,10 @@ type Store struct {
 
 	lastMark markCache
 	linger   time.Duration
+	// waiting counts the WaitFor calls blocked per sequence; minWaiting is
+	// the lowest of those sequences (0: none). Guarded by mu.
+	waiting    map[uint64]int
+	minWaiting uint64
 }
 
 // Options configure Open. The zero value of each field is documented.
@@ -220,6 +224,14 @@ func checkpoint(tx *bolt.Tx) uint64 {
 // WaitFor blocks until the event at seq (and every one before it) is
 // applied, or ctx ends.
 func (s *Store) WaitFor(ctx context.Context, seq uint64) error {
+	registered := false
+	defer func() {
+		if registered {
+			s.mu.Lock()
+			s.removeWaiter(seq)
+			s.mu.Unlock()
+		}
+	}()
 	for {
 		s.mu.Lock()
 		if s.closed {
@@ -230,6 +242,10 @@ func (s *Store) WaitFor(ctx context.Context, seq uint64) error {
 			s.mu.Unlock()
 			return nil
 		}
+		if !registered {
+			s.addWaiter(seq)
+			registered = true
+		}
 		ch := s.changed
 		s.mu.Unlock()
 		select {
@@ -238,6 +254,41 @@ func (s *Store) WaitFor(ctx context.Context, seq uint64) error {
 			return fmt.Errorf("projections: waiting for #%d (at #%d): %w", seq, s.Applied(), ctx.Err())
 		}
 	}
+}
+
+// addWaiter notes a WaitFor blocked until seq is applied; s.mu is held.
+func (s *Store) addWaiter(seq uint64) {
+	if s.waiting == nil {
+		s.waiting = make(map[uint64]int)
+	}
+	s.waiting[seq]++
+	if s.minWaiting == 0 || seq < s.minWaiting {
+		s.minWaiting = seq
+	}
+}
+
+// removeWaiter undoes addWaiter; s.mu is held.
+func (s *Store) removeWaiter(seq uint64) {
+	if s.waiting[seq]--; s.waiting[seq] > 0 {
+		return
+	}
+	delete(s.waiting, seq)
+	if seq == s.minWaiting {
+		s.minWaiting = 0
+		for w := range s.waiting {
+			if s.minWaiting == 0 || w < s.minWaiting {
+				s.minWaiting = w
+			}
+		}
+	}
+}
+
+// awaited reports whether a WaitFor waits for an event at or below seq:
+// the projector then applies what it holds at once (see Options.BatchLinger).
+func (s *Store) awaited(seq uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.minWaiting != 0 && s.minWaiting <= seq
 }
 
 // Run follows the log from the checkpoint and applies events until ctx
@@ -261,7 +312,7 @@ func (s *Store) Run(ctx context.Context, log *eventlog.Log, ready chan<- struct{
 		}
 	}
 	signal()
-	batches := tail.Batches(s.linger)
+	batches := tail.Batches(s.linger, s.awaited)
 	for {
 		evs, err := batches.Next(ctx, 2048)
 		if err != nil {
