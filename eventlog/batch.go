@@ -13,6 +13,7 @@ type Batches struct {
 	t      *Tail
 	linger time.Duration
 	due    func(seq uint64) bool
+	nudge  <-chan struct{}
 	last   time.Time // when the previous batch was returned
 }
 
@@ -25,12 +26,13 @@ type Batches struct {
 // that waited longer gets its events at once, as with Next, so an idle log
 // adds no delay. linger <= 0 makes it Next.
 //
-// due, when not nil, is asked after each event taken whether someone waits
-// for the event at seq: if so the batch ends there, so that gathering never
-// delays a reader waiting to see its own write. It must be cheap and safe
-// for concurrent use.
-func (t *Tail) Batches(linger time.Duration, due func(seq uint64) bool) *Batches {
-	return &Batches{t: t, linger: linger, due: due}
+// due, when not nil, is asked after each event taken, and whenever nudge
+// receives, whether someone waits for the event at seq: if so the batch
+// ends there, so that gathering never delays a reader waiting to see its
+// own write. It must be cheap and safe for concurrent use. nudge (may be
+// nil) signals that a reader started waiting.
+func (t *Tail) Batches(linger time.Duration, due func(seq uint64) bool, nudge <-chan struct{}) *Batches {
+	return &Batches{t: t, linger: linger, due: due, nudge: nudge}
 }
 
 // Next blocks until at least one event is available (or ctx ends) and
@@ -64,6 +66,10 @@ func (b *Batches) Next(ctx context.Context, max int) ([]Event, error) {
 				return out, nil
 			}
 			timer.Reset(min(gap, left))
+		case <-b.nudge:
+			if b.isDue(out[len(out)-1].Seq) {
+				return out, nil
+			}
 		case <-timer.C:
 			return out, nil
 		case <-ctx.Done():

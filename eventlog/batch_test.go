@@ -2,6 +2,7 @@ package eventlog_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,7 +30,7 @@ func TestBatchesGatherABusyLog(t *testing.T) {
 	}
 	defer tail.Stop()
 	const linger = 400 * time.Millisecond // events must come < 100ms apart
-	b := tail.Batches(linger, nil)
+	b := tail.Batches(linger, nil, nil)
 
 	appendOne(t, ctx, l, 0)
 	if evs, err := b.Next(ctx, 100); err != nil || len(evs) != 1 {
@@ -85,7 +86,7 @@ func TestBatchesStopAtMax(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tail.Stop()
-	b := tail.Batches(time.Second, nil)
+	b := tail.Batches(time.Second, nil, nil)
 	for n := 0; n < 10; {
 		evs, err := b.Next(ctx, 3)
 		if err != nil {
@@ -110,7 +111,7 @@ func TestBatchesEndAtAnAwaitedEvent(t *testing.T) {
 	}
 	defer tail.Stop()
 	const awaited = 4
-	b := tail.Batches(time.Second, func(seq uint64) bool { return seq == awaited })
+	b := tail.Batches(time.Second, func(seq uint64) bool { return seq == awaited }, nil)
 	appendOne(t, ctx, l, 0)
 	if _, err := b.Next(ctx, 100); err != nil {
 		t.Fatal(err)
@@ -140,5 +141,41 @@ func TestBatchesEndAtAnAwaitedEvent(t *testing.T) {
 	}
 	if el := time.Since(began); el > 500*time.Millisecond {
 		t.Errorf("the awaited event came after %v: the batch lingered", el)
+	}
+}
+
+// TestBatchesEndWhenAReaderStartsWaiting: a reader that starts waiting for
+// an event the batch already holds ends the batch at once, though no
+// other event comes.
+func TestBatchesEndWhenAReaderStartsWaiting(t *testing.T) {
+	l := testnats.Log(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tail, err := l.Tail(ctx, eventlog.TailOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tail.Stop()
+	var waiting atomic.Bool
+	nudge := make(chan struct{}, 1)
+	const linger = 2 * time.Second // a batch would otherwise wait 500ms for more
+	b := tail.Batches(linger, func(seq uint64) bool { return waiting.Load() && seq >= 2 }, nudge)
+	appendOne(t, ctx, l, 0)
+	if _, err := b.Next(ctx, 100); err != nil {
+		t.Fatal(err)
+	}
+	appendOne(t, ctx, l, 1)
+	began := time.Now()
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		waiting.Store(true)
+		nudge <- struct{}{}
+	}()
+	evs, err := b.Next(ctx, 100)
+	if err != nil || len(evs) != 1 || evs[0].Seq != 2 {
+		t.Fatalf("batch %v, %v", evs, err)
+	}
+	if el := time.Since(began); el > 300*time.Millisecond {
+		t.Errorf("the batch ended %v after the reader started waiting", el-50*time.Millisecond)
 	}
 }

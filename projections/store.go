@@ -48,6 +48,7 @@ type Store struct {
 	// the lowest of those sequences (0: none). Guarded by mu.
 	waiting    map[uint64]int
 	minWaiting uint64
+	nudge      chan struct{} // a WaitFor started waiting (capacity 1)
 }
 
 // Options configure Open. The zero value of each field is documented.
@@ -76,7 +77,8 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.BatchLinger == 0 {
 		opts.BatchLinger = time.Millisecond
 	}
-	s := &Store{path: path, log: opts.Logger, changed: make(chan struct{}), linger: opts.BatchLinger}
+	s := &Store{path: path, log: opts.Logger, changed: make(chan struct{}), linger: opts.BatchLinger,
+		nudge: make(chan struct{}, 1)}
 	s.handlers, s.buckets = readModels()
 	db, err := openDB(path)
 	if err != nil {
@@ -265,6 +267,10 @@ func (s *Store) addWaiter(seq uint64) {
 	if s.minWaiting == 0 || seq < s.minWaiting {
 		s.minWaiting = seq
 	}
+	select {
+	case s.nudge <- struct{}{}:
+	default:
+	}
 }
 
 // removeWaiter undoes addWaiter; s.mu is held.
@@ -312,7 +318,7 @@ func (s *Store) Run(ctx context.Context, log *eventlog.Log, ready chan<- struct{
 		}
 	}
 	signal()
-	batches := tail.Batches(s.linger, s.awaited)
+	batches := tail.Batches(s.linger, s.awaited, s.nudge)
 	for {
 		evs, err := batches.Next(ctx, 2048)
 		if err != nil {
