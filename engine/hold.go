@@ -78,13 +78,6 @@ func (h *holds) release() {
 	}
 }
 
-// count returns how many messages are held.
-func (h *holds) count() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.held)
-}
-
 // redeliverer returns the deliver function of a consumer's held messages:
 // it queues m for the consumer's workers, or gives it back to the server
 // when the engine stops first.

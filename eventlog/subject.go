@@ -69,11 +69,3 @@ func ParseSubject(subject string) (tenant, aggregate, id string, err error) {
 	id, err = DecodeToken(parts[3])
 	return parts[1], parts[2], id, err
 }
-
-// CheckID reports ErrTooLong for an id that must not be put into a subject.
-func CheckID(id string) error {
-	if len(id) > MaxIDBytes {
-		return fmt.Errorf("%w: %d bytes", ErrTooLong, len(id))
-	}
-	return nil
-}

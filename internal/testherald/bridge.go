@@ -103,10 +103,3 @@ func (d *StandInDelivery) Requests() []map[string]any {
 	defer d.mu.Unlock()
 	return append([]map[string]any(nil), d.requests...)
 }
-
-// Count returns how many requests carried key.
-func (d *StandInDelivery) Count(key string) int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.byKey[key]
-}
