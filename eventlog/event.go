@@ -46,10 +46,14 @@ type Record struct {
 	Type string
 	// Tenant is the tenant id. Required.
 	Tenant string
-	// Data is marshalled to JSON as the event's data.
+	// Data is marshalled to JSON as the event's data; a json.RawMessage
+	// is taken as it is (the caller marshalled it).
 	Data any
-	// MsgID, when set, makes the stream store the event once however often
-	// it is appended inside the de-duplication window. Zero: no dedupe.
+	// MsgID, when set, is the event's id and makes the stream store the
+	// event once however often it is appended: inside the stream's
+	// de-duplication window for a plain record; for a conditional one
+	// (Expect) a repeat fails its expectation and is recognised as the
+	// stored event by this id. Zero: a new id, no dedupe.
 	MsgID string
 	// Expect makes the append conditional on the subject's last sequence
 	// being ExpectSeq (0: the subject is empty). Zero: unconditional.
@@ -63,9 +67,12 @@ type Record struct {
 func NewID(prefix string) string { return prefix + nuid.Next() }
 
 func (r Record) message() (*nats.Msg, error) {
-	data, err := json.Marshal(r.Data)
-	if err != nil {
-		return nil, fmt.Errorf("eventlog: marshal %s: %w", r.Type, err)
+	data, ok := r.Data.(json.RawMessage)
+	if !ok || len(data) == 0 {
+		var err error
+		if data, err = json.Marshal(r.Data); err != nil {
+			return nil, fmt.Errorf("eventlog: marshal %s: %w", r.Type, err)
+		}
 	}
 	at := r.At
 	if at.IsZero() {

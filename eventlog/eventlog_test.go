@@ -140,8 +140,23 @@ func TestDuplicateMsgIDStoredOnce(t *testing.T) {
 	if len(evs) != 2 {
 		t.Fatalf("stored %d, want 2", len(evs))
 	}
-	if evs[0].ID != "r1:step:a" {
-		t.Fatalf("event id %q", evs[0].ID)
+	if evs[0].ID != "r1:step:a" || evs[1].ID != "r1:step:b" {
+		t.Fatalf("event ids %q %q", evs[0].ID, evs[1].ID)
+	}
+	// Only the plain record is remembered by the stream's duplicate
+	// window; the conditional one is recognised by its expectation and id.
+	stream, err := l.JetStream().Stream(ctx, eventlog.EventsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq, want := range map[uint64]string{s1: "r1:step:a", c1: ""} {
+		raw, err := stream.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := raw.Header.Get(jetstream.MsgIDHeader); got != want {
+			t.Errorf("seq %d: Nats-Msg-Id %q, want %q", seq, got, want)
+		}
 	}
 }
 

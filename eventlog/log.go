@@ -20,7 +20,9 @@ const (
 type Config struct {
 	// Replicas is the stream replica count. Zero: 1.
 	Replicas int
-	// DuplicateWindow is how long Msg-Id de-duplication lasts. Zero: 5m.
+	// DuplicateWindow is how long Msg-Id de-duplication lasts: long enough
+	// for a publish retried after a lost acknowledgement, or a fan-out
+	// chunk finished by its backstop. Zero: 2m.
 	DuplicateWindow time.Duration
 	// Timeout bounds each JetStream call made without a context deadline,
 	// and the wait for each acknowledgement of a batch. Zero: 10s.
@@ -37,7 +39,7 @@ func (c *Config) setDefaults() {
 		c.Replicas = 1
 	}
 	if c.DuplicateWindow == 0 {
-		c.DuplicateWindow = 5 * time.Minute
+		c.DuplicateWindow = 2 * time.Minute
 	}
 	if c.Timeout == 0 {
 		c.Timeout = 10 * time.Second
