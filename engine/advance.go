@@ -20,15 +20,38 @@ import (
 // turn; the work message is done.
 var errYield = errors.New("yield")
 
+// errLater ends a turn that woke from a timer and made its first Bridge
+// call while other wakes are due: the rest of the run (recording, the
+// next steps) waits in the worker's later queue, so that every due run's
+// workflow resumes on time before any of them finishes (see queues).
+var errLater = errors.New("later")
+
 func (e *Engine) handleRun(ctx context.Context, m jetstream.Msg) error {
-	tenant, runID, err := parseWork(m.Subject(), eventlog.WorkRunPrefix)
+	var tenant, runID string
+	var due time.Time
+	var err error
+	if m.Subject() == eventlog.WorkWake {
+		tenant, runID, due, err = parseWake(m.Data())
+	} else {
+		tenant, runID, err = parseWork(m.Subject(), eventlog.WorkRunPrefix)
+	}
 	if err != nil {
 		e.logger.Error("dropping malformed work message", "subject", m.Subject(), "err", err)
 		return nil
 	}
+	_, stepped := m.(laterMsg)
+	woke := false
+	if !due.IsZero() {
+		// A timer fired lead early: hold it until its instant without
+		// reading the run (the turn at the instant reads it).
+		if d := due.Sub(e.now()); d > 0 && d <= 2*e.lead() {
+			return &holdError{at: due}
+		}
+		woke = !stepped
+	}
 	unlock := e.states.lock(runID)
 	defer unlock()
-	return e.advance(ctx, tenant, runID)
+	return e.advance(ctx, tenant, runID, woke)
 }
 
 // turn is one worker's hold on one run.
@@ -36,14 +59,23 @@ type turn struct {
 	e      *Engine
 	tenant string
 	st     *runstate.State
+	// called: the turn has called the Bridge.
+	called bool
+	// sub is the run's subscriber as the Bridge sees it, read once a turn.
+	sub *bridge.Subscriber
 }
 
 // advance runs the run until it must wait, finishes, or has run
-// StepsPerTurn steps (then it is re-enqueued).
-func (e *Engine) advance(ctx context.Context, tenant, runID string) error {
-	st, err := e.load(ctx, tenant, runID)
-	if err != nil || st == nil {
-		return err // nil state: no such run; the message is dropped
+// StepsPerTurn steps (then it is re-enqueued). A turn that woke from a
+// timer steps aside (errLater) after its first Bridge call when other
+// wakes are due.
+func (e *Engine) advance(ctx context.Context, tenant, runID string, woke bool) error {
+	st := e.resumable(runID)
+	if st == nil {
+		var err error
+		if st, err = e.load(ctx, tenant, runID); err != nil || st == nil {
+			return err // nil state: no such run; the message is dropped
+		}
 	}
 	t := &turn{e: e, tenant: tenant, st: st}
 	for range e.cfg.StepsPerTurn {
@@ -63,8 +95,28 @@ func (e *Engine) advance(ctx context.Context, tenant, runID string) error {
 		if err != nil {
 			return err
 		}
+		if woke && t.called && e.wakesDue.Load() > 0 {
+			return errLater
+		}
 	}
 	return e.enqueue(ctx, t.st)
+}
+
+// resumable returns the cached state of a run whose next action is to
+// record a resume (a delay's end, a signal taken, a timeout): that append
+// expects the state's last sequence, so a state made stale by another
+// writer only costs a conflict and a re-read, and the usual check of the
+// subject's last sequence can be skipped. Digest windows are excluded:
+// closing one writes to the digest first. Nil: load the state.
+func (e *Engine) resumable(runID string) *runstate.State {
+	st := e.states.get(runID)
+	if st == nil {
+		return nil
+	}
+	if act := Decide(st, e.now()); act.Kind != ActResume || act.StepType == string(bridge.StepDigest) {
+		return nil
+	}
+	return st
 }
 
 // load returns the run's folded state, from the cache when it is as new
@@ -106,12 +158,12 @@ func (e *Engine) load(ctx context.Context, tenant, runID string) (*runstate.Stat
 func (t *turn) record(ctx context.Context, typ string, data any) error {
 	at := t.e.now().UTC()
 	subject := eventlog.Subject(t.tenant, eventlog.AggRun, t.st.RunID)
-	seq, err := t.e.log.Append(ctx, eventlog.Record{Subject: subject, Type: typ, Tenant: t.tenant, Data: data,
-		Expect: true, ExpectSeq: t.st.LastSeq, At: at})
+	raw, err := json.Marshal(data)
 	if err != nil {
 		return err
 	}
-	raw, err := json.Marshal(data)
+	seq, err := t.e.log.Append(ctx, eventlog.Record{Subject: subject, Type: typ, Tenant: t.tenant, Data: json.RawMessage(raw),
+		Expect: true, ExpectSeq: t.st.LastSeq, At: at})
 	if err != nil {
 		return err
 	}
@@ -159,8 +211,10 @@ func (t *turn) execute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	req := bridge.ExecuteRequest{WorkflowID: t.st.WorkflowID, RunID: t.st.RunID, Payload: payload,
-		Subscriber: t.e.subscriber(t.tenant, t.st.SubscriberID)}
+	if t.sub == nil {
+		t.sub = t.e.subscriber(t.tenant, t.st.SubscriberID)
+	}
+	req := bridge.ExecuteRequest{WorkflowID: t.st.WorkflowID, RunID: t.st.RunID, Payload: payload, Subscriber: t.sub}
 	for _, s := range t.st.CompletedSteps() {
 		req.Steps = append(req.Steps, bridge.CompletedStep{StepID: s.StepID, Type: bridge.StepType(s.Type), Output: s.Output})
 	}
@@ -168,6 +222,7 @@ func (t *turn) execute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	t.called = true
 	if out.Kind == bridge.OutcomeTerminal && out.Code == bridge.CodeBridgeUnauthorized {
 		// The secret may have rotated since this process last looked:
 		// refused with an old secret is not refused with the newest.
@@ -299,8 +354,11 @@ func (e *Engine) timer(ctx context.Context, st *runstate.State, at time.Time) er
 	case d <= 2*lead:
 		return &holdError{at: at}
 	}
-	target := eventlog.WorkRun(st.TenantID, st.RunID)
-	return e.log.Schedule(ctx, eventlog.SchedSubject(st.TenantID, "run", st.RunID), target, at.Add(-lead), nil)
+	data, err := json.Marshal(wake{Tenant: st.TenantID, Run: st.RunID, At: at.UTC()})
+	if err != nil {
+		return err
+	}
+	return e.log.Schedule(ctx, eventlog.SchedSubject(st.TenantID, "run", st.RunID), eventlog.WorkWake, at.Add(-lead), data)
 }
 
 // enqueue asks for another turn of the run now.

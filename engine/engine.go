@@ -8,11 +8,13 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/projections"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -25,7 +27,9 @@ type Config struct {
 	// Workers is how many runs advance at once in this process. Zero: 128.
 	Workers int
 	// MaxAckPending bounds unacknowledged work messages per consumer,
-	// shared by every process. Zero: 8192.
+	// shared by every process; runs held until their instant count (see
+	// hold.go), so it bounds the runs asleep on short delays at once.
+	// Zero: 32768.
 	MaxAckPending int
 	// AckWait is how long a work message may go without word from its
 	// worker before it is redelivered (to another process after a crash);
@@ -42,7 +46,9 @@ type Config struct {
 	// TimerLead is how early a run's durable timer (a delay's end, a
 	// retry, a wait's timeout) fires; the worker then holds the run's work
 	// message in memory and resumes the run on the exact instant (see
-	// hold.go). It is capped at AckWait/6. Zero: 750ms.
+	// hold.go); a run due within 2×TimerLead is held without a durable
+	// timer. It is capped at AckWait/6. Zero: 2.5s (with the default
+	// AckWait, the cap).
 	TimerLead time.Duration
 	// BridgeTimeout bounds one Bridge call. Zero: 30s.
 	BridgeTimeout time.Duration
@@ -64,7 +70,7 @@ func (c *Config) setDefaults() {
 	}
 	def(&c.MaxAttempts, 8)
 	def(&c.Workers, 128)
-	def(&c.MaxAckPending, 8192)
+	def(&c.MaxAckPending, 32768)
 	def(&c.StepsPerTurn, 64)
 	def(&c.CacheSize, 200000)
 	if c.RetryBase == 0 {
@@ -74,7 +80,7 @@ func (c *Config) setDefaults() {
 		c.AckWait = 15 * time.Second
 	}
 	if c.TimerLead == 0 {
-		c.TimerLead = 750 * time.Millisecond
+		c.TimerLead = 2500 * time.Millisecond
 	}
 	if c.FanoutBackstop == 0 {
 		c.FanoutBackstop = 20 * time.Second
@@ -105,6 +111,10 @@ type Deps struct {
 	Deliverer Deliverer
 	// Client calls Bridges. Zero: a bridge.Client with Config.BridgeTimeout.
 	Client *bridge.Client
+	// Work is the connection the engine consumes work on: one of its own
+	// keeps due work from queueing behind other traffic (the projector's
+	// tail of the event stream above all). Zero: Log's connection.
+	Work *nats.Conn
 }
 
 // Engine advances runs. Create it with New; Run starts its workers.
@@ -120,6 +130,10 @@ type Engine struct {
 	states    *stateCache
 	payloads  payloadCache
 	held      holds
+	work      *nats.Conn
+	// wakesDue counts held runs whose instant came and that wait for a
+	// worker (see queues).
+	wakesDue atomic.Int64
 }
 
 // New returns an engine; it does nothing until Run.
@@ -138,7 +152,7 @@ func New(cfg Config, deps Deps) *Engine {
 	}
 	return &Engine{cfg: cfg, log: deps.Log, store: deps.Store, bridgeSrc: deps.Bridges, deliver: deps.Deliverer,
 		client: client, logger: cfg.Logger, states: newStateCache(cfg.CacheSize),
-		payloads: payloadCache{max: 10000}}
+		payloads: payloadCache{max: 10000}, work: deps.Work}
 }
 
 // pooledTransport keeps enough idle connections for every worker to reuse
@@ -153,6 +167,7 @@ func pooledTransport(workers int) *http.Transport {
 // Consumer names on the WORK stream, shared by every herald process.
 const (
 	runsConsumer   = "herald-runs"
+	wakesConsumer  = "herald-wakes"
 	fanoutConsumer = "herald-fanout"
 	ticksConsumer  = "herald-ticks"
 )
@@ -167,17 +182,32 @@ const pullHeartbeat = 2 * time.Second
 // finish its current step.
 func (e *Engine) Run(ctx context.Context) error {
 	js := e.log.JetStream()
+	if e.work != nil {
+		var err error
+		if js, err = jetstream.New(e.work); err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
+	}
 	consumers := []struct {
 		name, filter string
 		handle       func(context.Context, jetstream.Msg) error
 		workers      int
+		// pending bounds the consumer's unacknowledged messages.
+		pending int
+		// fired: the consumer's messages are fired timers, handed to the
+		// workers of the consumer before it (runs) ahead of their new work.
+		fired bool
 	}{
-		{runsConsumer, eventlog.WorkRunPrefix + ">", e.handleRun, e.cfg.Workers},
-		{fanoutConsumer, eventlog.WorkFanoutPrefix + ">", e.handleFanout, 4},
-		{ticksConsumer, eventlog.WorkTickPrefix + ">", e.handleTick, 4},
+		{runsConsumer, eventlog.WorkRunPrefix + ">", e.handleRun, e.cfg.Workers, e.cfg.MaxAckPending, false},
+		// Fired timers are mostly held until their instant (hold.go): room
+		// for every run of a large population waking within 2×lead.
+		{wakesConsumer, eventlog.WorkWake, e.handleRun, 0, 4 * e.cfg.MaxAckPending, true},
+		{fanoutConsumer, eventlog.WorkFanoutPrefix + ">", e.handleFanout, 4, e.cfg.MaxAckPending, false},
+		{ticksConsumer, eventlog.WorkTickPrefix + ">", e.handleTick, 4, e.cfg.MaxAckPending, false},
 	}
 	var wg sync.WaitGroup
 	var stops []func()
+	var q *queues
 	for _, c := range consumers {
 		cons, err := js.CreateOrUpdateConsumer(ctx, eventlog.WorkStream, jetstream.ConsumerConfig{
 			Durable:       c.name,
@@ -185,7 +215,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			AckPolicy:     jetstream.AckExplicitPolicy,
 			AckWait:       e.cfg.AckWait,
 			MaxDeliver:    -1,
-			MaxAckPending: e.cfg.MaxAckPending,
+			MaxAckPending: c.pending,
 			BackOff:       nil,
 		})
 		if err != nil {
@@ -194,29 +224,34 @@ func (e *Engine) Run(ctx context.Context) error {
 			}
 			return fmt.Errorf("engine: consumer %s: %w", c.name, err)
 		}
-		msgs := make(chan jetstream.Msg)
-		redeliver := redeliverer(ctx, msgs)
+		if !c.fired {
+			q = e.newQueues(ctx, c.workers)
+		}
+		into, batch := q.msgs, min(c.workers*4, 1024)
+		if c.fired {
+			into, batch = q.timers, 1024
+		}
 		cc, err := cons.Consume(func(m jetstream.Msg) {
 			select {
-			case msgs <- m:
+			case into <- m:
 			case <-ctx.Done():
 			}
-		}, jetstream.PullMaxMessages(min(c.workers*4, 1024)), jetstream.PullHeartbeat(pullHeartbeat))
+		}, jetstream.PullMaxMessages(batch), jetstream.PullHeartbeat(pullHeartbeat))
 		if err != nil {
 			return fmt.Errorf("engine: consume %s: %w", c.name, err)
 		}
 		stops = append(stops, cc.Stop)
+		q := q
 		for range c.workers {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for {
-					select {
-					case m := <-msgs:
-						e.process(ctx, m, c.handle, redeliver)
-					case <-ctx.Done():
+					m, ok := q.next(ctx)
+					if !ok {
 						return
 					}
+					e.process(ctx, m, c.handle, q)
 				}
 			}()
 		}
@@ -232,14 +267,21 @@ func (e *Engine) Run(ctx context.Context) error {
 
 // process runs one work message's handler and acknowledges it; a handler
 // failure (an infrastructure error) leaves it for redelivery after a pause;
-// a hold keeps it until its instant, then passes it to redeliver.
+// a hold keeps it until its instant, then passes it to the wake queue; a
+// turn that yields to due wakes goes to the later queue.
 func (e *Engine) process(ctx context.Context, m jetstream.Msg, handle func(context.Context, jetstream.Msg) error,
-	redeliver func(jetstream.Msg)) {
+	q *queues) {
 	stop := e.heartbeat(m)
 	err := handle(ctx, m)
 	stop()
 	if h, ok := errors.AsType[*holdError](err); ok {
-		e.held.add(m, h.at.Sub(e.now()), redeliver)
+		e.held.add(m, h.at.Sub(e.now()), q.wake)
+		return
+	}
+	if errors.Is(err, errLater) {
+		if !q.putLater(m) {
+			_ = m.Nak() // the later queue is full: the server delivers it again
+		}
 		return
 	}
 	if err != nil {

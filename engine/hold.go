@@ -2,7 +2,10 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -10,13 +13,36 @@ import (
 
 // Timers fire in two stages. JetStream message schedules are durable but
 // coarse: the server batches due schedules at most every 250ms, so a
-// population of timers fires up to a quarter of a second late. A run's
-// durable timer is therefore armed lead early (see Engine.lead); the turn it
-// starts finds the wake less than 2×lead away and holds its work message,
-// unacknowledged, in memory until the exact instant, then hands it to a
-// worker again. A process that dies while holding a message leaves it
-// unacknowledged: the server redelivers it after AckWait, to any process,
-// so a crash delays such a wake but never loses it.
+// population of timers fires up to a quarter of a second late, and under
+// load a fired timer can wait seconds for its delivery. A run's durable
+// timer is therefore armed lead early (see Engine.lead), on a subject and
+// consumer of its own (eventlog.WorkWake); the turn it starts finds the
+// wake less than 2×lead away and holds its work message, unacknowledged,
+// in memory until the exact instant, then hands it to a worker ahead of
+// any other work (see queues). A run due within 2×lead of its turn needs
+// no durable timer: the turn holds its own work message the same way. A
+// process that dies while holding a message leaves it unacknowledged: the
+// server redelivers it after AckWait, to any process, so a crash delays
+// such a wake but never loses it.
+
+// wake is the message a run's timer fires on eventlog.WorkWake (see
+// Engine.timer): the run, and the instant it is due.
+type wake struct {
+	Tenant string    `json:"tenant"`
+	Run    string    `json:"run"`
+	At     time.Time `json:"at"`
+}
+
+func parseWake(data []byte) (tenant, runID string, at time.Time, err error) {
+	var w wake
+	if err := json.Unmarshal(data, &w); err != nil {
+		return "", "", time.Time{}, fmt.Errorf("engine: malformed wake: %w", err)
+	}
+	if w.Tenant == "" || w.Run == "" || w.At.IsZero() {
+		return "", "", time.Time{}, fmt.Errorf("engine: wake without tenant, run or instant: %s", data)
+	}
+	return w.Tenant, w.Run, w.At, nil
+}
 
 // holdError ends a turn whose run is due again within 2×lead: the worker
 // keeps the work message and redelivers it to itself at at.
@@ -78,15 +104,83 @@ func (h *holds) release() {
 	}
 }
 
-// redeliverer returns the deliver function of a consumer's held messages:
-// it queues m for the consumer's workers, or gives it back to the server
-// when the engine stops first.
-func redeliverer(ctx context.Context, msgs chan<- jetstream.Msg) func(jetstream.Msg) {
-	return func(m jetstream.Msg) {
-		select {
-		case msgs <- m:
-		case <-ctx.Done():
-			_ = m.Nak()
-		}
+// queues feed one consumer's workers. A worker takes, in this order: a
+// held message whose instant came (a run due now is late by every turn
+// queued ahead of it), a timer just fired (it is held: cheap, and late by
+// whatever waits ahead of it), a turn that stepped aside for those (finish
+// runs before starting new ones), new work from the server.
+type queues struct {
+	ctx    context.Context
+	msgs   chan jetstream.Msg
+	timers chan jetstream.Msg
+	wakes  chan jetstream.Msg
+	later  chan jetstream.Msg
+	// due counts wakes handed over but not yet taken by a worker.
+	due *atomic.Int64
+}
+
+func (e *Engine) newQueues(ctx context.Context, workers int) *queues {
+	return &queues{ctx: ctx, msgs: make(chan jetstream.Msg), timers: make(chan jetstream.Msg),
+		wakes: make(chan jetstream.Msg), later: make(chan jetstream.Msg, 8*workers), due: &e.wakesDue}
+}
+
+// next blocks for the next message by priority; false when ctx ends.
+func (q *queues) next(ctx context.Context) (jetstream.Msg, bool) {
+	select {
+	case m := <-q.wakes:
+		q.due.Add(-1)
+		return m, true
+	default:
+	}
+	select {
+	case m := <-q.timers:
+		return m, true
+	default:
+	}
+	select {
+	case m := <-q.later:
+		return m, true
+	default:
+	}
+	select {
+	case m := <-q.wakes:
+		q.due.Add(-1)
+		return m, true
+	case m := <-q.timers:
+		return m, true
+	case m := <-q.later:
+		return m, true
+	case m := <-q.msgs:
+		return m, true
+	case <-ctx.Done():
+		return nil, false
 	}
 }
+
+// wake queues a held message whose instant came, or gives it back to the
+// server when the engine stops first.
+func (q *queues) wake(m jetstream.Msg) {
+	q.due.Add(1)
+	select {
+	case q.wakes <- m:
+	case <-q.ctx.Done():
+		q.due.Add(-1)
+		_ = m.Nak()
+	}
+}
+
+// putLater queues the rest of a turn that stepped aside for due wakes,
+// telling the server it is still worked on; false when the queue is full.
+func (q *queues) putLater(m jetstream.Msg) bool {
+	_ = m.InProgress()
+	select {
+	case q.later <- laterMsg{m}:
+		return true
+	default:
+		return false
+	}
+}
+
+// laterMsg marks a work message whose turn stepped aside once already: it
+// does not step aside again.
+type laterMsg struct{ jetstream.Msg }

@@ -43,6 +43,9 @@ type Service struct {
 
 	nats   *embedded.Server
 	nc     *nats.Conn
+	// workNC carries the engine's work consumers, so that due work is not
+	// queued behind the event stream the projector tails on nc.
+	workNC *nats.Conn
 	log    *eventlog.Log
 	store  *projections.Store
 	ctl    *control.Control
@@ -149,6 +152,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		Store:     s.store,
 		Bridges:   s.ctl,
 		Deliverer: deliverer,
+		Work:      s.workNC,
 	})
 
 	projReady := make(chan struct{})
@@ -232,7 +236,10 @@ func (s *Service) connect() error {
 		if err != nil {
 			return fmt.Errorf("embedded nats: %w", err)
 		}
-		s.nc, err = s.nats.Connect()
+		if s.nc, err = s.nats.Connect(); err != nil {
+			return err
+		}
+		s.workNC, err = s.nats.Connect()
 		return err
 	}
 	opts := []nats.Option{nats.Name("herald"), nats.MaxReconnects(-1), nats.Timeout(5 * time.Second)}
@@ -240,6 +247,9 @@ func (s *Service) connect() error {
 		opts = append(opts, nats.UserCredentials(s.cfg.NATSCreds))
 	}
 	s.nc, err = nats.Connect(strings.Join(s.cfg.NATSURLs, ","), opts...)
+	if err == nil {
+		s.workNC, err = nats.Connect(strings.Join(s.cfg.NATSURLs, ","), opts...)
+	}
 	if err != nil {
 		return fmt.Errorf("HERALD_NATS_URL: %w", err)
 	}
@@ -311,6 +321,9 @@ func (s *Service) Shutdown(ctx context.Context) error {
 		}
 		if s.store != nil {
 			s.store.Close()
+		}
+		if s.workNC != nil {
+			s.workNC.Close()
 		}
 		if s.nc != nil {
 			s.nc.Close()
