@@ -15,6 +15,12 @@ const (
 	WorkRunPrefix    = "work.run."
 	WorkFanoutPrefix = "work.fanout."
 	WorkTickPrefix   = "work.tick."
+	// WorkWake is the one subject every run's timer fires on; the message
+	// names the run. A literal subject of its own keeps a fired timer's
+	// delivery cheap: a consumer filtering on a wildcard over a stream of
+	// thousands of distinct subjects (one per run) searches them for every
+	// message it delivers, and falls seconds behind a burst of wakes.
+	WorkWake = "work.wake"
 )
 
 // WorkRun returns the subject that asks a worker to advance one run.

@@ -41,8 +41,8 @@ type Service struct {
 	cfg    Config
 	logger *slog.Logger
 
-	nats   *embedded.Server
-	nc     *nats.Conn
+	nats *embedded.Server
+	nc   *nats.Conn
 	// workNC carries the engine's work consumers, so that due work is not
 	// queued behind the event stream the projector tails on nc.
 	workNC *nats.Conn
