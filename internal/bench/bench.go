@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -75,9 +76,14 @@ type runner struct {
 	logPath string
 	srv     *server
 	t       *tenant
+	// progressMu serialises progress lines: scenarios' tickers write
+	// them from goroutines of their own.
+	progressMu sync.Mutex
 }
 
 func (r *runner) progress(format string, args ...any) {
+	r.progressMu.Lock()
+	defer r.progressMu.Unlock()
 	fmt.Fprintf(r.cfg.Progress, "[%s %s] %s\n", time.Now().Format("15:04:05"), r.sync, fmt.Sprintf(format, args...))
 }
 
