@@ -39,16 +39,14 @@ func (e *Engine) handleRun(ctx context.Context, m jetstream.Msg) error {
 		e.logger.Error("dropping malformed work message", "subject", m.Subject(), "err", err)
 		return nil
 	}
-	_, stepped := m.(laterMsg)
-	woke := false
 	if !due.IsZero() {
 		// A timer fired lead early: hold it until its instant without
 		// reading the run (the turn at the instant reads it).
 		if d := due.Sub(e.now()); d > 0 && d <= 2*e.lead() {
 			return &holdError{at: due}
 		}
-		woke = !stepped
 	}
+	_, woke := m.(wokeMsg)
 	unlock := e.states.lock(runID)
 	defer unlock()
 	return e.advance(ctx, tenant, runID, woke)

@@ -247,7 +247,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			go func() {
 				defer wg.Done()
 				for {
-					m, ok := q.next(ctx)
+					m, ok := q.next()
 					if !ok {
 						return
 					}

@@ -124,17 +124,18 @@ func (e *Engine) newQueues(ctx context.Context, workers int) *queues {
 		wakes: make(chan jetstream.Msg), later: make(chan jetstream.Msg, 8*workers), due: &e.wakesDue}
 }
 
-// next blocks for the next message by priority; false when ctx ends.
-func (q *queues) next(ctx context.Context) (jetstream.Msg, bool) {
+// next blocks for the next message by priority; false when the engine
+// stops. A message of the wake or timer queue comes as a wokeMsg.
+func (q *queues) next() (jetstream.Msg, bool) {
 	select {
 	case m := <-q.wakes:
 		q.due.Add(-1)
-		return m, true
+		return wokeMsg{m}, true
 	default:
 	}
 	select {
 	case m := <-q.timers:
-		return m, true
+		return wokeMsg{m}, true
 	default:
 	}
 	select {
@@ -145,14 +146,14 @@ func (q *queues) next(ctx context.Context) (jetstream.Msg, bool) {
 	select {
 	case m := <-q.wakes:
 		q.due.Add(-1)
-		return m, true
+		return wokeMsg{m}, true
 	case m := <-q.timers:
-		return m, true
+		return wokeMsg{m}, true
 	case m := <-q.later:
 		return m, true
 	case m := <-q.msgs:
 		return m, true
-	case <-ctx.Done():
+	case <-q.ctx.Done():
 		return nil, false
 	}
 }
@@ -171,16 +172,21 @@ func (q *queues) wake(m jetstream.Msg) {
 
 // putLater queues the rest of a turn that stepped aside for due wakes,
 // telling the server it is still worked on; false when the queue is full.
+// The message goes back unmarked: its turn does not step aside again.
 func (q *queues) putLater(m jetstream.Msg) bool {
 	_ = m.InProgress()
+	if w, ok := m.(wokeMsg); ok {
+		m = w.Msg
+	}
 	select {
-	case q.later <- laterMsg{m}:
+	case q.later <- m:
 		return true
 	default:
 		return false
 	}
 }
 
-// laterMsg marks a work message whose turn stepped aside once already: it
-// does not step aside again.
-type laterMsg struct{ jetstream.Msg }
+// wokeMsg marks a work message that reached a worker through the wake or
+// timer queue: a run held until its instant, or a timer that fired. Its
+// turn steps aside for other due runs after its first Bridge call.
+type wokeMsg struct{ jetstream.Msg }

@@ -16,14 +16,14 @@ type namedMsg struct {
 func (namedMsg) InProgress() error { return nil }
 
 func nameOf(m jetstream.Msg) string {
-	if l, ok := m.(laterMsg); ok {
-		return "later:" + nameOf(l.Msg)
+	if w, ok := m.(wokeMsg); ok {
+		return "woke:" + nameOf(w.Msg)
 	}
 	return m.(namedMsg).name
 }
 
-// A worker takes due wakes first, then fired timers, then turns that
-// stepped aside, then new work.
+// A worker takes due wakes first, then fired timers (both marked woke),
+// then turns that stepped aside, then new work.
 func TestQueuesTakeWakesFirstThenTimersThenLaterThenNew(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -32,22 +32,24 @@ func TestQueuesTakeWakesFirstThenTimersThenLaterThenNew(t *testing.T) {
 	go func() { q.msgs <- namedMsg{name: "new"} }()
 	go func() { q.timers <- namedMsg{name: "timer"} }()
 	go q.wake(namedMsg{name: "wake"})
-	if !q.putLater(namedMsg{name: "turn"}) {
+	// A turn that stepped aside goes back unmarked: it does not step
+	// aside again.
+	if !q.putLater(wokeMsg{namedMsg{name: "turn"}}) {
 		t.Fatal("later queue refused its first message")
 	}
-	time.Sleep(50 * time.Millisecond) // every sender is blocked on its queue
+	time.Sleep(200 * time.Millisecond) // every sender is blocked on its queue
 	if got := e.wakesDue.Load(); got != 1 {
 		t.Fatalf("wakes due %d, want 1", got)
 	}
 	var order []string
 	for range 4 {
-		m, ok := q.next(ctx)
+		m, ok := q.next()
 		if !ok {
 			t.Fatal("next ended early")
 		}
 		order = append(order, nameOf(m))
 	}
-	want := []string{"wake", "timer", "later:turn", "new"}
+	want := []string{"woke:wake", "woke:timer", "turn", "new"}
 	for i := range want {
 		if order[i] != want[i] {
 			t.Fatalf("order %v, want %v", order, want)
@@ -57,7 +59,7 @@ func TestQueuesTakeWakesFirstThenTimersThenLaterThenNew(t *testing.T) {
 		t.Fatalf("wakes due %d after taking the wake, want 0", got)
 	}
 	cancel()
-	if _, ok := q.next(ctx); ok {
+	if _, ok := q.next(); ok {
 		t.Fatal("next returned after the context ended")
 	}
 }
