@@ -286,7 +286,7 @@ func (e *Engine) process(ctx context.Context, m jetstream.Msg, handle func(conte
 	}
 	if err != nil {
 		if ctx.Err() == nil {
-			e.logger.Warn("work failed; will retry", append(workAttrs(m.Subject()), "err", err)...)
+			e.logger.Warn("work failed; will retry", append(workAttrs(m.Subject(), m.Data()), "err", err)...)
 		}
 		_ = m.NakWithDelay(time.Second)
 		return

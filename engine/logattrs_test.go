@@ -14,8 +14,16 @@ func TestWorkAttrsNameTenantAndID(t *testing.T) {
 		eventlog.WorkTick("ten_1", "daily"):     {"tenant", "ten_1", "workflow", "daily"},
 		"work.other.ten_1.x":                    {"subject", "work.other.ten_1.x"},
 	} {
-		if got := workAttrs(subject); !reflect.DeepEqual(got, want) {
+		if got := workAttrs(subject, nil); !reflect.DeepEqual(got, want) {
 			t.Errorf("workAttrs(%q) = %v, want %v", subject, got, want)
 		}
+	}
+	// A fired timer names its run in its data.
+	wake := []byte(`{"tenant":"ten_1","run":"run_a.b","at":"2026-11-22T10:00:00Z"}`)
+	if got, want := workAttrs(eventlog.WorkWake, wake), []any{"tenant", "ten_1", "run", "run_a.b"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("workAttrs(wake) = %v, want %v", got, want)
+	}
+	if got, want := workAttrs(eventlog.WorkWake, []byte("junk")), []any{"subject", eventlog.WorkWake}; !reflect.DeepEqual(got, want) {
+		t.Errorf("workAttrs(junk wake) = %v, want %v", got, want)
 	}
 }
