@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/internal/testsmtp"
 )
 
 // BenchmarkDeliver measures deliveries per second through POST /v1/deliver
@@ -17,7 +19,7 @@ import (
 func BenchmarkDeliver(b *testing.B) {
 	for _, conc := range []int{1, 8, 32} {
 		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
-			m := startMailServer(b, plainSMTP, func(m *mailServer) { m.discard = true })
+			m := testsmtp.Start(b, testsmtp.Options{Discard: true})
 			f := newFixtureLevel(b, m, false, nil, slog.LevelInfo)
 			f.h.Client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 				MaxIdleConns: 256, MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}}
@@ -56,7 +58,7 @@ func BenchmarkDeliver(b *testing.B) {
 				b.Fatal(e)
 			default:
 			}
-			if got := m.count.Load(); got != int64(b.N)+1 {
+			if got := m.Accepted(); got != b.N+1 {
 				b.Fatalf("server received %d messages, want %d", got, b.N+1)
 			}
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "deliveries/s")

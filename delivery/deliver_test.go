@@ -24,6 +24,7 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/internal/testsmtp"
 )
 
 // logBuffer collects the service's log output; the service writes from
@@ -53,7 +54,7 @@ type fixture struct {
 	h            *testherald.Herald
 	dataDir      string
 	tenant, key  string
-	mail         *mailServer
+	mail         *testsmtp.Server
 	logs         *logBuffer
 	responses    []testherald.Response
 	responsesMu  sync.Mutex
@@ -68,13 +69,13 @@ const (
 
 // newFixture starts the service and configures the channel; extra is
 // merged into the channel config (username, password, ...).
-func newFixture(t testing.TB, m *mailServer, secure bool, extra map[string]any) *fixture {
+func newFixture(t testing.TB, m *testsmtp.Server, secure bool, extra map[string]any) *fixture {
 	t.Helper()
 	return newFixtureLevel(t, m, secure, extra, slog.LevelDebug)
 }
 
 // newFixtureLevel is newFixture with the service logging at level.
-func newFixtureLevel(t testing.TB, m *mailServer, secure bool, extra map[string]any, level slog.Level) *fixture {
+func newFixtureLevel(t testing.TB, m *testsmtp.Server, secure bool, extra map[string]any, level slog.Level) *fixture {
 	t.Helper()
 	logs := &logBuffer{}
 	dir := t.TempDir()
@@ -236,7 +237,7 @@ type parsed struct {
 	body   string
 }
 
-func parseMail(t *testing.T, rcv receivedMail) parsed {
+func parseMail(t *testing.T, rcv testsmtp.Message) parsed {
 	t.Helper()
 	m, err := mail.ReadMessage(bytes.NewReader(rcv.Data))
 	if err != nil {
@@ -253,30 +254,30 @@ func TestDeliverOverPlainSTARTTLSAndImplicitTLS(t *testing.T) {
 	const user, pass = "herald-relay", "relay-Pa55-word"
 	for _, tc := range []struct {
 		name    string
-		sec     security
+		sec     testsmtp.Security
 		auth    bool
 		wantTLS bool
 	}{
-		{"plain", plainSMTP, false, false},
-		{"plain with AUTH", plainSMTP, true, false},
-		{"STARTTLS", startTLS, false, true},
-		{"STARTTLS with AUTH", startTLS, true, true},
-		{"implicit TLS", implicitTLS, false, true},
-		{"implicit TLS with AUTH", implicitTLS, true, true},
+		{"plain", testsmtp.Plain, false, false},
+		{"plain with AUTH", testsmtp.Plain, true, false},
+		{"STARTTLS", testsmtp.StartTLS, false, true},
+		{"STARTTLS with AUTH", testsmtp.StartTLS, true, true},
+		{"implicit TLS", testsmtp.ImplicitTLS, false, true},
+		{"implicit TLS with AUTH", testsmtp.ImplicitTLS, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var opts []mailOption
+			opts := testsmtp.Options{Security: tc.sec}
 			extra := map[string]any{}
 			if tc.auth {
-				opts = append(opts, withAuth(user, pass))
+				opts.User, opts.Password = user, pass
 				extra["username"], extra["password"] = user, pass
 			}
-			m := startMailServer(t, tc.sec, opts...)
-			f := newFixture(t, m, tc.sec == implicitTLS, extra)
+			m := testsmtp.Start(t, opts)
+			f := newFixture(t, m, tc.sec == testsmtp.ImplicitTLS, extra)
 			before := time.Now().Add(-time.Second)
 			res := f.mustSend(sendStep("run_1", "welcome"))
 
-			got := m.messages()
+			got := m.Messages()
 			if len(got) != 1 {
 				t.Fatalf("server received %d messages, want 1", len(got))
 			}
@@ -333,14 +334,14 @@ func TestDeliverOverPlainSTARTTLSAndImplicitTLS(t *testing.T) {
 }
 
 func TestDeliverHTMLBodyAndToOverride(t *testing.T) {
-	m := startMailServer(t, plainSMTP)
+	m := testsmtp.Start(t, testsmtp.Options{})
 	f := newFixture(t, m, false, nil)
 	f.tenantCall("PUT", "/v1/subscribers/bob", map[string]any{"contacts": map[string]any{"email": []string{"bob@example.com"}}}, 201)
 	body := sendStep("run_2", "notify")
 	body["to"] = "bob"
 	body["content"] = map[string]any{"subject": "Hi", "body": "<p>Hello <b>Bob</b></p>"}
 	f.mustSend(body)
-	got := m.messages()
+	got := m.Messages()
 	if len(got) != 1 || got[0].To[0] != "bob@example.com" {
 		t.Fatalf("received %+v", got)
 	}
@@ -351,13 +352,13 @@ func TestDeliverHTMLBodyAndToOverride(t *testing.T) {
 	body = sendStep("run_2", "again")
 	body["to"] = nil
 	f.mustSend(body)
-	if got := m.messages(); len(got) != 2 || got[1].To[0] != adaFirst {
+	if got := m.Messages(); len(got) != 2 || got[1].To[0] != adaFirst {
 		t.Fatalf("received %+v", got)
 	}
 }
 
 func TestDeliverRepeatReturnsFirstResult(t *testing.T) {
-	m := startMailServer(t, plainSMTP)
+	m := testsmtp.Start(t, testsmtp.Options{})
 	f := newFixture(t, m, false, nil)
 	first := f.mustSend(sendStep("run_1", "s"))
 	second := f.mustSend(sendStep("run_1", "s"))
@@ -371,7 +372,7 @@ func TestDeliverRepeatReturnsFirstResult(t *testing.T) {
 	if third := f.mustSend(other); third != first {
 		t.Fatalf("repeat answered %+v, first %+v", third, first)
 	}
-	if n := m.count.Load(); n != 1 {
+	if n := m.Accepted(); n != 1 {
 		t.Fatalf("server received %d messages, want 1", n)
 	}
 	if rows := f.deliveries("run_1"); len(rows) != 1 {
@@ -382,13 +383,12 @@ func TestDeliverRepeatReturnsFirstResult(t *testing.T) {
 }
 
 func TestDeliverConcurrentRepeatsSendOnce(t *testing.T) {
-	m := startMailServer(t, plainSMTP)
 	// Hold the first message long enough for every repeat to arrive while
 	// it is in flight.
-	m.dataHook = func(n int) error {
+	m := testsmtp.Start(t, testsmtp.Options{OnData: func(int, *gosmtp.Conn) error {
 		time.Sleep(300 * time.Millisecond)
 		return nil
-	}
+	}})
 	f := newFixture(t, m, false, nil)
 	const n = 20
 	results := make([]testherald.Response, n)
@@ -415,7 +415,7 @@ func TestDeliverConcurrentRepeatsSendOnce(t *testing.T) {
 			t.Fatalf("request %d answered %+v, request 0 %+v", i, res, first)
 		}
 	}
-	if got := m.count.Load(); got != 1 {
+	if got := m.Accepted(); got != 1 {
 		t.Fatalf("server received %d messages, want exactly 1", got)
 	}
 	if rows := f.deliveries("run_c"); len(rows) != 1 || rows[0].Status != "sent" {
@@ -424,27 +424,26 @@ func TestDeliverConcurrentRepeatsSendOnce(t *testing.T) {
 }
 
 func TestDeliverTransientThenSuccess(t *testing.T) {
-	m := startMailServer(t, startTLS)
-	m.dataHook = func(n int) error {
+	m := testsmtp.Start(t, testsmtp.Options{Security: testsmtp.StartTLS, OnData: func(n int, _ *gosmtp.Conn) error {
 		if n == 1 {
-			return smtpReply(451, gosmtp.EnhancedCode{4, 3, 0}, "Mailbox busy, try again later")
+			return testsmtp.Reply(451, gosmtp.EnhancedCode{4, 3, 0}, "Mailbox busy, try again later")
 		}
 		return nil
-	}
+	}})
 	f := newFixture(t, m, false, nil)
 	r := f.deliver(sendStep("run_t", "s"))
 	expectError(t, r, http.StatusBadGateway, "provider_unavailable")
 	if !strings.Contains(string(r.Body), "451") {
 		t.Errorf("the error does not quote the reply: %s", r.Body)
 	}
-	if m.count.Load() != 0 {
+	if m.Accepted() != 0 {
 		t.Fatal("a refused message was kept")
 	}
 	res := f.mustSend(sendStep("run_t", "s"))
 	if again := f.mustSend(sendStep("run_t", "s")); again != res {
 		t.Fatalf("repeat answered %+v, want %+v", again, res)
 	}
-	got := m.messages()
+	got := m.Messages()
 	if len(got) != 1 {
 		t.Fatalf("server received %d messages, want 1", len(got))
 	}
@@ -466,10 +465,9 @@ func TestDeliverTransientThenSuccess(t *testing.T) {
 }
 
 func TestDeliverRejectedIsTerminal(t *testing.T) {
-	m := startMailServer(t, plainSMTP)
-	m.rcptHook = func(to string) error {
-		return smtpReply(550, gosmtp.EnhancedCode{5, 1, 1}, "No such user here")
-	}
+	m := testsmtp.Start(t, testsmtp.Options{OnRcpt: func(to string) error {
+		return testsmtp.Reply(550, gosmtp.EnhancedCode{5, 1, 1}, "No such user here")
+	}})
 	f := newFixture(t, m, false, nil)
 	r := f.deliver(sendStep("run_r", "s"))
 	expectError(t, r, http.StatusUnprocessableEntity, "provider_rejected")
@@ -480,7 +478,7 @@ func TestDeliverRejectedIsTerminal(t *testing.T) {
 	if len(rows) != 1 || rows[0].Status != "failed" || rows[0].Error == nil || rows[0].Error.Code != "provider_rejected" {
 		t.Fatalf("deliveries = %+v", rows)
 	}
-	if m.count.Load() != 0 {
+	if m.Accepted() != 0 {
 		t.Fatal("the server kept a rejected message")
 	}
 	// The ledger holds the attempt and its failure as events.
@@ -498,7 +496,7 @@ func TestDeliverRejectedIsTerminal(t *testing.T) {
 }
 
 func TestDeliverNoChannelNoAddress(t *testing.T) {
-	m := startMailServer(t, plainSMTP)
+	m := testsmtp.Start(t, testsmtp.Options{})
 	f := newFixture(t, m, false, nil)
 	f.tenantCall("PUT", "/v1/subscribers/textonly", map[string]any{"contacts": map[string]any{"sms": []string{"+15550199"}}}, 201)
 	f.tenantCall("PUT", "/v1/subscribers/empty", map[string]any{"contacts": map[string]any{"email": []string{}}}, 201)
@@ -527,7 +525,7 @@ func TestDeliverNoChannelNoAddress(t *testing.T) {
 	expectError(t, f.internal(f.h.InternalToken(), otherTenant, sendStep("run_n", "x")), http.StatusUnprocessableEntity, "no_channel")
 	expectError(t, f.internal(f.h.InternalToken(), "ten_unknown", sendStep("run_n", "x")), http.StatusUnprocessableEntity, "no_channel")
 
-	if m.count.Load() != 0 {
+	if m.Accepted() != 0 {
 		t.Fatal("something was sent")
 	}
 	if rows := f.deliveries(""); len(rows) != 0 {
@@ -539,7 +537,7 @@ func TestDeliverNoChannelNoAddress(t *testing.T) {
 }
 
 func TestDeliverAuthenticationAndValidation(t *testing.T) {
-	m := startMailServer(t, plainSMTP)
+	m := testsmtp.Start(t, testsmtp.Options{})
 	f := newFixture(t, m, false, nil)
 	tok := f.h.InternalToken()
 	good := sendStep("run_v", "s")
@@ -603,7 +601,7 @@ func TestDeliverAuthenticationAndValidation(t *testing.T) {
 			t.Errorf("%s: details %v do not name %s", tc.name, fields(r), tc.field)
 		}
 	}
-	if m.count.Load() != 0 {
+	if m.Accepted() != 0 {
 		t.Fatal("a refused request sent a message")
 	}
 
@@ -623,7 +621,7 @@ func TestDeliverAuthenticationAndValidation(t *testing.T) {
 }
 
 func TestDeliveriesListPages(t *testing.T) {
-	m := startMailServer(t, plainSMTP, func(m *mailServer) { m.discard = true })
+	m := testsmtp.Start(t, testsmtp.Options{Discard: true})
 	f := newFixture(t, m, false, nil)
 	var want []string
 	for i := range 5 {
@@ -665,7 +663,7 @@ func TestDeliveriesListPages(t *testing.T) {
 // before recording the outcome leaves an attempt in flight; once its lease
 // ran out a new request attempts again.
 func TestDeliverTakesOverAStaleAttempt(t *testing.T) {
-	m := startMailServer(t, plainSMTP)
+	m := testsmtp.Start(t, testsmtp.Options{})
 	f := newFixture(t, m, false, nil)
 	subject := eventlog.Subject(f.tenant, eventlog.AggDelivery, "run_s:s")
 	_, err := f.h.Log().Append(context.Background(), eventlog.Record{
@@ -679,8 +677,8 @@ func TestDeliverTakesOverAStaleAttempt(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := f.mustSend(sendStep("run_s", "s"))
-	if m.count.Load() != 1 {
-		t.Fatalf("server received %d messages", m.count.Load())
+	if m.Accepted() != 1 {
+		t.Fatalf("server received %d messages", m.Accepted())
 	}
 	rows := f.deliveries("run_s")
 	if len(rows) != 2 || rows[0].AttemptID != "att_crashed" || rows[0].Status != "failed" ||
@@ -696,8 +694,7 @@ func TestDeliverTakesOverAStaleAttempt(t *testing.T) {
 // and every message of the event stream.
 func TestPasswordNeverLeaks(t *testing.T) {
 	const user, password = "relay-user", "Smtp-Pw-quartz-heron-5e1d0b"
-	m := startMailServer(t, startTLS, withAuth(user, password))
-	m.echoSecret = true
+	m := testsmtp.Start(t, testsmtp.Options{Security: testsmtp.StartTLS, User: user, Password: password, EchoSecret: true})
 	f := newFixture(t, m, false, map[string]any{"username": user, "password": password})
 	f.mustSend(sendStep("run_pw", "ok"))
 	f.mustSend(sendStep("run_pw", "ok"))

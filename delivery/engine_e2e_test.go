@@ -8,6 +8,7 @@ import (
 	gosmtp "github.com/emersion/go-smtp"
 
 	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/internal/testsmtp"
 )
 
 // welcome is a workflow of one send step to the run's subscriber.
@@ -38,13 +39,12 @@ func runWelcome(t *testing.T, f *fixture) map[string]any {
 // the real POST /v1/deliver to a loopback SMTP server; a 451 is retried by
 // the engine and the message arrives once.
 func TestEngineSendStepThroughDelivery(t *testing.T) {
-	m := startMailServer(t, startTLS)
-	m.dataHook = func(n int) error {
+	m := testsmtp.Start(t, testsmtp.Options{Security: testsmtp.StartTLS, OnData: func(n int, _ *gosmtp.Conn) error {
 		if n == 1 {
-			return smtpReply(451, gosmtp.EnhancedCode{4, 3, 0}, "try again later")
+			return testsmtp.Reply(451, gosmtp.EnhancedCode{4, 3, 0}, "try again later")
 		}
 		return nil
-	}
+	}})
 	f := newFixture(t, m, false, nil)
 	run := runWelcome(t, f)
 	if run["status"] != "completed" {
@@ -55,7 +55,7 @@ func TestEngineSendStepThroughDelivery(t *testing.T) {
 	if step["attempts"] != float64(2) || out["status"] != "sent" || out["attemptId"] == nil || out["providerMessageId"] == nil {
 		t.Fatalf("send step %v", step)
 	}
-	got := m.messages()
+	got := m.Messages()
 	if len(got) != 1 || got[0].To[0] != adaFirst || !got[0].TLS {
 		t.Fatalf("received %+v", got)
 	}
@@ -73,8 +73,9 @@ func TestEngineSendStepThroughDelivery(t *testing.T) {
 // TestEngineSendStepRejected: a 550 ends the run failed with
 // provider_rejected after one attempt.
 func TestEngineSendStepRejected(t *testing.T) {
-	m := startMailServer(t, plainSMTP)
-	m.rcptHook = func(string) error { return smtpReply(550, gosmtp.EnhancedCode{5, 1, 1}, "no such user") }
+	m := testsmtp.Start(t, testsmtp.Options{OnRcpt: func(string) error {
+		return testsmtp.Reply(550, gosmtp.EnhancedCode{5, 1, 1}, "no such user")
+	}})
 	f := newFixture(t, m, false, nil)
 	run := runWelcome(t, f)
 	errBody, _ := run["error"].(map[string]any)
@@ -82,7 +83,7 @@ func TestEngineSendStepRejected(t *testing.T) {
 	if run["status"] != "failed" || errBody["code"] != "provider_rejected" || step["attempts"] != float64(1) {
 		t.Fatalf("run %v", run)
 	}
-	if m.count.Load() != 0 {
+	if m.Accepted() != 0 {
 		t.Fatal("a message was kept")
 	}
 }
@@ -91,7 +92,7 @@ func TestEngineSendStepRejected(t *testing.T) {
 // delivery service in-process; a failure decided before any attempt ends
 // the run at once with the code POST /v1/deliver answers.
 func TestEngineSendStepTerminalCodes(t *testing.T) {
-	m := startMailServer(t, plainSMTP)
+	m := testsmtp.Start(t, testsmtp.Options{})
 	f := newFixture(t, m, false, nil)
 	f.tenantCall("PUT", "/v1/subscribers/ada", map[string]any{"contacts": map[string]any{"email": nil}}, http.StatusOK)
 	run := runWelcome(t, f)
@@ -103,7 +104,7 @@ func TestEngineSendStepTerminalCodes(t *testing.T) {
 	if errBody, _ := run["error"].(map[string]any); run["status"] != "failed" || errBody["code"] != "no_channel" {
 		t.Fatalf("no channel: run %v", run)
 	}
-	if m.count.Load() != 0 {
+	if m.Accepted() != 0 {
 		t.Fatal("a message was sent")
 	}
 }

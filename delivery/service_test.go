@@ -12,6 +12,7 @@ import (
 	"github.com/heraldhq/herald/delivery/smtp"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/internal/testsmtp"
 	"github.com/heraldhq/herald/secrets"
 )
 
@@ -61,7 +62,7 @@ func request(key string) delivery.Request {
 // (claimed by another process) waits for its outcome and shares it; with
 // no outcome within the wait it fails with ErrInProgress. It never sends.
 func TestInFlightAttempt(t *testing.T) {
-	m := startMailServer(t, plainSMTP)
+	m := testsmtp.Start(t, testsmtp.Options{})
 	f := newFixture(t, m, false, nil)
 	svc := newDirectService(t, f, f.dataDir, func(c *delivery.Config) { c.InFlightWait = 300 * time.Millisecond })
 	ctx := context.Background()
@@ -95,7 +96,7 @@ func TestInFlightAttempt(t *testing.T) {
 	if !errors.Is(err, delivery.ErrProviderUnavailable) || !strings.Contains(err.Error(), "451 busy") {
 		t.Fatalf("err = %v, want the other attempt's failure", err)
 	}
-	if n := m.count.Load(); n != 0 {
+	if n := m.Accepted(); n != 0 {
 		t.Fatalf("%d messages sent while another attempt held the key", n)
 	}
 	// Once the other attempt failed, a new request attempts again.

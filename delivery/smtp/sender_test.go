@@ -22,6 +22,7 @@ import (
 	gosmtp "github.com/emersion/go-smtp"
 
 	"github.com/heraldhq/herald/delivery/smtp"
+	"github.com/heraldhq/herald/internal/testsmtp"
 )
 
 func newSender(t testing.TB, opts smtp.Options) *smtp.Sender {
@@ -45,17 +46,17 @@ var hello = smtp.Message{To: "ada@example.com", Subject: "Hello", Body: "Hello A
 func TestSendSecurity(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		sec     security
+		sec     testsmtp.Security
 		wantTLS bool
 	}{
-		{"plain", plain, false},
-		{"STARTTLS", startTLS, true},
-		{"implicit TLS", implicitTLS, true},
+		{"plain", testsmtp.Plain, false},
+		{"STARTTLS", testsmtp.StartTLS, true},
+		{"implicit TLS", testsmtp.ImplicitTLS, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ts := startServer(t, tc.sec, &backend{})
+			ts := startServer(t, testsmtp.Options{Security: tc.sec})
 			send(t, newSender(t, ts.opts), ts.cfg, hello)
-			got := ts.be.messages()
+			got := ts.Messages()
 			if len(got) != 1 {
 				t.Fatalf("server received %d messages, want 1", len(got))
 			}
@@ -67,7 +68,7 @@ func TestSendSecurity(t *testing.T) {
 }
 
 func TestSendHeadersAndBody(t *testing.T) {
-	ts := startServer(t, plain, &backend{})
+	ts := startServer(t, testsmtp.Options{})
 	cfg := ts.cfg
 	cfg.FromName = "Herald Café"
 	msg := smtp.Message{
@@ -78,7 +79,7 @@ func TestSendHeadersAndBody(t *testing.T) {
 	before := time.Now().Add(-time.Second)
 	res := send(t, newSender(t, ts.opts), cfg, msg)
 
-	got := ts.be.messages()
+	got := ts.Messages()
 	if len(got) != 1 {
 		t.Fatalf("server received %d messages, want 1", len(got))
 	}
@@ -141,14 +142,14 @@ func TestSendHeadersAndBody(t *testing.T) {
 }
 
 func TestSendHeaderDetails(t *testing.T) {
-	ts := startServer(t, plain, &backend{})
+	ts := startServer(t, testsmtp.Options{})
 	s := newSender(t, ts.opts)
 	cfg := ts.cfg
 	cfg.FromName = ""
 	long := strings.TrimSpace(strings.Repeat("a fairly long subject ", 12))
 	send(t, s, cfg, smtp.Message{To: "ada@example.com", Subject: long + "\r\nBcc: eve@example.com", Body: "  <p>Hi</p>"})
 
-	m, err := mail.ReadMessage(bytes.NewReader(ts.be.messages()[0].Data))
+	m, err := mail.ReadMessage(bytes.NewReader(ts.Messages()[0].Data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,25 +172,25 @@ func TestAuth(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		mechs []string
-		sec   security
+		sec   testsmtp.Security
 	}{
-		{"PLAIN", nil, plain},
-		{"PLAIN over STARTTLS", nil, startTLS},
-		{"LOGIN only", []string{sasl.Login}, plain},
+		{"PLAIN", []string{sasl.Plain}, testsmtp.Plain},
+		{"PLAIN over STARTTLS", []string{sasl.Plain}, testsmtp.StartTLS},
+		{"LOGIN only", []string{sasl.Login}, testsmtp.Plain},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ts := startServer(t, tc.sec, &backend{user: user, password: pass, mechs: tc.mechs})
+			ts := startServer(t, testsmtp.Options{Security: tc.sec, User: user, Password: pass, Mechs: tc.mechs})
 			cfg := ts.cfg
 			cfg.Username, cfg.Password = user, pass
 			send(t, newSender(t, ts.opts), cfg, hello)
-			if got := ts.be.messages(); len(got) != 1 || got[0].User != user {
+			if got := ts.Messages(); len(got) != 1 || got[0].User != user {
 				t.Fatalf("received %+v, want one message sent as %s", got, user)
 			}
 		})
 	}
 
 	t.Run("wrong password", func(t *testing.T) {
-		ts := startServer(t, plain, &backend{user: user, password: pass})
+		ts := startServer(t, testsmtp.Options{User: user, Password: pass, Mechs: []string{sasl.Plain}})
 		cfg := ts.cfg
 		cfg.Username, cfg.Password = user, "wrong-password"
 		_, err := newSender(t, ts.opts).Send(context.Background(), cfg, hello)
@@ -200,13 +201,13 @@ func TestAuth(t *testing.T) {
 		if !errors.As(err, &e) || e.Command != "AUTH" || e.Code != 535 || e.EnhancedCode != "5.7.8" || e.Temporary {
 			t.Errorf("err = %#v, want a permanent AUTH 535 5.7.8", e)
 		}
-		if n := ts.be.count.Load(); n != 0 {
+		if n := ts.Accepted(); n != 0 {
 			t.Errorf("server accepted %d messages", n)
 		}
 	})
 
 	t.Run("no mechanism offered", func(t *testing.T) {
-		ts := startServer(t, plain, &backend{})
+		ts := startServer(t, testsmtp.Options{})
 		cfg := ts.cfg
 		cfg.Username, cfg.Password = user, pass
 		_, err := newSender(t, ts.opts).Send(context.Background(), cfg, hello)
@@ -230,12 +231,12 @@ func TestPasswordNeverInErrors(t *testing.T) {
 	closedPort := closed.Addr().(*net.TCPAddr).Port
 	closed.Close()
 
-	echo := startServer(t, plain, &backend{user: "someone-else", password: "other", echoSecret: true})
-	noAuth := startServer(t, plain, &backend{})
-	rejecting := startServer(t, plain, &backend{rcptHook: func(string) error {
+	echo := startServer(t, testsmtp.Options{User: "someone-else", Password: "other", Mechs: []string{sasl.Plain}, EchoSecret: true})
+	noAuth := startServer(t, testsmtp.Options{})
+	rejecting := startServer(t, testsmtp.Options{OnRcpt: func(string) error {
 		return &gosmtp.SMTPError{Code: 550, Message: "no relay for " + pass}
 	}})
-	untrusted := startServer(t, startTLS, &backend{})
+	untrusted := startServer(t, testsmtp.Options{Security: testsmtp.StartTLS})
 
 	for _, tc := range []struct {
 		name string
@@ -286,13 +287,13 @@ func TestPasswordNeverInErrors(t *testing.T) {
 }
 
 func TestTransientThenSuccess(t *testing.T) {
-	be := &backend{dataHook: func(n int, _ *gosmtp.Conn) error {
+	script := testsmtp.Options{OnData: func(n int, _ *gosmtp.Conn) error {
 		if n == 1 {
 			return &gosmtp.SMTPError{Code: 451, EnhancedCode: gosmtp.EnhancedCode{4, 3, 0}, Message: "try again later"}
 		}
 		return nil
 	}}
-	ts := startServer(t, plain, be)
+	ts := startServer(t, script)
 	s := newSender(t, ts.opts)
 
 	_, err := s.Send(context.Background(), ts.cfg, hello)
@@ -304,22 +305,22 @@ func TestTransientThenSuccess(t *testing.T) {
 		t.Errorf("first Send: err = %#v, want a temporary DATA 451 4.3.0", e)
 	}
 	send(t, s, ts.cfg, hello)
-	if n := ts.be.count.Load(); n != 1 {
+	if n := ts.Accepted(); n != 1 {
 		t.Errorf("server accepted %d messages, want exactly 1", n)
 	}
-	if n := ts.connections(); n != 1 {
+	if n := ts.Connections(); n != 1 {
 		t.Errorf("server saw %d connections, want 1 (the session survives a 451)", n)
 	}
 }
 
 func TestRejected(t *testing.T) {
-	be := &backend{rcptHook: func(to string) error {
+	script := testsmtp.Options{OnRcpt: func(to string) error {
 		if to == "nobody@example.com" {
 			return &gosmtp.SMTPError{Code: 550, EnhancedCode: gosmtp.EnhancedCode{5, 1, 1}, Message: "no such user"}
 		}
 		return nil
 	}}
-	ts := startServer(t, plain, be)
+	ts := startServer(t, script)
 	s := newSender(t, ts.opts)
 
 	_, err := s.Send(context.Background(), ts.cfg, smtp.Message{To: "nobody@example.com", Subject: "x", Body: "x"})
@@ -338,16 +339,16 @@ func TestRejected(t *testing.T) {
 	}
 
 	send(t, s, ts.cfg, hello)
-	if got := ts.be.messages(); len(got) != 1 || got[0].To[0] != hello.To {
+	if got := ts.Messages(); len(got) != 1 || got[0].To[0] != hello.To {
 		t.Errorf("received %+v, want only the message to %s", got, hello.To)
 	}
-	if n := ts.connections(); n != 1 {
+	if n := ts.Connections(); n != 1 {
 		t.Errorf("server saw %d connections, want 1 (RSET keeps the session)", n)
 	}
 }
 
 func TestSMTPUTF8Needed(t *testing.T) {
-	ts := startServer(t, plain, &backend{})
+	ts := startServer(t, testsmtp.Options{})
 	s := newSender(t, ts.opts)
 	_, err := s.Send(context.Background(), ts.cfg, smtp.Message{To: "josé@example.com", Subject: "x", Body: "x"})
 	e, ok := errors.AsType[*smtp.Error](err)
@@ -355,53 +356,53 @@ func TestSMTPUTF8Needed(t *testing.T) {
 		t.Fatalf("err = %v, want a permanent MAIL error naming SMTPUTF8", err)
 	}
 	send(t, s, ts.cfg, hello)
-	if n := ts.connections(); n != 1 {
+	if n := ts.Connections(); n != 1 {
 		t.Errorf("%d connections, want 1: the session survives a refusal decided locally", n)
 	}
 }
 
 func TestConnectionReuse(t *testing.T) {
-	ts := startServer(t, startTLS, &backend{})
+	ts := startServer(t, testsmtp.Options{Security: testsmtp.StartTLS})
 	s := newSender(t, ts.opts)
 	for range 3 {
 		send(t, s, ts.cfg, hello)
 	}
-	if n := ts.connections(); n != 1 {
+	if n := ts.Connections(); n != 1 {
 		t.Errorf("3 sends on one channel used %d connections, want 1", n)
 	}
 
 	other := ts.cfg
 	other.FromEmail = "alerts@herald.test"
 	send(t, s, other, hello)
-	if n := ts.connections(); n != 2 {
+	if n := ts.Connections(); n != 2 {
 		t.Errorf("another channel used %d connections in all, want 2", n)
 	}
-	if n := ts.be.count.Load(); n != 4 {
+	if n := ts.Accepted(); n != 4 {
 		t.Errorf("server accepted %d messages, want 4", n)
 	}
 }
 
 func TestNoReuse(t *testing.T) {
-	ts := startServer(t, plain, &backend{})
+	ts := startServer(t, testsmtp.Options{})
 	opts := ts.opts
 	opts.MaxIdlePerChannel = -1
 	s := newSender(t, opts)
 	send(t, s, ts.cfg, hello)
 	send(t, s, ts.cfg, hello)
-	if n := ts.connections(); n != 2 {
+	if n := ts.Connections(); n != 2 {
 		t.Errorf("MaxIdlePerChannel -1: %d connections for 2 sends, want 2", n)
 	}
 }
 
 func TestIdleTimeout(t *testing.T) {
-	ts := startServer(t, plain, &backend{})
+	ts := startServer(t, testsmtp.Options{})
 	opts := ts.opts
 	opts.IdleTimeout = 20 * time.Millisecond
 	s := newSender(t, opts)
 	send(t, s, ts.cfg, hello)
-	waitFor(t, "the idle session to end", func() bool { return ts.be.logouts.Load() == 1 })
+	waitFor(t, "the idle session to end", func() bool { return ts.Logouts() == 1 })
 	send(t, s, ts.cfg, hello)
-	if n := ts.connections(); n != 2 {
+	if n := ts.Connections(); n != 2 {
 		t.Errorf("%d connections, want 2 (the idle one expired)", n)
 	}
 }
@@ -416,17 +417,17 @@ func TestStaleSessionReplaced(t *testing.T) {
 		{"the default finds out", 0},  // reused within 1s: unchecked
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ts := startServer(t, plain, &backend{})
+			ts := startServer(t, testsmtp.Options{})
 			opts := ts.opts
 			opts.CheckAfterIdle = tc.check
 			s := newSender(t, opts)
 			send(t, s, ts.cfg, hello)
-			ts.be.closeConns() // the server drops the idle session
+			ts.CloseConns() // the server drops the idle session
 			send(t, s, ts.cfg, hello)
-			if n := ts.be.count.Load(); n != 2 {
+			if n := ts.Accepted(); n != 2 {
 				t.Errorf("server accepted %d messages, want 2", n)
 			}
-			if n := ts.connections(); n != 2 {
+			if n := ts.Connections(); n != 2 {
 				t.Errorf("%d connections, want 2", n)
 			}
 		})
@@ -434,11 +435,11 @@ func TestStaleSessionReplaced(t *testing.T) {
 }
 
 func TestMaxOpenPerChannel(t *testing.T) {
-	be := &backend{dataHook: func(int, *gosmtp.Conn) error {
+	script := testsmtp.Options{OnData: func(int, *gosmtp.Conn) error {
 		time.Sleep(5 * time.Millisecond) // the sends overlap
 		return nil
 	}}
-	ts := startServer(t, plain, be)
+	ts := startServer(t, script)
 	opts := ts.opts
 	opts.MaxOpenPerChannel, opts.MaxIdlePerChannel = 2, 2
 	s := newSender(t, opts)
@@ -451,23 +452,23 @@ func TestMaxOpenPerChannel(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if n := ts.be.count.Load(); n != 20 {
+	if n := ts.Accepted(); n != 20 {
 		t.Errorf("server accepted %d messages, want 20", n)
 	}
-	if n := ts.connections(); n != 2 {
+	if n := ts.Connections(); n != 2 {
 		t.Errorf("20 concurrent sends opened %d connections, want 2 (MaxOpenPerChannel)", n)
 	}
 }
 
 func TestMaxOpenWaitEndsWithCtx(t *testing.T) {
 	release := make(chan struct{})
-	be := &backend{dataHook: func(n int, _ *gosmtp.Conn) error {
+	script := testsmtp.Options{OnData: func(n int, _ *gosmtp.Conn) error {
 		if n == 1 {
 			<-release
 		}
 		return nil
 	}}
-	ts := startServer(t, plain, be)
+	ts := startServer(t, script)
 	opts := ts.opts
 	opts.MaxOpenPerChannel = 1
 	s := newSender(t, opts)
@@ -476,7 +477,7 @@ func TestMaxOpenWaitEndsWithCtx(t *testing.T) {
 		_, err := s.Send(context.Background(), ts.cfg, hello)
 		first <- err
 	}()
-	waitFor(t, "the first send to hold the only session", func() bool { return ts.connections() == 1 })
+	waitFor(t, "the first send to hold the only session", func() bool { return ts.Connections() == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	_, err := s.Send(ctx, ts.cfg, hello)
@@ -488,59 +489,56 @@ func TestMaxOpenWaitEndsWithCtx(t *testing.T) {
 		t.Fatalf("first send: %v", err)
 	}
 	send(t, s, ts.cfg, hello) // the session came back: no new connection
-	if n := ts.connections(); n != 1 {
+	if n := ts.Connections(); n != 1 {
 		t.Errorf("%d connections, want 1", n)
 	}
 }
 
 func TestRetryBeforeData(t *testing.T) {
-	be := &backend{mailHook: func(n int, c *gosmtp.Conn) error {
+	script := testsmtp.Options{OnMail: func(n int, c *gosmtp.Conn) error {
 		if n == 2 { // the reused session dies after NOOP, at MAIL
 			c.Close()
 		}
 		return nil
 	}}
-	ts := startServer(t, plain, be)
+	ts := startServer(t, script)
 	s := newSender(t, ts.opts)
 	send(t, s, ts.cfg, hello)
 	send(t, s, ts.cfg, hello)
-	if n := ts.be.count.Load(); n != 2 {
+	if n := ts.Accepted(); n != 2 {
 		t.Errorf("server accepted %d messages, want 2", n)
 	}
-	if n := ts.connections(); n != 2 {
+	if n := ts.Connections(); n != 2 {
 		t.Errorf("%d connections, want 2 (one retry on a new one)", n)
 	}
 }
 
 func TestNoRetryAfterData(t *testing.T) {
-	be := &backend{dataHook: func(n int, c *gosmtp.Conn) error {
+	script := testsmtp.Options{OnData: func(n int, c *gosmtp.Conn) error {
 		if n == 2 { // the server takes the message, then the reply is lost
 			c.Close()
 		}
 		return nil
 	}}
-	ts := startServer(t, plain, be)
+	ts := startServer(t, script)
 	s := newSender(t, ts.opts)
 	send(t, s, ts.cfg, hello)
 	_, err := s.Send(context.Background(), ts.cfg, hello)
 	if !errors.Is(err, smtp.ErrUnavailable) {
 		t.Fatalf("err = %v, want ErrUnavailable", err)
 	}
-	ts.be.mu.Lock()
-	datas := ts.be.datas
-	ts.be.mu.Unlock()
-	if datas != 2 {
+	if datas := ts.Bodies(); datas != 2 {
 		t.Errorf("the server saw %d message bodies, want 2: no resend after DATA", datas)
 	}
 }
 
 func TestContextEndsSend(t *testing.T) {
 	release := make(chan struct{})
-	be := &backend{dataHook: func(int, *gosmtp.Conn) error {
+	script := testsmtp.Options{OnData: func(int, *gosmtp.Conn) error {
 		<-release
 		return nil
 	}}
-	ts := startServer(t, plain, be)
+	ts := startServer(t, script)
 	t.Cleanup(func() { close(release) }) // runs before the server closes
 	s := newSender(t, ts.opts)
 
@@ -563,7 +561,7 @@ func TestContextEndsSend(t *testing.T) {
 }
 
 func TestUntrustedCertificate(t *testing.T) {
-	ts := startServer(t, startTLS, &backend{})
+	ts := startServer(t, testsmtp.Options{Security: testsmtp.StartTLS})
 	_, err := newSender(t, smtp.Options{}).Send(context.Background(), ts.cfg, hello)
 	if !errors.Is(err, smtp.ErrUnavailable) {
 		t.Fatalf("err = %v, want ErrUnavailable", err)
@@ -571,7 +569,7 @@ func TestUntrustedCertificate(t *testing.T) {
 	if _, ok := errors.AsType[*tls.CertificateVerificationError](err); !ok {
 		t.Errorf("err = %v, want it to wrap the certificate verification error", err)
 	}
-	if n := ts.be.count.Load(); n != 0 {
+	if n := ts.Accepted(); n != 0 {
 		t.Errorf("server accepted %d messages over an untrusted session", n)
 	}
 }
@@ -596,13 +594,13 @@ func TestInvalid(t *testing.T) {
 }
 
 func TestClose(t *testing.T) {
-	ts := startServer(t, plain, &backend{})
+	ts := startServer(t, testsmtp.Options{})
 	s := smtp.NewSender(ts.opts)
 	send(t, s, ts.cfg, hello)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the idle session to end", func() bool { return ts.be.logouts.Load() == 1 })
+	waitFor(t, "the idle session to end", func() bool { return ts.Logouts() == 1 })
 	if _, err := s.Send(context.Background(), ts.cfg, hello); !errors.Is(err, smtp.ErrClosed) {
 		t.Errorf("Send after Close: err = %v, want ErrClosed", err)
 	}
@@ -613,7 +611,7 @@ func TestClose(t *testing.T) {
 
 func TestConcurrentSends(t *testing.T) {
 	const workers, each = 8, 10
-	ts := startServer(t, startTLS, &backend{discard: true})
+	ts := startServer(t, testsmtp.Options{Security: testsmtp.StartTLS, Discard: true})
 	opts := ts.opts
 	opts.MaxIdlePerChannel = workers
 	s := newSender(t, opts)
@@ -633,17 +631,17 @@ func TestConcurrentSends(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if n := ts.be.count.Load(); n != workers*each {
+	if n := ts.Accepted(); n != workers*each {
 		t.Errorf("server accepted %d messages, want %d", n, workers*each)
 	}
-	if n := ts.connections(); n > workers {
+	if n := ts.Connections(); n > workers {
 		t.Errorf("%d connections for %d workers", n, workers)
 	}
 }
 
 // BenchmarkSend measures sequential sends on one reused plain session.
 func BenchmarkSend(b *testing.B) {
-	ts := startServer(b, plain, &backend{discard: true})
+	ts := startServer(b, testsmtp.Options{Discard: true})
 	s := newSender(b, ts.opts)
 	ctx := context.Background()
 	for b.Loop() {
@@ -656,7 +654,7 @@ func BenchmarkSend(b *testing.B) {
 
 // BenchmarkSendParallel measures concurrent sends over STARTTLS sessions.
 func BenchmarkSendParallel(b *testing.B) {
-	ts := startServer(b, startTLS, &backend{discard: true})
+	ts := startServer(b, testsmtp.Options{Security: testsmtp.StartTLS, Discard: true})
 	opts := ts.opts
 	opts.MaxIdlePerChannel = 64
 	s := newSender(b, opts)
@@ -684,7 +682,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 func TestSendWithMessageID(t *testing.T) {
-	ts := startServer(t, plain, &backend{})
+	ts := startServer(t, testsmtp.Options{})
 	s := newSender(t, ts.opts)
 	msg := hello
 	msg.MessageID = "k5v2q7.herald@herald.test"
@@ -693,7 +691,7 @@ func TestSendWithMessageID(t *testing.T) {
 			t.Fatalf("Result.MessageID = %q, want %q", res.MessageID, msg.MessageID)
 		}
 	}
-	for i, rcv := range ts.be.messages() {
+	for i, rcv := range ts.Messages() {
 		m, err := mail.ReadMessage(bytes.NewReader(rcv.Data))
 		if err != nil {
 			t.Fatal(err)
