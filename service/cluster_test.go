@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,10 +19,10 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/bridge"
-	"github.com/heraldhq/herald/devmail"
 	"github.com/heraldhq/herald/embedded"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/internal/testsmtp"
 	"github.com/heraldhq/herald/service"
 )
 
@@ -177,26 +176,14 @@ func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
 	}
 
 	// The SMTP sink.
-	mail, err := devmail.NewServer(devmail.Config{SMTPAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", MaxMessages: 10 * triggers,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := mail.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	mailCtx, stopMail := context.WithCancel(context.Background())
-	t.Cleanup(stopMail)
-	go mail.Run(mailCtx)
+	mail := testsmtp.StartCatcher(t, 10*triggers)
 
 	// A tenant, its channel, its Bridge and 1,000 subscribers.
 	admin := clusterEnv()("HERALD_ADMIN_TOKEN")
 	var tn struct{ TenantID, APIKey string }
 	json.Unmarshal(mustCall(t, a.URL(), "POST", "/v1/admin/tenants", admin, map[string]string{"name": "Cluster"}, 201), &tn)
-	host, portText, _ := net.SplitHostPort(mail.SMTPAddr())
-	port, _ := net.LookupPort("tcp", portText)
 	mustCall(t, b.URL(), "POST", "/v1/channels", tn.APIKey, map[string]any{"channelKey": "email-smtp",
-		"config": map[string]any{"host": host, "port": port, "fromEmail": "noreply@herald.test"}}, 201)
+		"config": map[string]any{"host": mail.Host, "port": mail.Port, "fromEmail": "noreply@herald.test"}}, 201)
 	var calls, tickCalls sync.Map // runId → *atomic.Int32 (executions of the `work` step)
 	count := func(m *sync.Map, runID string) {
 		v, _ := m.LoadOrStore(runID, new(atomic.Int32))

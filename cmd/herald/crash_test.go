@@ -22,6 +22,7 @@ import (
 
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/devmail"
+	"github.com/heraldhq/herald/internal/testsmtp"
 	"github.com/heraldhq/herald/service"
 )
 
@@ -181,17 +182,7 @@ func newCrashWorld(t *testing.T) *crashWorld {
 	w := &crashWorld{t: t, dataDir: t.TempDir(), addr: loopbackAddr(t)}
 	w.child = startChild(t, w.dataDir, w.addr)
 	// The SMTP sink.
-	mail, err := devmail.NewServer(devmail.Config{SMTPAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", MaxMessages: 100000,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := mail.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	go mail.Run(ctx)
-	t.Cleanup(cancel)
+	mail := testsmtp.StartCatcher(t, 100000)
 	w.inbox = mail.Inbox()
 	// The tenant.
 	token, err := os.ReadFile(filepath.Join(w.dataDir, service.AdminTokenFile))
@@ -202,11 +193,8 @@ func newCrashWorld(t *testing.T) *crashWorld {
 	var tn struct{ APIKey string }
 	json.Unmarshal(admin.must("POST", "/v1/admin/tenants", map[string]string{"name": "Crash"}, 201), &tn)
 	w.api = api{t: t, base: "http://" + w.addr, key: tn.APIKey}
-	host, port, _ := net.SplitHostPort(mail.SMTPAddr())
-	var p int
-	fmt.Sscan(port, &p)
 	w.api.must("POST", "/v1/channels", map[string]any{"channelKey": "email-smtp",
-		"config": map[string]any{"host": host, "port": p, "fromEmail": "noreply@herald.test"}}, 201)
+		"config": map[string]any{"host": mail.Host, "port": mail.Port, "fromEmail": "noreply@herald.test"}}, 201)
 	// The Bridge: `work` counts executions per run, then a delay, then a send.
 	count := func(runID string) {
 		v, _ := w.calls.LoadOrStore(runID, new(atomic.Int32))

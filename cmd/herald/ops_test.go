@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,8 +19,8 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/bridge"
-	"github.com/heraldhq/herald/devmail"
 	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/internal/testsmtp"
 	"github.com/heraldhq/herald/service"
 )
 
@@ -83,19 +82,7 @@ func newOpsWorld(t *testing.T) *opsWorld {
 	}
 
 	// SMTP sink for real deliveries.
-	mail, err := devmail.NewServer(devmail.Config{SMTPAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := mail.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	go mail.Run(ctx)
-	t.Cleanup(cancel)
-	host, portText, _ := net.SplitHostPort(mail.SMTPAddr())
-	port, _ := net.LookupPort("tcp", portText)
+	mail := testsmtp.StartCatcher(t, 0)
 
 	// Tenants and keys.
 	var keyB string
@@ -135,7 +122,7 @@ func newOpsWorld(t *testing.T) *opsWorld {
 	must("PUT", "/v1/subscribers/b1", keyB, map[string]any{"contacts": map[string]any{"email": []string{"b1@beta.test"}}}, 201)
 
 	// Channels.
-	channel := map[string]any{"channelKey": "email-smtp", "config": map[string]any{"host": host, "port": port,
+	channel := map[string]any{"channelKey": "email-smtp", "config": map[string]any{"host": mail.Host, "port": mail.Port,
 		"username": "ops", "password": opsPassword, "fromEmail": "noreply@acme.test", "fromName": "Acme"}}
 	must("POST", "/v1/channels", w.keyA, channel, 201)
 	must("PATCH", "/v1/channels/email-smtp", w.keyA, map[string]any{"enabled": false}, 200)

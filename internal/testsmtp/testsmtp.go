@@ -6,7 +6,9 @@
 // and lets a test script it: which security it speaks ([Plain], [StartTLS],
 // [ImplicitTLS], with a self-signed certificate that [Server.Roots]
 // trusts), whether AUTH is required, and hooks on MAIL, RCPT and DATA that
-// answer with an error ([Reply]) or cut the connection. t.Cleanup stops it.
+// answer with an error ([Reply]) or cut the connection. [StartCatcher]
+// runs a [devmail] catcher instead, for tests that need a sink rather than
+// a script. t.Cleanup stops either.
 //
 // # Caveats
 //
