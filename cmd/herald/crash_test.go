@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -22,41 +21,20 @@ import (
 
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/devmail"
+	"github.com/heraldhq/herald/internal/testchild"
 	"github.com/heraldhq/herald/internal/testsmtp"
 	"github.com/heraldhq/herald/service"
 )
 
 // The crash tests run `herald serve` as a child process (this test binary,
-// re-executed with childEnv set) and kill it with SIGKILL.
-const childEnv = "HERALD_TEST_CHILD_SERVE"
-
+// re-executed by testchild) and kill it with SIGKILL. The child has a short
+// fan-out backstop and ack wait, so interrupted work is taken over seconds
+// after the restart.
 func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) != "" {
-		childServe()
-		return
-	}
-	os.Exit(m.Run())
-}
-
-// childServe is the child: herald serve with a short fan-out backstop and
-// ack wait, so interrupted work is taken over seconds after the restart.
-func childServe() {
-	cfg, err := service.LoadConfig(os.Getenv, service.Flags{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	cfg.FanoutBackstop = 2 * time.Second
-	cfg.AckWait = 3 * time.Second
-	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	svc, err := service.Start(context.Background(), cfg, logger)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fmt.Println("READY")
-	<-svc.Done()
-	os.Exit(1)
+	testchild.Main(m, func(cfg *service.Config) {
+		cfg.FanoutBackstop = 2 * time.Second
+		cfg.AckWait = 3 * time.Second
+	})
 }
 
 // child is a running herald serve process.
@@ -67,9 +45,7 @@ type child struct {
 
 func startChild(t *testing.T, dataDir, addr string) *child {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"=1", "HERALD_DATA_DIR="+dataDir, "HERALD_HTTP_ADDR="+addr,
-		"HERALD_RETRY_BASE=100ms")
+	cmd := testchild.Command("HERALD_DATA_DIR="+dataDir, "HERALD_HTTP_ADDR="+addr, "HERALD_RETRY_BASE=100ms")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

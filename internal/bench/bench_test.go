@@ -4,55 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"log/slog"
-	"os"
 	"os/exec"
-	"os/signal"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/internal/bench"
-	"github.com/heraldhq/herald/service"
+	"github.com/heraldhq/herald/internal/testchild"
 )
 
-// childEnv makes the test binary run herald serve (the child the bench
-// measures) instead of the tests.
-const childEnv = "HERALD_BENCH_TEST_SERVE"
-
-func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) != "" {
-		childServe()
-		return
-	}
-	os.Exit(m.Run())
-}
-
-// childServe is `herald serve` in this binary: configured from the
-// environment the bench sets, drained on SIGTERM.
-func childServe() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	cfg, err := service.LoadConfig(os.Getenv, service.Flags{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	svc, err := service.Start(ctx, cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	select {
-	case <-ctx.Done():
-	case <-svc.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	_ = svc.Shutdown(sctx)
-}
+// TestMain lets the test binary run as `herald serve`, the child the bench
+// measures, configured from the environment the bench sets.
+func TestMain(m *testing.M) { testchild.Main(m, nil) }
 
 // TestSmoke runs every scenario at a tiny size: the bench works end to
 // end, checks what it measures and reports it.
@@ -64,14 +27,10 @@ func TestSmoke(t *testing.T) {
 	cfg := bench.Config{
 		SyncModes: []string{bench.SyncInterval}, FanoutSizes: []int{100}, LatencyTriggers: 20,
 		TimerRuns: 50, TimerDelay: 300 * time.Millisecond, APIClients: 4, APIOps: 200, SeedClients: 8,
-		Timeout:  2 * time.Minute,
-		WorkDir:  t.TempDir(),
-		Progress: &progress,
-		ServeCommand: func() *exec.Cmd {
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), childEnv+"=1")
-			return cmd
-		},
+		Timeout:      2 * time.Minute,
+		WorkDir:      t.TempDir(),
+		Progress:     &progress,
+		ServeCommand: func() *exec.Cmd { return testchild.Command() },
 	}
 	res, err := bench.Run(context.Background(), cfg)
 	if err != nil {

@@ -1,0 +1,98 @@
+// Package testchild runs herald serve as a child process of a test: the
+// test binary re-executes itself, and its TestMain serves instead of
+// running the tests.
+//
+// # Basics
+//
+// A package whose tests kill, restart or measure a separate herald serve
+// process calls [Main] from its TestMain, then starts children with
+// [Command]:
+//
+//	func TestMain(m *testing.M) { testchild.Main(m, nil) }
+//
+//	cmd := testchild.Command("HERALD_DATA_DIR="+dir, "HERALD_HTTP_ADDR="+addr)
+//
+// A child reads its configuration from the environment, as herald serve
+// does, logs warnings and errors to stderr, prints READY on stdout once
+// started, and drains on SIGTERM or an interrupt.
+//
+// # Caveats
+//
+// A child is not the herald command: it reads no flags and starts no pprof
+// server. Whoever starts a child owns it: kill or stop it in t.Cleanup.
+package testchild
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/service"
+)
+
+// Env, set in a test binary's environment, makes Main serve instead of
+// running the tests.
+const Env = "HERALD_TEST_CHILD_SERVE"
+
+// drainTimeout bounds a child's drain after SIGTERM.
+const drainTimeout = 30 * time.Second
+
+// Main is the body of a TestMain. In a child (Env set) it serves until
+// stopped and exits: 0 after a drain, 1 when the service failed to start or
+// stopped by itself. Otherwise it runs the tests and exits with their
+// status. tune adjusts the child's configuration after it is read from the
+// environment; nil leaves it as read.
+func Main(m *testing.M, tune func(*service.Config)) {
+	if os.Getenv(Env) != "" {
+		os.Exit(serve(tune))
+	}
+	os.Exit(m.Run())
+}
+
+// Command returns the command that re-executes the running test binary as
+// a child, running no tests, with this process's environment plus Env and
+// env ("KEY=value" each). Its output is not redirected.
+func Command(env ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), Env+"=1"), env...)
+	return cmd
+}
+
+// serve is the child: herald serve configured from the environment and
+// tune. It returns the exit code.
+func serve(tune func(*service.Config)) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	cfg, err := service.LoadConfig(os.Getenv, service.Flags{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if tune != nil {
+		tune(&cfg)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	svc, err := service.Start(ctx, cfg, logger)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("READY")
+	code := 0
+	select {
+	case <-ctx.Done():
+	case err := <-svc.Done():
+		fmt.Fprintln(os.Stderr, "service stopped:", err)
+		code = 1
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+	defer cancel()
+	_ = svc.Shutdown(sctx)
+	return code
+}
