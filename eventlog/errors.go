@@ -12,8 +12,6 @@ var (
 	ErrConflict = errors.New("eventlog: concurrent write to the same aggregate")
 	// ErrBadToken is returned by DecodeToken for a token Token did not make.
 	ErrBadToken = errors.New("eventlog: malformed subject token")
-	// ErrTooLong is returned when an id does not fit a subject token.
-	ErrTooLong = errors.New("eventlog: id too long for a subject")
 	// ErrBadEvent is returned when a stored message is not an event envelope.
 	ErrBadEvent = errors.New("eventlog: malformed event")
 	// ErrNoStreams is returned by Attach when the streams do not exist

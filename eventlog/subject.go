@@ -6,10 +6,6 @@ import (
 	"strings"
 )
 
-// MaxIDBytes bounds an id placed into a subject token: the encoded token
-// stays far below the server's subject size limit.
-const MaxIDBytes = 1024
-
 // Aggregates name the kinds of event subjects.
 const (
 	AggTenant       = "tenant"
