@@ -54,20 +54,19 @@ func (b *TestBridge) Rotate() {
 }
 
 // StandInDelivery is a stand-in for POST /v1/deliver: it records each
-// request and answers a SendResult, once per idempotency key.
+// request and answers a SendResult made from its idempotency key.
 type StandInDelivery struct {
 	URL string
 
 	mu       sync.Mutex
 	requests []map[string]any
-	byKey    map[string]int
 	// Answer, when set, decides the status and body of each request.
 	Answer func(req map[string]any) (status int, body any)
 }
 
 // NewStandInDelivery starts the stand-in on loopback.
 func NewStandInDelivery(t testing.TB) *StandInDelivery {
-	d := &StandInDelivery{byKey: map[string]int{}}
+	d := &StandInDelivery{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/v1/deliver" || r.Header.Get("x-herald-internal-token") == "" || r.Header.Get("x-herald-tenant-id") == "" {
 			http.Error(w, "bad request", http.StatusBadRequest)
@@ -81,7 +80,6 @@ func NewStandInDelivery(t testing.TB) *StandInDelivery {
 		d.mu.Lock()
 		d.requests = append(d.requests, req)
 		key, _ := req["idempotencyKey"].(string)
-		d.byKey[key]++
 		answer := d.Answer
 		d.mu.Unlock()
 		status, body := http.StatusOK, any(map[string]string{"attemptId": "att_" + key, "status": "sent", "providerMessageId": key + "@test"})
