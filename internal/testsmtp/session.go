@@ -68,14 +68,8 @@ func (s *session) Mail(from string, _ *gosmtp.MailOptions) error {
 	if s.s.opts.Password != "" && s.user == "" {
 		return gosmtp.ErrAuthRequired
 	}
-	s.s.mu.Lock()
-	s.s.mails++
-	n := s.s.mails
-	s.s.mu.Unlock()
-	if hook := s.s.opts.OnMail; hook != nil {
-		if err := hook(n, s.c); err != nil {
-			return err
-		}
+	if err := s.step(&s.s.mails, s.s.opts.OnMail); err != nil {
+		return err
 	}
 	s.from = from
 	return nil
@@ -96,14 +90,8 @@ func (s *session) Data(r io.Reader) error {
 	if err != nil {
 		return err
 	}
-	s.s.mu.Lock()
-	s.s.bodies++
-	n := s.s.bodies
-	s.s.mu.Unlock()
-	if hook := s.s.opts.OnData; hook != nil {
-		if err := hook(n, s.c); err != nil {
-			return err
-		}
+	if err := s.step(&s.s.bodies, s.s.opts.OnData); err != nil {
+		return err
 	}
 	s.s.accepted.Add(1)
 	if s.s.opts.Discard {
@@ -114,6 +102,19 @@ func (s *session) Data(r io.Reader) error {
 	s.s.received = append(s.s.received, Message{From: s.from, To: s.to, Data: data, TLS: isTLS, User: s.user})
 	s.s.mu.Unlock()
 	return nil
+}
+
+// step counts one more MAIL or DATA in *counter, which the server's mutex
+// guards, then runs hook, if any, with the new count.
+func (s *session) step(counter *int, hook func(n int, c *gosmtp.Conn) error) error {
+	s.s.mu.Lock()
+	*counter++
+	n := *counter
+	s.s.mu.Unlock()
+	if hook == nil {
+		return nil
+	}
+	return hook(n, s.c)
 }
 
 func (s *session) Reset() { s.from, s.to = "", nil }
