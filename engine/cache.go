@@ -55,6 +55,13 @@ func (c *stateCache) put(s *runstate.State) {
 	c.runs[s.RunID] = s
 }
 
+// size is how many states the cache holds.
+func (c *stateCache) size() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.runs)
+}
+
 func (c *stateCache) drop(runID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

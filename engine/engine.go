@@ -43,6 +43,9 @@ type Config struct {
 	StepsPerTurn int
 	// CacheSize bounds the folded run states kept in memory. Zero: 200000.
 	CacheSize int
+	// PrimeLimit: runs started while the state cache holds this many
+	// states are not primed into it (see Engine.prime). Zero: 16384.
+	PrimeLimit int
 	// TimerLead is how early a run's durable timer (a delay's end, a
 	// retry, a wait's timeout) fires; the worker then holds the run's work
 	// message in memory and resumes the run on the exact instant (see
@@ -73,6 +76,7 @@ func (c *Config) setDefaults() {
 	def(&c.MaxAckPending, 32768)
 	def(&c.StepsPerTurn, 64)
 	def(&c.CacheSize, 200000)
+	def(&c.PrimeLimit, 16384)
 	if c.RetryBase == 0 {
 		c.RetryBase = time.Second
 	}

@@ -304,10 +304,16 @@ func chunkID(tenant, txn string, subs []string) string {
 }
 
 // prime puts a run just started into the state cache, so its first turn
-// needs no read of its history.
+// needs no read of its history. Not while the cache holds PrimeLimit
+// states: a large fan-out starts runs far faster than they advance, and
+// ~400 bytes primed for each of 100,000 runs would wait in memory for
+// minutes; such a run reads its one event at its first turn.
 func (e *Engine) prime(rec eventlog.Record, seq uint64) {
+	if seq == 0 || e.states.size() >= e.cfg.PrimeLimit {
+		return
+	}
 	data, err := json.Marshal(rec.Data)
-	if err != nil || seq == 0 {
+	if err != nil {
 		return
 	}
 	var st runstate.State
