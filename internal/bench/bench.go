@@ -211,7 +211,7 @@ func (r *runner) measure(ctx context.Context, name string, fresh bool, fn func(c
 	if err != nil {
 		return Process{}, fmt.Errorf("%s: %w", name, err)
 	}
-	p := Process{PeakRSSBytes: r.srv.peak(), ServeCPUSeconds: (r.srv.cpuTime() - cpu0).Seconds(),
+	p := Process{PeakRSSBytes: r.srv.peak(), PeakAnonBytes: r.srv.peakAnonRSS(), ServeCPUSeconds: (r.srv.cpuTime() - cpu0).Seconds(),
 		BenchCPUSeconds: (selfCPU() - self0).Seconds(), LoadAvg: loadAvg()}
 	if profDone != nil {
 		r.saveHeap(name)
@@ -223,8 +223,8 @@ func (r *runner) measure(ctx context.Context, name string, fresh bool, fn func(c
 	// is taken.
 	time.Sleep(500 * time.Millisecond)
 	p.DiskBytes = int64(diskUsage(r.dataDir)) - int64(disk0)
-	r.progress("%s: done; peak RSS %.0f MB, serve CPU %.1f s, bench CPU %.1f s, disk %+.1f MB, load %.2f",
-		name, mb(p.PeakRSSBytes), p.ServeCPUSeconds, p.BenchCPUSeconds, float64(p.DiskBytes)/(1<<20), p.LoadAvg)
+	r.progress("%s: done; peak RSS %.0f MB (anonymous %.0f MB), serve CPU %.1f s, bench CPU %.1f s, disk %+.1f MB, load %.2f",
+		name, mb(p.PeakRSSBytes), mb(p.PeakAnonBytes), p.ServeCPUSeconds, p.BenchCPUSeconds, float64(p.DiskBytes)/(1<<20), p.LoadAvg)
 	return p, nil
 }
 

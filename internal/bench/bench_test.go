@@ -55,7 +55,7 @@ func TestSmoke(t *testing.T) {
 	if a := m.API; a == nil || a.Violations != 0 || a.UpsertsPerS <= 0 || a.GetsPerS <= 0 || a.TotalPuts != 400 {
 		t.Errorf("api %+v", a)
 	}
-	if m.Fanout[0].PeakRSSBytes == 0 || m.Fanout[0].ServeCPUSeconds <= 0 {
+	if p := m.Fanout[0].Process; p.PeakRSSBytes == 0 || p.ServeCPUSeconds <= 0 || p.PeakAnonBytes == 0 || p.PeakAnonBytes > p.PeakRSSBytes {
 		t.Errorf("no process figures: %+v", m.Fanout[0].Process)
 	}
 	// The JSON result and the text report carry the figures.

@@ -42,6 +42,9 @@ type ModeResult struct {
 type Process struct {
 	// PeakRSSBytes is the highest resident set of herald serve.
 	PeakRSSBytes uint64 `json:"peakRssBytes"`
+	// PeakAnonBytes is the highest anonymous resident memory sampled
+	// (every 50ms): PeakRSSBytes without mapped files' pages.
+	PeakAnonBytes uint64 `json:"peakAnonBytes"`
 	// ServeCPUSeconds is herald serve's user+system CPU time.
 	ServeCPUSeconds float64 `json:"serveCpuSeconds"`
 	// BenchCPUSeconds is this process's CPU time (Bridge, sink, clients).
@@ -184,8 +187,8 @@ func (r *Result) WriteText(w io.Writer) {
 	}
 	if rows := r.fanoutRows(); len(rows) > 0 {
 		fmt.Fprintf(w, "\n### Fan-out: one topic trigger, one `send` step per run, POST → last message in the sink\n\n")
-		fmt.Fprintln(w, "| sync | subscribers | POST answered | last message | runs/s | serve CPU ms/run | peak RSS | disk/run | duplicates | load |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+		fmt.Fprintln(w, "| sync | subscribers | POST answered | last message | runs/s | serve CPU ms/run | peak RSS | peak anonymous | disk/run | duplicates | load |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 		for _, row := range rows {
 			fmt.Fprintln(w, row)
 		}
@@ -233,8 +236,8 @@ func (r *Result) fanoutRows() []string {
 	var rows []string
 	for _, mode := range r.Modes {
 		for _, f := range mode.Fanout {
-			rows = append(rows, fmt.Sprintf("| %s | %d | %.2f s | %.2f s | %.0f | %.2f | %.0f MB | %.0f B | %d | %.2f |",
-				mode.Sync, f.Subscribers, f.PostMs/1000, f.LastMs/1000, f.RunsPerS, f.ServeCPUMs, mb(f.PeakRSSBytes), f.DiskPerRun, f.Duplicates, f.LoadAvg))
+			rows = append(rows, fmt.Sprintf("| %s | %d | %.2f s | %.2f s | %.0f | %.2f | %.0f MB | %.0f MB | %.0f B | %d | %.2f |",
+				mode.Sync, f.Subscribers, f.PostMs/1000, f.LastMs/1000, f.RunsPerS, f.ServeCPUMs, mb(f.PeakRSSBytes), mb(f.PeakAnonBytes), f.DiskPerRun, f.Duplicates, f.LoadAvg))
 		}
 	}
 	return rows

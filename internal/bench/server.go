@@ -31,8 +31,12 @@ type server struct {
 	// peak is the highest RSS seen by the sampler (bytes).
 	mu      sync.Mutex
 	peakRSS uint64
-	stopSmp chan struct{}
-	smpDone chan struct{}
+	// peakAnon is the highest sampled RssAnon: the process's own memory,
+	// without the mapped pages of files (the projection file's page
+	// cache, which VmRSS counts too).
+	peakAnon uint64
+	stopSmp  chan struct{}
+	smpDone  chan struct{}
 }
 
 // startServer starts herald serve on dataDir with the given sync mode and
@@ -136,7 +140,7 @@ func (s *server) resetPeak() {
 	s.stopSampler()
 	_ = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", s.pid()), []byte("5"), 0)
 	s.mu.Lock()
-	s.peakRSS = 0
+	s.peakRSS, s.peakAnon = 0, 0
 	s.mu.Unlock()
 	s.stopSmp, s.smpDone = make(chan struct{}), make(chan struct{})
 	go func(stop, done chan struct{}) {
@@ -147,6 +151,7 @@ func (s *server) resetPeak() {
 			if st, err := procStatus(s.pid()); err == nil {
 				s.mu.Lock()
 				s.peakRSS = max(s.peakRSS, st["VmRSS"])
+				s.peakAnon = max(s.peakAnon, st["RssAnon"])
 				s.mu.Unlock()
 			}
 			select {
@@ -176,6 +181,14 @@ func (s *server) peak() uint64 {
 		p = max(p, st["VmHWM"], st["VmRSS"])
 	}
 	return p
+}
+
+// peakAnonRSS returns the highest RssAnon sampled since resetPeak (Linux
+// has no high-water mark of it; a peak between two samples is missed).
+func (s *server) peakAnonRSS() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.peakAnon
 }
 
 // procStatus reads the kB fields of /proc/<pid>/status, in bytes.
