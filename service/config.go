@@ -40,6 +40,11 @@ type Config struct {
 	RetryBase time.Duration
 	// MaxAttempts is how many times one step is tried. Default 8.
 	MaxAttempts int
+	// Workers is how many runs this process advances at once. Default
+	// 128 (zero: the engine's default, also 128): a turn mostly waits on the Bridge, so a slow Bridge wants
+	// many; on a small machine with a fast Bridge fewer contend less for
+	// the CPU (see BENCHMARKS.md).
+	Workers int
 	// FanoutBackstop is how long an unfinished fan-out waits before a
 	// fan-out worker takes it over after a crash. Zero: the engine's
 	// default (20s). Not configurable from the environment: a test knob.
@@ -111,6 +116,11 @@ func LoadConfig(env func(string) string, f Flags) (Config, error) {
 	if c.MaxAttempts, err = strconv.Atoi(pick("", "HERALD_MAX_ATTEMPTS", "8")); err != nil {
 		errs = append(errs, fmt.Errorf("HERALD_MAX_ATTEMPTS: %q is not an integer", env("HERALD_MAX_ATTEMPTS")))
 	}
+	if c.Workers, err = strconv.Atoi(pick("", "HERALD_WORKERS", "128")); err != nil {
+		errs = append(errs, fmt.Errorf("HERALD_WORKERS: %q is not an integer", env("HERALD_WORKERS")))
+	} else if c.Workers == 0 {
+		errs = append(errs, errors.New("HERALD_WORKERS: must be from 1 to 4096"))
+	}
 	if err := c.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -140,6 +150,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxAttempts < 1 {
 		errs = append(errs, errors.New("HERALD_MAX_ATTEMPTS: must be at least 1"))
+	}
+	if c.Workers < 0 || c.Workers > 4096 { // zero: the engine's default
+		errs = append(errs, fmt.Errorf("HERALD_WORKERS: %d is not from 1 to 4096", c.Workers))
 	}
 	if c.Env != nil {
 		if v := strings.TrimSpace(c.Env(secrets.EnvMasterKey)); v != "" {

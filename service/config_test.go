@@ -14,7 +14,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.HTTPAddr != "127.0.0.1:8080" || c.DataDir != "./herald-data" || !c.Embedded() || c.Replicas != 1 ||
-		c.Sync != SyncInterval || c.RetryBase != time.Second || c.MaxAttempts != 8 {
+		c.Sync != SyncInterval || c.RetryBase != time.Second || c.MaxAttempts != 8 || c.Workers != 128 {
 		t.Fatalf("defaults: %+v", c)
 	}
 }
@@ -22,25 +22,25 @@ func TestLoadConfigDefaults(t *testing.T) {
 func TestFlagBeatsEnvBeatsDefault(t *testing.T) {
 	env := envOf(map[string]string{"HERALD_HTTP_ADDR": "127.0.0.1:9000", "HERALD_DATA_DIR": "/env",
 		"HERALD_NATS_URL": "nats://a:4222, nats://b:4222", "HERALD_MASTER_KEY": "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
-		"HERALD_REPLICAS": "3", "HERALD_RETRY_BASE": "250ms", "HERALD_MAX_ATTEMPTS": "3"})
+		"HERALD_REPLICAS": "3", "HERALD_RETRY_BASE": "250ms", "HERALD_MAX_ATTEMPTS": "3", "HERALD_WORKERS": "48"})
 	c, err := LoadConfig(env, Flags{DataDir: "/flag"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.HTTPAddr != "127.0.0.1:9000" || c.DataDir != "/flag" || len(c.NATSURLs) != 2 || c.NATSURLs[1] != "nats://b:4222" ||
-		c.Replicas != 3 || c.RetryBase != 250*time.Millisecond || c.MaxAttempts != 3 {
+		c.Replicas != 3 || c.RetryBase != 250*time.Millisecond || c.MaxAttempts != 3 || c.Workers != 48 {
 		t.Fatalf("%+v", c)
 	}
 }
 
 func TestLoadConfigReportsEveryProblem(t *testing.T) {
 	env := envOf(map[string]string{"HERALD_HTTP_ADDR": "nope", "HERALD_SYNC": "sometimes",
-		"HERALD_MASTER_KEY": "not base64!", "HERALD_REPLICAS": "3", "HERALD_RETRY_BASE": "soon"})
+		"HERALD_MASTER_KEY": "not base64!", "HERALD_REPLICAS": "3", "HERALD_RETRY_BASE": "soon", "HERALD_WORKERS": "many"})
 	_, err := LoadConfig(env, Flags{})
 	if err == nil {
 		t.Fatal("bad configuration accepted")
 	}
-	for _, want := range []string{"HERALD_HTTP_ADDR", "HERALD_SYNC", "HERALD_MASTER_KEY", "HERALD_REPLICAS", "HERALD_RETRY_BASE"} {
+	for _, want := range []string{"HERALD_HTTP_ADDR", "HERALD_SYNC", "HERALD_MASTER_KEY", "HERALD_REPLICAS", "HERALD_RETRY_BASE", "HERALD_WORKERS"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not name %s: %v", want, err)
 		}
@@ -51,5 +51,14 @@ func TestExternalNATSNeedsMasterKey(t *testing.T) {
 	_, err := LoadConfig(envOf(map[string]string{"HERALD_NATS_URL": "nats://127.0.0.1:1"}), Flags{})
 	if err == nil || !strings.Contains(err.Error(), "HERALD_MASTER_KEY") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+func TestWorkersOutOfRange(t *testing.T) {
+	for _, v := range []string{"0", "-1", "4097"} {
+		_, err := LoadConfig(envOf(map[string]string{"HERALD_WORKERS": v}), Flags{})
+		if err == nil || !strings.Contains(err.Error(), "HERALD_WORKERS") {
+			t.Errorf("HERALD_WORKERS=%s: %v", v, err)
+		}
 	}
 }

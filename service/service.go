@@ -142,6 +142,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 	s.engine = engine.New(engine.Config{
 		RetryBase:      cfg.RetryBase,
 		MaxAttempts:    cfg.MaxAttempts,
+		Workers:        cfg.Workers,
 		FanoutBackstop: cfg.FanoutBackstop,
 		AckWait:        cfg.AckWait,
 		Logger:         logger,
