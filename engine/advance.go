@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/heraldhq/herald/bridge"
@@ -20,13 +21,53 @@ import (
 // turn; the work message is done.
 var errYield = errors.New("yield")
 
-// errLater ends a turn that woke from a timer and made its first Bridge
-// call while other wakes are due: the rest of the run (recording, the
-// next steps) waits in the worker's later queue, so that every due run's
-// workflow resumes on time before any of them finishes (see queues).
-var errLater = errors.New("later")
+// errAside ends the part of a woken turn that is on the clock: its Bridge
+// call answered while other wakes are due. The rest (recording the answer,
+// the next steps) waits in the later queue as an *asideError, so that
+// every due run's workflow resumes on time before any of them finishes
+// (see queues).
+var errAside = errors.New("aside")
+
+// asideError carries a turn that stepped aside, with the Bridge answer it
+// still has to record; finishAside completes it.
+type asideError struct{ t *turn }
+
+func (a *asideError) Error() string { return "engine: turn stepped aside for due wakes" }
+
+// errAsideBusy refuses a work message of a run whose turn stepped aside:
+// it comes back after a pause, and that turn goes on meanwhile.
+var errAsideBusy = errors.New("engine: the run's turn stepped aside")
+
+// asides are the runs whose turn stepped aside and is not finished.
+type asides struct {
+	mu   sync.Mutex
+	runs map[string]struct{}
+}
+
+func (a *asides) set(runID string, on bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !on {
+		delete(a.runs, runID)
+		return
+	}
+	if a.runs == nil {
+		a.runs = map[string]struct{}{}
+	}
+	a.runs[runID] = struct{}{}
+}
+
+func (a *asides) has(runID string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.runs[runID]
+	return ok
+}
 
 func (e *Engine) handleRun(ctx context.Context, m jetstream.Msg) error {
+	if l, ok := m.(laterMsg); ok {
+		return e.finishAside(ctx, l.t)
+	}
 	var tenant, runID string
 	var due time.Time
 	var err error
@@ -46,10 +87,13 @@ func (e *Engine) handleRun(ctx context.Context, m jetstream.Msg) error {
 			return &holdError{at: due}
 		}
 	}
-	_, woke := m.(wokeMsg)
+	w, woke := m.(wokeMsg)
 	unlock := e.states.lock(runID)
 	defer unlock()
-	return e.advance(ctx, tenant, runID, woke)
+	if e.asides.has(runID) {
+		return errAsideBusy
+	}
+	return e.advance(ctx, tenant, runID, woke, w.at)
 }
 
 // turn is one worker's hold on one run.
@@ -57,17 +101,26 @@ type turn struct {
 	e      *Engine
 	tenant string
 	st     *runstate.State
-	// called: the turn has called the Bridge.
-	called bool
+	// woke: the turn woke from a timer and has not yet stepped aside.
+	woke bool
+	// out is the Bridge answer a turn that stepped aside still records.
+	out *bridge.Outcome
+	// due is the instant a woken turn's run came due (unix nanoseconds);
+	// zero once the turn reached the Bridge, or when it did not wake.
+	due int64
 	// sub is the run's subscriber as the Bridge sees it, read once a turn.
 	sub *bridge.Subscriber
+	// resumed is a resume (a delay's end, a signal taken, a timeout) that
+	// st already holds but the log does not yet: it is appended with the
+	// turn's next write, after the Bridge call it leads to (see resume).
+	resumed *eventlog.Record
 }
 
 // advance runs the run until it must wait, finishes, or has run
 // StepsPerTurn steps (then it is re-enqueued). A turn that woke from a
-// timer steps aside (errLater) after its first Bridge call when other
-// wakes are due.
-func (e *Engine) advance(ctx context.Context, tenant, runID string, woke bool) error {
+// timer steps aside (an *asideError) after its first Bridge call when
+// other wakes are due; due is when a held run came due (zero: not held).
+func (e *Engine) advance(ctx context.Context, tenant, runID string, woke bool, due int64) error {
 	st := e.resumable(runID)
 	if st == nil {
 		var err error
@@ -75,27 +128,55 @@ func (e *Engine) advance(ctx context.Context, tenant, runID string, woke bool) e
 			return err // nil state: no such run; the message is dropped
 		}
 	}
-	t := &turn{e: e, tenant: tenant, st: st}
+	t := &turn{e: e, tenant: tenant, st: st, woke: woke, due: due}
+	return e.steps(ctx, t, t.step)
+}
+
+// finishAside completes a turn that stepped aside: it records the Bridge
+// answer the turn holds and goes on with the run.
+func (e *Engine) finishAside(ctx context.Context, t *turn) error {
+	runID := t.st.RunID
+	unlock := e.states.lock(runID)
+	defer unlock()
+	e.asides.set(runID, false)
+	return e.steps(ctx, t, func(ctx context.Context) error {
+		out := *t.out
+		t.out = nil
+		return t.answer(ctx, out)
+	})
+}
+
+// steps runs first, then steps of the turn, up to StepsPerTurn in all.
+func (e *Engine) steps(ctx context.Context, t *turn, first func(context.Context) error) error {
+	runID := t.st.RunID
+	next := first
 	for range e.cfg.StepsPerTurn {
-		err := t.step(ctx)
-		if errors.Is(err, eventlog.ErrConflict) {
+		err := next(ctx)
+		next = t.step
+		switch {
+		case errors.Is(err, eventlog.ErrConflict):
 			// Another writer (a signal, a cancel, another worker) moved
 			// the run: re-read and decide again.
+			t.resumed, t.out = nil, nil
 			e.states.drop(runID)
-			if t.st, err = e.load(ctx, tenant, runID); err != nil || t.st == nil {
+			if t.st, err = e.load(ctx, t.tenant, runID); err != nil || t.st == nil {
 				return err
 			}
 			continue
-		}
-		if errors.Is(err, errYield) {
+		case errors.Is(err, errYield):
 			return nil
-		}
-		if err != nil {
+		case errors.Is(err, errAside):
+			e.asides.set(runID, true)
+			if e.cfg.SteppedAside != nil {
+				e.cfg.SteppedAside()
+			}
+			return &asideError{t: t}
+		case err != nil:
 			return err
 		}
-		if woke && t.called && e.wakesDue.Load() > 0 {
-			return errLater
-		}
+	}
+	if err := t.flush(ctx); err != nil {
+		return err
 	}
 	return e.enqueue(ctx, t.st)
 }
@@ -152,22 +233,69 @@ func (e *Engine) load(ctx context.Context, tenant, runID string) (*runstate.Stat
 }
 
 // record appends an event to the run expecting the state's last sequence
-// and folds it into the state.
+// and folds it into the state. A resume the turn holds is appended first.
 func (t *turn) record(ctx context.Context, typ string, data any) error {
-	at := t.e.now().UTC()
-	subject := eventlog.Subject(t.tenant, eventlog.AggRun, t.st.RunID)
+	if err := t.flush(ctx); err != nil {
+		return err
+	}
+	rec, raw, err := t.newRecord(typ, data)
+	if err != nil {
+		return err
+	}
+	seq, err := t.e.log.Append(ctx, rec)
+	if err != nil {
+		return err
+	}
+	if err := t.st.Apply(eventlog.Event{Type: typ, TenantID: t.tenant, At: rec.At, Data: raw, Seq: seq, Subject: rec.Subject}); err != nil {
+		return err
+	}
+	t.e.states.put(t.st)
+	return nil
+}
+
+// newRecord is an event of the run that expects the state's last sequence.
+func (t *turn) newRecord(typ string, data any) (eventlog.Record, json.RawMessage, error) {
 	raw, err := json.Marshal(data)
 	if err != nil {
-		return err
+		return eventlog.Record{}, nil, err
 	}
-	seq, err := t.e.log.Append(ctx, eventlog.Record{Subject: subject, Type: typ, Tenant: t.tenant, Data: json.RawMessage(raw),
-		Expect: true, ExpectSeq: t.st.LastSeq, At: at})
+	return eventlog.Record{Subject: eventlog.Subject(t.tenant, eventlog.AggRun, t.st.RunID), Type: typ, Tenant: t.tenant,
+		Data: json.RawMessage(raw), Expect: true, ExpectSeq: t.st.LastSeq, At: t.e.now().UTC()}, raw, nil
+}
+
+// resume completes the pending delay or wait in the turn's state only:
+// the Bridge call it leads to goes first and the event is appended right
+// after it (flush), so that a woken run's workflow resumes one append
+// sooner. Nothing is lost by the order: until the append, the log still
+// says the run is due, and a turn that ends before it (an error, a crash)
+// leaves the run to resume again. The state is a copy until then, so the
+// cache never holds what the log does not.
+func (t *turn) resume(act Action) error {
+	rec, raw, err := t.newRecord(events.StepCompleted, events.StepCompletedData{
+		StepID: act.StepID, Type: act.StepType, Output: act.Output, SignalSeq: act.SignalSeq})
 	if err != nil {
 		return err
 	}
-	if err := t.st.Apply(eventlog.Event{Type: typ, TenantID: t.tenant, At: at, Data: raw, Seq: seq, Subject: subject}); err != nil {
+	st := t.st.Clone()
+	if err := st.Apply(eventlog.Event{Type: rec.Type, TenantID: t.tenant, At: rec.At, Data: raw, Subject: rec.Subject}); err != nil {
 		return err
 	}
+	t.st, t.resumed = st, &rec
+	return nil
+}
+
+// flush appends the resume the turn holds, if any.
+func (t *turn) flush(ctx context.Context) error {
+	rec := t.resumed
+	if rec == nil {
+		return nil
+	}
+	t.resumed = nil
+	seq, err := t.e.log.Append(ctx, *rec)
+	if err != nil {
+		return err
+	}
+	t.st.LastSeq = seq
 	t.e.states.put(t.st)
 	return nil
 }
@@ -190,8 +318,7 @@ func (t *turn) step(ctx context.Context) error {
 		if act.StepType == string(bridge.StepDigest) {
 			return t.closeDigest(ctx, act.StepID)
 		}
-		return t.record(ctx, events.StepCompleted, events.StepCompletedData{
-			StepID: act.StepID, Type: act.StepType, Output: act.Output, SignalSeq: act.SignalSeq})
+		return t.resume(act)
 	}
 	return t.execute(ctx)
 }
@@ -212,6 +339,10 @@ func (t *turn) execute(ctx context.Context) error {
 	if t.sub == nil {
 		t.sub = t.e.subscriber(t.tenant, t.st.SubscriberID)
 	}
+	if t.due != 0 {
+		t.e.noteLate(t.due)
+		t.due = 0
+	}
 	req := bridge.ExecuteRequest{WorkflowID: t.st.WorkflowID, RunID: t.st.RunID, Payload: payload, Subscriber: t.sub}
 	for _, s := range t.st.CompletedSteps() {
 		req.Steps = append(req.Steps, bridge.CompletedStep{StepID: s.StepID, Type: bridge.StepType(s.Type), Output: s.Output})
@@ -220,7 +351,6 @@ func (t *turn) execute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	t.called = true
 	if out.Kind == bridge.OutcomeTerminal && out.Code == bridge.CodeBridgeUnauthorized {
 		// The secret may have rotated since this process last looked:
 		// refused with an old secret is not refused with the newest.
@@ -229,6 +359,23 @@ func (t *turn) execute(ctx context.Context) error {
 				return err
 			}
 		}
+	}
+	if t.woke && t.e.wakesDue.Load() > 0 {
+		// Other runs are due: their workflows resume before this one's
+		// answer is recorded.
+		t.woke, t.out = false, &out
+		return errAside
+	}
+	t.woke = false
+	return t.answer(ctx, out)
+}
+
+// answer records what the Bridge answered.
+func (t *turn) answer(ctx context.Context, out bridge.Outcome) error {
+	// The run's writes keep their order: the resume the call followed
+	// goes before whatever the answer leads to (a delivery, a digest).
+	if err := t.flush(ctx); err != nil {
+		return err
 	}
 	switch out.Kind {
 	case bridge.OutcomeCompleted:

@@ -59,6 +59,12 @@ type Config struct {
 	// New builds when Deps.Client is nil, e.g. to time every call for the
 	// metrics. Zero: the pooled transport as it is.
 	BridgeTransport func(http.RoundTripper) http.RoundTripper
+	// WokeLate, when set, hears how late each run woken by its timer
+	// reached its Bridge call.
+	WokeLate func(time.Duration)
+	// SteppedAside, when set, hears of each woken turn that put off
+	// recording its Bridge answer for other due runs (see errAside).
+	SteppedAside func()
 	// Now is the clock. Zero: time.Now.
 	Now func() time.Time
 	// Logger receives the engine's logs. Zero: slog.Default().
@@ -138,6 +144,10 @@ type Engine struct {
 	// wakesDue counts held runs whose instant came and that wait for a
 	// worker (see queues).
 	wakesDue atomic.Int64
+	// pressed is when a woken run was last late (see noteLate).
+	pressed atomic.Int64
+	// asides are the runs whose turn stepped aside (see errAside).
+	asides asides
 }
 
 // New returns an engine; it does nothing until Run.
@@ -212,6 +222,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	var stops []func()
 	var q *queues
+	var all []*queues
 	for _, c := range consumers {
 		cons, err := js.CreateOrUpdateConsumer(ctx, eventlog.WorkStream, jetstream.ConsumerConfig{
 			Durable:       c.name,
@@ -230,6 +241,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 		if !c.fired {
 			q = e.newQueues(ctx, c.workers)
+			all = append(all, q)
 		}
 		into, batch := q.msgs, min(c.workers*4, 1024)
 		if c.fired {
@@ -256,6 +268,7 @@ func (e *Engine) Run(ctx context.Context) error {
 						return
 					}
 					e.process(ctx, m, c.handle, q)
+					q.done(m)
 				}
 			}()
 		}
@@ -266,26 +279,70 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	wg.Wait()
 	e.held.release()
+	for _, q := range all {
+		e.drainLater(ctx, q)
+	}
 	return nil
 }
 
-// process runs one work message's handler and acknowledges it; a handler
-// failure (an infrastructure error) leaves it for redelivery after a pause;
-// a hold keeps it until its instant, then passes it to the wake queue; a
-// turn that yields to due wakes goes to the later queue.
+// drainLater finishes the turns that stepped aside and still wait in q
+// when the engine stops: each holds a Bridge answer that is lost unless
+// recorded now (its run would then call the Bridge again). Other messages
+// go back to the server.
+func (e *Engine) drainLater(ctx context.Context, q *queues) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.AckWait/3)
+	defer cancel()
+	for {
+		select {
+		case m := <-q.later:
+			if l, ok := m.(laterMsg); ok && ctx.Err() == nil {
+				e.settle(ctx, m, e.finishAside(ctx, l.t), nil)
+				continue
+			}
+			_ = m.Nak()
+		default:
+			return
+		}
+	}
+}
+
+// process runs one work message's handler and settles it (see settle). A
+// turn that stepped aside for due wakes goes to the later queue, or is
+// finished at once when that is full.
 func (e *Engine) process(ctx context.Context, m jetstream.Msg, handle func(context.Context, jetstream.Msg) error,
 	q *queues) {
 	stop := e.heartbeat(m)
 	err := handle(ctx, m)
 	stop()
+	if a, ok := errors.AsType[*asideError](err); ok {
+		if w, ok := m.(wokeMsg); ok {
+			m = w.Msg
+		}
+		if q.putLater(laterMsg{Msg: m, t: a.t}) {
+			return
+		}
+		stop = e.heartbeat(m)
+		err = e.finishAside(ctx, a.t)
+		stop()
+	}
+	e.settle(ctx, m, err, q)
+}
+
+// settle acknowledges a work message whose handler succeeded. A handler
+// failure (an infrastructure error) leaves it for redelivery after a
+// pause; a hold keeps it until its instant, then passes it to q's wake
+// queue (with no q, when the engine stops, the server keeps it until then).
+func (e *Engine) settle(ctx context.Context, m jetstream.Msg, err error, q *queues) {
 	if h, ok := errors.AsType[*holdError](err); ok {
+		if q == nil {
+			_ = m.NakWithDelay(max(0, h.at.Sub(e.now())))
+			return
+		}
 		e.held.add(m, h.at.Sub(e.now()), q.wake)
 		return
 	}
-	if errors.Is(err, errLater) {
-		if !q.putLater(m) {
-			_ = m.Nak() // the later queue is full: the server delivers it again
-		}
+	if errors.Is(err, errAsideBusy) {
+		_ = m.NakWithDelay(asideRetry)
 		return
 	}
 	if err != nil {
@@ -297,6 +354,10 @@ func (e *Engine) process(ctx context.Context, m jetstream.Msg, handle func(conte
 	}
 	_ = m.Ack()
 }
+
+// asideRetry is how soon a work message refused with errAsideBusy comes
+// back.
+const asideRetry = 200 * time.Millisecond
 
 // heartbeat tells the server the message is still being worked on, every
 // AckWait/3, until the returned stop is called.

@@ -109,34 +109,110 @@ func (h *holds) release() {
 // queued ahead of it), a timer just fired (it is held: cheap, and late by
 // whatever waits ahead of it), a turn that stepped aside for those (finish
 // runs before starting new ones), new work from the server.
+//
+// Order alone does not keep due runs on time: a burst of wakes arrives one
+// at a time, so between two of them a worker finds the wake queue empty
+// and starts other work, and a hundred turns of other work take the CPU
+// the next wakes need. So when a woken run reaches its Bridge call more
+// than wakeSlack after its instant (Engine.noteLate), for wakeQuiet after
+// it at most calm workers run other work at once; the rest wait for
+// wakes. Wakes on time limit nothing.
 type queues struct {
 	ctx    context.Context
 	msgs   chan jetstream.Msg
 	timers chan jetstream.Msg
-	wakes  chan jetstream.Msg
+	wakes  chan dueMsg
 	later  chan jetstream.Msg
 	// due counts wakes handed over but not yet taken by a worker.
 	due *atomic.Int64
+	// pressed is when a woken run was last late (see Engine.noteLate).
+	pressed *atomic.Int64
+	// other counts the workers that took, or wait for, other work.
+	other atomic.Int64
+	calm  int64
+	now   func() time.Time
 }
+
+// dueMsg is a held message whose instant came at at (unix nanoseconds).
+type dueMsg struct {
+	m  jetstream.Msg
+	at int64
+}
+
+const (
+	// wakeSlack is how late a woken run may reach its Bridge call before
+	// other work is limited.
+	wakeSlack = 5 * time.Millisecond
+	// wakeQuiet is how long other work stays limited after a wake waited.
+	wakeQuiet = 50 * time.Millisecond
+)
 
 func (e *Engine) newQueues(ctx context.Context, workers int) *queues {
 	return &queues{ctx: ctx, msgs: make(chan jetstream.Msg), timers: make(chan jetstream.Msg),
-		wakes: make(chan jetstream.Msg), later: make(chan jetstream.Msg, 8*workers), due: &e.wakesDue}
+		wakes: make(chan dueMsg), later: make(chan jetstream.Msg, 64*workers),
+		due: &e.wakesDue, pressed: &e.pressed, calm: int64(max(1, workers/16)), now: time.Now}
+}
+
+// took hands a wake to its worker.
+func (q *queues) took(d dueMsg) (jetstream.Msg, bool) {
+	q.due.Add(-1)
+	return wokeMsg{Msg: d.m, at: d.at}, true
+}
+
+// pressing reports whether a woken run was late within wakeQuiet.
+func (q *queues) pressing() bool {
+	return q.now().UnixNano()-q.pressed.Load() < int64(wakeQuiet)
+}
+
+// reserve counts the worker as one on other work, unless wakes are
+// pressing and calm workers already are.
+func (q *queues) reserve() bool {
+	for {
+		n := q.other.Load()
+		if n >= q.calm && q.pressing() {
+			return false
+		}
+		if q.other.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// done ends the worker's turn on m (see next).
+func (q *queues) done(m jetstream.Msg) {
+	if _, ok := m.(wokeMsg); !ok {
+		q.other.Add(-1)
+	}
 }
 
 // next blocks for the next message by priority; false when the engine
-// stops. A message of the wake or timer queue comes as a wokeMsg.
+// stops. A message of the wake or timer queue comes as a wokeMsg; the
+// worker calls done with any other when its turn ends.
 func (q *queues) next() (jetstream.Msg, bool) {
 	select {
-	case m := <-q.wakes:
-		q.due.Add(-1)
-		return wokeMsg{m}, true
+	case d := <-q.wakes:
+		return q.took(d)
 	default:
 	}
 	select {
 	case m := <-q.timers:
-		return wokeMsg{m}, true
+		return wokeMsg{Msg: m}, true
 	default:
+	}
+	for !q.reserve() {
+		t := time.NewTimer(wakeQuiet / 10)
+		select {
+		case d := <-q.wakes:
+			t.Stop()
+			return q.took(d)
+		case m := <-q.timers:
+			t.Stop()
+			return wokeMsg{Msg: m}, true
+		case <-t.C:
+		case <-q.ctx.Done():
+			t.Stop()
+			return nil, false
+		}
 	}
 	select {
 	case m := <-q.later:
@@ -144,16 +220,18 @@ func (q *queues) next() (jetstream.Msg, bool) {
 	default:
 	}
 	select {
-	case m := <-q.wakes:
-		q.due.Add(-1)
-		return wokeMsg{m}, true
+	case d := <-q.wakes:
+		q.other.Add(-1)
+		return q.took(d)
 	case m := <-q.timers:
-		return wokeMsg{m}, true
+		q.other.Add(-1)
+		return wokeMsg{Msg: m}, true
 	case m := <-q.later:
 		return m, true
 	case m := <-q.msgs:
 		return m, true
 	case <-q.ctx.Done():
+		q.other.Add(-1)
 		return nil, false
 	}
 }
@@ -163,21 +241,17 @@ func (q *queues) next() (jetstream.Msg, bool) {
 func (q *queues) wake(m jetstream.Msg) {
 	q.due.Add(1)
 	select {
-	case q.wakes <- m:
+	case q.wakes <- dueMsg{m: m, at: q.now().UnixNano()}:
 	case <-q.ctx.Done():
 		q.due.Add(-1)
 		_ = m.Nak()
 	}
 }
 
-// putLater queues the rest of a turn that stepped aside for due wakes,
-// telling the server it is still worked on; false when the queue is full.
-// The message goes back unmarked: its turn does not step aside again.
-func (q *queues) putLater(m jetstream.Msg) bool {
+// putLater queues a turn that stepped aside for due wakes, telling the
+// server its message is still worked on; false when the queue is full.
+func (q *queues) putLater(m laterMsg) bool {
 	_ = m.InProgress()
-	if w, ok := m.(wokeMsg); ok {
-		m = w.Msg
-	}
 	select {
 	case q.later <- m:
 		return true
@@ -186,7 +260,29 @@ func (q *queues) putLater(m jetstream.Msg) bool {
 	}
 }
 
+// laterMsg is the work message of a turn that stepped aside, with the turn.
+type laterMsg struct {
+	jetstream.Msg
+	t *turn
+}
+
 // wokeMsg marks a work message that reached a worker through the wake or
-// timer queue: a run held until its instant, or a timer that fired. Its
-// turn steps aside for other due runs after its first Bridge call.
-type wokeMsg struct{ jetstream.Msg }
+// timer queue: a run held until its instant (at, unix nanoseconds), or a
+// timer that fired (at zero). Its turn steps aside for other due runs
+// after its first Bridge call.
+type wokeMsg struct {
+	jetstream.Msg
+	at int64
+}
+
+// noteLate reports how late a woken run reaches its Bridge call after its
+// instant at, and marks wakes pressing (see queues) past wakeSlack.
+func (e *Engine) noteLate(at int64) {
+	now := e.now().UnixNano()
+	if e.cfg.WokeLate != nil {
+		e.cfg.WokeLate(time.Duration(now - at))
+	}
+	if now-at > int64(wakeSlack) {
+		e.pressed.Store(now)
+	}
+}

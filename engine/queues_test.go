@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +20,9 @@ func nameOf(m jetstream.Msg) string {
 	if w, ok := m.(wokeMsg); ok {
 		return "woke:" + nameOf(w.Msg)
 	}
+	if l, ok := m.(laterMsg); ok {
+		return nameOf(l.Msg)
+	}
 	return m.(namedMsg).name
 }
 
@@ -32,9 +36,9 @@ func TestQueuesTakeWakesFirstThenTimersThenLaterThenNew(t *testing.T) {
 	go func() { q.msgs <- namedMsg{name: "new"} }()
 	go func() { q.timers <- namedMsg{name: "timer"} }()
 	go q.wake(namedMsg{name: "wake"})
-	// A turn that stepped aside goes back unmarked: it does not step
+	// A turn that stepped aside comes back unmarked: it does not step
 	// aside again.
-	if !q.putLater(wokeMsg{namedMsg{name: "turn"}}) {
+	if !q.putLater(laterMsg{Msg: namedMsg{name: "turn"}}) {
 		t.Fatal("later queue refused its first message")
 	}
 	time.Sleep(200 * time.Millisecond) // every sender is blocked on its queue
@@ -70,7 +74,7 @@ func TestLaterQueueIsBounded(t *testing.T) {
 	e := &Engine{}
 	q := e.newQueues(context.Background(), 1)
 	n := 0
-	for q.putLater(namedMsg{name: "x"}) {
+	for q.putLater(laterMsg{Msg: namedMsg{name: "x"}}) {
 		if n++; n > 1000 {
 			t.Fatal("the later queue never fills")
 		}
@@ -90,5 +94,78 @@ func TestParseWake(t *testing.T) {
 		if _, _, _, err := parseWake([]byte(bad)); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
+	}
+}
+
+// Once a woken run reached its Bridge more than wakeSlack late, at most calm
+// workers take other work (turns that stepped aside, new work); the others
+// wait for wakes. wakeQuiet after the last late one, every worker takes
+// other work again. Wakes on time limit nothing.
+func TestOtherWorkWaitsWhileWakesArePressing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e := &Engine{}
+	q := e.newQueues(ctx, 16)
+	if q.calm != 1 {
+		t.Fatalf("calm %d for 16 workers, want 1", q.calm)
+	}
+	var clock atomic.Int64
+	clock.Store(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC).UnixNano())
+	q.now = func() time.Time { return time.Unix(0, clock.Load()) }
+	go func() {
+		for _, n := range []string{"new1", "new2", "new3", "new4"} {
+			q.msgs <- namedMsg{name: n}
+		}
+	}()
+	got := make(chan jetstream.Msg, 1)
+	take := func() {
+		m, _ := q.next()
+		got <- m
+	}
+	e.cfg.Now = func() time.Time { return time.Unix(0, clock.Load()) }
+	// A wake on time limits nothing.
+	go q.wake(namedMsg{name: "prompt"})
+	time.Sleep(100 * time.Millisecond) // the wake is blocked on its queue
+	m, _ := q.next()
+	if nameOf(m) != "woke:prompt" || m.(wokeMsg).at != clock.Load() {
+		t.Fatalf("took %s, want the wake due now", nameOf(m))
+	}
+	e.noteLate(m.(wokeMsg).at)
+	first, _ := q.next()
+	second, _ := q.next()
+	if nameOf(first) != "new1" || nameOf(second) != "new2" {
+		t.Fatalf("took %s, %s", nameOf(first), nameOf(second))
+	}
+	// A woken run that reaches its Bridge more than wakeSlack late
+	// presses.
+	clock.Add(int64(2 * wakeSlack))
+	e.noteLate(m.(wokeMsg).at)
+	q.done(first)
+	go take()
+	select {
+	case m := <-got:
+		t.Fatalf("a worker took %s while wakes press and another runs other work", nameOf(m))
+	case <-time.After(100 * time.Millisecond):
+	}
+	go q.wake(namedMsg{name: "wake"})
+	if m := <-got; nameOf(m) != "woke:wake" {
+		t.Fatalf("the waiting worker took %s, want the wake", nameOf(m))
+	}
+	// The other turn ends: one may run again.
+	q.done(second)
+	go take()
+	if m := <-got; nameOf(m) != "new3" {
+		t.Fatalf("took %s, want new3", nameOf(m))
+	}
+	// new3 still runs, yet wakeQuiet passed since a wake waited: no limit.
+	clock.Add(int64(wakeQuiet))
+	go take()
+	select {
+	case m := <-got:
+		if nameOf(m) != "new4" {
+			t.Fatalf("took %s, want new4", nameOf(m))
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("other work still waits after the wakes stopped pressing")
 	}
 }

@@ -43,6 +43,9 @@ type Metrics struct {
 	deliveries     map[string]prometheus.Counter // by event type
 
 	bridgeCalls *prometheus.HistogramVec
+	// wakeLateness and turnsAside watch timers (see WokeLate, SteppedAside).
+	wakeLateness prometheus.Histogram
+	turnsAside   prometheus.Counter
 }
 
 // Run statuses of herald_runs_finished_total, by the event that ends a run.
@@ -87,6 +90,15 @@ func New() *Metrics {
 			Help:    "Duration of calls to tenant Bridges (one step each), by outcome: the status class or \"error\" when no answer came.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"outcome"}),
+		wakeLateness: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "herald_timer_lateness_seconds",
+			Help:    "How late runs woken by their timer (a delay's end, a wait's timeout, a retry) reached their Bridge call.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}),
+		turnsAside: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herald_turns_stepped_aside_total",
+			Help: "Turns of woken runs that put off recording their Bridge answer while other runs were due.",
+		}),
 		runsFinished: map[string]prometheus.Counter{},
 		deliveries:   map[string]prometheus.Counter{},
 	}
@@ -108,7 +120,7 @@ func New() *Metrics {
 		m.bridgeCalls.WithLabelValues(o) // present from the start, at zero
 	}
 	m.reg.MustRegister(m.httpRequests, m.httpDuration, m.eventsAppended, m.runsStarted, finished, deliveries,
-		m.bridgeCalls, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		m.bridgeCalls, m.wakeLateness, m.turnsAside, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
@@ -141,6 +153,22 @@ func (m *Metrics) ObserveRequest(method, route string, status int, elapsed time.
 	}
 	m.httpRequests.WithLabelValues(method, route, label).Inc()
 	m.httpDuration.WithLabelValues(method, route).Observe(elapsed.Seconds())
+}
+
+// WokeLate records how late a woken run reached its Bridge call.
+func (m *Metrics) WokeLate(d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.wakeLateness.Observe(max(0, d).Seconds())
+}
+
+// SteppedAside counts a woken turn that put off recording its answer.
+func (m *Metrics) SteppedAside() {
+	if m == nil {
+		return
+	}
+	m.turnsAside.Inc()
 }
 
 // EventAppended records one event this process appended; it is the event

@@ -49,6 +49,9 @@ func TestInstrumentsAppearInTheExposition(t *testing.T) {
 		return []metrics.ConsumerSample{{Name: "herald-runs", Pending: 7, AckPending: 3, Redelivered: 1}}, nil
 	})
 	m.SampleReady(func() bool { return true })
+	m.WokeLate(3 * time.Millisecond)
+	m.WokeLate(-time.Millisecond) // a clock step back counts as on time
+	m.SteppedAside()
 
 	out := scrape(t, m)
 	for _, want := range []string{
@@ -67,6 +70,10 @@ func TestInstrumentsAppearInTheExposition(t *testing.T) {
 		`herald_work_pending_messages{consumer="herald-runs"} 7`,
 		`herald_work_ack_pending_messages{consumer="herald-runs"} 3`,
 		`herald_ready 1`,
+		`herald_timer_lateness_seconds_bucket{le="0.001"} 1`,
+		`herald_timer_lateness_seconds_bucket{le="0.005"} 2`,
+		`herald_timer_lateness_seconds_count 2`,
+		`herald_turns_stepped_aside_total 1`,
 		`go_goroutines`,
 	} {
 		if !strings.Contains(out, want) {

@@ -148,6 +148,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		Logger:         logger,
 
 		BridgeTransport: s.metrics.BridgeTransport,
+		WokeLate:        s.metrics.WokeLate,
+		SteppedAside:    s.metrics.SteppedAside,
 	}, engine.Deps{
 		Log:       s.log,
 		Store:     s.store,

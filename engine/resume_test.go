@@ -1,0 +1,248 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/internal/testherald"
+)
+
+// resumeFixture is a service whose Bridge can be told to drop a request
+// unanswered, with the tenant id to read the run's events by.
+type resumeFixture struct {
+	h      *testherald.Herald
+	tenant string
+	key    string
+	// drop, when it returns true for a request body, closes the
+	// connection without an answer.
+	drop func(body []byte) bool
+}
+
+func startResume(t *testing.T, reg *bridge.Registry) *resumeFixture {
+	t.Helper()
+	h := testherald.Start(t, testherald.Options{DeliverURL: testherald.NewStandInDelivery(t).URL})
+	f := &resumeFixture{h: h, drop: func([]byte) bool { return false }}
+	f.tenant, f.key = h.Tenant("Acme")
+	var serve atomic.Pointer[http.Handler]
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return
+		}
+		if f.drop(body) {
+			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				_ = conn.Close()
+			}
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		(*serve.Load()).ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	resp := h.Do("PUT", "/v1/bridge", f.key, map[string]string{"webhookUrl": srv.URL})
+	if resp.Status != http.StatusOK {
+		t.Fatalf("PUT /v1/bridge: %d %s", resp.Status, resp.Body)
+	}
+	var b struct{ SigningSecret string }
+	resp.JSON(t, &b)
+	hd := bridge.Serve(reg, bridge.Options{SigningKey: b.SigningSecret})
+	serve.Store(&hd)
+	return f
+}
+
+// history is the run's events, oldest first.
+func (f *resumeFixture) history(t *testing.T, runID string) []eventlog.Event {
+	t.Helper()
+	evs, err := f.h.Log().History(context.Background(), eventlog.Subject(f.tenant, eventlog.AggRun, runID), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+// completions counts the run's StepCompleted events of stepID.
+func completions(t *testing.T, evs []eventlog.Event, stepID string) int {
+	t.Helper()
+	n := 0
+	for _, ev := range evs {
+		if ev.Type != events.StepCompleted {
+			continue
+		}
+		var d events.StepCompletedData
+		if err := ev.Decode(&d); err != nil {
+			t.Fatal(err)
+		}
+		if d.StepID == stepID {
+			n++
+		}
+	}
+	return n
+}
+
+// pauseThen is a workflow that sleeps 300ms then runs after.
+func pauseThen(after func(runID string)) *bridge.Workflow {
+	return bridge.MustWorkflow("pause", func(ctx *bridge.Context) error {
+		if err := bridge.Delay(ctx, "wait", 300*time.Millisecond); err != nil {
+			return err
+		}
+		_, err := bridge.Run(ctx, "after", func(context.Context) (bool, error) {
+			after(ctx.RunID)
+			return true, nil
+		})
+		return err
+	})
+}
+
+// TestResumeCallsTheBridgeBeforeRecordingTheDelaysEnd: a woken run's
+// workflow resumes one append sooner. When the Bridge runs the step after
+// the delay, the log still ends with the run going to sleep; the delay's
+// end is recorded right after, once.
+func TestResumeCallsTheBridgeBeforeRecordingTheDelaysEnd(t *testing.T) {
+	var f *resumeFixture
+	var mu sync.Mutex
+	var lastType []string
+	f = startResume(t, bridge.NewRegistry().MustRegister(pauseThen(func(runID string) {
+		ev, _, err := f.h.Log().Last(context.Background(), eventlog.Subject(f.tenant, eventlog.AggRun, runID))
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			lastType = append(lastType, err.Error())
+			return
+		}
+		lastType = append(lastType, ev.Type)
+	})))
+	runID := one(t, (&fixture{h: f.h, key: f.key}).trigger(t, map[string]any{"workflowId": "pause", "to": map[string]any{"subscriberId": "u1"}}))
+	f.h.WaitRun(f.key, runID, 10*time.Second, "completed")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lastType) != 1 || lastType[0] != events.RunSleeping {
+		t.Fatalf("when the step after the delay ran, the run's last events were %v; want [%s]", lastType, events.RunSleeping)
+	}
+	evs := f.history(t, runID)
+	if n := completions(t, evs, "wait"); n != 1 {
+		t.Fatalf("the delay was recorded as completed %d times", n)
+	}
+	if last := evs[len(evs)-1]; last.Type != events.RunCompleted {
+		t.Fatalf("last event %s", last.Type)
+	}
+}
+
+// TestResumeSurvivesABridgeCallLost: the Bridge call a resume leads to
+// gets no answer. Nothing of the resume was recorded, so the run resumes
+// again and completes; the delay's end and the step after it are each
+// recorded once.
+func TestResumeSurvivesABridgeCallLost(t *testing.T) {
+	var ran atomic.Int64
+	f := startResume(t, bridge.NewRegistry().MustRegister(pauseThen(func(string) { ran.Add(1) })))
+	var dropped atomic.Bool
+	f.drop = func(body []byte) bool {
+		var req bridge.ExecuteRequest
+		if json.Unmarshal(body, &req) != nil || len(req.Steps) == 0 {
+			return false
+		}
+		return dropped.CompareAndSwap(false, true)
+	}
+	runID := one(t, (&fixture{h: f.h, key: f.key}).trigger(t, map[string]any{"workflowId": "pause", "to": map[string]any{"subscriberId": "u1"}}))
+	f.h.WaitRun(f.key, runID, 30*time.Second, "completed")
+	if !dropped.Load() {
+		t.Fatal("no Bridge call after the delay was dropped")
+	}
+	if n := ran.Load(); n != 1 {
+		t.Fatalf("the step after the delay ran %d times", n)
+	}
+	evs := f.history(t, runID)
+	if n := completions(t, evs, "wait"); n != 1 {
+		t.Fatalf("the delay was recorded as completed %d times", n)
+	}
+	if n := completions(t, evs, "after"); n != 1 {
+		t.Fatalf("the step after the delay was recorded %d times", n)
+	}
+}
+
+// TestBurstOfWakesStepsAsideAndRecordsEveryAnswerOnce: hundreds of runs
+// whose delays end on the same instant. Woken turns put off recording
+// their Bridge answers while other runs are due (the metric counts them),
+// and every answer is still recorded once: each run completes with its
+// delay's end and the step after it recorded once, the step run once.
+func TestBurstOfWakesStepsAsideAndRecordsEveryAnswerOnce(t *testing.T) {
+	const runs = 300
+	var mu sync.Mutex
+	ran := map[string]int{}
+	wf := bridge.MustWorkflow("burst", func(ctx *bridge.Context) error {
+		var p struct{ At time.Time }
+		if err := ctx.DecodePayload(&p); err != nil {
+			return err
+		}
+		if err := bridge.DelayUntil(ctx, "wait", p.At); err != nil {
+			return err
+		}
+		_, err := bridge.Run(ctx, "after", func(context.Context) (bool, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			ran[ctx.RunID]++
+			return true, nil
+		})
+		return err
+	})
+	f := startResume(t, bridge.NewRegistry().MustRegister(wf))
+	f.h.SeedTopic(f.tenant, "all", runs, "example.com")
+	at := time.Now().Add(3 * time.Second).UTC()
+	r := f.h.Do("POST", "/v1/events", f.key, map[string]any{"workflowId": "burst",
+		"to": map[string]any{"topics": []string{"all"}}, "payload": map[string]any{"at": at}})
+	if r.Status != http.StatusAccepted {
+		t.Fatalf("trigger: %d %s", r.Status, r.Body)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		mu.Lock()
+		n := len(ran)
+		mu.Unlock()
+		if n == runs {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d runs ran the step after the delay", n, runs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	mu.Lock()
+	ids := make([]string, 0, runs)
+	for id, n := range ran {
+		if n != 1 {
+			t.Errorf("run %s ran the step after the delay %d times", id, n)
+		}
+		ids = append(ids, id)
+	}
+	mu.Unlock()
+	for _, id := range ids {
+		f.h.WaitRun(f.key, id, 30*time.Second, "completed")
+		evs := f.history(t, id)
+		if w, a := completions(t, evs, "wait"), completions(t, evs, "after"); w != 1 || a != 1 {
+			t.Fatalf("run %s recorded the delay's end %d times and the step after %d times", id, w, a)
+		}
+	}
+	metrics := f.h.Do("GET", "/metrics", "", nil)
+	var aside float64
+	for _, line := range strings.Split(string(metrics.Body), "\n") {
+		if v, ok := strings.CutPrefix(line, "herald_turns_stepped_aside_total "); ok {
+			aside, _ = strconv.ParseFloat(v, 64)
+		}
+	}
+	if aside == 0 {
+		t.Fatalf("no turn stepped aside for %d runs due on the same instant", runs)
+	}
+	t.Logf("%d of %d woken turns stepped aside", int(aside), runs)
+}
