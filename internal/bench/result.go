@@ -104,6 +104,9 @@ type TimersResult struct {
 	DelayMs      float64 `json:"delayMs"`
 	SpreadMs     float64 `json:"spreadMs,omitempty"`
 	SleepingPeak int     `json:"sleepingAtOnce"`
+	// DueOverMs is how long the delays' ends spread over, first to last:
+	// the runs resume at Runs/DueOverMs per millisecond or fall behind.
+	DueOverMs float64 `json:"dueOverMs"`
 	// Lateness of the step after the delay, executing at the Bridge,
 	// against the delay's until; milliseconds.
 	LateP50Ms  float64 `json:"latenessP50Ms"`

@@ -266,6 +266,16 @@ func (r *runner) timers(ctx context.Context, t *TimersResult) error {
 	t.SleepingPeak = int(peak.Load())
 	tl.mu.Lock()
 	late := make([]float64, 0, n)
+	var first, last time.Time
+	for _, until := range tl.until {
+		if first.IsZero() || until.Before(first) {
+			first = until
+		}
+		if until.After(last) {
+			last = until
+		}
+	}
+	t.DueOverMs = ms(last.Sub(first))
 	for id, at := range tl.resumes {
 		until, ok := tl.until[id]
 		if !ok {
@@ -281,8 +291,8 @@ func (r *runner) timers(ctx context.Context, t *TimersResult) error {
 	tl.mu.Unlock()
 	s := sortedCopy(late)
 	t.LateP50Ms, t.LateP95Ms, t.LateP99Ms, t.LateMaxMs = percentile(s, 50), percentile(s, 95), percentile(s, 99), s[len(s)-1]
-	r.progress("timers: %d runs resumed, at most %d asleep at once; lateness p50 %.1f ms, p99 %.1f ms, max %.1f ms",
-		n, t.SleepingPeak, t.LateP50Ms, t.LateP99Ms, t.LateMaxMs)
+	r.progress("timers: %d runs resumed, at most %d asleep at once, due over %.0f ms; lateness p50 %.1f ms, p99 %.1f ms, max %.1f ms",
+		n, t.SleepingPeak, t.DueOverMs, t.LateP50Ms, t.LateP99Ms, t.LateMaxMs)
 	if t.Early > 0 {
 		return fmt.Errorf("%d runs resumed before their delay ended", t.Early)
 	}
