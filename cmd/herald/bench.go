@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -16,6 +17,10 @@ import (
 // benchCmd runs the end-to-end benchmark (internal/bench): herald serve as
 // a child process, a Bridge and an SMTP sink in this one, on loopback.
 func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if os.Getenv(bench.NATSEnv) != "" {
+		// The NATS process of `herald bench --nats external`.
+		return bench.ServeNATS(ctx, stdout)
+	}
 	fs := newFlagSet("bench")
 	quick := fs.Bool("quick", false, "the quick profile: smaller sizes, a few minutes")
 	asJSON := fs.Bool("json", false, "print the result as JSON on stdout (progress stays on stderr)")
@@ -34,6 +39,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	profileDir := fs.String("profile", "", "write CPU and heap profiles of herald serve per scenario into this directory")
 	profileSecs := fs.Int("profile-seconds", 0, "length of each CPU profile (default 20)")
 	timeout := fs.Duration("timeout", 0, "bound on one scenario (default 10m)")
+	natsMode := fs.String("nats", "embedded", "embedded: NATS inside herald serve (the default deployment); external: NATS in a process of its own, measured apart (production's layout)")
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(stdout, "Usage: herald bench [flags]\n\nRuns herald serve as a child process on loopback, with a Bridge and an SMTP sink in\nthis process, and measures fan-out, latency, timers and the API under HERALD_SYNC=interval\nand always. Progress goes to stderr, the result to stdout. Flags:")
 		fs.SetOutput(stdout)
@@ -78,6 +84,15 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cfg.Progress = stderr
 	if cfg.ServeCommand, err = bench.DefaultServeCommand(); err != nil {
 		return err
+	}
+	switch *natsMode {
+	case "embedded":
+	case "external":
+		if cfg.NATSCommand, err = bench.DefaultNATSCommand(); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("%w: bench --nats: %q is not embedded or external", errUsage, *natsMode)
 	}
 	res, runErr := bench.Run(ctx, cfg)
 	if res != nil {

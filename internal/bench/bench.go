@@ -75,7 +75,11 @@ type runner struct {
 	dataDir string
 	logPath string
 	srv     *server
-	t       *tenant
+	// nats is the NATS process of the scenario with Config.NATSCommand;
+	// masterKey the HERALD_MASTER_KEY herald serve then needs.
+	nats      *server
+	masterKey string
+	t         *tenant
 	// progressMu serialises progress lines: scenarios' tickers write
 	// them from goroutines of their own.
 	progressMu sync.Mutex
@@ -89,11 +93,7 @@ func (r *runner) progress(format string, args ...any) {
 
 func (r *runner) run(ctx context.Context) (mr ModeResult, err error) {
 	mr.Sync = r.sync
-	defer func() {
-		if r.srv != nil {
-			r.srv.stop()
-		}
-	}()
+	defer r.stopAll()
 	if err := r.restart(ctx); err != nil {
 		return mr, err
 	}
@@ -160,14 +160,36 @@ func (r *runner) run(ctx context.Context) (mr ModeResult, err error) {
 	return mr, nil
 }
 
-// restart stops herald serve (if running) and starts it again on the same
-// data directory.
-func (r *runner) restart(ctx context.Context) error {
+// stopAll stops herald serve, then its NATS process, if running.
+func (r *runner) stopAll() {
 	if r.srv != nil {
 		r.srv.stop()
 		r.srv = nil
 	}
-	srv, err := startServer(ctx, r.cfg, r.dataDir, r.logPath, r.sync, r.cfg.ProfileDir != "")
+	if r.nats != nil {
+		r.nats.stop()
+		r.nats = nil
+	}
+}
+
+// restart stops herald serve (and its NATS process) if running and starts
+// them again on the same data directory.
+func (r *runner) restart(ctx context.Context) error {
+	r.stopAll()
+	natsURL := ""
+	if r.cfg.NATSCommand != nil {
+		var err error
+		if r.masterKey == "" {
+			if r.masterKey, err = newMasterKey(); err != nil {
+				return err
+			}
+		}
+		if r.nats, err = startNATS(ctx, r.cfg, filepath.Join(r.dataDir, "nats-external"), r.logPath, r.sync); err != nil {
+			return err
+		}
+		natsURL = r.nats.addr
+	}
+	srv, err := startServer(ctx, r.cfg, r.dataDir, r.logPath, r.sync, r.cfg.ProfileDir != "", natsURL, r.masterKey)
 	if err != nil {
 		return err
 	}
@@ -189,6 +211,11 @@ func (r *runner) measure(ctx context.Context, name string, fresh bool, fn func(c
 	r.progress("%s: starting (herald serve pid %d, load %.2f)", name, r.srv.pid(), loadAvg())
 	disk0, cpu0, self0 := diskUsage(r.dataDir), r.srv.cpuTime(), selfCPU()
 	r.srv.resetPeak()
+	var natsCPU0 time.Duration
+	if r.nats != nil {
+		natsCPU0 = r.nats.cpuTime()
+		r.nats.resetPeak()
+	}
 	var profDone <-chan error
 	if r.cfg.ProfileDir != "" {
 		profDone = r.profile(name)
@@ -208,11 +235,21 @@ func (r *runner) measure(ctx context.Context, name string, fresh bool, fn func(c
 	if !r.srv.alive() {
 		return Process{}, fmt.Errorf("%s: herald serve exited; see %s", name, r.logPath)
 	}
+	if r.nats != nil && !r.nats.alive() {
+		return Process{}, fmt.Errorf("%s: NATS exited; see %s", name, r.logPath)
+	}
 	if err != nil {
 		return Process{}, fmt.Errorf("%s: %w", name, err)
 	}
 	p := Process{PeakRSSBytes: r.srv.peak(), PeakAnonBytes: r.srv.peakAnonRSS(), ServeCPUSeconds: (r.srv.cpuTime() - cpu0).Seconds(),
 		BenchCPUSeconds: (selfCPU() - self0).Seconds(), LoadAvg: loadAvg()}
+	natsLine := ""
+	if r.nats != nil {
+		p.NATSPeakRSSBytes, p.NATSPeakAnonBytes = r.nats.peak(), r.nats.peakAnonRSS()
+		p.NATSCPUSeconds = (r.nats.cpuTime() - natsCPU0).Seconds()
+		natsLine = fmt.Sprintf("; NATS: peak RSS %.0f MB (anonymous %.0f MB), CPU %.1f s",
+			mb(p.NATSPeakRSSBytes), mb(p.NATSPeakAnonBytes), p.NATSCPUSeconds)
+	}
 	if profDone != nil {
 		r.saveHeap(name)
 		if err := <-profDone; err != nil {
@@ -223,8 +260,8 @@ func (r *runner) measure(ctx context.Context, name string, fresh bool, fn func(c
 	// is taken.
 	time.Sleep(500 * time.Millisecond)
 	p.DiskBytes = int64(diskUsage(r.dataDir)) - int64(disk0)
-	r.progress("%s: done; peak RSS %.0f MB (anonymous %.0f MB), serve CPU %.1f s, bench CPU %.1f s, disk %+.1f MB, load %.2f",
-		name, mb(p.PeakRSSBytes), mb(p.PeakAnonBytes), p.ServeCPUSeconds, p.BenchCPUSeconds, float64(p.DiskBytes)/(1<<20), p.LoadAvg)
+	r.progress("%s: done; peak RSS %.0f MB (anonymous %.0f MB), serve CPU %.1f s, bench CPU %.1f s, disk %+.1f MB, load %.2f%s",
+		name, mb(p.PeakRSSBytes), mb(p.PeakAnonBytes), p.ServeCPUSeconds, p.BenchCPUSeconds, float64(p.DiskBytes)/(1<<20), p.LoadAvg, natsLine)
 	return p, nil
 }
 
@@ -308,4 +345,14 @@ func DefaultServeCommand() (func() *exec.Cmd, error) {
 		return nil, err
 	}
 	return func() *exec.Cmd { return exec.Command(exe, "serve") }, nil
+}
+
+// DefaultNATSCommand runs this executable's `bench` as the NATS process
+// (with NATSEnv set, `herald bench` calls ServeNATS).
+func DefaultNATSCommand() (func() *exec.Cmd, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return func() *exec.Cmd { return exec.Command(exe, "bench") }, nil
 }

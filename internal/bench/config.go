@@ -80,6 +80,11 @@ type Config struct {
 	// must print nothing on stdout that matters, and answer /readyz once
 	// ready. Required.
 	ServeCommand func() *exec.Cmd
+	// NATSCommand, when set, returns the command of a NATS process of its
+	// own for each scenario (Run adds NATSEnv; the process must call
+	// ServeNATS), which herald serve connects to and which is measured
+	// apart: the production layout. Zero: herald serve's embedded NATS.
+	NATSCommand func() *exec.Cmd
 	// Progress receives a line now and then while Run works. Zero:
 	// discarded.
 	Progress io.Writer

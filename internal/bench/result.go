@@ -53,6 +53,11 @@ type Process struct {
 	DiskBytes int64 `json:"diskBytes"`
 	// LoadAvg is the 1-minute load average at the end of the scenario.
 	LoadAvg float64 `json:"loadAvg"`
+	// NATS* are the NATS process's figures with Config.NATSCommand (the
+	// figures above are then herald serve's alone).
+	NATSPeakRSSBytes  uint64  `json:"natsPeakRssBytes,omitempty"`
+	NATSPeakAnonBytes uint64  `json:"natsPeakAnonBytes,omitempty"`
+	NATSCPUSeconds    float64 `json:"natsCpuSeconds,omitempty"`
 }
 
 // AudienceResult is the audience set-up through the API.
@@ -190,8 +195,8 @@ func (r *Result) WriteText(w io.Writer) {
 	}
 	if rows := r.fanoutRows(); len(rows) > 0 {
 		fmt.Fprintf(w, "\n### Fan-out: one topic trigger, one `send` step per run, POST → last message in the sink\n\n")
-		fmt.Fprintln(w, "| sync | subscribers | POST answered | last message | runs/s | serve CPU ms/run | peak RSS | peak anonymous | disk/run | duplicates | load |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
+		fmt.Fprintln(w, "| sync | subscribers | POST answered | last message | runs/s | serve CPU ms/run | peak RSS | peak anonymous | NATS peak RSS (anonymous), CPU | disk/run | duplicates | load |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 		for _, row := range rows {
 			fmt.Fprintln(w, row)
 		}
@@ -235,12 +240,22 @@ func (r *Result) WriteText(w io.Writer) {
 	}
 }
 
+// natsCell is the NATS process's peak RSS (anonymous) and CPU, or "in
+// serve" when NATS was embedded in herald serve.
+func natsCell(p Process) string {
+	if p.NATSPeakRSSBytes == 0 {
+		return "in serve"
+	}
+	return fmt.Sprintf("%.0f (%.0f) MB, %.1f s", mb(p.NATSPeakRSSBytes), mb(p.NATSPeakAnonBytes), p.NATSCPUSeconds)
+}
+
 func (r *Result) fanoutRows() []string {
 	var rows []string
 	for _, mode := range r.Modes {
 		for _, f := range mode.Fanout {
-			rows = append(rows, fmt.Sprintf("| %s | %d | %.2f s | %.2f s | %.0f | %.2f | %.0f MB | %.0f MB | %.0f B | %d | %.2f |",
-				mode.Sync, f.Subscribers, f.PostMs/1000, f.LastMs/1000, f.RunsPerS, f.ServeCPUMs, mb(f.PeakRSSBytes), mb(f.PeakAnonBytes), f.DiskPerRun, f.Duplicates, f.LoadAvg))
+			rows = append(rows, fmt.Sprintf("| %s | %d | %.2f s | %.2f s | %.0f | %.2f | %.0f MB | %.0f MB | %s | %.0f B | %d | %.2f |",
+				mode.Sync, f.Subscribers, f.PostMs/1000, f.LastMs/1000, f.RunsPerS, f.ServeCPUMs, mb(f.PeakRSSBytes), mb(f.PeakAnonBytes),
+				natsCell(f.Process), f.DiskPerRun, f.Duplicates, f.LoadAvg))
 		}
 	}
 	return rows

@@ -40,8 +40,9 @@ type server struct {
 }
 
 // startServer starts herald serve on dataDir with the given sync mode and
-// waits until /readyz answers 200.
-func startServer(ctx context.Context, cfg Config, dataDir, logPath, sync string, pprof bool) (*server, error) {
+// waits until /readyz answers 200. A natsURL (with masterKey) connects it
+// to that NATS; empty: its embedded one.
+func startServer(ctx context.Context, cfg Config, dataDir, logPath, sync string, pprof bool, natsURL, masterKey string) (*server, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -53,7 +54,10 @@ func startServer(ctx context.Context, cfg Config, dataDir, logPath, sync string,
 	s := &server{addr: addr, dataDir: dataDir, logFile: logFile, exited: make(chan struct{})}
 	cmd := cfg.ServeCommand()
 	cmd.Env = append(cmd.Environ(), "HERALD_DATA_DIR="+dataDir, "HERALD_HTTP_ADDR="+addr, "HERALD_SYNC="+sync,
-		"HERALD_LOG_LEVEL=warn", "HERALD_NATS_URL=")
+		"HERALD_LOG_LEVEL=warn", "HERALD_NATS_URL="+natsURL)
+	if natsURL != "" {
+		cmd.Env = append(cmd.Env, "HERALD_MASTER_KEY="+masterKey)
+	}
 	if pprof {
 		if s.pprofAddr, err = freeAddr(); err != nil {
 			return nil, err
