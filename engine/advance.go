@@ -146,7 +146,8 @@ func (e *Engine) finishAside(ctx context.Context, t *turn) error {
 	})
 }
 
-// steps runs first, then steps of the turn, up to StepsPerTurn in all.
+// steps runs first, then steps of the turn, up to StepsPerTurn in all, or
+// fewer when the engine stops; then it enqueues the run's next turn.
 func (e *Engine) steps(ctx context.Context, t *turn, first func(context.Context) error) error {
 	runID := t.st.RunID
 	next := first
@@ -173,6 +174,9 @@ func (e *Engine) steps(ctx context.Context, t *turn, first func(context.Context)
 			return &asideError{t: t}
 		case err != nil:
 			return err
+		}
+		if e.stopping.Load() {
+			break // the engine stops: another turn, maybe elsewhere, goes on
 		}
 	}
 	if err := t.flush(ctx); err != nil {

@@ -148,6 +148,9 @@ type Engine struct {
 	pressed atomic.Int64
 	// asides are the runs whose turn stepped aside (see errAside).
 	asides asides
+	// stopping is set when Run's context ends: turns end after their
+	// current step.
+	stopping atomic.Bool
 }
 
 // New returns an engine; it does nothing until Run.
@@ -192,8 +195,10 @@ const (
 // new leader: a stall of about 4s instead of the client's default of 30s.
 const pullHeartbeat = 2 * time.Second
 
-// Run consumes work until ctx ends, then waits for in-flight work to
-// finish its current step.
+// Run consumes work until ctx ends, then stops taking work and lets the
+// turns under way finish the step they are at (for at most AckWait/3:
+// a Bridge call cut short would run its step again elsewhere), records
+// the turns that stepped aside, and returns.
 func (e *Engine) Run(ctx context.Context) error {
 	js := e.log.JetStream()
 	if e.work != nil {
@@ -219,6 +224,20 @@ func (e *Engine) Run(ctx context.Context) error {
 		{fanoutConsumer, eventlog.WorkFanoutPrefix + ">", e.handleFanout, 4, e.cfg.MaxAckPending, false},
 		{ticksConsumer, eventlog.WorkTickPrefix + ">", e.handleTick, 4, e.cfg.MaxAckPending, false},
 	}
+	// work outlives ctx by the grace period: the turns under way finish
+	// their step; between steps they see stopping and end (see steps).
+	work, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWork()
+	go func() {
+		select {
+		case <-ctx.Done():
+			e.stopping.Store(true)
+			t := time.AfterFunc(e.cfg.AckWait/3, stopWork)
+			<-work.Done()
+			t.Stop()
+		case <-work.Done():
+		}
+	}()
 	var wg sync.WaitGroup
 	var stops []func()
 	var q *queues
@@ -251,6 +270,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			select {
 			case into <- m:
 			case <-ctx.Done():
+				_ = m.Nak() // for another process now, not after AckWait
 			}
 		}, jetstream.PullMaxMessages(batch), jetstream.PullHeartbeat(pullHeartbeat))
 		if err != nil {
@@ -267,7 +287,7 @@ func (e *Engine) Run(ctx context.Context) error {
 					if !ok {
 						return
 					}
-					e.process(ctx, m, c.handle, q)
+					e.process(work, m, c.handle, q)
 					q.done(m)
 				}
 			}()
@@ -280,7 +300,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	wg.Wait()
 	e.held.release()
 	for _, q := range all {
-		e.drainLater(ctx, q)
+		e.drainLater(work, q)
 	}
 	return nil
 }
@@ -290,8 +310,6 @@ func (e *Engine) Run(ctx context.Context) error {
 // recorded now (its run would then call the Bridge again). Other messages
 // go back to the server.
 func (e *Engine) drainLater(ctx context.Context, q *queues) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.AckWait/3)
-	defer cancel()
 	for {
 		select {
 		case m := <-q.later:

@@ -246,3 +246,74 @@ func TestBurstOfWakesStepsAsideAndRecordsEveryAnswerOnce(t *testing.T) {
 	}
 	t.Logf("%d of %d woken turns stepped aside", int(aside), runs)
 }
+
+// TestStopMidBurstRunsEveryStepOnce: the service stops while hundreds of
+// runs resume from one instant, and starts again on the same data. The
+// turns under way finish their step, the answers of turns that stepped
+// aside are recorded before the engine returns, and the new process
+// finishes the rest: every run completes, the step after the delay ran
+// once for each.
+func TestStopMidBurstRunsEveryStepOnce(t *testing.T) {
+	const runs = 300
+	var mu sync.Mutex
+	ran := map[string]int{}
+	wf := bridge.MustWorkflow("burst", func(ctx *bridge.Context) error {
+		var p struct{ At time.Time }
+		if err := ctx.DecodePayload(&p); err != nil {
+			return err
+		}
+		if err := bridge.DelayUntil(ctx, "wait", p.At); err != nil {
+			return err
+		}
+		_, err := bridge.Run(ctx, "after", func(context.Context) (bool, error) {
+			time.Sleep(2 * time.Millisecond) // a step that takes a moment
+			mu.Lock()
+			defer mu.Unlock()
+			ran[ctx.RunID]++
+			return true, nil
+		})
+		return err
+	})
+	dir := t.TempDir()
+	deliver := testherald.NewStandInDelivery(t)
+	opts := testherald.Options{DataDir: dir, DeliverURL: deliver.URL, AckWait: 3 * time.Second}
+	h := testherald.Start(t, opts)
+	tenant, key := h.Tenant("Acme")
+	h.Bridge(key, bridge.NewRegistry().MustRegister(wf))
+	h.SeedTopic(tenant, "all", runs, "example.com")
+	at := time.Now().Add(3 * time.Second).UTC()
+	r := h.Do("POST", "/v1/events", key, map[string]any{"workflowId": "burst",
+		"to": map[string]any{"topics": []string{"all"}}, "payload": map[string]any{"at": at}})
+	if r.Status != http.StatusAccepted {
+		t.Fatalf("trigger: %d %s", r.Status, r.Body)
+	}
+	time.Sleep(time.Until(at) + 30*time.Millisecond)
+	h.Stop()
+	mu.Lock()
+	before := len(ran)
+	mu.Unlock()
+
+	h2 := testherald.Start(t, opts)
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		mu.Lock()
+		n := len(ran)
+		mu.Unlock()
+		if n == runs {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d runs ran the step after the delay", n, runs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for id, n := range ran {
+		if n != 1 {
+			t.Errorf("run %s ran the step after the delay %d times", id, n)
+		}
+		h2.WaitRun(key, id, 30*time.Second, "completed")
+	}
+	t.Logf("%d of %d runs had resumed when the first process stopped", before, runs)
+}

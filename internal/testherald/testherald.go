@@ -32,6 +32,9 @@ type Options struct {
 	// DeliverURL points the engine's deliveries at another API (a stand-in
 	// /v1/deliver). Zero: the service's own.
 	DeliverURL string
+	// AckWait is how soon work a stopped process held is redelivered.
+	// Zero: the service's default.
+	AckWait time.Duration
 }
 
 // Herald is a running service and a client for it.
@@ -58,6 +61,7 @@ func Start(t testing.TB, opts Options) *Herald {
 	cfg.RetryBase = 50 * time.Millisecond
 	cfg.SMTP = opts.SMTP
 	cfg.DeliverURL = opts.DeliverURL
+	cfg.AckWait = opts.AckWait
 	if v := opts.Env["HERALD_RETRY_BASE"]; v != "" {
 		cfg.RetryBase, _ = time.ParseDuration(v)
 	}
