@@ -364,9 +364,9 @@ func (t *turn) execute(ctx context.Context) error {
 			}
 		}
 	}
-	if t.woke && t.e.wakesDue.Load() > 0 {
-		// Other runs are due: their workflows resume before this one's
-		// answer is recorded.
+	if t.woke && (t.e.wakesDue.Load() > 0 || t.e.pressing()) {
+		// Other runs are due, or were late a moment ago: their workflows
+		// resume before this one's answer is recorded.
 		t.woke, t.out = false, &out
 		return errAside
 	}

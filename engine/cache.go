@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"hash/fnv"
 	"sync"
 
 	"github.com/heraldhq/herald/runstate"
@@ -10,23 +9,48 @@ import (
 // stateCache keeps folded run states between steps. A state is only read
 // or changed by the holder of its run's lock.
 type stateCache struct {
-	mu    sync.Mutex
-	max   int
-	runs  map[string]*runstate.State
-	locks [512]sync.Mutex
+	mu   sync.Mutex
+	max  int
+	runs map[string]*runstate.State
+	// locks are the runs' locks, while someone holds or waits for them.
+	locksMu sync.Mutex
+	locks   map[string]*runLock
+}
+
+// runLock is one run's lock and how many hold or wait for it.
+type runLock struct {
+	sync.Mutex
+	n int
 }
 
 func newStateCache(max int) *stateCache {
 	return &stateCache{max: max, runs: make(map[string]*runstate.State)}
 }
 
-// lock serialises the workers of one run inside this process.
+// lock serialises the workers of one run inside this process. Each run
+// has a lock of its own: a run never waits for another's turn (striped
+// locks made a woken run wait behind an unrelated turn's slow append).
 func (c *stateCache) lock(runID string) func() {
-	h := fnv.New32a()
-	h.Write([]byte(runID))
-	m := &c.locks[h.Sum32()%uint32(len(c.locks))]
-	m.Lock()
-	return m.Unlock
+	c.locksMu.Lock()
+	if c.locks == nil {
+		c.locks = map[string]*runLock{}
+	}
+	l := c.locks[runID]
+	if l == nil {
+		l = &runLock{}
+		c.locks[runID] = l
+	}
+	l.n++
+	c.locksMu.Unlock()
+	l.Lock()
+	return func() {
+		l.Unlock()
+		c.locksMu.Lock()
+		if l.n--; l.n == 0 {
+			delete(c.locks, runID)
+		}
+		c.locksMu.Unlock()
+	}
 }
 
 func (c *stateCache) get(runID string) *runstate.State {

@@ -116,7 +116,9 @@ func (h *holds) release() {
 // the next wakes need. So when a woken run reaches its Bridge call more
 // than wakeSlack after its instant (Engine.noteLate), for wakeQuiet after
 // it at most calm workers run other work at once; the rest wait for
-// wakes. Wakes on time limit nothing.
+// wakes. Wakes on time limit nothing. And a few workers (spare, a
+// sixteenth) never take other work: when the others all wait on slow
+// work (a slow Bridge, fsync'd appends), a wake still finds a worker.
 type queues struct {
 	ctx    context.Context
 	msgs   chan jetstream.Msg
@@ -130,6 +132,9 @@ type queues struct {
 	// other counts the workers that took, or wait for, other work.
 	other atomic.Int64
 	calm  int64
+	// slots holds a token for each worker on other work: all workers but
+	// the spare ones.
+	slots chan struct{}
 	now   func() time.Time
 }
 
@@ -148,9 +153,11 @@ const (
 )
 
 func (e *Engine) newQueues(ctx context.Context, workers int) *queues {
+	spare := max(1, workers/16)
 	return &queues{ctx: ctx, msgs: make(chan jetstream.Msg), timers: make(chan jetstream.Msg),
 		wakes: make(chan dueMsg), later: make(chan jetstream.Msg, 64*workers),
-		due: &e.wakesDue, pressed: &e.pressed, calm: int64(max(1, workers/16)), now: time.Now}
+		due: &e.wakesDue, pressed: &e.pressed, calm: int64(max(1, workers/16)),
+		slots: make(chan struct{}, max(1, workers-spare)), now: time.Now}
 }
 
 // took hands a wake to its worker.
@@ -181,8 +188,14 @@ func (q *queues) reserve() bool {
 // done ends the worker's turn on m (see next).
 func (q *queues) done(m jetstream.Msg) {
 	if _, ok := m.(wokeMsg); !ok {
-		q.other.Add(-1)
+		q.release()
 	}
+}
+
+// release gives back a worker's count and slot for other work.
+func (q *queues) release() {
+	q.other.Add(-1)
+	<-q.slots
 }
 
 // next blocks for the next message by priority; false when the engine
@@ -199,18 +212,31 @@ func (q *queues) next() (jetstream.Msg, bool) {
 		return wokeMsg{Msg: m}, true
 	default:
 	}
+	// A slot for other work; a wake or a timer meanwhile goes first.
+	select {
+	case d := <-q.wakes:
+		return q.took(d)
+	case m := <-q.timers:
+		return wokeMsg{Msg: m}, true
+	case q.slots <- struct{}{}:
+	case <-q.ctx.Done():
+		return nil, false
+	}
 	for !q.reserve() {
 		t := time.NewTimer(wakeQuiet / 10)
 		select {
 		case d := <-q.wakes:
 			t.Stop()
+			<-q.slots
 			return q.took(d)
 		case m := <-q.timers:
 			t.Stop()
+			<-q.slots
 			return wokeMsg{Msg: m}, true
 		case <-t.C:
 		case <-q.ctx.Done():
 			t.Stop()
+			<-q.slots
 			return nil, false
 		}
 	}
@@ -221,17 +247,17 @@ func (q *queues) next() (jetstream.Msg, bool) {
 	}
 	select {
 	case d := <-q.wakes:
-		q.other.Add(-1)
+		q.release()
 		return q.took(d)
 	case m := <-q.timers:
-		q.other.Add(-1)
+		q.release()
 		return wokeMsg{Msg: m}, true
 	case m := <-q.later:
 		return m, true
 	case m := <-q.msgs:
 		return m, true
 	case <-q.ctx.Done():
-		q.other.Add(-1)
+		q.release()
 		return nil, false
 	}
 }
@@ -273,6 +299,12 @@ type laterMsg struct {
 type wokeMsg struct {
 	jetstream.Msg
 	at int64
+}
+
+// pressing reports whether a woken run was late within wakeQuiet (see
+// queues).
+func (e *Engine) pressing() bool {
+	return e.now().UnixNano()-e.pressed.Load() < int64(wakeQuiet)
 }
 
 // noteLate reports how late a woken run reaches its Bridge call after its

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -52,6 +54,7 @@ func TestQueuesTakeWakesFirstThenTimersThenLaterThenNew(t *testing.T) {
 			t.Fatal("next ended early")
 		}
 		order = append(order, nameOf(m))
+		q.done(m)
 	}
 	want := []string{"woke:wake", "woke:timer", "turn", "new"}
 	for i := range want {
@@ -65,6 +68,52 @@ func TestQueuesTakeWakesFirstThenTimersThenLaterThenNew(t *testing.T) {
 	cancel()
 	if _, ok := q.next(); ok {
 		t.Fatal("next returned after the context ended")
+	}
+}
+
+// A spare worker (a sixteenth) never takes other work: with every other
+// worker on other work, the next one waits, and takes a wake when one
+// comes due.
+func TestSpareWorkersWaitForWakes(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e := &Engine{}
+	q := e.newQueues(ctx, 16)
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case q.msgs <- namedMsg{name: fmt.Sprintf("new%d", i)}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var taken []jetstream.Msg
+	for range 15 {
+		m, ok := q.next()
+		if !ok || strings.HasPrefix(nameOf(m), "woke:") {
+			t.Fatalf("took %v", m)
+		}
+		taken = append(taken, m)
+	}
+	got := make(chan jetstream.Msg, 1)
+	go func() {
+		m, _ := q.next()
+		got <- m
+	}()
+	select {
+	case m := <-got:
+		t.Fatalf("the spare worker took %s", nameOf(m))
+	case <-time.After(100 * time.Millisecond):
+	}
+	go q.wake(namedMsg{name: "wake"})
+	if m := <-got; nameOf(m) != "woke:wake" {
+		t.Fatalf("the spare worker took %s, want the wake", nameOf(m))
+	}
+	// A worker done with other work frees its slot.
+	q.done(taken[0])
+	if m, _ := q.next(); strings.HasPrefix(nameOf(m), "woke:") {
+		t.Fatalf("took %s, want new work", nameOf(m))
 	}
 }
 
