@@ -22,10 +22,12 @@ import (
 var errYield = errors.New("yield")
 
 // errAside ends the part of a woken turn that is on the clock: its Bridge
-// call answered while other wakes are due. The rest (recording the answer,
-// the next steps) waits in the later queue as an *asideError, so that
-// every due run's workflow resumes on time before any of them finishes
-// (see queues).
+// call answered. The rest (recording the answer, the next steps) waits in
+// the later queue as an *asideError, so that the worker is free for the
+// next due run at once, and every due run's workflow resumes on time
+// before any of them finishes (see queues). Recording right away would
+// hold a worker for the appends, slow under fsync: when a burst of wakes
+// found every worker so held, its last runs resumed ~200ms late.
 var errAside = errors.New("aside")
 
 // asideError carries a turn that stepped aside, with the Bridge answer it
@@ -118,8 +120,8 @@ type turn struct {
 
 // advance runs the run until it must wait, finishes, or has run
 // StepsPerTurn steps (then it is re-enqueued). A turn that woke from a
-// timer steps aside (an *asideError) after its first Bridge call when
-// other wakes are due; due is when a held run came due (zero: not held).
+// timer steps aside (an *asideError) after its first Bridge call; due is
+// when a held run came due (zero: not held).
 func (e *Engine) advance(ctx context.Context, tenant, runID string, woke bool, due int64) error {
 	st := e.resumable(runID)
 	if st == nil {
@@ -364,13 +366,10 @@ func (t *turn) execute(ctx context.Context) error {
 			}
 		}
 	}
-	if t.woke && (t.e.wakesDue.Load() > 0 || t.e.pressing()) {
-		// Other runs are due, or were late a moment ago: their workflows
-		// resume before this one's answer is recorded.
+	if t.woke {
 		t.woke, t.out = false, &out
 		return errAside
 	}
-	t.woke = false
 	return t.answer(ctx, out)
 }
 

@@ -301,12 +301,6 @@ type wokeMsg struct {
 	at int64
 }
 
-// pressing reports whether a woken run was late within wakeQuiet (see
-// queues).
-func (e *Engine) pressing() bool {
-	return e.now().UnixNano()-e.pressed.Load() < int64(wakeQuiet)
-}
-
 // noteLate reports how late a woken run reaches its Bridge call after its
 // instant at, and marks wakes pressing (see queues) past wakeSlack.
 func (e *Engine) noteLate(at int64) {

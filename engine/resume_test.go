@@ -92,6 +92,23 @@ func completions(t *testing.T, evs []eventlog.Event, stepID string) int {
 	return n
 }
 
+// metric reads one unlabelled metric from GET /metrics.
+func metric(t *testing.T, h *testherald.Herald, name string) float64 {
+	t.Helper()
+	r := h.Do("GET", "/metrics", "", nil)
+	for _, line := range strings.Split(string(r.Body), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("GET /metrics has no %s", name)
+	return 0
+}
+
 // pauseThen is a workflow that sleeps 300ms then runs after.
 func pauseThen(after func(runID string)) *bridge.Workflow {
 	return bridge.MustWorkflow("pause", func(ctx *bridge.Context) error {
@@ -137,6 +154,11 @@ func TestResumeCallsTheBridgeBeforeRecordingTheDelaysEnd(t *testing.T) {
 	}
 	if last := evs[len(evs)-1]; last.Type != events.RunCompleted {
 		t.Fatalf("last event %s", last.Type)
+	}
+	// Even a run woken alone puts off recording its answer: the worker is
+	// free for the next due run at once.
+	if n := metric(t, f.h, "herald_turns_stepped_aside_total"); n != 1 {
+		t.Fatalf("%v turns stepped aside, want 1", n)
 	}
 }
 
@@ -234,13 +256,7 @@ func TestBurstOfWakesStepsAsideAndRecordsEveryAnswerOnce(t *testing.T) {
 			t.Fatalf("run %s recorded the delay's end %d times and the step after %d times", id, w, a)
 		}
 	}
-	metrics := f.h.Do("GET", "/metrics", "", nil)
-	var aside float64
-	for _, line := range strings.Split(string(metrics.Body), "\n") {
-		if v, ok := strings.CutPrefix(line, "herald_turns_stepped_aside_total "); ok {
-			aside, _ = strconv.ParseFloat(v, 64)
-		}
-	}
+	aside := metric(t, f.h, "herald_turns_stepped_aside_total")
 	if aside == 0 {
 		t.Fatalf("no turn stepped aside for %d runs due on the same instant", runs)
 	}

@@ -97,7 +97,7 @@ func New() *Metrics {
 		}),
 		turnsAside: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "herald_turns_stepped_aside_total",
-			Help: "Turns of woken runs that put off recording their Bridge answer while other runs were due.",
+			Help: "Turns of runs woken by their timer that put off recording their Bridge answer, so that the next due runs resume first.",
 		}),
 		runsFinished: map[string]prometheus.Counter{},
 		deliveries:   map[string]prometheus.Counter{},
