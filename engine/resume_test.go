@@ -292,7 +292,7 @@ func TestStopMidBurstRunsEveryStepOnce(t *testing.T) {
 	})
 	dir := t.TempDir()
 	deliver := testherald.NewStandInDelivery(t)
-	opts := testherald.Options{DataDir: dir, DeliverURL: deliver.URL, AckWait: 3 * time.Second}
+	opts := testherald.Options{DataDir: dir, DeliverURL: deliver.URL, AckWait: 9 * time.Second}
 	h := testherald.Start(t, opts)
 	tenant, key := h.Tenant("Acme")
 	h.Bridge(key, bridge.NewRegistry().MustRegister(wf))
