@@ -34,7 +34,7 @@ var errAside = errors.New("aside")
 // still has to record; finishAside completes it.
 type asideError struct{ t *turn }
 
-func (a *asideError) Error() string { return "engine: turn stepped aside for due wakes" }
+func (a *asideError) Error() string { return "engine: turn stepped aside after its Bridge call" }
 
 // errAsideBusy refuses a work message of a run whose turn stepped aside:
 // it comes back after a pause, and that turn goes on meanwhile.

@@ -141,9 +141,6 @@ type Engine struct {
 	payloads  payloadCache
 	held      holds
 	work      *nats.Conn
-	// wakesDue counts held runs whose instant came and that wait for a
-	// worker (see queues).
-	wakesDue atomic.Int64
 	// pressed is when a woken run was last late (see noteLate).
 	pressed atomic.Int64
 	// asides are the runs whose turn stepped aside (see errAside).
@@ -325,7 +322,7 @@ func (e *Engine) drainLater(ctx context.Context, q *queues) {
 }
 
 // process runs one work message's handler and settles it (see settle). A
-// turn that stepped aside for due wakes goes to the later queue, or is
+// turn that stepped aside after its Bridge call goes to the later queue, or is
 // finished at once when that is full.
 func (e *Engine) process(ctx context.Context, m jetstream.Msg, handle func(context.Context, jetstream.Msg) error,
 	q *queues) {

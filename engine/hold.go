@@ -125,8 +125,6 @@ type queues struct {
 	timers chan jetstream.Msg
 	wakes  chan dueMsg
 	later  chan jetstream.Msg
-	// due counts wakes handed over but not yet taken by a worker.
-	due *atomic.Int64
 	// pressed is when a woken run was last late (see Engine.noteLate).
 	pressed *atomic.Int64
 	// other counts the workers that took, or wait for, other work.
@@ -156,13 +154,12 @@ func (e *Engine) newQueues(ctx context.Context, workers int) *queues {
 	spare := max(1, workers/16)
 	return &queues{ctx: ctx, msgs: make(chan jetstream.Msg), timers: make(chan jetstream.Msg),
 		wakes: make(chan dueMsg), later: make(chan jetstream.Msg, 64*workers),
-		due: &e.wakesDue, pressed: &e.pressed, calm: int64(max(1, workers/16)),
+		pressed: &e.pressed, calm: int64(max(1, workers/16)),
 		slots: make(chan struct{}, max(1, workers-spare)), now: time.Now}
 }
 
 // took hands a wake to its worker.
 func (q *queues) took(d dueMsg) (jetstream.Msg, bool) {
-	q.due.Add(-1)
 	return wokeMsg{Msg: d.m, at: d.at}, true
 }
 
@@ -265,16 +262,14 @@ func (q *queues) next() (jetstream.Msg, bool) {
 // wake queues a held message whose instant came, or gives it back to the
 // server when the engine stops first.
 func (q *queues) wake(m jetstream.Msg) {
-	q.due.Add(1)
 	select {
 	case q.wakes <- dueMsg{m: m, at: q.now().UnixNano()}:
 	case <-q.ctx.Done():
-		q.due.Add(-1)
 		_ = m.Nak()
 	}
 }
 
-// putLater queues a turn that stepped aside for due wakes, telling the
+// putLater queues a turn that stepped aside after its Bridge call, telling the
 // server its message is still worked on; false when the queue is full.
 func (q *queues) putLater(m laterMsg) bool {
 	_ = m.InProgress()
