@@ -63,7 +63,7 @@ type Config struct {
 	// reached its Bridge call.
 	WokeLate func(time.Duration)
 	// SteppedAside, when set, hears of each woken turn that put off
-	// recording its Bridge answer for other due runs (see errAside).
+	// recording its Bridge answer (see errAside).
 	SteppedAside func()
 	// Now is the clock. Zero: time.Now.
 	Now func() time.Time
@@ -304,17 +304,17 @@ func (e *Engine) Run(ctx context.Context) error {
 
 // drainLater finishes the turns that stepped aside and still wait in q
 // when the engine stops: each holds a Bridge answer that is lost unless
-// recorded now (its run would then call the Bridge again). Other messages
-// go back to the server.
+// recorded now (its run would then call the Bridge again). Once ctx ends
+// (the grace period), the rest go back to the server.
 func (e *Engine) drainLater(ctx context.Context, q *queues) {
 	for {
 		select {
-		case m := <-q.later:
-			if l, ok := m.(laterMsg); ok && ctx.Err() == nil {
-				e.settle(ctx, m, e.finishAside(ctx, l.t), nil)
+		case l := <-q.later:
+			if ctx.Err() != nil {
+				_ = l.Nak()
 				continue
 			}
-			_ = m.Nak()
+			e.settle(ctx, l, e.finishAside(ctx, l.t), nil)
 		default:
 			return
 		}

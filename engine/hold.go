@@ -124,7 +124,7 @@ type queues struct {
 	msgs   chan jetstream.Msg
 	timers chan jetstream.Msg
 	wakes  chan dueMsg
-	later  chan jetstream.Msg
+	later  chan laterMsg
 	// pressed is when a woken run was last late (see Engine.noteLate).
 	pressed *atomic.Int64
 	// other counts the workers that took, or wait for, other work.
@@ -146,16 +146,17 @@ const (
 	// wakeSlack is how late a woken run may reach its Bridge call before
 	// other work is limited.
 	wakeSlack = 5 * time.Millisecond
-	// wakeQuiet is how long other work stays limited after a wake waited.
+	// wakeQuiet is how long other work stays limited after a late wake.
 	wakeQuiet = 50 * time.Millisecond
 )
 
 func (e *Engine) newQueues(ctx context.Context, workers int) *queues {
-	spare := max(1, workers/16)
+	// As many spare workers as may run other work while wakes press.
+	calm := max(1, workers/16)
 	return &queues{ctx: ctx, msgs: make(chan jetstream.Msg), timers: make(chan jetstream.Msg),
-		wakes: make(chan dueMsg), later: make(chan jetstream.Msg, 64*workers),
-		pressed: &e.pressed, calm: int64(max(1, workers/16)),
-		slots: make(chan struct{}, max(1, workers-spare)), now: time.Now}
+		wakes: make(chan dueMsg), later: make(chan laterMsg, 64*workers),
+		pressed: &e.pressed, calm: int64(calm),
+		slots: make(chan struct{}, max(1, workers-calm)), now: time.Now}
 }
 
 // took hands a wake to its worker.

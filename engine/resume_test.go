@@ -194,16 +194,19 @@ func TestResumeSurvivesABridgeCallLost(t *testing.T) {
 	}
 }
 
-// TestBurstOfWakesStepsAsideAndRecordsEveryAnswerOnce: hundreds of runs
-// whose delays end on the same instant. Woken turns put off recording
-// their Bridge answers while other runs are due (the metric counts them),
-// and every answer is still recorded once: each run completes with its
-// delay's end and the step after it recorded once, the step run once.
-func TestBurstOfWakesStepsAsideAndRecordsEveryAnswerOnce(t *testing.T) {
-	const runs = 300
-	var mu sync.Mutex
-	ran := map[string]int{}
-	wf := bridge.MustWorkflow("burst", func(ctx *bridge.Context) error {
+// burst is a workflow whose runs all sleep until the instant in their
+// payload, then run one step that takes a moment; it counts that step's
+// executions by run.
+type burst struct {
+	mu  sync.Mutex
+	ran map[string]int
+}
+
+const burstRuns = 300
+
+func (b *burst) workflow() *bridge.Workflow {
+	b.ran = map[string]int{}
+	return bridge.MustWorkflow("burst", func(ctx *bridge.Context) error {
 		var p struct{ At time.Time }
 		if err := ctx.DecodePayload(&p); err != nil {
 			return err
@@ -212,55 +215,79 @@ func TestBurstOfWakesStepsAsideAndRecordsEveryAnswerOnce(t *testing.T) {
 			return err
 		}
 		_, err := bridge.Run(ctx, "after", func(context.Context) (bool, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			ran[ctx.RunID]++
+			time.Sleep(2 * time.Millisecond)
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			b.ran[ctx.RunID]++
 			return true, nil
 		})
 		return err
 	})
-	f := startResume(t, bridge.NewRegistry().MustRegister(wf))
-	f.h.SeedTopic(f.tenant, "all", runs, "example.com")
+}
+
+// start seeds burstRuns subscribers and triggers a run for each, due 3s
+// from now; it returns the instant.
+func (b *burst) start(t *testing.T, h *testherald.Herald, tenant, key string) time.Time {
+	t.Helper()
+	h.SeedTopic(tenant, "all", burstRuns, "example.com")
 	at := time.Now().Add(3 * time.Second).UTC()
-	r := f.h.Do("POST", "/v1/events", f.key, map[string]any{"workflowId": "burst",
+	r := h.Do("POST", "/v1/events", key, map[string]any{"workflowId": "burst",
 		"to": map[string]any{"topics": []string{"all"}}, "payload": map[string]any{"at": at}})
 	if r.Status != http.StatusAccepted {
 		t.Fatalf("trigger: %d %s", r.Status, r.Body)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		mu.Lock()
-		n := len(ran)
-		mu.Unlock()
-		if n == runs {
-			break
-		}
+	return at
+}
+
+// resumed is how many runs ran the step after the delay.
+func (b *burst) resumed() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.ran)
+}
+
+// wait waits until every run ran the step after the delay, checks each
+// ran it once, and returns the runs.
+func (b *burst) wait(t *testing.T, timeout time.Duration) []string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for n := b.resumed(); n < burstRuns; n = b.resumed() {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d runs ran the step after the delay", n, runs)
+			t.Fatalf("%d of %d runs ran the step after the delay", n, burstRuns)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	mu.Lock()
-	ids := make([]string, 0, runs)
-	for id, n := range ran {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ids := make([]string, 0, burstRuns)
+	for id, n := range b.ran {
 		if n != 1 {
 			t.Errorf("run %s ran the step after the delay %d times", id, n)
 		}
 		ids = append(ids, id)
 	}
-	mu.Unlock()
-	for _, id := range ids {
+	return ids
+}
+
+// TestBurstOfWakesStepsAsideAndRecordsEveryAnswerOnce: hundreds of runs
+// whose delays end on the same instant. Woken turns put off recording
+// their Bridge answers (the metric counts them), and every answer is
+// still recorded once: each run completes with its delay's end and the
+// step after it recorded once, the step run once.
+func TestBurstOfWakesStepsAsideAndRecordsEveryAnswerOnce(t *testing.T) {
+	var b burst
+	f := startResume(t, bridge.NewRegistry().MustRegister(b.workflow()))
+	b.start(t, f.h, f.tenant, f.key)
+	for _, id := range b.wait(t, 60*time.Second) {
 		f.h.WaitRun(f.key, id, 30*time.Second, "completed")
 		evs := f.history(t, id)
 		if w, a := completions(t, evs, "wait"), completions(t, evs, "after"); w != 1 || a != 1 {
 			t.Fatalf("run %s recorded the delay's end %d times and the step after %d times", id, w, a)
 		}
 	}
-	aside := metric(t, f.h, "herald_turns_stepped_aside_total")
-	if aside == 0 {
-		t.Fatalf("no turn stepped aside for %d runs due on the same instant", runs)
+	if aside := metric(t, f.h, "herald_turns_stepped_aside_total"); aside != burstRuns {
+		t.Fatalf("%v of %d woken turns stepped aside", aside, burstRuns)
 	}
-	t.Logf("%d of %d woken turns stepped aside", int(aside), runs)
 }
 
 // TestStopMidBurstRunsEveryStepOnce: the service stops while hundreds of
@@ -270,66 +297,20 @@ func TestBurstOfWakesStepsAsideAndRecordsEveryAnswerOnce(t *testing.T) {
 // finishes the rest: every run completes, the step after the delay ran
 // once for each.
 func TestStopMidBurstRunsEveryStepOnce(t *testing.T) {
-	const runs = 300
-	var mu sync.Mutex
-	ran := map[string]int{}
-	wf := bridge.MustWorkflow("burst", func(ctx *bridge.Context) error {
-		var p struct{ At time.Time }
-		if err := ctx.DecodePayload(&p); err != nil {
-			return err
-		}
-		if err := bridge.DelayUntil(ctx, "wait", p.At); err != nil {
-			return err
-		}
-		_, err := bridge.Run(ctx, "after", func(context.Context) (bool, error) {
-			time.Sleep(2 * time.Millisecond) // a step that takes a moment
-			mu.Lock()
-			defer mu.Unlock()
-			ran[ctx.RunID]++
-			return true, nil
-		})
-		return err
-	})
-	dir := t.TempDir()
-	deliver := testherald.NewStandInDelivery(t)
-	opts := testherald.Options{DataDir: dir, DeliverURL: deliver.URL, AckWait: 9 * time.Second}
+	var b burst
+	wf := b.workflow()
+	opts := testherald.Options{DataDir: t.TempDir(), DeliverURL: testherald.NewStandInDelivery(t).URL, AckWait: 9 * time.Second}
 	h := testherald.Start(t, opts)
 	tenant, key := h.Tenant("Acme")
 	h.Bridge(key, bridge.NewRegistry().MustRegister(wf))
-	h.SeedTopic(tenant, "all", runs, "example.com")
-	at := time.Now().Add(3 * time.Second).UTC()
-	r := h.Do("POST", "/v1/events", key, map[string]any{"workflowId": "burst",
-		"to": map[string]any{"topics": []string{"all"}}, "payload": map[string]any{"at": at}})
-	if r.Status != http.StatusAccepted {
-		t.Fatalf("trigger: %d %s", r.Status, r.Body)
-	}
+	at := b.start(t, h, tenant, key)
 	time.Sleep(time.Until(at) + 30*time.Millisecond)
 	h.Stop()
-	mu.Lock()
-	before := len(ran)
-	mu.Unlock()
+	before := b.resumed()
 
 	h2 := testherald.Start(t, opts)
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		mu.Lock()
-		n := len(ran)
-		mu.Unlock()
-		if n == runs {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d runs ran the step after the delay", n, runs)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	for id, n := range ran {
-		if n != 1 {
-			t.Errorf("run %s ran the step after the delay %d times", id, n)
-		}
+	for _, id := range b.wait(t, 90*time.Second) {
 		h2.WaitRun(key, id, 30*time.Second, "completed")
 	}
-	t.Logf("%d of %d runs had resumed when the first process stopped", before, runs)
+	t.Logf("%d of %d runs had resumed when the first process stopped", before, burstRuns)
 }

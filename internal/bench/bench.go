@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/heraldhq/herald/secrets"
 )
 
 // Run measures every selected scenario under every selected sync mode and
@@ -180,9 +183,12 @@ func (r *runner) restart(ctx context.Context) error {
 	if r.cfg.NATSCommand != nil {
 		var err error
 		if r.masterKey == "" {
-			if r.masterKey, err = newMasterKey(); err != nil {
+			// herald serve requires HERALD_MASTER_KEY with an external NATS.
+			key, _, err := secrets.LoadOrCreateKeyFile(filepath.Join(r.dataDir, "bench-master.key"))
+			if err != nil {
 				return err
 			}
+			r.masterKey = base64.StdEncoding.EncodeToString(key)
 		}
 		if r.nats, err = startNATS(ctx, r.cfg, filepath.Join(r.dataDir, "nats-external"), r.logPath, r.sync); err != nil {
 			return err

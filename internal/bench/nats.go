@@ -3,8 +3,6 @@ package bench
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"fmt"
 	"io"
 	"os"
@@ -83,14 +81,4 @@ func startNATS(ctx context.Context, cfg Config, dir, logPath, sync string) (*ser
 		s.stop()
 		return nil, fmt.Errorf("bench: NATS not ready after a minute; see %s", logPath)
 	}
-}
-
-// newMasterKey is a random HERALD_MASTER_KEY, which herald serve requires
-// with an external NATS.
-func newMasterKey() (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return base64.StdEncoding.EncodeToString(b), nil
 }
