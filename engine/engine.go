@@ -259,7 +259,11 @@ func (e *Engine) Run(ctx context.Context) error {
 			q = e.newQueues(ctx, c.workers)
 			all = append(all, q)
 		}
-		into, batch := q.msgs, min(c.workers*4, 1024)
+		// The client buffers at most one message per worker: a message
+		// waiting in the buffer gets no progress report, so one that waits
+		// past AckWait is delivered again, and a deep buffer behind slow
+		// turns turns into waves of redeliveries (each copy queued again).
+		into, batch := q.msgs, min(c.workers, 1024)
 		if c.fired {
 			into, batch = q.timers, 1024
 		}
