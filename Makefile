@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.buildVersion=$(VERSION) -X main.buildCommit=$(COMMIT)
 
-.PHONY: build run test test-short bench bench-quick bench-go lint fmt devmail clean
+.PHONY: build run test test-short bench bench-quick bench-go lint fmt devmail clean fuzz
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/herald
@@ -51,3 +51,15 @@ fmt:
 
 clean:
 	rm -rf bin herald-data
+
+## fuzz: every Fuzz target of the module, FUZZTIME each (default 15s; CI
+## runs them for a minute together). A crasher is written under the
+## package's testdata/fuzz and fails the run.
+FUZZTIME ?= 15s
+fuzz:
+	@set -e; grep -rl --include='*_test.go' '^func Fuzz' . | while read -r file; do \
+	  for f in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$file); do \
+	    echo "fuzz $$(dirname $$file) $$f ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) ./$$(dirname $$file); \
+	  done; \
+	done
