@@ -66,6 +66,24 @@ func RunID(tenant, txn, subscriberID string) string {
 	return "run_" + hex.EncodeToString(h[:12])
 }
 
+// ValidRunID reports whether id has the form RunID gives every run:
+// "run_" and 24 lowercase hex digits. Anything else names no run.
+func ValidRunID(id string) bool {
+	if len(id) != len("run_")+24 || id[:4] != "run_" {
+		return false
+	}
+	for i := 4; i < len(id); i++ {
+		if c := id[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidTransactionID reports whether id is a valid transactionId: 1 to
+// MaxTxnIDChars printable characters.
+func ValidTransactionID(id string) bool { return validTxnID(id) }
+
 // validate checks a trigger and returns it as accepted.
 func (r TriggerRequest) validate() (events.TriggerAcceptedData, error) {
 	var p control.Problems

@@ -278,8 +278,12 @@ func (s *Server) adminAuth(next handlerFunc) handlerFunc {
 func (s *Server) internalAuth(next handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		tenant := r.Header.Get("x-herald-tenant-id")
-		if !equalToken(r.Header.Get("x-herald-internal-token"), s.cfg.InternalToken) || tenant == "" {
+		if !equalToken(r.Header.Get("x-herald-internal-token"), s.cfg.InternalToken) {
 			return errUnauthorized
+		}
+		// The tenant id goes raw into subjects: only a minted one passes.
+		if !control.ValidTenantID(tenant) {
+			return errBadTenantHeader
 		}
 		noteTenant(w, tenant)
 		return next(w, r.WithContext(context.WithValue(r.Context(), tenantKey, tenant)))
@@ -303,9 +307,17 @@ func pathVar(r *http.Request, name string) (string, error) {
 	return v, nil
 }
 
-// page reads ?limit= (1–500, default 50) and ?cursor=.
+// maxCursorBytes bounds ?cursor=: a cursor this API issued encodes one
+// key (an externalId is at most 1 KiB of UTF-8), well under it.
+const maxCursorBytes = 4096
+
+// page reads ?limit= (1–500, default 50) and ?cursor= (at most
+// maxCursorBytes).
 func page(r *http.Request) (projections.Page, error) {
 	p := projections.Page{Limit: 50, Cursor: r.URL.Query().Get("cursor")}
+	if len(p.Cursor) > maxCursorBytes {
+		return p, projections.ErrBadCursor
+	}
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 500 {
