@@ -3,11 +3,13 @@ package httpapi_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/gorilla/mux"
 	"github.com/heraldhq/herald/httpapi"
@@ -187,5 +189,51 @@ func TestEveryIDSlotRefusesTenKilobytes(t *testing.T) {
 	}
 	if r := h.Do("POST", "/v1/api-keys", h.key, nil); r.Status != http.StatusCreated {
 		t.Fatalf("a key after the flood: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestUnknownFieldsAnswerIsBounded is the regression test of issue 21
+// item 20: a 0.77 MB body of unknown fields was answered with every one of
+// them, 3.1 MB. Now details lists at most 20, each path cut to 200
+// characters, and the message says how many more there were.
+func TestUnknownFieldsAnswerIsBounded(t *testing.T) {
+	h := testherald.Start(t, testherald.Options{})
+	_, key := h.Tenant("Acme")
+	var b strings.Builder
+	b.WriteString(`{"contacts":{}`)
+	n := 0
+	for b.Len() < 770<<10 {
+		n++
+		fmt.Fprintf(&b, `,"unknown_%06d_%s":1`, n, strings.Repeat("x", 300))
+	}
+	b.WriteString("}")
+	r := h.Do("PUT", "/v1/subscribers/u1", key, b.String())
+	var eb struct {
+		Error struct {
+			Code    string
+			Message string
+			Details []struct{ Field, Problem string }
+		}
+	}
+	r.JSON(t, &eb)
+	if r.Status != 422 || eb.Error.Code != "validation_failed" {
+		t.Fatalf("status %d code %q", r.Status, eb.Error.Code)
+	}
+	if len(eb.Error.Details) != 20 || len(r.Body) > 16<<10 {
+		t.Fatalf("%d details, %d bytes", len(eb.Error.Details), len(r.Body))
+	}
+	for _, d := range eb.Error.Details {
+		if n := utf8.RuneCountInString(d.Field); n > 200 || !strings.HasSuffix(d.Field, "…") {
+			t.Fatalf("field of %d characters: %q", n, d.Field)
+		}
+	}
+	if want := fmt.Sprintf("and %d more", n-20); !strings.Contains(eb.Error.Message, want) {
+		t.Fatalf("message %q does not say %q", eb.Error.Message, want)
+	}
+	// A few unknown fields are all listed, whole.
+	r = h.Do("PUT", "/v1/subscribers/u1", key, `{"a":1,"b":2}`)
+	r.JSON(t, &eb)
+	if r.Status != 422 || len(eb.Error.Details) != 2 || eb.Error.Message != "2 fields are invalid" {
+		t.Fatalf("two unknown fields: %d %s", r.Status, r.Body)
 	}
 }
