@@ -37,6 +37,7 @@ var statusTable = []struct {
 	{errUnauthorized, http.StatusUnauthorized, "unauthorized"},
 	{control.ErrUnauthenticated, http.StatusUnauthorized, "unauthorized"},
 	{errNotReady, http.StatusServiceUnavailable, "not_ready"},
+	{errNotLive, http.StatusServiceUnavailable, "not_live"},
 	{control.ErrBadRequest, http.StatusBadRequest, "bad_request"},
 	{control.ErrNotFound, http.StatusNotFound, "not_found"},
 	{projections.ErrNotFound, http.StatusNotFound, "not_found"},

@@ -128,6 +128,9 @@ func (s *Server) adminEvents(w http.ResponseWriter, r *http.Request) error {
 		}
 	}()
 
+	// A replay of a long log, or a followed one, outlasts the server's
+	// write timeout: this admin stream has none.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Trailer", auditTrailer)

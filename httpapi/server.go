@@ -29,6 +29,10 @@ type Config struct {
 	// Ready reports whether the process is ready (NATS connected,
 	// projections caught up). Zero: always ready.
 	Ready func() bool
+	// Live reports whether the process can still serve (false once its
+	// NATS connection closed for good): GET /healthz answers 503 when it
+	// does not. Zero: always live.
+	Live func() bool
 	// Logger receives request logs. Zero: slog.Default().
 	Logger *slog.Logger
 	// Metrics records every request and serves GET /metrics. Zero: no
@@ -72,6 +76,9 @@ func New(cfg Config, deps Deps) *Server {
 	}
 	if cfg.Ready == nil {
 		cfg.Ready = func() bool { return true }
+	}
+	if cfg.Live == nil {
+		cfg.Live = func() bool { return true }
 	}
 	s := &Server{cfg: cfg, deps: deps, logger: cfg.Logger}
 	r := mux.NewRouter().UseEncodedPath()
@@ -223,6 +230,9 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 	}
 	return r.ResponseWriter.Write(b)
 }
+
+// Unwrap lets http.ResponseController reach the connection (deadlines).
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // Flush lets streaming handlers flush through the recorder.
 func (r *statusRecorder) Flush() {

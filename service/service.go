@@ -25,6 +25,7 @@ import (
 	"github.com/heraldhq/herald/projections"
 	"github.com/heraldhq/herald/secrets"
 	"github.com/nats-io/nats.go"
+	"golang.org/x/net/netutil"
 )
 
 // Files under the data directory.
@@ -67,6 +68,8 @@ type Service struct {
 	listener net.Listener
 
 	ready    atomic.Bool
+	dead     atomic.Bool // a NATS connection closed for good
+	stopping atomic.Bool // Shutdown began: closed connections are expected
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	errs     chan error
@@ -176,14 +179,17 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		AdminToken:    s.adminToken,
 		InternalToken: s.internalToken,
 		Ready:         s.Ready,
+		Live:          s.Live,
 		Logger:        logger,
 		Metrics:       s.metrics,
 	}, httpapi.Deps{Control: s.ctl, Store: s.store, Log: s.log, Engine: s.engine, Delivery: s.delivery})
-	s.http = &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	s.http = &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: orDefault(cfg.HTTPReadTimeout, 60*time.Second), WriteTimeout: orDefault(cfg.HTTPWriteTimeout, 5*time.Minute),
+		IdleTimeout: orDefault(cfg.HTTPIdleTimeout, 120*time.Second), MaxHeaderBytes: maxHeaderBytes}
 	s.http.RegisterOnShutdown(api.StopStreams)
 	s.sampleMetrics()
 	s.goRun("http", func() error {
-		if err := s.http.Serve(s.listener); !errors.Is(err, http.ErrServerClosed) {
+		if err := s.http.Serve(netutil.LimitListener(s.listener, orDefault(cfg.MaxConns, 4096))); !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}
 		return nil
@@ -223,14 +229,28 @@ func (s *Service) token(name, file, prefix string) (string, error) {
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
 	if created && file == AdminTokenFile {
-		// Printed once, at first start, on stderr: not a log line.
-		fmt.Fprintf(os.Stderr, "herald: generated admin token (stored in %s): %s\n", path, tok)
+		// Where it is, never the token: log shippers keep stderr.
+		s.logger.Warn("generated an admin token; read it from its file (mode 0600) or set HERALD_ADMIN_TOKEN",
+			"path", path)
 	}
 	return tok, nil
 }
 
 func (s *Service) connect() error {
 	var err error
+	// A lost connection is reconnected for ever (MaxReconnects(-1)); one
+	// that is closed for good (the server refused it, nats.go gave up)
+	// makes the process fail liveness and exit non-zero: see connClosed.
+	watch := []nats.Option{
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				s.logger.Warn("NATS connection lost; reconnecting", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) { s.logger.Info("NATS connection back", "url", nc.ConnectedUrlRedacted()) }),
+		nats.ClosedHandler(s.connClosed),
+	}
 	if s.cfg.Embedded() {
 		s.nats, err = embedded.Start(embedded.Config{
 			StoreDir:   filepath.Join(s.cfg.DataDir, NATSDir),
@@ -239,13 +259,13 @@ func (s *Service) connect() error {
 		if err != nil {
 			return fmt.Errorf("embedded nats: %w", err)
 		}
-		if s.nc, err = s.nats.Connect(); err != nil {
+		if s.nc, err = s.nats.Connect(watch...); err != nil {
 			return err
 		}
-		s.workNC, err = s.nats.Connect()
+		s.workNC, err = s.nats.Connect(watch...)
 		return err
 	}
-	opts := []nats.Option{nats.Name("herald"), nats.MaxReconnects(-1), nats.Timeout(5 * time.Second)}
+	opts := append([]nats.Option{nats.Name("herald"), nats.MaxReconnects(-1), nats.Timeout(5 * time.Second)}, watch...)
 	if s.cfg.NATSCreds != "" {
 		opts = append(opts, nats.UserCredentials(s.cfg.NATSCreds))
 	}
@@ -257,6 +277,47 @@ func (s *Service) connect() error {
 		return fmt.Errorf("HERALD_NATS_URL: %w", err)
 	}
 	return nil
+}
+
+// maxHeaderBytes bounds a request's header block (request line
+// included): ids are at most ~1 KiB, a path of several ids and a bearer
+// token stay far below it.
+const maxHeaderBytes = 64 << 10
+
+// orDefault returns v, or def when v is zero.
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// connClosed is the ClosedHandler of both NATS connections. Outside
+// Shutdown, a closed connection never comes back: the process reports
+// itself dead (Live, GET /healthz 503) and fails on Done, so that
+// `herald serve` exits non-zero and a supervisor restarts it.
+func (s *Service) connClosed(nc *nats.Conn) {
+	if s.stopping.Load() {
+		return
+	}
+	s.dead.Store(true)
+	s.ready.Store(false)
+	cause := nc.LastError()
+	s.logger.Error("NATS connection closed for good; exiting so that a supervisor restarts herald", "err", cause)
+	if cause == nil {
+		cause = nats.ErrConnectionClosed
+	}
+	select {
+	case s.errs <- fmt.Errorf("%w: %w", ErrNATSClosed, cause):
+	default:
+	}
+}
+
+// Live reports whether the process can still serve: false once a NATS
+// connection closed for good (GET /healthz answers 503).
+func (s *Service) Live() bool {
+	return !s.dead.Load() && (s.nc == nil || !s.nc.IsClosed()) && (s.workNC == nil || !s.workNC.IsClosed())
 }
 
 // goRun runs fn in a goroutine the service owns; a failure is reported on
@@ -309,6 +370,7 @@ func (s *Service) Store() *projections.Store { return s.store }
 func (s *Service) Shutdown(ctx context.Context) error {
 	var err error
 	s.stopOnce.Do(func() {
+		s.stopping.Store(true)
 		s.ready.Store(false)
 		if s.http != nil {
 			err = s.http.Shutdown(ctx)
