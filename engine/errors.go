@@ -27,6 +27,8 @@ var (
 	errRunFinished = func(runID string) error {
 		return &control.Error{Kind: control.ErrConflict, Code: "run_finished", Message: "run " + runID + " is finished"}
 	}
+	errTransactionMismatch = &control.Error{Kind: control.ErrConflict, Code: "transaction_mismatch",
+		Message: "this transactionId was used with another request (workflow, target or payload)"}
 	errBridgeNotConfigured = &control.Error{Kind: control.ErrConflict, Code: CodeBridgeNotConfigured,
 		Message: "no Bridge is registered: PUT /v1/bridge first"}
 )

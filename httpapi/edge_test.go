@@ -237,3 +237,34 @@ func TestUnknownFieldsAnswerIsBounded(t *testing.T) {
 		t.Fatalf("two unknown fields: %d %s", r.Status, r.Body)
 	}
 }
+
+// TestRepeatedTransactionIDWithAnotherBody is the regression test of issue
+// 21 item 21: a repeated transactionId with a different body silently
+// answered the first trigger's runs. Now it is 409 transaction_mismatch;
+// an identical repeat (even spelled otherwise) still answers the first.
+func TestRepeatedTransactionIDWithAnotherBody(t *testing.T) {
+	h := testherald.Start(t, testherald.Options{})
+	_, key := h.Tenant("Acme")
+	if r := h.Do("PUT", "/v1/bridge", key, map[string]string{"webhookUrl": "http://127.0.0.1:1/bridge"}); r.Status != http.StatusOK {
+		t.Fatalf("bridge: %d %s", r.Status, r.Body)
+	}
+	first := h.Do("POST", "/v1/events", key, `{"workflowId":"w","to":{"subscriberId":"u1"},"payload":{"a":1,"b":2},"transactionId":"t1"}`)
+	if first.Status != http.StatusAccepted {
+		t.Fatalf("first: %d %s", first.Status, first.Body)
+	}
+	again := h.Do("POST", "/v1/events", key, `{"transactionId":"t1","payload":{"b":2, "a":1},"to":{"subscriberId":"u1"},"workflowId":"w"}`)
+	if again.Status != http.StatusAccepted || string(again.Body) != string(first.Body) {
+		t.Fatalf("identical repeat: %d %s, want %s", again.Status, again.Body, first.Body)
+	}
+	for _, body := range []string{
+		`{"workflowId":"other","to":{"subscriberId":"u1"},"payload":{"a":1,"b":2},"transactionId":"t1"}`,
+		`{"workflowId":"w","to":{"subscriberId":"u2"},"payload":{"a":1,"b":2},"transactionId":"t1"}`,
+		`{"workflowId":"w","to":{"topics":["t"]},"payload":{"a":1,"b":2},"transactionId":"t1"}`,
+		`{"workflowId":"w","to":{"subscriberId":"u1"},"payload":{"a":1,"b":3},"transactionId":"t1"}`,
+	} {
+		r := h.Do("POST", "/v1/events", key, body)
+		if r.Status != http.StatusConflict || r.ErrorCode() != "transaction_mismatch" {
+			t.Errorf("%s: %d %s", body, r.Status, r.Body)
+		}
+	}
+}
