@@ -38,6 +38,10 @@ type Config struct {
 	// Metrics records every request and serves GET /metrics. Zero: no
 	// recording; GET /metrics answers 404.
 	Metrics Metrics
+	// SeparateInternal moves the internal routes (POST /v1/deliver) off
+	// Handler onto InternalHandler, for a listener of their own
+	// (HERALD_INTERNAL_ADDR). Zero: Handler serves them too.
+	SeparateInternal bool
 }
 
 // Metrics receives the outcome of every request and serves the metrics.
@@ -65,7 +69,10 @@ type Server struct {
 	cfg    Config
 	deps   Deps
 	router *mux.Router
-	logger *slog.Logger
+	// internal serves the internal routes when Config.SeparateInternal;
+	// else it is router.
+	internal *mux.Router
+	logger   *slog.Logger
 	ops    opsState
 }
 
@@ -81,9 +88,11 @@ func New(cfg Config, deps Deps) *Server {
 		cfg.Live = func() bool { return true }
 	}
 	s := &Server{cfg: cfg, deps: deps, logger: cfg.Logger}
-	r := mux.NewRouter().UseEncodedPath()
-	r.NotFoundHandler = s.wrap(unmatchedRoute, func(http.ResponseWriter, *http.Request) error { return errNotFound })
-	r.MethodNotAllowedHandler = s.wrap(unmatchedRoute, func(http.ResponseWriter, *http.Request) error { return errMethod })
+	r := s.newRouter()
+	s.internal = r
+	if cfg.SeparateInternal {
+		s.internal = s.newRouter()
+	}
 	for _, rt := range s.routes() {
 		h := rt.handler
 		switch rt.auth {
@@ -94,14 +103,31 @@ func New(cfg Config, deps Deps) *Server {
 		case authInternal:
 			h = s.internalAuth(h)
 		}
+		r := r
+		if rt.auth == authInternal {
+			r = s.internal
+		}
 		r.Handle(rt.path, s.wrap(rt.path, h)).Methods(rt.method).Name(rt.method + " " + rt.path)
 	}
 	s.router = r
 	return s
 }
 
+// newRouter returns an empty router answering unmatched requests with the
+// contract's 404 and 405.
+func (s *Server) newRouter() *mux.Router {
+	r := mux.NewRouter().UseEncodedPath()
+	r.NotFoundHandler = s.wrap(unmatchedRoute, func(http.ResponseWriter, *http.Request) error { return errNotFound })
+	r.MethodNotAllowedHandler = s.wrap(unmatchedRoute, func(http.ResponseWriter, *http.Request) error { return errMethod })
+	return r
+}
+
 // Handler returns the API's root handler.
 func (s *Server) Handler() http.Handler { return s.router }
+
+// InternalHandler returns the handler of the internal routes: with
+// Config.SeparateInternal, the only one serving them; else Handler.
+func (s *Server) InternalHandler() http.Handler { return s.internal }
 
 // Router exposes the router, for tests that walk the routes.
 func (s *Server) Router() *mux.Router { return s.router }

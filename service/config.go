@@ -78,6 +78,10 @@ type Config struct {
 	// HTTPIdleTimeout closes a keep-alive connection idle this long
 	// (HERALD_HTTP_IDLE_TIMEOUT). Zero: 120s.
 	HTTPIdleTimeout time.Duration
+	// InternalAddr, when set, is the address of a listener of its own for
+	// the internal routes (POST /v1/deliver), which HTTPAddr then does not
+	// serve (HERALD_INTERNAL_ADDR). Zero: HTTPAddr serves them.
+	InternalAddr string
 }
 
 // Embedded reports whether the process runs its own NATS server.
@@ -135,6 +139,7 @@ func LoadConfig(env func(string) string, f Flags) (Config, error) {
 	} else if c.Workers == 0 {
 		errs = append(errs, errors.New("HERALD_WORKERS: must be from 1 to 4096"))
 	}
+	c.InternalAddr = pick("", "HERALD_INTERNAL_ADDR", "")
 	if c.MaxConns, err = strconv.Atoi(pick("", "HERALD_MAX_CONNS", "4096")); err != nil {
 		errs = append(errs, fmt.Errorf("HERALD_MAX_CONNS: %q is not an integer", env("HERALD_MAX_CONNS")))
 	} else if c.MaxConns == 0 {
@@ -186,6 +191,9 @@ func (c Config) Validate() error {
 	}
 	if c.Workers < 0 || c.Workers > 4096 { // zero: the engine's default
 		errs = append(errs, fmt.Errorf("HERALD_WORKERS: %d is not from 1 to 4096", c.Workers))
+	}
+	if _, _, err := net.SplitHostPort(c.InternalAddr); c.InternalAddr != "" && err != nil {
+		errs = append(errs, fmt.Errorf("HERALD_INTERNAL_ADDR: %q is not host:port", c.InternalAddr))
 	}
 	if c.MaxConns < 0 {
 		errs = append(errs, fmt.Errorf("HERALD_MAX_CONNS: %d is not at least 1", c.MaxConns))

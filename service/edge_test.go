@@ -183,3 +183,44 @@ func TestGeneratedAdminTokenIsNotPrinted(t *testing.T) {
 		t.Fatalf("token file mode %v, holds the token: %v", st.Mode().Perm(), strings.TrimSpace(string(data)) == tok)
 	}
 }
+
+// TestInternalRoutesOnTheirOwnListener: with HERALD_INTERNAL_ADDR, POST
+// /v1/deliver is served there only (404 on the public API), still behind
+// its token and a minted tenant id.
+func TestInternalRoutesOnTheirOwnListener(t *testing.T) {
+	h := testherald.Start(t, testherald.Options{Env: map[string]string{"HERALD_INTERNAL_ADDR": "127.0.0.1:0"}})
+	tenant, _ := h.Tenant("Acme")
+	post := func(base, tenantHeader string) (int, string) {
+		req, _ := http.NewRequest("POST", base+"/v1/deliver", strings.NewReader(`{}`))
+		req.Header.Set("x-herald-internal-token", h.InternalToken())
+		req.Header.Set("x-herald-tenant-id", tenantHeader)
+		resp, err := h.Client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if h.InternalAddr() == "" {
+		t.Fatal("no internal listener")
+	}
+	internal := "http://" + h.InternalAddr()
+	if status, body := post(h.URL(), tenant); status != http.StatusNotFound {
+		t.Fatalf("deliver on the public API: %d %s", status, body)
+	}
+	if status, body := post(internal, tenant); status != http.StatusUnprocessableEntity || !strings.Contains(body, "validation_failed") {
+		t.Fatalf("deliver on the internal listener: %d %s", status, body)
+	}
+	if status, body := post(internal, "ten_.*.>"); status != http.StatusUnprocessableEntity || !strings.Contains(body, "invalid_tenant") {
+		t.Fatalf("deliver with a tenant id that is no tenant id: %d %s", status, body)
+	}
+	resp, err := h.Client.Get(internal + "/v1/subscribers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("a public route on the internal listener: %d", resp.StatusCode)
+	}
+}

@@ -66,6 +66,9 @@ type Service struct {
 
 	http     *http.Server
 	listener net.Listener
+	// internalHTTP serves the internal routes on InternalAddr, if set.
+	internalHTTP     *http.Server
+	internalListener net.Listener
 
 	ready    atomic.Bool
 	dead     atomic.Bool // a NATS connection closed for good
@@ -119,6 +122,11 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 	s.cancel = cancel
 	if s.listener, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
 		return nil, fmt.Errorf("HERALD_HTTP_ADDR %s: %w", cfg.HTTPAddr, err)
+	}
+	if cfg.InternalAddr != "" {
+		if s.internalListener, err = net.Listen("tcp", cfg.InternalAddr); err != nil {
+			return nil, fmt.Errorf("HERALD_INTERNAL_ADDR %s: %w", cfg.InternalAddr, err)
+		}
 	}
 	// Delivery.
 	smtpOpts := cfg.SMTP
@@ -182,10 +190,10 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		Live:          s.Live,
 		Logger:        logger,
 		Metrics:       s.metrics,
+
+		SeparateInternal: cfg.InternalAddr != "",
 	}, httpapi.Deps{Control: s.ctl, Store: s.store, Log: s.log, Engine: s.engine, Delivery: s.delivery})
-	s.http = &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout: orDefault(cfg.HTTPReadTimeout, 60*time.Second), WriteTimeout: orDefault(cfg.HTTPWriteTimeout, 5*time.Minute),
-		IdleTimeout: orDefault(cfg.HTTPIdleTimeout, 120*time.Second), MaxHeaderBytes: maxHeaderBytes}
+	s.http = s.newHTTPServer(api.Handler())
 	s.http.RegisterOnShutdown(api.StopStreams)
 	s.sampleMetrics()
 	s.goRun("http", func() error {
@@ -194,6 +202,16 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		}
 		return nil
 	})
+	if s.internalListener != nil {
+		s.internalHTTP = s.newHTTPServer(api.InternalHandler())
+		s.goRun("internal http", func() error {
+			if err := s.internalHTTP.Serve(netutil.LimitListener(s.internalListener, orDefault(cfg.MaxConns, 4096))); !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		})
+		logger.Info("internal routes on their own listener", "internal_http", s.internalListener.Addr().String())
+	}
 	logger.Info("herald serving", "http", s.Addr(), "data", cfg.DataDir, "embedded_nats", cfg.Embedded())
 	return s, nil
 }
@@ -277,6 +295,24 @@ func (s *Service) connect() error {
 		return fmt.Errorf("HERALD_NATS_URL: %w", err)
 	}
 	return nil
+}
+
+// newHTTPServer returns a server of h with the configured bounds.
+func (s *Service) newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:    orDefault(s.cfg.HTTPReadTimeout, 60*time.Second),
+		WriteTimeout:   orDefault(s.cfg.HTTPWriteTimeout, 5*time.Minute),
+		IdleTimeout:    orDefault(s.cfg.HTTPIdleTimeout, 120*time.Second),
+		MaxHeaderBytes: maxHeaderBytes}
+}
+
+// InternalAddr returns the address of the internal listener, or "" when
+// the internal routes share the API's.
+func (s *Service) InternalAddr() string {
+	if s.internalListener == nil {
+		return ""
+	}
+	return s.internalListener.Addr().String()
 }
 
 // maxHeaderBytes bounds a request's header block (request line
@@ -376,6 +412,11 @@ func (s *Service) Shutdown(ctx context.Context) error {
 			err = s.http.Shutdown(ctx)
 		} else if s.listener != nil {
 			s.listener.Close()
+		}
+		if s.internalHTTP != nil {
+			err = errors.Join(err, s.internalHTTP.Shutdown(ctx))
+		} else if s.internalListener != nil {
+			s.internalListener.Close()
 		}
 		if s.cancel != nil {
 			s.cancel()
