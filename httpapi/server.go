@@ -73,7 +73,7 @@ type Server struct {
 	// else it is router.
 	internal *mux.Router
 	logger   *slog.Logger
-	ops    opsState
+	ops      opsState
 }
 
 // New builds the router with every route of the contract.
