@@ -314,7 +314,7 @@ func (s *Server) adminAuth(next handlerFunc) handlerFunc {
 func (s *Server) internalAuth(next handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		tenant := r.Header.Get("x-herald-tenant-id")
-		if !equalToken(r.Header.Get("x-herald-internal-token"), s.cfg.InternalToken) {
+		if !equalToken(r.Header.Get("x-herald-internal-token"), s.cfg.InternalToken) || tenant == "" {
 			return errUnauthorized
 		}
 		// The tenant id goes raw into subjects: only a minted one passes.

@@ -212,7 +212,7 @@ func TestInternalRoutesOnTheirOwnListener(t *testing.T) {
 	if status, body := post(internal, tenant); status != http.StatusUnprocessableEntity || !strings.Contains(body, "validation_failed") {
 		t.Fatalf("deliver on the internal listener: %d %s", status, body)
 	}
-	if status, body := post(internal, "ten_.*.>"); status != http.StatusUnprocessableEntity || !strings.Contains(body, "invalid_tenant") {
+	if status, body := post(internal, "ten_.*.>"); status != http.StatusUnprocessableEntity || !strings.Contains(body, "no_channel") {
 		t.Fatalf("deliver with a tenant id that is no tenant id: %d %s", status, body)
 	}
 	resp, err := h.Client.Get(internal + "/v1/subscribers")
