@@ -268,6 +268,15 @@ func (s *Service) connect() error {
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) { s.logger.Info("NATS connection back", "url", nc.ConnectedUrlRedacted()) }),
 		nats.ClosedHandler(s.connClosed),
+		// Asynchronous errors (a server's -ERR, a slow consumer) as log
+		// lines, not nats.go's default print on stderr.
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			attrs := []any{"err", err}
+			if sub != nil {
+				attrs = append(attrs, "subject", sub.Subject)
+			}
+			s.logger.Warn("NATS asynchronous error", attrs...)
+		}),
 	}
 	if s.cfg.Embedded() {
 		s.nats, err = embedded.Start(embedded.Config{
