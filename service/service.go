@@ -113,7 +113,11 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 	if s.log, err = eventlog.Open(ctx, s.nc, eventlog.Config{Replicas: cfg.Replicas, Appended: s.metrics.EventAppended}); err != nil {
 		return nil, err
 	}
-	if s.store, err = projections.Open(filepath.Join(cfg.DataDir, ProjectionsFile), projections.Options{Logger: logger}); err != nil {
+	stream, err := s.log.Identity(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if s.store, err = projections.Open(filepath.Join(cfg.DataDir, ProjectionsFile), projections.Options{Logger: logger, Stream: stream}); err != nil {
 		return nil, err
 	}
 	s.ctl = control.New(s.log, s.store, s.keys, logger)
