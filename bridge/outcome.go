@@ -49,6 +49,7 @@ const (
 	CodeDuplicateStepID    = "duplicate_step_id"   // 422
 	CodeBridgeBadRequest   = "bridge_bad_request"  // 400
 	CodeBridgeRejected     = "bridge_rejected"     // any other 4xx; a 422 without a usable code
+	CodeInvalidStep        = "invalid_step"        // a 200 or 500 breaking a bound (see Limits)
 	// Retryable.
 	CodeStepFailed        = "step_failed"           // 500 naming the failed step
 	CodeBridgeError       = "bridge_error"          // another 5xx, 408, 425, 429
@@ -60,6 +61,7 @@ const (
 //
 //	200 {"status":"completed"}           Completed
 //	200 {"status":"step","step":{…}}     Step (Step set, already validated)
+//	200 over a bound (see the Max consts) Terminal  invalid_step
 //	200 anything else                    Retryable  bridge_invalid_answer
 //	401                                  Terminal   bridge_unauthorized
 //	404                                  Terminal   workflow_not_found
@@ -68,6 +70,7 @@ const (
 //	408, 425, 429                        Retryable  bridge_error
 //	other 4xx                            Terminal   bridge_rejected
 //	500 with a stepId                    Retryable  step_failed (StepID set)
+//	500 with a stepId over MaxIDChars    Terminal   invalid_step
 //	other 5xx                            Retryable  bridge_error
 //	no answer (network, timeout)         Retryable  bridge_unreachable (HTTPStatus 0)
 //
@@ -111,6 +114,10 @@ func outcomeOf(status int, body []byte) Outcome {
 			if a.Step == nil {
 				return invalidAnswer(o, `status "step" without a step`)
 			}
+			if err := a.Step.bounds(); err != nil {
+				o.Kind, o.Code, o.Message = OutcomeTerminal, CodeInvalidStep, clip(err.Error())
+				return o
+			}
 			if err := a.Step.check(); err != nil {
 				return invalidAnswer(o, err.Error())
 			}
@@ -133,6 +140,10 @@ func outcomeOf(status int, body []byte) Outcome {
 		return fail(OutcomeRetryable, CodeBridgeError)
 	case status >= 400 && status < 500:
 		return fail(OutcomeTerminal, CodeBridgeRejected)
+	case status == http.StatusInternalServerError && hasInfo && !validID(info.StepID):
+		o.Kind, o.Code = OutcomeTerminal, CodeInvalidStep
+		o.Message = fmt.Sprintf("the bridge named a failed step by an id over %d characters", MaxIDChars)
+		return o
 	case status == http.StatusInternalServerError && hasInfo && info.StepID != "":
 		o.StepID = info.StepID
 		return fail(OutcomeRetryable, CodeStepFailed)
@@ -216,6 +227,54 @@ func (s *Step) check() error {
 		return errors.New("a step without a stepId")
 	case problem != "":
 		return fmt.Errorf("%s step %q has %s", s.Type, s.StepID, problem)
+	}
+	return nil
+}
+
+// Bounds on what a Bridge answers. An answer over one of them fails the
+// run terminally with [CodeInvalidStep]: retrying would only get the same
+// answer, and the engine could not record it (event subjects and messages
+// have hard limits).
+const (
+	// MaxIDChars bounds, in characters, a step's stepId, event, channel,
+	// to and key, and the stepId of a 500 answer.
+	MaxIDChars = 256
+	// MaxOutputBytes bounds a run step's output, in bytes of JSON.
+	MaxOutputBytes = 1 << 20
+	// MaxContentBytes bounds a send step's content, in bytes of JSON.
+	MaxContentBytes = 256 << 10
+	// MaxAnswerBytes bounds the whole body of an answer a Client reads.
+	MaxAnswerBytes = 2 << 20
+)
+
+// validID reports whether a Bridge-supplied id is within MaxIDChars
+// (the empty id is within; whether it may be empty is check's business).
+func validID(s string) bool {
+	return len(s) <= MaxIDChars || utf8.RuneCountInString(s) <= MaxIDChars
+}
+
+// bounds reports the first field of s over its bound, whatever the type
+// (a field foreign to the type is not recorded, but it is not trusted
+// either).
+func (s *Step) bounds() error {
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"stepId", &s.StepID}, {"event", &s.Event}, {"channel", &s.Channel}, {"to", s.To}, {"key", s.Key}} {
+		if f.v != nil && !validID(*f.v) {
+			return fmt.Errorf("invalid step from the bridge: %s is over %d characters", f.name, MaxIDChars)
+		}
+	}
+	if !validID(string(s.Type)) {
+		return fmt.Errorf("invalid step from the bridge: type is over %d characters", MaxIDChars)
+	}
+	if len(s.Output) > MaxOutputBytes {
+		return fmt.Errorf("invalid step from the bridge: step %q has an output of %d bytes, over %d", s.StepID, len(s.Output), MaxOutputBytes)
+	}
+	if s.Content != nil {
+		if b, err := json.Marshal(s.Content); err == nil && len(b) > MaxContentBytes {
+			return fmt.Errorf("invalid step from the bridge: step %q has a content of %d bytes, over %d", s.StepID, len(b), MaxContentBytes)
+		}
 	}
 	return nil
 }
