@@ -10,6 +10,9 @@ const (
 	CodeAttemptsExhausted   = "attempts_exhausted"
 	CodeBridgeNotConfigured = "bridge_not_configured"
 	CodeUnsupportedStep     = "unsupported_step"
+	// CodeInfrastructureExhausted: the service failed to advance the run
+	// MaxWorkFailures times in a row on an internal error and gave up.
+	CodeInfrastructureExhausted = "infrastructure_exhausted"
 )
 
 // Errors of the engine's commands. They are control errors, so the API
