@@ -61,6 +61,11 @@ type Config struct {
 	// TLSConfig.RootCAs to trust a loopback server. Zero: smtp's defaults
 	// with up to 32 sessions per channel, all kept open while idle.
 	SMTP smtp.Options
+	// CronMinInterval is the shortest interval between two ticks of a
+	// workflow schedule that a sync accepts (HERALD_CRON_MIN_INTERVAL).
+	// Default 1m with HERALD_NATS_URL (production), 1s embedded
+	// (development: a 6-field schedule ticks at most every second anyway).
+	CronMinInterval time.Duration
 	// Env reads the secrets (HERALD_MASTER_KEY, HERALD_ADMIN_TOKEN,
 	// HERALD_INTERNAL_TOKEN, HERALD_MASTER_KEY_PREVIOUS). Default: none set.
 	Env func(string) string
@@ -121,6 +126,13 @@ func LoadConfig(env func(string) string, f Flags) (Config, error) {
 	} else if c.Workers == 0 {
 		errs = append(errs, errors.New("HERALD_WORKERS: must be from 1 to 4096"))
 	}
+	cronMin := "1s"
+	if !c.Embedded() {
+		cronMin = "1m"
+	}
+	if c.CronMinInterval, err = time.ParseDuration(pick("", "HERALD_CRON_MIN_INTERVAL", cronMin)); err != nil {
+		errs = append(errs, fmt.Errorf("HERALD_CRON_MIN_INTERVAL: %w", err))
+	}
 	if err := c.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -153,6 +165,9 @@ func (c Config) Validate() error {
 	}
 	if c.Workers < 0 || c.Workers > 4096 { // zero: the engine's default
 		errs = append(errs, fmt.Errorf("HERALD_WORKERS: %d is not from 1 to 4096", c.Workers))
+	}
+	if c.CronMinInterval < 0 {
+		errs = append(errs, errors.New("HERALD_CRON_MIN_INTERVAL: must not be negative"))
 	}
 	if c.Env != nil {
 		if v := strings.TrimSpace(c.Env(secrets.EnvMasterKey)); v != "" {

@@ -147,6 +147,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		AckWait:        cfg.AckWait,
 		Logger:         logger,
 
+		CronMinInterval: cfg.CronMinInterval,
+
 		BridgeTransport: s.metrics.BridgeTransport,
 		WokeLate:        s.metrics.WokeLate,
 		SteppedAside:    s.metrics.SteppedAside,
