@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/heraldhq/herald/control"
+import (
+	"fmt"
+
+	"github.com/heraldhq/herald/control"
+)
 
 // Failure codes of runs and steps (the run's error.code).
 const (
@@ -23,6 +27,10 @@ var (
 	}
 	errRunFinished = func(runID string) error {
 		return &control.Error{Kind: control.ErrConflict, Code: "run_finished", Message: "run " + runID + " is finished"}
+	}
+	errTooManySignals = func(runID string) error {
+		return &control.Error{Kind: control.ErrConflict, Code: "too_many_signals",
+			Message: fmt.Sprintf("run %s already holds %d unconsumed signals", runID, MaxPendingSignals)}
 	}
 	errBridgeNotConfigured = &control.Error{Kind: control.ErrConflict, Code: CodeBridgeNotConfigured,
 		Message: "no Bridge is registered: PUT /v1/bridge first"}
