@@ -41,8 +41,11 @@ type Config struct {
 	// StepsPerTurn bounds the steps one worker runs for one run before it
 	// re-enqueues the run, for fairness. Zero: 64.
 	StepsPerTurn int
-	// CacheSize bounds the folded run states kept in memory. Zero: 200000.
-	CacheSize int
+	// CacheBytes bounds the memory of the engine's caches, by estimated
+	// bytes: half for folded run states (outputs and signals included),
+	// a quarter for trigger payloads, a quarter for digest windows. A miss
+	// only costs a read of the log. Zero: 256 MiB.
+	CacheBytes int64
 	// PrimeLimit: runs started while the state cache holds this many
 	// states are not primed into it (see Engine.prime). Zero: 16384.
 	PrimeLimit int
@@ -96,7 +99,9 @@ func (c *Config) setDefaults() {
 	def(&c.Workers, 128)
 	def(&c.MaxAckPending, 32768)
 	def(&c.StepsPerTurn, 64)
-	def(&c.CacheSize, 200000)
+	if c.CacheBytes == 0 {
+		c.CacheBytes = 256 << 20
+	}
 	def(&c.PrimeLimit, 16384)
 	def(&c.MaxWorkFailures, 12)
 	if c.WorkRetryBase == 0 {
@@ -160,7 +165,8 @@ type Engine struct {
 	client    *bridge.Client
 	logger    *slog.Logger
 	states    *stateCache
-	payloads  payloadCache
+	payloads  *byteCache[[]byte]
+	digests   *byteCache[*digestState]
 	held      holds
 	work      *nats.Conn
 	// pressed is when a woken run was last late (see noteLate).
@@ -189,8 +195,9 @@ func New(cfg Config, deps Deps) *Engine {
 		hd.Client = &http.Client{Timeout: 60 * time.Second, Transport: pooledTransport(cfg.Workers)}
 	}
 	return &Engine{cfg: cfg, log: deps.Log, store: deps.Store, bridgeSrc: deps.Bridges, deliver: deps.Deliverer,
-		client: client, logger: cfg.Logger, states: newStateCache(cfg.CacheSize),
-		payloads: payloadCache{max: 10000}, work: deps.Work}
+		client: client, logger: cfg.Logger, states: newStateCache(cfg.CacheBytes / 2),
+		payloads: newByteCache(cfg.CacheBytes/4, payloadBytes), digests: newByteCache(cfg.CacheBytes/4, digestBytes),
+		work: deps.Work}
 }
 
 // pooledTransport keeps enough idle connections for every worker to reuse

@@ -66,6 +66,10 @@ type Config struct {
 	// Default 1m with HERALD_NATS_URL (production), 1s embedded
 	// (development: a 6-field schedule ticks at most every second anyway).
 	CronMinInterval time.Duration
+	// CacheMiB bounds the engine's in-memory caches (run states with their
+	// outputs, trigger payloads, digest windows), in MiB of estimated
+	// bytes (HERALD_CACHE_MIB). Default 256.
+	CacheMiB int
 	// Env reads the secrets (HERALD_MASTER_KEY, HERALD_ADMIN_TOKEN,
 	// HERALD_INTERNAL_TOKEN, HERALD_MASTER_KEY_PREVIOUS). Default: none set.
 	Env func(string) string
@@ -133,6 +137,9 @@ func LoadConfig(env func(string) string, f Flags) (Config, error) {
 	if c.CronMinInterval, err = time.ParseDuration(pick("", "HERALD_CRON_MIN_INTERVAL", cronMin)); err != nil {
 		errs = append(errs, fmt.Errorf("HERALD_CRON_MIN_INTERVAL: %w", err))
 	}
+	if c.CacheMiB, err = strconv.Atoi(pick("", "HERALD_CACHE_MIB", "256")); err != nil {
+		errs = append(errs, fmt.Errorf("HERALD_CACHE_MIB: %q is not an integer", env("HERALD_CACHE_MIB")))
+	}
 	if err := c.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -165,6 +172,9 @@ func (c Config) Validate() error {
 	}
 	if c.Workers < 0 || c.Workers > 4096 { // zero: the engine's default
 		errs = append(errs, fmt.Errorf("HERALD_WORKERS: %d is not from 1 to 4096", c.Workers))
+	}
+	if c.CacheMiB < 0 || c.CacheMiB > 1<<20 { // zero: the engine's default
+		errs = append(errs, fmt.Errorf("HERALD_CACHE_MIB: %d is not from 1 to %d", c.CacheMiB, 1<<20))
 	}
 	if c.CronMinInterval < 0 {
 		errs = append(errs, errors.New("HERALD_CRON_MIN_INTERVAL: must not be negative"))

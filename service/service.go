@@ -148,6 +148,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		Logger:         logger,
 
 		CronMinInterval: cfg.CronMinInterval,
+		CacheBytes:      int64(cfg.CacheMiB) << 20,
 
 		BridgeTransport: s.metrics.BridgeTransport,
 		WokeLate:        s.metrics.WokeLate,

@@ -26,3 +26,21 @@ func TestCronMinInterval(t *testing.T) {
 		}
 	}
 }
+
+// HERALD_CACHE_MIB defaults to 256 and must be a non-negative integer.
+func TestCacheMiB(t *testing.T) {
+	c, err := LoadConfig(func(string) string { return "" }, Flags{})
+	if err != nil || c.CacheMiB != 256 {
+		t.Fatalf("default %d, %v", c.CacheMiB, err)
+	}
+	for _, bad := range []string{"-1", "lots"} {
+		if _, err := LoadConfig(func(k string) string {
+			if k == "HERALD_CACHE_MIB" {
+				return bad
+			}
+			return ""
+		}, Flags{}); err == nil {
+			t.Errorf("HERALD_CACHE_MIB=%s accepted", bad)
+		}
+	}
+}
