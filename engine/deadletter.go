@@ -17,12 +17,12 @@ import (
 
 // Work that fails on an infrastructure error (the log unreachable, a
 // timeout) is retried with backoff, WorkRetryBase doubling up to
-// WorkRetryMax, at most MaxWorkFailures times in a row; then it is dead:
-// a run fails with CodeInfrastructureExhausted, other work is dropped
-// with an error in the log. Work that fails on a permanent error (an
+// WorkRetryMax; a run's work at most MaxWorkFailures times in a row, then
+// it is dead: the run fails with CodeInfrastructureExhausted. Work that fails on a permanent error (an
 // event the log refuses whatever the attempt: too large, a subject the
 // server refuses) is dead at once: a run fails with bridge.CodeInvalidStep,
-// since what it could not record is what its Bridge answered.
+// since what it could not record is what its Bridge answered; other work
+// is dropped with an error in the log.
 
 // permanentErrs are the errors no retry can cure.
 var permanentErrs = []error{
@@ -126,16 +126,29 @@ func workKey(m jetstream.Msg) string {
 
 // failed settles a work message whose handler failed with err (not a
 // stop of the engine): it comes back after a backoff, or it is dead (see
-// the top of this file).
+// the top of this file). Work other than a run's (a fan-out, a tick) has
+// no run to show its death: it is dropped only on a permanent error, and
+// otherwise keeps coming back at the longest pause.
 func (e *Engine) failed(ctx context.Context, m jetstream.Msg, err error) {
 	key := workKey(m)
 	n := e.failures.add(key)
 	perm := permanent(err)
 	attrs := append(workAttrs(m.Subject(), m.Data()), "err", err, "failures", n)
-	if !perm && n < e.cfg.MaxWorkFailures {
+	tenant, runID, isRun := runOf(m)
+	if !perm && (n < e.cfg.MaxWorkFailures || !isRun) {
 		d := e.workBackoff(n)
-		e.logger.Warn("work failed; will retry", append(attrs, "in", d)...)
+		if n < e.cfg.MaxWorkFailures {
+			e.logger.Warn("work failed; will retry", append(attrs, "in", d)...)
+		} else {
+			e.logger.Error("work keeps failing; will retry", append(attrs, "in", d)...)
+		}
 		_ = m.NakWithDelay(d)
+		return
+	}
+	if !isRun {
+		e.logger.Error("dropping work that cannot succeed", append(attrs, "permanent", perm)...)
+		e.failures.clear(key)
+		_ = m.Ack()
 		return
 	}
 	code := CodeInfrastructureExhausted
@@ -144,19 +157,15 @@ func (e *Engine) failed(ctx context.Context, m jetstream.Msg, err error) {
 		code = bridge.CodeInvalidStep
 		msg = "the run's next step could not be recorded: it is over the event log's limits"
 	}
-	if tenant, runID, ok := runOf(m); ok {
-		if ferr := e.deadLetter(ctx, tenant, runID, code, msg); ferr != nil {
-			// Even the failure cannot be written (the log is down): try
-			// again later, with the longest pause.
-			e.logger.Error("run cannot go on and cannot be failed; will retry",
-				append(attrs, "code", code, "fail_err", ferr)...)
-			_ = m.NakWithDelay(e.cfg.WorkRetryMax)
-			return
-		}
-		e.logger.Error("run failed: its work cannot succeed", append(attrs, "code", code, "permanent", perm)...)
-	} else {
-		e.logger.Error("dropping work that cannot succeed", append(attrs, "permanent", perm)...)
+	if ferr := e.deadLetter(ctx, tenant, runID, code, msg); ferr != nil {
+		// Even the failure cannot be written (the log is down): try again
+		// later, with the longest pause.
+		e.logger.Error("run cannot go on and cannot be failed; will retry",
+			append(attrs, "code", code, "fail_err", ferr)...)
+		_ = m.NakWithDelay(e.cfg.WorkRetryMax)
+		return
 	}
+	e.logger.Error("run failed: its work cannot succeed", append(attrs, "code", code, "permanent", perm)...)
 	e.failures.clear(key)
 	_ = m.Ack()
 }

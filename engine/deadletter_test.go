@@ -157,3 +157,35 @@ func TestPermanentErrors(t *testing.T) {
 		}
 	}
 }
+
+// Work that is not a run's (here a cron tick) has no run to fail: past
+// MaxWorkFailures it keeps coming back at the longest pause, and only a
+// permanent error drops it.
+func TestOtherWorkIsDroppedOnlyOnAPermanentError(t *testing.T) {
+	f := newDeadFixture(t, Config{MaxWorkFailures: 2, WorkRetryBase: 50 * time.Millisecond, WorkRetryMax: 100 * time.Millisecond})
+	ctx := context.Background()
+	cons, err := f.log.JetStream().CreateOrUpdateConsumer(ctx, eventlog.WorkStream, jetstream.ConsumerConfig{
+		Durable: "ticks", FilterSubject: eventlog.WorkTickPrefix + ">", AckPolicy: jetstream.AckExplicitPolicy, AckWait: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.cons = cons
+	if err := f.log.Enqueue(ctx, eventlog.WorkTick("ten_1", "daily"), []byte(`{}`), "tick"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 4; i++ {
+		m := f.next(t, 5*time.Second)
+		if m == nil {
+			t.Fatalf("tick dropped after %d transient failures", i-1)
+		}
+		f.e.settle(ctx, m, nats.ErrTimeout, nil)
+	}
+	m := f.next(t, 5*time.Second)
+	if m == nil {
+		t.Fatal("tick dropped after transient failures")
+	}
+	f.e.settle(ctx, m, fmt.Errorf("x: %w", nats.ErrMaxPayload), nil)
+	if m := f.next(t, time.Second); m != nil {
+		t.Fatal("tick came back after a permanent error")
+	}
+}
