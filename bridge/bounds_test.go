@@ -31,6 +31,11 @@ func TestClientBoundsFailTerminally(t *testing.T) {
 		{"run output over 1 MiB", 200, `{"status":"step","step":{"stepId":"a","type":"run","output":` + big(bridge.MaxOutputBytes) + `}}`},
 		{"send content over 256 KiB", 200, `{"status":"step","step":{"stepId":"s","type":"send","channel":"email","content":{"body":` + big(bridge.MaxContentBytes) + `}}}`},
 		{"answer over 2 MiB", 200, `{"status":"step","step":{"stepId":"a","type":"run","output":` + big(5<<20) + `}}`},
+		{"digest window", 200, `{"status":"step","step":{"stepId":"g","type":"digest","window":"` + long + `"}}`},
+		{"wait timeout", 200, `{"status":"step","step":{"stepId":"w","type":"waitForEvent","event":"e","timeout":"` + long + `"}}`},
+		{"delay until", 200, `{"status":"step","step":{"stepId":"d","type":"delay","until":"` + long + `"}}`},
+		{"delay seconds", 200, `{"status":"step","step":{"stepId":"d","type":"delay","seconds":1` + strings.Repeat("0", 10_000) + `}}`},
+		{"status", 200, `{"status":"` + long + `"}`},
 		{"500 stepId", 500, `{"error":{"message":"boom","stepId":"` + long + `"}}`},
 	}
 	var c bridge.Client

@@ -104,6 +104,10 @@ func outcomeOf(status int, body []byte) Outcome {
 	case status == http.StatusOK:
 		var a ExecuteAnswer
 		if err := json.Unmarshal(body, &a); err != nil {
+			if why := rawOverBound(body); why != "" {
+				o.Kind, o.Code, o.Message = OutcomeTerminal, CodeInvalidStep, why
+				return o
+			}
 			return invalidAnswer(o, fmt.Sprintf("not an execute answer: %v", err))
 		}
 		switch a.Status {
@@ -122,6 +126,10 @@ func outcomeOf(status int, body []byte) Outcome {
 				return invalidAnswer(o, err.Error())
 			}
 			o.Kind, o.Step = OutcomeStep, a.Step
+			return o
+		}
+		if !validID(a.Status) {
+			o.Kind, o.Code, o.Message = OutcomeTerminal, CodeInvalidStep, "invalid answer from the bridge: status is over its bound"
 			return o
 		}
 		return invalidAnswer(o, fmt.Sprintf("unknown status %q", a.Status))
@@ -277,4 +285,37 @@ func (s *Step) bounds() error {
 		}
 	}
 	return nil
+}
+
+// maxRawFieldBytes bounds the JSON of a step field other than output and
+// content: MaxIDChars characters, each escaped (\uXXXX) at worst.
+const maxRawFieldBytes = 6*MaxIDChars + 2
+
+// rawOverBound looks into an answer that does not decode for a field over
+// its bound (a 10 KB duration or timestamp, say): such an answer is no
+// glitch worth retrying. It returns why, or "".
+func rawOverBound(body []byte) string {
+	var raw struct {
+		Status json.RawMessage            `json:"status"`
+		Step   map[string]json.RawMessage `json:"step"`
+	}
+	if json.Unmarshal(body, &raw) != nil {
+		return ""
+	}
+	if len(raw.Status) > maxRawFieldBytes {
+		return "invalid answer from the bridge: status is over its bound"
+	}
+	for name, v := range raw.Step {
+		limit := maxRawFieldBytes
+		switch name {
+		case "output":
+			limit = MaxOutputBytes
+		case "content":
+			limit = MaxContentBytes
+		}
+		if len(v) > limit {
+			return clip(fmt.Sprintf("invalid step from the bridge: %q is over its bound", name))
+		}
+	}
+	return ""
 }

@@ -95,6 +95,22 @@ func TestBridgeAnswerOverABoundFailsTheRunAndServiceStaysReady(t *testing.T) {
 		"output":   {200, `{"status":"step","step":{"stepId":"r","type":"run","output":` + str(bridge1MiB+1) + `}}`},
 		"content":  {200, `{"status":"step","step":{"stepId":"s","type":"send","channel":"email","content":{"body":` + str(256<<10) + `}}}`},
 		"huge":     {200, `{"status":"step","step":{"stepId":"r","type":"run","output":` + str(5<<20) + `}}`},
+		"type":     {200, `{"status":"step","step":{"stepId":"x","type":"` + long + `"}}`},
+		"status":   {200, `{"status":"` + long + `"}`},
+		"window":   {200, `{"status":"step","step":{"stepId":"g","type":"digest","window":"` + long + `"}}`},
+		"timeout":  {200, `{"status":"step","step":{"stepId":"w","type":"waitForEvent","event":"e","timeout":"` + long + `"}}`},
+		"until":    {200, `{"status":"step","step":{"stepId":"d","type":"delay","until":"` + long + `"}}`},
+	}
+	// Error bodies: a 422's code is checked against its pattern (the run
+	// fails bridge_rejected), a message is clipped to 1 KiB.
+	other := map[string]rawAnswer{
+		"code":    {422, `{"error":{"code":"` + long + `","message":"` + long + `"}}`},
+		"message": {401, `{"error":{"code":"unauthorized","message":"` + long + `"}}`},
+	}
+	otherCodes := map[string]string{"code": "bridge_rejected", "message": "bridge_unauthorized"}
+	for wf, a := range other {
+		b.set(wf, a.status, a.body)
+		cases[wf] = a
 	}
 	runs := map[string]string{}
 	for wf, a := range cases {
@@ -104,7 +120,11 @@ func TestBridgeAnswerOverABoundFailsTheRunAndServiceStaysReady(t *testing.T) {
 	for wf, runID := range runs {
 		run := h.WaitRun(key, runID, 30*time.Second, "failed", "completed")
 		runErr, _ := run["error"].(map[string]any)
-		if run["status"] != "failed" || runErr["code"] != "invalid_step" {
+		want := "invalid_step"
+		if c, ok := otherCodes[wf]; ok {
+			want = c
+		}
+		if run["status"] != "failed" || runErr["code"] != want {
 			t.Errorf("%s: run %.300v", wf, run)
 		}
 		if msg, _ := runErr["message"].(string); len(msg) > 1100 {
