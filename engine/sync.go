@@ -92,7 +92,7 @@ func (e *Engine) Sync(ctx context.Context, tenant string) (SyncResult, error) {
 	for i, w := range infos {
 		field := fmt.Sprintf("workflows[%d]", i)
 		if !bridge.ValidWorkflowID(w.WorkflowID) || len(w.WorkflowID) > MaxWorkflowIDChars {
-			p.Add(field+".workflowId", "%q does not match ^([a-zA-Z]|_[a-zA-Z0-9])[a-zA-Z0-9_]*$ (at most %d characters)", w.WorkflowID, MaxWorkflowIDChars)
+			p.Add(field+".workflowId", "%q does not match ^([a-zA-Z]|_[a-zA-Z0-9])[a-zA-Z0-9_]*$ (at most %d characters)", clip(w.WorkflowID, MaxWorkflowIDChars), MaxWorkflowIDChars)
 			continue
 		}
 		if seen[w.WorkflowID] {
@@ -100,7 +100,9 @@ func (e *Engine) Sync(ctx context.Context, tenant string) (SyncResult, error) {
 		}
 		seen[w.WorkflowID] = true
 		if w.Schedule != nil {
-			if _, err := ParseSchedule(*w.Schedule); err != nil {
+			if len(*w.Schedule) > maxScheduleBytes {
+				p.Add(field+".schedule", "is over %d bytes", maxScheduleBytes)
+			} else if _, err := ParseSchedule(*w.Schedule); err != nil {
 				p.Add(field+".schedule", "%s", err.Error())
 			}
 		}
@@ -210,9 +212,12 @@ func (e *Engine) syncBounds(infos []bridge.WorkflowInfo) error {
 		if w.Schedule == nil {
 			continue
 		}
+		if len(*w.Schedule) > maxScheduleBytes {
+			continue // reported with the other problems of the sync
+		}
 		sch, err := ParseSchedule(*w.Schedule)
 		if err != nil {
-			continue // reported with the other problems of the sync
+			continue
 		}
 		if gap, ok := sch.minInterval(e.now()); ok && gap < e.cfg.CronMinInterval {
 			p.Add(fmt.Sprintf("workflows[%d].schedule", i), "workflow %q runs every %v; the minimum interval is %v",
@@ -226,6 +231,9 @@ func (e *Engine) syncBounds(infos []bridge.WorkflowInfo) error {
 	}
 	return nil
 }
+
+// maxScheduleBytes bounds a schedule as a Bridge reports it.
+const maxScheduleBytes = 256
 
 // intervalSamples is how many consecutive ticks minInterval compares.
 const intervalSamples = 32
