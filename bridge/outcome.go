@@ -49,7 +49,7 @@ const (
 	CodeDuplicateStepID    = "duplicate_step_id"   // 422
 	CodeBridgeBadRequest   = "bridge_bad_request"  // 400
 	CodeBridgeRejected     = "bridge_rejected"     // any other 4xx; a 422 without a usable code
-	CodeInvalidStep        = "invalid_step"        // a 200 or 500 breaking a bound (see Limits)
+	CodeInvalidStep        = "invalid_step"        // an answer over a bound (see MaxIDChars)
 	// Retryable.
 	CodeStepFailed        = "step_failed"           // 500 naming the failed step
 	CodeBridgeError       = "bridge_error"          // another 5xx, 408, 425, 429
@@ -61,7 +61,7 @@ const (
 //
 //	200 {"status":"completed"}           Completed
 //	200 {"status":"step","step":{…}}     Step (Step set, already validated)
-//	200 over a bound (see the Max consts) Terminal  invalid_step
+//	200 with a field over its bound      Terminal   invalid_step (see MaxIDChars…)
 //	200 anything else                    Retryable  bridge_invalid_answer
 //	401                                  Terminal   bridge_unauthorized
 //	404                                  Terminal   workflow_not_found
@@ -73,6 +73,7 @@ const (
 //	500 with a stepId over MaxIDChars    Terminal   invalid_step
 //	other 5xx                            Retryable  bridge_error
 //	no answer (network, timeout)         Retryable  bridge_unreachable (HTTPStatus 0)
+//	any answer over MaxAnswerBytes       Terminal   invalid_step (Client.Execute)
 //
 // Code and Message are empty for Completed and Step. Message is the Bridge's
 // error message when it sent one (clipped to 1 KiB), else a sentence naming
