@@ -243,7 +243,8 @@ func (s *Step) check() error {
 // Bounds on what a Bridge answers. An answer over one of them fails the
 // run terminally with [CodeInvalidStep]: retrying would only get the same
 // answer, and the engine could not record it (event subjects and messages
-// have hard limits).
+// have hard limits). The outcome's message names the field and the sizes,
+// never the text that broke the bound.
 const (
 	// MaxIDChars bounds, in characters, a step's stepId, event, channel,
 	// to and key, and the stepId of a 500 answer.
@@ -278,11 +279,11 @@ func (s *Step) bounds() error {
 		return fmt.Errorf("invalid step from the bridge: type is over %d characters", MaxIDChars)
 	}
 	if len(s.Output) > MaxOutputBytes {
-		return fmt.Errorf("invalid step from the bridge: step %q has an output of %d bytes, over %d", s.StepID, len(s.Output), MaxOutputBytes)
+		return fmt.Errorf("invalid step from the bridge: a run output of %d bytes, over %d", len(s.Output), MaxOutputBytes)
 	}
 	if s.Content != nil {
 		if b, err := json.Marshal(s.Content); err == nil && len(b) > MaxContentBytes {
-			return fmt.Errorf("invalid step from the bridge: step %q has a content of %d bytes, over %d", s.StepID, len(b), MaxContentBytes)
+			return fmt.Errorf("invalid step from the bridge: a send content of %d bytes, over %d", len(b), MaxContentBytes)
 		}
 	}
 	return nil
@@ -291,6 +292,10 @@ func (s *Step) bounds() error {
 // maxRawFieldBytes bounds the JSON of a step field other than output and
 // content: MaxIDChars characters, each escaped (\uXXXX) at worst.
 const maxRawFieldBytes = 6*MaxIDChars + 2
+
+// knownStepFields are the fields of a step, which rawOverBound may name.
+var knownStepFields = map[string]bool{"stepId": true, "type": true, "output": true, "channel": true, "to": true,
+	"content": true, "seconds": true, "until": true, "event": true, "timeout": true, "window": true, "key": true, "limit": true}
 
 // rawOverBound looks into an answer that does not decode for a field over
 // its bound (a 10 KB duration or timestamp, say): such an answer is no
@@ -315,7 +320,10 @@ func rawOverBound(body []byte) string {
 			limit = MaxContentBytes
 		}
 		if len(v) > limit {
-			return clip(fmt.Sprintf("invalid step from the bridge: %q is over its bound", name))
+			if !knownStepFields[name] {
+				name = "a field" // not echoed: the text came from the network
+			}
+			return fmt.Sprintf("invalid step from the bridge: %s is over its bound", name)
 		}
 	}
 	return ""

@@ -425,7 +425,7 @@ func (t *turn) runBounds(s *bridge.Step) error {
 		total += len(st.Output)
 	}
 	if total > MaxRunOutputBytes {
-		return fmt.Errorf("step %q would take the run's outputs to %d bytes, over %d", s.StepID, total, MaxRunOutputBytes)
+		return fmt.Errorf("the step would take the run's outputs to %d bytes, over %d", total, MaxRunOutputBytes)
 	}
 	return nil
 }
