@@ -14,10 +14,6 @@ import (
 // DefaultClientTimeout bounds one call of a [Client] whose Timeout is zero.
 const DefaultClientTimeout = 30 * time.Second
 
-// maxAnswerBytes caps what a Client reads of an answer; a longer 200 fails to
-// parse and is retried as an invalid answer.
-const maxAnswerBytes = 10 << 20
-
 // Client calls tenant Bridges on behalf of the engine. Every call is a POST
 // signed afresh with the current time (see [Sign]). The zero Client is ready
 // to use; a Client is safe for concurrent use.
@@ -60,6 +56,10 @@ func (c *Client) Execute(ctx context.Context, url, secret string, req ExecuteReq
 	if rep.err != nil {
 		return unreachable(rep.status, rep.err), nil
 	}
+	if rep.tooLarge {
+		return Outcome{Kind: OutcomeTerminal, HTTPStatus: rep.status, Code: CodeInvalidStep,
+			Message: fmt.Sprintf("the bridge answered more than %d bytes", MaxAnswerBytes)}, nil
+	}
 	return outcomeOf(rep.status, rep.body), nil
 }
 
@@ -101,6 +101,8 @@ func (c *Client) ask(ctx context.Context, url, secret string, action Action, v a
 		return err
 	case rep.err != nil:
 		return fmt.Errorf("%w: %v", ErrUnreachable, rep.err)
+	case rep.tooLarge:
+		return fmt.Errorf("%w: the answer is over %d bytes", ErrRejected, MaxAnswerBytes)
 	case rep.status != http.StatusOK:
 		return fmt.Errorf("%w: %s", ErrRejected, outcomeOf(rep.status, rep.body).Message)
 	}
@@ -113,8 +115,10 @@ func (c *Client) ask(ctx context.Context, url, secret string, action Action, v a
 // reply is what came back from one call.
 type reply struct {
 	status int    // 0: no answer
-	body   []byte // at most maxAnswerBytes
+	body   []byte // at most MaxAnswerBytes
 	err    error  // why there is no whole answer
+	// tooLarge: the answer went on past MaxAnswerBytes (body is nil).
+	tooLarge bool
 }
 
 // post sends one signed call. Its error is for the caller's problems (bad
@@ -151,12 +155,15 @@ func (c *Client) post(ctx context.Context, url, secret string, body []byte) (rep
 		return reply{err: err}, nil
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswerBytes+1))
 	if err != nil {
 		if ctx.Err() != nil {
 			return reply{}, ctx.Err()
 		}
 		return reply{status: resp.StatusCode, err: fmt.Errorf("reading the answer: %w", err)}, nil
+	}
+	if len(data) > MaxAnswerBytes {
+		return reply{status: resp.StatusCode, tooLarge: true}, nil
 	}
 	return reply{status: resp.StatusCode, body: data}, nil
 }

@@ -49,6 +49,7 @@ const (
 	CodeDuplicateStepID    = "duplicate_step_id"   // 422
 	CodeBridgeBadRequest   = "bridge_bad_request"  // 400
 	CodeBridgeRejected     = "bridge_rejected"     // any other 4xx; a 422 without a usable code
+	CodeInvalidStep        = "invalid_step"        // an answer over a bound (see MaxIDChars)
 	// Retryable.
 	CodeStepFailed        = "step_failed"           // 500 naming the failed step
 	CodeBridgeError       = "bridge_error"          // another 5xx, 408, 425, 429
@@ -60,6 +61,7 @@ const (
 //
 //	200 {"status":"completed"}           Completed
 //	200 {"status":"step","step":{…}}     Step (Step set, already validated)
+//	200 with a field over its bound      Terminal   invalid_step (see MaxIDChars…)
 //	200 anything else                    Retryable  bridge_invalid_answer
 //	401                                  Terminal   bridge_unauthorized
 //	404                                  Terminal   workflow_not_found
@@ -68,8 +70,10 @@ const (
 //	408, 425, 429                        Retryable  bridge_error
 //	other 4xx                            Terminal   bridge_rejected
 //	500 with a stepId                    Retryable  step_failed (StepID set)
+//	500 with a stepId over MaxIDChars    Terminal   invalid_step
 //	other 5xx                            Retryable  bridge_error
 //	no answer (network, timeout)         Retryable  bridge_unreachable (HTTPStatus 0)
+//	any answer over MaxAnswerBytes       Terminal   invalid_step (Client.Execute)
 //
 // Code and Message are empty for Completed and Step. Message is the Bridge's
 // error message when it sent one (clipped to 1 KiB), else a sentence naming
@@ -101,6 +105,10 @@ func outcomeOf(status int, body []byte) Outcome {
 	case status == http.StatusOK:
 		var a ExecuteAnswer
 		if err := json.Unmarshal(body, &a); err != nil {
+			if why := rawOverBound(body); why != "" {
+				o.Kind, o.Code, o.Message = OutcomeTerminal, CodeInvalidStep, why
+				return o
+			}
 			return invalidAnswer(o, fmt.Sprintf("not an execute answer: %v", err))
 		}
 		switch a.Status {
@@ -111,10 +119,18 @@ func outcomeOf(status int, body []byte) Outcome {
 			if a.Step == nil {
 				return invalidAnswer(o, `status "step" without a step`)
 			}
+			if err := a.Step.bounds(); err != nil {
+				o.Kind, o.Code, o.Message = OutcomeTerminal, CodeInvalidStep, clip(err.Error())
+				return o
+			}
 			if err := a.Step.check(); err != nil {
 				return invalidAnswer(o, err.Error())
 			}
 			o.Kind, o.Step = OutcomeStep, a.Step
+			return o
+		}
+		if !validID(a.Status) {
+			o.Kind, o.Code, o.Message = OutcomeTerminal, CodeInvalidStep, "invalid answer from the bridge: status is over its bound"
 			return o
 		}
 		return invalidAnswer(o, fmt.Sprintf("unknown status %q", a.Status))
@@ -133,6 +149,10 @@ func outcomeOf(status int, body []byte) Outcome {
 		return fail(OutcomeRetryable, CodeBridgeError)
 	case status >= 400 && status < 500:
 		return fail(OutcomeTerminal, CodeBridgeRejected)
+	case status == http.StatusInternalServerError && hasInfo && !validID(info.StepID):
+		o.Kind, o.Code = OutcomeTerminal, CodeInvalidStep
+		o.Message = fmt.Sprintf("the bridge named a failed step by an id over %d characters", MaxIDChars)
+		return o
 	case status == http.StatusInternalServerError && hasInfo && info.StepID != "":
 		o.StepID = info.StepID
 		return fail(OutcomeRetryable, CodeStepFailed)
@@ -218,4 +238,93 @@ func (s *Step) check() error {
 		return fmt.Errorf("%s step %q has %s", s.Type, s.StepID, problem)
 	}
 	return nil
+}
+
+// Bounds on what a Bridge answers. An answer over one of them fails the
+// run terminally with [CodeInvalidStep]: retrying would only get the same
+// answer, and the engine could not record it (event subjects and messages
+// have hard limits). The outcome's message names the field and the sizes,
+// never the text that broke the bound.
+const (
+	// MaxIDChars bounds, in characters, a step's stepId, event, channel,
+	// to and key, and the stepId of a 500 answer.
+	MaxIDChars = 256
+	// MaxOutputBytes bounds a run step's output, in bytes of JSON.
+	MaxOutputBytes = 1 << 20
+	// MaxContentBytes bounds a send step's content, in bytes of JSON.
+	MaxContentBytes = 256 << 10
+	// MaxAnswerBytes bounds the whole body of an answer a Client reads.
+	MaxAnswerBytes = 2 << 20
+)
+
+// validID reports whether a Bridge-supplied id is within MaxIDChars
+// (the empty id is within; whether it may be empty is check's business).
+func validID(s string) bool {
+	return len(s) <= MaxIDChars || utf8.RuneCountInString(s) <= MaxIDChars
+}
+
+// bounds reports the first field of s over its bound, whatever the type
+// (a field foreign to the type is not recorded, but it is not trusted
+// either).
+func (s *Step) bounds() error {
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"stepId", &s.StepID}, {"event", &s.Event}, {"channel", &s.Channel}, {"to", s.To}, {"key", s.Key}} {
+		if f.v != nil && !validID(*f.v) {
+			return fmt.Errorf("invalid step from the bridge: %s is over %d characters", f.name, MaxIDChars)
+		}
+	}
+	if !validID(string(s.Type)) {
+		return fmt.Errorf("invalid step from the bridge: type is over %d characters", MaxIDChars)
+	}
+	if len(s.Output) > MaxOutputBytes {
+		return fmt.Errorf("invalid step from the bridge: a run output of %d bytes, over %d", len(s.Output), MaxOutputBytes)
+	}
+	if s.Content != nil {
+		if b, err := json.Marshal(s.Content); err == nil && len(b) > MaxContentBytes {
+			return fmt.Errorf("invalid step from the bridge: a send content of %d bytes, over %d", len(b), MaxContentBytes)
+		}
+	}
+	return nil
+}
+
+// maxRawFieldBytes bounds the JSON of a step field other than output and
+// content: MaxIDChars characters, each escaped (\uXXXX) at worst.
+const maxRawFieldBytes = 6*MaxIDChars + 2
+
+// knownStepFields are the fields of a step, which rawOverBound may name.
+var knownStepFields = map[string]bool{"stepId": true, "type": true, "output": true, "channel": true, "to": true,
+	"content": true, "seconds": true, "until": true, "event": true, "timeout": true, "window": true, "key": true, "limit": true}
+
+// rawOverBound looks into an answer that does not decode for a field over
+// its bound (a 10 KB duration or timestamp, say): such an answer is no
+// glitch worth retrying. It returns why, or "".
+func rawOverBound(body []byte) string {
+	var raw struct {
+		Status json.RawMessage            `json:"status"`
+		Step   map[string]json.RawMessage `json:"step"`
+	}
+	if json.Unmarshal(body, &raw) != nil {
+		return ""
+	}
+	if len(raw.Status) > maxRawFieldBytes {
+		return "invalid answer from the bridge: status is over its bound"
+	}
+	for name, v := range raw.Step {
+		limit := maxRawFieldBytes
+		switch name {
+		case "output":
+			limit = MaxOutputBytes
+		case "content":
+			limit = MaxContentBytes
+		}
+		if len(v) > limit {
+			if !knownStepFields[name] {
+				name = "a field" // not echoed: the text came from the network
+			}
+			return fmt.Sprintf("invalid step from the bridge: %s is over its bound", name)
+		}
+	}
+	return ""
 }

@@ -403,8 +403,38 @@ func (t *turn) pendingID(id string) string {
 	return ""
 }
 
+// Bounds of one run, on top of each answer's (see bridge.MaxOutputBytes).
+const (
+	// MaxRunSteps bounds the steps of a run.
+	MaxRunSteps = 1000
+	// MaxRunOutputBytes bounds the recorded outputs of a run's steps
+	// together: every execute request carries them all, and a Bridge
+	// refuses a request over 10 MiB by default.
+	MaxRunOutputBytes = 8 << 20
+)
+
+// runBounds reports whether recording s would take the run over one of
+// its bounds.
+func (t *turn) runBounds(s *bridge.Step) error {
+	done := t.st.CompletedSteps()
+	if len(done) >= MaxRunSteps {
+		return fmt.Errorf("the run already has %d steps, the most a run may have", len(done))
+	}
+	total := len(s.Output)
+	for _, st := range done {
+		total += len(st.Output)
+	}
+	if total > MaxRunOutputBytes {
+		return fmt.Errorf("the step would take the run's outputs to %d bytes, over %d", total, MaxRunOutputBytes)
+	}
+	return nil
+}
+
 // stepAnswer records a step the Bridge ran or describes.
 func (t *turn) stepAnswer(ctx context.Context, s *bridge.Step) error {
+	if err := t.runBounds(s); err != nil {
+		return t.fail(ctx, s.StepID, bridge.CodeInvalidStep, err.Error())
+	}
 	now := t.e.now()
 	switch s.Type {
 	case bridge.StepRun:

@@ -6,12 +6,11 @@ import (
 	"github.com/heraldhq/herald/runstate"
 )
 
-// stateCache keeps folded run states between steps. A state is only read
-// or changed by the holder of its run's lock.
+// stateCache keeps folded run states between steps, bounded by their
+// estimated bytes (a miss only costs a re-read of the run). A state is only
+// read or changed by the holder of its run's lock.
 type stateCache struct {
-	mu   sync.Mutex
-	max  int
-	runs map[string]*runstate.State
+	runs *byteCache[*runstate.State]
 	// locks are the runs' locks, while someone holds or waits for them.
 	locksMu sync.Mutex
 	locks   map[string]*runLock
@@ -23,8 +22,27 @@ type runLock struct {
 	n int
 }
 
-func newStateCache(max int) *stateCache {
-	return &stateCache{max: max, runs: make(map[string]*runstate.State)}
+func newStateCache(maxBytes int64) *stateCache {
+	return &stateCache{runs: newByteCache(maxBytes, stateBytes)}
+}
+
+// stateBytes estimates the memory a state holds: a fixed part, then what
+// grows with the run (its steps and their outputs, its signals).
+func stateBytes(_ string, s *runstate.State) int64 {
+	n := 512 + len(s.RunID) + len(s.TenantID) + len(s.TransactionID) + len(s.WorkflowID) + len(s.WaitEvent) + len(s.Digest)
+	for _, st := range s.Steps {
+		n += 112 + len(st.StepID) + len(st.Type) + len(st.Status) + len(st.Output)
+		if st.Error != nil {
+			n += 48 + len(st.Error.Code) + len(st.Error.Message)
+		}
+	}
+	for _, sig := range s.Signals {
+		n += 72 + len(sig.Event) + len(sig.Payload)
+	}
+	if s.Error != nil {
+		n += 48 + len(s.Error.Code) + len(s.Error.Message)
+	}
+	return int64(n)
 }
 
 // lock serialises the workers of one run inside this process. Each run
@@ -54,70 +72,22 @@ func (c *stateCache) lock(runID string) func() {
 }
 
 func (c *stateCache) get(runID string) *runstate.State {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.runs[runID]
+	st, _ := c.runs.get(runID)
+	return st
 }
 
 func (c *stateCache) put(s *runstate.State) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if s.Status.Finished() {
-		delete(c.runs, s.RunID)
+		c.runs.drop(s.RunID)
 		return
 	}
-	if len(c.runs) >= c.max {
-		// Evict about a tenth, in map order: a miss only costs a re-read.
-		n := c.max / 10
-		for id := range c.runs {
-			delete(c.runs, id)
-			if n--; n <= 0 {
-				break
-			}
-		}
-	}
-	c.runs[s.RunID] = s
+	c.runs.put(s.RunID, s)
 }
 
 // size is how many states the cache holds.
-func (c *stateCache) size() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.runs)
-}
+func (c *stateCache) size() int { return c.runs.len() }
 
-func (c *stateCache) drop(runID string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.runs, runID)
-}
+func (c *stateCache) drop(runID string) { c.runs.drop(runID) }
 
-// payloadCache keeps trigger payloads by transaction: every run of a
-// fan-out shares one.
-type payloadCache struct {
-	mu  sync.Mutex
-	max int
-	m   map[string][]byte
-}
-
-func (c *payloadCache) get(k string) ([]byte, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	v, ok := c.m[k]
-	return v, ok
-}
-
-func (c *payloadCache) put(k string, v []byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = make(map[string][]byte)
-	}
-	if len(c.m) >= c.max {
-		for id := range c.m {
-			delete(c.m, id)
-			break
-		}
-	}
-	c.m[k] = v
-}
+// payloadBytes estimates the memory of a cached trigger payload.
+func payloadBytes(k string, v []byte) int64 { return int64(64 + len(k) + len(v)) }

@@ -16,12 +16,33 @@ import (
 // keep writing to.
 const digestAttempts = 64
 
+// Bounds of one digest window, so that its output stays well inside an
+// event (the stream refuses events over 4 MiB). A run reaching the step
+// while the open window is full opens the next window instead of joining.
+const (
+	// MaxDigestEvents bounds the events of a window, the opener's included.
+	MaxDigestEvents = 1000
+	// MaxDigestJoinedBytes bounds the payload bytes of the runs that join
+	// a window (the opener's own payload, at most MaxPayloadBytes, comes
+	// on top).
+	MaxDigestJoinedBytes = 1 << 20
+)
+
+// digestKeep is how long after a window closes its joined payloads are
+// kept in a folded digest; the window's run ids are kept for good.
+const digestKeep = time.Hour
+
 // window is one digest window folded from its subject.
 type window struct {
 	opened   events.DigestOpenedData
 	openedAt time.Time
 	joined   []joinedRun
 	closed   bool
+	closedAt time.Time
+	// bytes is the payload bytes of joined.
+	bytes int
+	// pruned: the joined payloads are dropped (closed over digestKeep ago).
+	pruned bool
 }
 
 type joinedRun struct {
@@ -29,49 +50,128 @@ type joinedRun struct {
 	At time.Time
 }
 
-// digestState folds a digest subject: its windows by id, and the last
-// sequence read.
+// full reports whether a run with a payload of n bytes cannot join w.
+func (w *window) full(n int) bool {
+	return 1+len(w.joined) >= MaxDigestEvents || w.bytes+n > MaxDigestJoinedBytes
+}
+
+// digestState folds a digest subject: its windows by id, which window
+// each joined run joined, and the last sequence read.
 type digestState struct {
 	windows map[string]*window
 	order   []string
+	byRun   map[string]string
 	last    uint64
+	// prunedTo: the windows before order[prunedTo] are all pruned.
+	prunedTo int
+	// keep: prune nothing (a fold for a window whose payloads are needed).
+	keep bool
 }
 
+func newDigestState() *digestState {
+	return &digestState{windows: map[string]*window{}, byRun: map[string]string{}}
+}
+
+// digestBytes estimates the memory a folded digest holds.
+func digestBytes(subject string, d *digestState) int64 {
+	n := 256 + len(subject)
+	for _, id := range d.order {
+		w := d.windows[id]
+		n += 160 + 2*len(id) + len(w.opened.StepID)
+		for _, j := range w.joined {
+			n += 96 + 2*len(j.RunID) + len(j.Payload)
+		}
+	}
+	return int64(n)
+}
+
+// readDigest returns the digest subject folded up to its last event: the
+// cached fold caught up with what was appended since, or a fold of the
+// whole subject. The caller holds the subject's lock (see lockDigest).
 func (e *Engine) readDigest(ctx context.Context, subject string) (*digestState, error) {
+	d, ok := e.digests.get(subject)
+	if !ok {
+		d = newDigestState()
+	}
+	evs, err := e.log.History(ctx, subject, d.last)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.apply(evs); err != nil {
+		e.digests.drop(subject)
+		return nil, err
+	}
+	e.digests.put(subject, d)
+	return d, nil
+}
+
+// readDigestFull folds the whole digest subject, pruning nothing.
+func (e *Engine) readDigestFull(ctx context.Context, subject string) (*digestState, error) {
 	evs, err := e.log.History(ctx, subject, 0)
 	if err != nil {
 		return nil, err
 	}
-	d := &digestState{windows: map[string]*window{}}
+	d := newDigestState()
+	d.keep = true
+	return d, d.apply(evs)
+}
+
+// lockDigest serialises this process's writers of one digest subject (a
+// run holding its own lock may take it; nothing holding it takes a run's).
+func (e *Engine) lockDigest(subject string) func() { return e.states.lock("digest\x00" + subject) }
+
+// apply folds evs, oldest first, into d.
+func (d *digestState) apply(evs []eventlog.Event) error {
 	for _, ev := range evs {
 		d.last = ev.Seq
 		switch ev.Type {
 		case events.DigestOpened:
 			var o events.DigestOpenedData
 			if err := ev.Decode(&o); err != nil {
-				return nil, err
+				return err
 			}
+			d.prune(ev.At)
 			d.windows[o.Window] = &window{opened: o, openedAt: ev.At}
 			d.order = append(d.order, o.Window)
 		case events.DigestJoined:
 			var j events.DigestJoinedData
 			if err := ev.Decode(&j); err != nil {
-				return nil, err
+				return err
 			}
 			if w := d.windows[j.Window]; w != nil {
 				w.joined = append(w.joined, joinedRun{j, ev.At})
+				w.bytes += len(j.Payload)
+				d.byRun[j.RunID] = j.Window
 			}
 		case events.DigestClosed:
 			var c events.DigestClosedData
 			if err := ev.Decode(&c); err != nil {
-				return nil, err
+				return err
 			}
 			if w := d.windows[c.Window]; w != nil {
-				w.closed = true
+				w.closed, w.closedAt = true, ev.At
 			}
 		}
 	}
-	return d, nil
+	return nil
+}
+
+// prune drops the joined payloads of the windows closed over digestKeep
+// before at (an event's time, so that every fold prunes alike).
+func (d *digestState) prune(at time.Time) {
+	if d.keep {
+		return
+	}
+	for ; d.prunedTo < len(d.order); d.prunedTo++ {
+		w := d.windows[d.order[d.prunedTo]]
+		if !w.closed || at.Sub(w.closedAt) < digestKeep {
+			return
+		}
+		for i := range w.joined {
+			w.joined[i].Payload = nil
+		}
+		w.pruned = true
+	}
 }
 
 // open returns the window a run arriving at now joins: the newest one
@@ -88,12 +188,8 @@ func (d *digestState) open(now time.Time) *window {
 
 // joinedBy returns the window runID joined, if any.
 func (d *digestState) joinedBy(runID string) *window {
-	for _, id := range d.order {
-		for _, j := range d.windows[id].joined {
-			if j.RunID == runID {
-				return d.windows[id]
-			}
-		}
+	if id, ok := d.byRun[runID]; ok {
+		return d.windows[id]
 	}
 	return nil
 }
@@ -119,6 +215,8 @@ func (t *turn) digest(ctx context.Context, s *bridge.Step) error {
 		return err
 	}
 	runID := t.st.RunID
+	unlock := t.e.lockDigest(subject)
+	defer unlock()
 	for range digestAttempts {
 		d, err := t.e.readDigest(ctx, subject)
 		if err != nil {
@@ -133,6 +231,9 @@ func (t *turn) digest(ctx context.Context, s *bridge.Step) error {
 		}
 		rec := eventlog.Record{Subject: subject, Tenant: t.tenant, Expect: true, ExpectSeq: d.last, At: now.UTC()}
 		w := d.open(now)
+		if w != nil && w.full(len(payload)) {
+			w = nil // the next window opens
+		}
 		if w != nil {
 			rec.Type, rec.Data = events.DigestJoined, events.DigestJoinedData{Window: w.opened.Window, RunID: runID, Payload: payload}
 		} else {
@@ -171,12 +272,22 @@ func (t *turn) sleepDigest(ctx context.Context, stepID, digestID string, until t
 func (t *turn) closeDigest(ctx context.Context, stepID string) error {
 	subject := eventlog.Subject(t.tenant, eventlog.AggDigest, t.st.Digest)
 	runID := t.st.RunID
+	unlock := t.e.lockDigest(subject)
+	defer unlock()
 	for range digestAttempts {
 		d, err := t.e.readDigest(ctx, subject)
 		if err != nil {
 			return err
 		}
 		w := d.windows[runID]
+		if w != nil && w.pruned {
+			// Closed long ago (the run's turn came back late): its
+			// payloads are only in the log.
+			if d, err = t.e.readDigestFull(ctx, subject); err != nil {
+				return err
+			}
+			w = d.windows[runID]
+		}
 		if w == nil {
 			return fmt.Errorf("engine: run %s sleeps on a digest window it never opened", runID)
 		}

@@ -41,8 +41,11 @@ type Config struct {
 	// StepsPerTurn bounds the steps one worker runs for one run before it
 	// re-enqueues the run, for fairness. Zero: 64.
 	StepsPerTurn int
-	// CacheSize bounds the folded run states kept in memory. Zero: 200000.
-	CacheSize int
+	// CacheBytes bounds the memory of the engine's caches, by estimated
+	// bytes: half for folded run states (outputs and signals included),
+	// a quarter for trigger payloads, a quarter for digest windows. A miss
+	// only costs a read of the log. Zero: 256 MiB.
+	CacheBytes int64
 	// PrimeLimit: runs started while the state cache holds this many
 	// states are not primed into it (see Engine.prime). Zero: 16384.
 	PrimeLimit int
@@ -65,6 +68,21 @@ type Config struct {
 	// SteppedAside, when set, hears of each woken turn that put off
 	// recording its Bridge answer (see errAside).
 	SteppedAside func()
+	// WorkRetryBase is the first pause before work that failed on an
+	// infrastructure error comes back; it doubles with each failure in a
+	// row up to WorkRetryMax. Zero: 1s.
+	WorkRetryBase time.Duration
+	// WorkRetryMax caps that pause. Zero: 1m.
+	WorkRetryMax time.Duration
+	// MaxWorkFailures is how many times in a row work may fail on an
+	// infrastructure error before it is dead: its run fails with
+	// infrastructure_exhausted (see deadletter.go). Zero: 12 (about 7
+	// minutes with the default pauses).
+	MaxWorkFailures int
+	// CronMinInterval is the shortest interval between two ticks of a
+	// workflow's schedule that a sync accepts (422 schedule_too_frequent
+	// beyond). Zero: none (a schedule ticks at most every second).
+	CronMinInterval time.Duration
 	// Now is the clock. Zero: time.Now.
 	Now func() time.Time
 	// Logger receives the engine's logs. Zero: slog.Default().
@@ -81,8 +99,17 @@ func (c *Config) setDefaults() {
 	def(&c.Workers, 128)
 	def(&c.MaxAckPending, 32768)
 	def(&c.StepsPerTurn, 64)
-	def(&c.CacheSize, 200000)
+	if c.CacheBytes == 0 {
+		c.CacheBytes = 256 << 20
+	}
 	def(&c.PrimeLimit, 16384)
+	def(&c.MaxWorkFailures, 12)
+	if c.WorkRetryBase == 0 {
+		c.WorkRetryBase = time.Second
+	}
+	if c.WorkRetryMax == 0 {
+		c.WorkRetryMax = time.Minute
+	}
 	if c.RetryBase == 0 {
 		c.RetryBase = time.Second
 	}
@@ -138,7 +165,8 @@ type Engine struct {
 	client    *bridge.Client
 	logger    *slog.Logger
 	states    *stateCache
-	payloads  payloadCache
+	payloads  *byteCache[[]byte]
+	digests   *byteCache[*digestState]
 	held      holds
 	work      *nats.Conn
 	// pressed is when a woken run was last late (see noteLate).
@@ -148,6 +176,8 @@ type Engine struct {
 	// stopping is set when Run's context ends: turns end after their
 	// current step.
 	stopping atomic.Bool
+	// failures counts work failing in a row (see deadletter.go).
+	failures failures
 }
 
 // New returns an engine; it does nothing until Run.
@@ -165,8 +195,9 @@ func New(cfg Config, deps Deps) *Engine {
 		hd.Client = &http.Client{Timeout: 60 * time.Second, Transport: pooledTransport(cfg.Workers)}
 	}
 	return &Engine{cfg: cfg, log: deps.Log, store: deps.Store, bridgeSrc: deps.Bridges, deliver: deps.Deliverer,
-		client: client, logger: cfg.Logger, states: newStateCache(cfg.CacheSize),
-		payloads: payloadCache{max: 10000}, work: deps.Work}
+		client: client, logger: cfg.Logger, states: newStateCache(cfg.CacheBytes / 2),
+		payloads: newByteCache(cfg.CacheBytes/4, payloadBytes), digests: newByteCache(cfg.CacheBytes/4, digestBytes),
+		work: deps.Work}
 }
 
 // pooledTransport keeps enough idle connections for every worker to reuse
@@ -245,6 +276,9 @@ func (e *Engine) Run(ctx context.Context) error {
 			FilterSubject: c.filter,
 			AckPolicy:     jetstream.AckExplicitPolicy,
 			AckWait:       e.cfg.AckWait,
+			// Unbounded here: holds, busy runs and stops give work back
+			// without fault, so the server's count is no failure count.
+			// Failures are bounded by the engine (see deadletter.go).
 			MaxDeliver:    -1,
 			MaxAckPending: c.pending,
 			BackOff:       nil,
@@ -349,7 +383,7 @@ func (e *Engine) process(ctx context.Context, m jetstream.Msg, handle func(conte
 
 // settle acknowledges a work message whose handler succeeded. A handler
 // failure (an infrastructure error) leaves it for redelivery after a
-// pause; a hold keeps it until its instant, then passes it to q's wake
+// backoff, a bounded number of times (see failed); a hold keeps it until its instant, then passes it to q's wake
 // queue (with no q, when the engine stops, the server keeps it until then).
 func (e *Engine) settle(ctx context.Context, m jetstream.Msg, err error, q *queues) {
 	if h, ok := errors.AsType[*holdError](err); ok {
@@ -364,13 +398,15 @@ func (e *Engine) settle(ctx context.Context, m jetstream.Msg, err error, q *queu
 		_ = m.NakWithDelay(asideRetry)
 		return
 	}
-	if err != nil {
-		if ctx.Err() == nil {
-			e.logger.Warn("work failed; will retry", append(workAttrs(m.Subject(), m.Data()), "err", err)...)
-		}
-		_ = m.NakWithDelay(time.Second)
+	if err != nil && ctx.Err() != nil {
+		_ = m.NakWithDelay(time.Second) // the engine stops: not the work's fault
 		return
 	}
+	if err != nil {
+		e.failed(ctx, m, err)
+		return
+	}
+	e.failures.succeeded(m)
 	_ = m.Ack()
 }
 

@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/heraldhq/herald/control"
+import (
+	"fmt"
+
+	"github.com/heraldhq/herald/control"
+)
 
 // Failure codes of runs and steps (the run's error.code).
 const (
@@ -10,6 +14,9 @@ const (
 	CodeAttemptsExhausted   = "attempts_exhausted"
 	CodeBridgeNotConfigured = "bridge_not_configured"
 	CodeUnsupportedStep     = "unsupported_step"
+	// CodeInfrastructureExhausted: the service failed to advance the run
+	// MaxWorkFailures times in a row on an internal error and gave up.
+	CodeInfrastructureExhausted = "infrastructure_exhausted"
 )
 
 // Errors of the engine's commands. They are control errors, so the API
@@ -29,6 +36,10 @@ var (
 	}
 	errTransactionMismatch = &control.Error{Kind: control.ErrConflict, Code: "transaction_mismatch",
 		Message: "this transactionId was used with another request (workflow, target or payload)"}
+	errTooManySignals = func(runID string) error {
+		return &control.Error{Kind: control.ErrConflict, Code: "too_many_signals",
+			Message: fmt.Sprintf("run %s already holds %d unconsumed signals", runID, MaxPendingSignals)}
+	}
 	errBridgeNotConfigured = &control.Error{Kind: control.ErrConflict, Code: CodeBridgeNotConfigured,
 		Message: "no Bridge is registered: PUT /v1/bridge first"}
 )

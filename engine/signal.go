@@ -27,6 +27,10 @@ type SignalResult struct {
 	Accepted bool   `json:"accepted"`
 }
 
+// MaxPendingSignals bounds the signals a run holds unconsumed; one more
+// is refused with 409 too_many_signals.
+const MaxPendingSignals = 100
+
 // Signal buffers an external event for a run and wakes it. A waitForEvent
 // takes the oldest unconsumed signal of its name, even one that arrived
 // before the run reached the wait.
@@ -52,7 +56,12 @@ func (e *Engine) Signal(ctx context.Context, tenant, runID string, req SignalReq
 		return SignalResult{}, err
 	}
 	st, err := e.appendToLiveRun(ctx, tenant, runID, events.SignalReceived,
-		events.SignalReceivedData{Event: req.Event, Payload: payload})
+		events.SignalReceivedData{Event: req.Event, Payload: payload}, func(st *runstate.State) error {
+			if len(st.Signals) >= MaxPendingSignals {
+				return errTooManySignals(runID)
+			}
+			return nil
+		})
 	if err != nil {
 		return SignalResult{}, err
 	}
@@ -64,7 +73,7 @@ func (e *Engine) Signal(ctx context.Context, tenant, runID string, req SignalReq
 
 // Cancel ends a run that is not finished and removes its pending timer.
 func (e *Engine) Cancel(ctx context.Context, tenant, runID string) error {
-	st, err := e.appendToLiveRun(ctx, tenant, runID, events.RunCancelled, events.RunCancelledData{})
+	st, err := e.appendToLiveRun(ctx, tenant, runID, events.RunCancelled, events.RunCancelledData{}, nil)
 	if err != nil {
 		return err
 	}
@@ -74,8 +83,10 @@ func (e *Engine) Cancel(ctx context.Context, tenant, runID string) error {
 
 // appendToLiveRun appends to a run that exists and is not finished,
 // expecting the run subject's last sequence, and returns the state it
-// checked (with the new sequence).
-func (e *Engine) appendToLiveRun(ctx context.Context, tenant, runID, typ string, data any) (*runstate.State, error) {
+// checked (with the new sequence). check, when set, may refuse the append
+// on the state.
+func (e *Engine) appendToLiveRun(ctx context.Context, tenant, runID, typ string, data any,
+	check func(*runstate.State) error) (*runstate.State, error) {
 	if !ValidRunID(runID) {
 		return nil, errRunNotFound("")
 	}
@@ -94,6 +105,11 @@ func (e *Engine) appendToLiveRun(ctx context.Context, tenant, runID, typ string,
 		}
 		if st.Status.Finished() {
 			return nil, errRunFinished(runID)
+		}
+		if check != nil {
+			if err := check(st); err != nil {
+				return nil, err
+			}
 		}
 		seq, err := e.log.Append(ctx, eventlog.Record{Subject: subject, Type: typ, Tenant: tenant, Data: data,
 			Expect: true, ExpectSeq: st.LastSeq})

@@ -83,13 +83,16 @@ func (e *Engine) Sync(ctx context.Context, tenant string) (SyncResult, error) {
 	case err != nil:
 		return SyncResult{}, &control.Error{Kind: control.ErrUnavailable, Code: "bridge_rejected", Message: err.Error()}
 	}
+	if err := e.syncBounds(infos); err != nil {
+		return SyncResult{}, err
+	}
 	var p control.Problems
 	synced := make([]events.SyncedWorkflow, 0, len(infos))
 	seen := map[string]bool{}
 	for i, w := range infos {
 		field := fmt.Sprintf("workflows[%d]", i)
 		if !bridge.ValidWorkflowID(w.WorkflowID) || len(w.WorkflowID) > MaxWorkflowIDChars {
-			p.Add(field+".workflowId", "%q does not match ^([a-zA-Z]|_[a-zA-Z0-9])[a-zA-Z0-9_]*$ (at most %d characters)", w.WorkflowID, MaxWorkflowIDChars)
+			p.Add(field+".workflowId", "%q does not match ^([a-zA-Z]|_[a-zA-Z0-9])[a-zA-Z0-9_]*$ (at most %d characters)", clip(w.WorkflowID, MaxWorkflowIDChars), MaxWorkflowIDChars)
 			continue
 		}
 		if seen[w.WorkflowID] {
@@ -97,7 +100,9 @@ func (e *Engine) Sync(ctx context.Context, tenant string) (SyncResult, error) {
 		}
 		seen[w.WorkflowID] = true
 		if w.Schedule != nil {
-			if _, err := ParseSchedule(*w.Schedule); err != nil {
+			if len(*w.Schedule) > maxScheduleBytes {
+				p.Add(field+".schedule", "is over %d bytes", maxScheduleBytes)
+			} else if _, err := ParseSchedule(*w.Schedule); err != nil {
 				p.Add(field+".schedule", "%s", err.Error())
 			}
 		}
@@ -167,4 +172,99 @@ func (e *Engine) synced(ctx context.Context, tenant string) ([]events.SyncedWork
 		return nil, 0, err
 	}
 	return d.Workflows, ev.Seq, nil
+}
+
+// Bounds of one sync.
+const (
+	// MaxSyncWorkflows bounds the workflows one sync records.
+	MaxSyncWorkflows = 1000
+	// MaxSyncSchedules bounds the cron schedules one sync arms.
+	MaxSyncSchedules = 100
+)
+
+// Codes of a sync refused by a bound (422).
+const (
+	CodeTooManyWorkflows    = "too_many_workflows"
+	CodeTooManySchedules    = "too_many_schedules"
+	CodeScheduleTooFrequent = "schedule_too_frequent"
+)
+
+// syncBounds refuses a discover answer with more workflows or schedules
+// than a sync takes, or a schedule ticking more often than
+// Config.CronMinInterval (naming each such workflow).
+func (e *Engine) syncBounds(infos []bridge.WorkflowInfo) error {
+	if len(infos) > MaxSyncWorkflows {
+		return &control.ValidationError{Code: CodeTooManyWorkflows, Problems: []control.FieldProblem{{Field: "workflows",
+			Problem: fmt.Sprintf("the Bridge reports %d workflows; a sync takes at most %d", len(infos), MaxSyncWorkflows)}}}
+	}
+	scheduled := 0
+	for _, w := range infos {
+		if w.Schedule != nil {
+			scheduled++
+		}
+	}
+	if scheduled > MaxSyncSchedules {
+		return &control.ValidationError{Code: CodeTooManySchedules, Problems: []control.FieldProblem{{Field: "workflows",
+			Problem: fmt.Sprintf("the Bridge reports %d scheduled workflows; a sync arms at most %d", scheduled, MaxSyncSchedules)}}}
+	}
+	var p control.Problems
+	for i, w := range infos {
+		if w.Schedule == nil {
+			continue
+		}
+		if len(*w.Schedule) > maxScheduleBytes {
+			continue // reported with the other problems of the sync
+		}
+		sch, err := ParseSchedule(*w.Schedule)
+		if err != nil {
+			continue
+		}
+		if gap, ok := sch.minInterval(e.now()); ok && gap < e.cfg.CronMinInterval {
+			p.Add(fmt.Sprintf("workflows[%d].schedule", i), "workflow %q runs every %v; the minimum interval is %v",
+				clip(w.WorkflowID, MaxWorkflowIDChars), gap, e.cfg.CronMinInterval)
+		}
+	}
+	if err := p.Err(); err != nil {
+		ve := err.(*control.ValidationError)
+		ve.Code = CodeScheduleTooFrequent
+		return ve
+	}
+	return nil
+}
+
+// maxScheduleBytes bounds a schedule as a Bridge reports it.
+const maxScheduleBytes = 256
+
+// intervalSamples is how many consecutive ticks minInterval compares.
+const intervalSamples = 32
+
+// minInterval returns the shortest gap between consecutive ticks of s
+// among the intervalSamples ticks after from; false when s ticks less
+// than twice.
+func (s Schedule) minInterval(from time.Time) (time.Duration, bool) {
+	var gap time.Duration
+	found := false
+	prev, err := s.Next(from)
+	if err != nil {
+		return 0, false
+	}
+	for range intervalSamples {
+		next, err := s.Next(prev)
+		if err != nil {
+			break
+		}
+		if d := next.Sub(prev); !found || d < gap {
+			gap, found = d, true
+		}
+		prev = next
+	}
+	return gap, found
+}
+
+// clip shortens a string taken from a Bridge for a message.
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
 }

@@ -61,6 +61,15 @@ type Config struct {
 	// TLSConfig.RootCAs to trust a loopback server. Zero: smtp's defaults
 	// with up to 32 sessions per channel, all kept open while idle.
 	SMTP smtp.Options
+	// CronMinInterval is the shortest interval between two ticks of a
+	// workflow schedule that a sync accepts (HERALD_CRON_MIN_INTERVAL).
+	// Default 1m with HERALD_NATS_URL (production), 1s embedded
+	// (development: a 6-field schedule ticks at most every second anyway).
+	CronMinInterval time.Duration
+	// CacheMiB bounds the engine's in-memory caches (run states with their
+	// outputs, trigger payloads, digest windows), in MiB of estimated
+	// bytes (HERALD_CACHE_MIB). Default 256.
+	CacheMiB int
 	// Env reads the secrets (HERALD_MASTER_KEY, HERALD_ADMIN_TOKEN,
 	// HERALD_INTERNAL_TOKEN, HERALD_MASTER_KEY_PREVIOUS). Default: none set.
 	Env func(string) string
@@ -159,6 +168,16 @@ func LoadConfig(env func(string) string, f Flags) (Config, error) {
 			errs = append(errs, fmt.Errorf("%s: must be positive", d.name))
 		}
 	}
+	cronMin := "1s"
+	if !c.Embedded() {
+		cronMin = "1m"
+	}
+	if c.CronMinInterval, err = time.ParseDuration(pick("", "HERALD_CRON_MIN_INTERVAL", cronMin)); err != nil {
+		errs = append(errs, fmt.Errorf("HERALD_CRON_MIN_INTERVAL: %w", err))
+	}
+	if c.CacheMiB, err = strconv.Atoi(pick("", "HERALD_CACHE_MIB", "256")); err != nil {
+		errs = append(errs, fmt.Errorf("HERALD_CACHE_MIB: %q is not an integer", env("HERALD_CACHE_MIB")))
+	}
 	if err := c.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -200,6 +219,12 @@ func (c Config) Validate() error {
 	}
 	if c.HTTPReadTimeout < 0 || c.HTTPWriteTimeout < 0 || c.HTTPIdleTimeout < 0 {
 		errs = append(errs, errors.New("HERALD_HTTP_READ_TIMEOUT, HERALD_HTTP_WRITE_TIMEOUT, HERALD_HTTP_IDLE_TIMEOUT: must be positive"))
+	}
+	if c.CacheMiB < 0 || c.CacheMiB > 1<<20 { // zero: the engine's default
+		errs = append(errs, fmt.Errorf("HERALD_CACHE_MIB: %d is not from 1 to %d", c.CacheMiB, 1<<20))
+	}
+	if c.CronMinInterval < 0 {
+		errs = append(errs, errors.New("HERALD_CRON_MIN_INTERVAL: must not be negative"))
 	}
 	if c.Env != nil {
 		if v := strings.TrimSpace(c.Env(secrets.EnvMasterKey)); v != "" {

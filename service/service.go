@@ -162,6 +162,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		AckWait:        cfg.AckWait,
 		Logger:         logger,
 
+		CronMinInterval: cfg.CronMinInterval,
+		CacheBytes:      int64(cfg.CacheMiB) << 20,
+
 		BridgeTransport: s.metrics.BridgeTransport,
 		WokeLate:        s.metrics.WokeLate,
 		SteppedAside:    s.metrics.SteppedAside,

@@ -1,0 +1,77 @@
+package bridge_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/heraldhq/herald/bridge"
+)
+
+// Every string a Bridge supplies in an answer, 10 KB long, and every
+// oversized output, content or answer fails the run terminally with
+// invalid_step; values at their bound pass.
+func TestClientBoundsFailTerminally(t *testing.T) {
+	long := strings.Repeat("x", 10_000)
+	atBound := strings.Repeat("é", bridge.MaxIDChars) // characters, not bytes
+	big := func(n int) string { return `"` + strings.Repeat("a", n) + `"` }
+	tests := []struct {
+		name   string
+		status int
+		body   string
+	}{
+		{"run stepId", 200, `{"status":"step","step":{"stepId":"` + long + `","type":"run","output":1}}`},
+		{"delay stepId", 200, `{"status":"step","step":{"stepId":"` + long + `","type":"delay","seconds":1}}`},
+		{"type", 200, `{"status":"step","step":{"stepId":"a","type":"` + long + `"}}`},
+		{"waitForEvent event", 200, `{"status":"step","step":{"stepId":"w","type":"waitForEvent","event":"` + long + `"}}`},
+		{"send channel", 200, `{"status":"step","step":{"stepId":"s","type":"send","channel":"` + long + `","content":{"body":"b"}}}`},
+		{"send to", 200, `{"status":"step","step":{"stepId":"s","type":"send","channel":"email","to":"` + long + `","content":{"body":"b"}}}`},
+		{"digest key", 200, `{"status":"step","step":{"stepId":"g","type":"digest","window":"10m","key":"` + long + `"}}`},
+		{"throttle key", 200, `{"status":"step","step":{"stepId":"t","type":"throttle","limit":1,"window":60,"key":"` + long + `"}}`},
+		{"run output over 1 MiB", 200, `{"status":"step","step":{"stepId":"a","type":"run","output":` + big(bridge.MaxOutputBytes) + `}}`},
+		{"send content over 256 KiB", 200, `{"status":"step","step":{"stepId":"s","type":"send","channel":"email","content":{"body":` + big(bridge.MaxContentBytes) + `}}}`},
+		{"answer over 2 MiB", 200, `{"status":"step","step":{"stepId":"a","type":"run","output":` + big(5<<20) + `}}`},
+		{"digest window", 200, `{"status":"step","step":{"stepId":"g","type":"digest","window":"` + long + `"}}`},
+		{"wait timeout", 200, `{"status":"step","step":{"stepId":"w","type":"waitForEvent","event":"e","timeout":"` + long + `"}}`},
+		{"delay until", 200, `{"status":"step","step":{"stepId":"d","type":"delay","until":"` + long + `"}}`},
+		{"delay seconds", 200, `{"status":"step","step":{"stepId":"d","type":"delay","seconds":1` + strings.Repeat("0", 10_000) + `}}`},
+		{"status", 200, `{"status":"` + long + `"}`},
+		{"500 stepId", 500, `{"error":{"message":"boom","stepId":"` + long + `"}}`},
+	}
+	var c bridge.Client
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := c.Execute(context.Background(), answering(t, tt.status, tt.body), testKey, bridge.ExecuteRequest{WorkflowID: "wf"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Kind != bridge.OutcomeTerminal || o.Code != bridge.CodeInvalidStep || o.Step != nil || len(o.Message) > 1100 {
+				t.Fatalf("got kind %v code %q step %v message %.200q", o.Kind, o.Code, o.Step, o.Message)
+			}
+		})
+	}
+
+	ok := []struct{ name, body string }{
+		{"ids at their bound", `{"status":"step","step":{"stepId":"` + atBound + `","type":"send","channel":"` + atBound +
+			`","to":"` + atBound + `","content":{"body":"b"}}}`},
+		{"key at its bound", `{"status":"step","step":{"stepId":"g","type":"digest","window":"10m","key":"` + atBound + `"}}`},
+		{"output at its bound", `{"status":"step","step":{"stepId":"a","type":"run","output":` + big(bridge.MaxOutputBytes-2) + `}}`},
+	}
+	for _, tt := range ok {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := c.Execute(context.Background(), answering(t, 200, tt.body), testKey, bridge.ExecuteRequest{WorkflowID: "wf"})
+			if err != nil || o.Kind != bridge.OutcomeStep {
+				t.Fatalf("got %v %q %.200q, %v", o.Kind, o.Code, o.Message, err)
+			}
+		})
+	}
+}
+
+// Discover refuses an answer over MaxAnswerBytes instead of reading on.
+func TestDiscoverRefusesAnOversizedAnswer(t *testing.T) {
+	var c bridge.Client
+	body := `{"workflows":[{"workflowId":"` + strings.Repeat("a", bridge.MaxAnswerBytes) + `"}]}`
+	if _, err := c.Discover(context.Background(), answering(t, 200, body), testKey); err == nil || !strings.Contains(err.Error(), "over") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -1,0 +1,35 @@
+package engine_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/engine"
+)
+
+// A run holds at most MaxPendingSignals unconsumed signals; one more is
+// 409 too_many_signals and is not recorded. On main they grew without
+// bound, each re-read on every step.
+func TestUnconsumedSignalsAreBounded(t *testing.T) {
+	wf := bridge.MustWorkflow("approval", func(ctx *bridge.Context) error {
+		_, err := bridge.WaitForEvent(ctx, "wait", "approved", time.Hour)
+		return err
+	})
+	f := start(t, bridge.NewRegistry().MustRegister(wf))
+	runID := one(t, f.trigger(t, map[string]any{"workflowId": "approval", "to": map[string]any{"subscriberId": "u1"}}))
+	f.h.WaitRun(f.key, runID, 10*time.Second, "waiting")
+	for i := range engine.MaxPendingSignals {
+		if r := f.h.Do("POST", "/v1/events/"+runID+"/signal", f.key, map[string]any{"event": "noise"}); r.Status != http.StatusAccepted {
+			t.Fatalf("signal %d: %d %s", i, r.Status, r.Body)
+		}
+	}
+	r := f.h.Do("POST", "/v1/events/"+runID+"/signal", f.key, map[string]any{"event": "approved"})
+	if r.Status != http.StatusConflict || r.ErrorCode() != "too_many_signals" {
+		t.Fatalf("signal beyond the bound: %d %s", r.Status, r.Body)
+	}
+	if run := f.h.WaitRun(f.key, runID, 10*time.Second, "waiting", "completed"); run["status"] != "waiting" {
+		t.Fatalf("the refused signal was taken: %v", run)
+	}
+}
