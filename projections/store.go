@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -34,6 +35,9 @@ type applyFunc func(tx *bolt.Tx, ev eventlog.Event) error
 // Store is the bbolt file of read models. Reads are safe for concurrent
 // use; only the projector (Run, ApplyBatch) writes.
 type Store struct {
+	// dbMu guards db against compact, which swaps the file: reads and
+	// the projector's writes hold it shared.
+	dbMu     sync.RWMutex
 	db       *bolt.DB
 	path     string
 	log      *slog.Logger
@@ -213,6 +217,8 @@ func (s *Store) Close() error {
 	// Mark the file clean and sync it (writes are not synced one by one):
 	// the next Open trusts it without reading it all. A failure only costs
 	// that check.
+	s.dbMu.Lock()
+	defer s.dbMu.Unlock()
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketMeta).Put(keyClean, []byte{1})
 	})
@@ -255,6 +261,8 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 		return nil
 	}
 	var last uint64
+	erased := false
+	s.dbMu.RLock()
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		cp := checkpoint(tx)
 		last = cp
@@ -264,6 +272,9 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 				continue
 			}
 			var err error
+			if ev.Type == events.SubscriberErased {
+				erased = true
+			}
 			if runEventTypes[ev.Type] {
 				err = runs.apply(tx, ev)
 			} else if h := s.handlers[ev.Type]; h != nil {
@@ -282,8 +293,16 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 		binary.BigEndian.PutUint64(b[:], last)
 		return tx.Bucket(bucketMeta).Put(keyCheckpoint, b[:])
 	})
+	s.dbMu.RUnlock()
 	if err != nil {
 		return fmt.Errorf("projections: apply: %w", err)
+	}
+	if erased {
+		// Before the erase is visible as applied: a caller waiting for it
+		// finds the file already free of the subscriber's data.
+		if err := s.compact(); err != nil {
+			return err
+		}
 	}
 	s.mu.Lock()
 	if last > s.applied && !s.closed {
@@ -419,7 +438,7 @@ func (s *Store) Run(ctx context.Context, log *eventlog.Log, ready chan<- struct{
 // same checksum.
 func (s *Store) Checksum() (string, error) {
 	h := sha256.New()
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			if bytes.Equal(name, bucketMeta) {
 				return nil
@@ -485,4 +504,8 @@ func appendBucket(tx *bolt.Tx, name []byte) *bolt.Bucket {
 }
 
 // view runs fn in a read transaction.
-func (s *Store) view(fn func(tx *bolt.Tx) error) error { return s.db.View(fn) }
+func (s *Store) view(fn func(tx *bolt.Tx) error) error {
+	s.dbMu.RLock()
+	defer s.dbMu.RUnlock()
+	return s.db.View(fn)
+}
