@@ -49,6 +49,12 @@ type Store struct {
 	changed chan struct{} // closed and replaced whenever applied moves
 	closed  bool
 
+	// corrupt is closed when a read or a write found the file damaged:
+	// Run stops with ErrCorrupt, and Close moves the file aside instead of
+	// marking it clean, so the next Open rebuilds it.
+	corrupt     chan struct{}
+	corruptOnce sync.Once
+
 	lastMark markCache
 	linger   time.Duration
 	// waiting counts the WaitFor calls blocked per sequence; minWaiting is
@@ -95,7 +101,7 @@ func Open(path string, opts Options) (*Store, error) {
 		opts.BatchLinger = time.Millisecond
 	}
 	s := &Store{path: path, log: opts.Logger, changed: make(chan struct{}), linger: opts.BatchLinger,
-		nudge: make(chan struct{}, 1)}
+		nudge: make(chan struct{}, 1), corrupt: make(chan struct{})}
 	s.handlers, s.buckets = readModels()
 	db, err := openDB(path)
 	if err != nil {
@@ -219,6 +225,16 @@ func (s *Store) Close() error {
 	// that check.
 	s.dbMu.Lock()
 	defer s.dbMu.Unlock()
+	if s.isCorrupt() {
+		err := s.db.Close()
+		aside := s.path + ".corrupt"
+		if rerr := os.Rename(s.path, aside); rerr != nil {
+			s.log.Error("corrupt projection file not moved aside", "path", s.path, "err", rerr)
+		} else {
+			s.log.Warn("corrupt projection file moved aside; the next start rebuilds it", "path", s.path, "moved_to", aside)
+		}
+		return err
+	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketMeta).Put(keyClean, []byte{1})
 	})
@@ -263,35 +279,37 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 	var last uint64
 	erased := false
 	s.dbMu.RLock()
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		cp := checkpoint(tx)
-		last = cp
-		var runs runFold
-		for _, ev := range evs {
-			if ev.Seq <= cp {
-				continue
+	err := s.guarded(func() error {
+		return s.db.Update(func(tx *bolt.Tx) error {
+			cp := checkpoint(tx)
+			last = cp
+			var runs runFold
+			for _, ev := range evs {
+				if ev.Seq <= cp {
+					continue
+				}
+				var err error
+				if ev.Type == events.SubscriberErased {
+					erased = true
+				}
+				if runEventTypes[ev.Type] {
+					err = runs.apply(tx, ev)
+				} else if h := s.handlers[ev.Type]; h != nil {
+					err = h(tx, ev)
+				}
+				if err != nil {
+					s.log.Error("projection skipped an event it cannot apply",
+						"seq", ev.Seq, "type", ev.Type, "tenant", ev.TenantID, "err", err)
+				}
+				last = ev.Seq
 			}
-			var err error
-			if ev.Type == events.SubscriberErased {
-				erased = true
+			if err := runs.flush(tx); err != nil {
+				return err
 			}
-			if runEventTypes[ev.Type] {
-				err = runs.apply(tx, ev)
-			} else if h := s.handlers[ev.Type]; h != nil {
-				err = h(tx, ev)
-			}
-			if err != nil {
-				s.log.Error("projection skipped an event it cannot apply",
-					"seq", ev.Seq, "type", ev.Type, "tenant", ev.TenantID, "err", err)
-			}
-			last = ev.Seq
-		}
-		if err := runs.flush(tx); err != nil {
-			return err
-		}
-		var b [8]byte
-		binary.BigEndian.PutUint64(b[:], last)
-		return tx.Bucket(bucketMeta).Put(keyCheckpoint, b[:])
+			var b [8]byte
+			binary.BigEndian.PutUint64(b[:], last)
+			return tx.Bucket(bucketMeta).Put(keyCheckpoint, b[:])
+		})
 	})
 	s.dbMu.RUnlock()
 	if err != nil {
@@ -418,10 +436,23 @@ func (s *Store) Run(ctx context.Context, log *eventlog.Log, ready chan<- struct{
 	}
 	signal()
 	batches := tail.Batches(s.linger, s.awaited, s.nudge)
+	outer := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-s.corrupt:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	for {
 		evs, err := batches.Next(ctx, 2048)
+		if s.isCorrupt() {
+			return fmt.Errorf("projections: %s: %w", s.path, ErrCorrupt)
+		}
 		if err != nil {
-			if ctx.Err() != nil {
+			if outer.Err() != nil {
 				return nil
 			}
 			return err
@@ -507,5 +538,53 @@ func appendBucket(tx *bolt.Tx, name []byte) *bolt.Bucket {
 func (s *Store) view(fn func(tx *bolt.Tx) error) error {
 	s.dbMu.RLock()
 	defer s.dbMu.RUnlock()
-	return s.db.View(fn)
+	return s.guarded(func() error { return s.db.View(fn) })
+}
+
+// guarded runs fn, a transaction on s.db (s.dbMu held). A panic in it
+// that bbolt's consistency check confirms as a damaged file becomes an
+// error wrapping ErrCorrupt and marks the store corrupt (see Store.corrupt);
+// any other panic goes on.
+func (s *Store) guarded(fn func() error) (err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		cerr := recovering(func() error {
+			return s.db.View(func(tx *bolt.Tx) error {
+				for err := range tx.Check() {
+					return err
+				}
+				return nil
+			})
+		})
+		if cerr == nil {
+			panic(r)
+		}
+		s.log.Error("projection file corrupt; stopping, it is rebuilt at the next start",
+			"path", s.path, "panic", fmt.Sprint(r), "check", cerr)
+		s.corruptOnce.Do(func() { close(s.corrupt) })
+		err = fmt.Errorf("%w: %v", ErrCorrupt, r)
+	}()
+	return fn()
+}
+
+// recovering runs fn, turning a panic into an error wrapping ErrCorrupt.
+func recovering(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrCorrupt, r)
+		}
+	}()
+	return fn()
+}
+
+func (s *Store) isCorrupt() bool {
+	select {
+	case <-s.corrupt:
+		return true
+	default:
+		return false
+	}
 }
