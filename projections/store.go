@@ -251,7 +251,7 @@ func (s *Store) Close() error {
 // Options.Stream); "" when it records none.
 func (s *Store) StreamID() string {
 	var id string
-	_ = s.db.View(func(tx *bolt.Tx) error {
+	_ = s.view(func(tx *bolt.Tx) error {
 		id = string(tx.Bucket(bucketMeta).Get(keyStream))
 		return nil
 	})
