@@ -7,6 +7,10 @@ import "encoding/json"
 const (
 	SubscriberUpserted = "SubscriberUpserted"
 	SubscriberDeleted  = "SubscriberDeleted"
+	// SubscriberErased deletes the subscriber and marks its personal data
+	// erased: the writer secure-deletes the events that held it, and every
+	// projection drops it (and compacts its file).
+	SubscriberErased = "SubscriberErased"
 )
 
 // Topic and subscription event types, all on the topic's subject
@@ -37,6 +41,11 @@ type SubscriberUpsertedData struct {
 // SubscriberDeletedData removes a subscriber and every subscription it
 // holds.
 type SubscriberDeletedData struct {
+	SubscriberID string `json:"subscriberId"`
+}
+
+// SubscriberErasedData names the erased subscriber, and nothing else of it.
+type SubscriberErasedData struct {
 	SubscriberID string `json:"subscriberId"`
 }
 

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/projections"
@@ -122,7 +123,19 @@ func (s *Server) deleteSubscriber(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	if err := s.deps.Control.DeleteSubscriber(r.Context(), tenantOf(r.Context()), id); err != nil {
+	erase := false
+	if v := r.URL.Query().Get("erase"); v != "" {
+		if erase, err = strconv.ParseBool(v); err != nil {
+			var probs control.Problems
+			probs.Add("erase", "must be true or false")
+			return probs.Err()
+		}
+	}
+	del := s.deps.Control.DeleteSubscriber
+	if erase {
+		del = s.deps.Control.EraseSubscriber
+	}
+	if err := del(r.Context(), tenantOf(r.Context()), id); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

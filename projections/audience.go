@@ -69,6 +69,7 @@ func audienceModels() (map[string]applyFunc, [][]byte) {
 	return map[string]applyFunc{
 			events.SubscriberUpserted:     applySubscriberUpserted,
 			events.SubscriberDeleted:      applySubscriberDeleted,
+			events.SubscriberErased:       applySubscriberErased,
 			events.TopicUpserted:          applyTopicUpserted,
 			events.TopicDeleted:           applyTopicDeleted,
 			events.SubscriberSubscribed:   applySubscriberSubscribed,

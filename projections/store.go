@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -34,6 +35,9 @@ type applyFunc func(tx *bolt.Tx, ev eventlog.Event) error
 // Store is the bbolt file of read models. Reads are safe for concurrent
 // use; only the projector (Run, ApplyBatch) writes.
 type Store struct {
+	// dbMu guards db against compact, which swaps the file: reads and
+	// the projector's writes hold it shared.
+	dbMu     sync.RWMutex
 	db       *bolt.DB
 	path     string
 	log      *slog.Logger
@@ -44,6 +48,12 @@ type Store struct {
 	applied uint64
 	changed chan struct{} // closed and replaced whenever applied moves
 	closed  bool
+
+	// corrupt is closed when a read or a write found the file damaged:
+	// Run stops with ErrCorrupt, and Close moves the file aside instead of
+	// marking it clean, so the next Open rebuilds it.
+	corrupt     chan struct{}
+	corruptOnce sync.Once
 
 	lastMark markCache
 	linger   time.Duration
@@ -91,7 +101,7 @@ func Open(path string, opts Options) (*Store, error) {
 		opts.BatchLinger = time.Millisecond
 	}
 	s := &Store{path: path, log: opts.Logger, changed: make(chan struct{}), linger: opts.BatchLinger,
-		nudge: make(chan struct{}, 1)}
+		nudge: make(chan struct{}, 1), corrupt: make(chan struct{})}
 	s.handlers, s.buckets = readModels()
 	db, err := openDB(path)
 	if err != nil {
@@ -213,6 +223,18 @@ func (s *Store) Close() error {
 	// Mark the file clean and sync it (writes are not synced one by one):
 	// the next Open trusts it without reading it all. A failure only costs
 	// that check.
+	s.dbMu.Lock()
+	defer s.dbMu.Unlock()
+	if s.isCorrupt() {
+		err := s.db.Close()
+		aside := s.path + ".corrupt"
+		if rerr := os.Rename(s.path, aside); rerr != nil {
+			s.log.Error("corrupt projection file not moved aside", "path", s.path, "err", rerr)
+		} else {
+			s.log.Warn("corrupt projection file moved aside; the next start rebuilds it", "path", s.path, "moved_to", aside)
+		}
+		return err
+	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketMeta).Put(keyClean, []byte{1})
 	})
@@ -229,7 +251,7 @@ func (s *Store) Close() error {
 // Options.Stream); "" when it records none.
 func (s *Store) StreamID() string {
 	var id string
-	_ = s.db.View(func(tx *bolt.Tx) error {
+	_ = s.view(func(tx *bolt.Tx) error {
 		id = string(tx.Bucket(bucketMeta).Get(keyStream))
 		return nil
 	})
@@ -255,35 +277,50 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 		return nil
 	}
 	var last uint64
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		cp := checkpoint(tx)
-		last = cp
-		var runs runFold
-		for _, ev := range evs {
-			if ev.Seq <= cp {
-				continue
+	erased := false
+	s.dbMu.RLock()
+	err := s.guarded(func() error {
+		return s.db.Update(func(tx *bolt.Tx) error {
+			cp := checkpoint(tx)
+			last = cp
+			var runs runFold
+			for _, ev := range evs {
+				if ev.Seq <= cp {
+					continue
+				}
+				var err error
+				if ev.Type == events.SubscriberErased {
+					erased = true
+				}
+				if runEventTypes[ev.Type] {
+					err = runs.apply(tx, ev)
+				} else if h := s.handlers[ev.Type]; h != nil {
+					err = h(tx, ev)
+				}
+				if err != nil {
+					s.log.Error("projection skipped an event it cannot apply",
+						"seq", ev.Seq, "type", ev.Type, "tenant", ev.TenantID, "err", err)
+				}
+				last = ev.Seq
 			}
-			var err error
-			if runEventTypes[ev.Type] {
-				err = runs.apply(tx, ev)
-			} else if h := s.handlers[ev.Type]; h != nil {
-				err = h(tx, ev)
+			if err := runs.flush(tx); err != nil {
+				return err
 			}
-			if err != nil {
-				s.log.Error("projection skipped an event it cannot apply",
-					"seq", ev.Seq, "type", ev.Type, "tenant", ev.TenantID, "err", err)
-			}
-			last = ev.Seq
-		}
-		if err := runs.flush(tx); err != nil {
-			return err
-		}
-		var b [8]byte
-		binary.BigEndian.PutUint64(b[:], last)
-		return tx.Bucket(bucketMeta).Put(keyCheckpoint, b[:])
+			var b [8]byte
+			binary.BigEndian.PutUint64(b[:], last)
+			return tx.Bucket(bucketMeta).Put(keyCheckpoint, b[:])
+		})
 	})
+	s.dbMu.RUnlock()
 	if err != nil {
 		return fmt.Errorf("projections: apply: %w", err)
+	}
+	if erased {
+		// Before the erase is visible as applied: a caller waiting for it
+		// finds the file already free of the subscriber's data.
+		if err := s.compact(); err != nil {
+			return err
+		}
 	}
 	s.mu.Lock()
 	if last > s.applied && !s.closed {
@@ -399,10 +436,23 @@ func (s *Store) Run(ctx context.Context, log *eventlog.Log, ready chan<- struct{
 	}
 	signal()
 	batches := tail.Batches(s.linger, s.awaited, s.nudge)
+	outer := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-s.corrupt:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	for {
 		evs, err := batches.Next(ctx, 2048)
+		if s.isCorrupt() {
+			return fmt.Errorf("projections: %s: %w", s.path, ErrCorrupt)
+		}
 		if err != nil {
-			if ctx.Err() != nil {
+			if outer.Err() != nil {
 				return nil
 			}
 			return err
@@ -419,7 +469,7 @@ func (s *Store) Run(ctx context.Context, log *eventlog.Log, ready chan<- struct{
 // same checksum.
 func (s *Store) Checksum() (string, error) {
 	h := sha256.New()
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			if bytes.Equal(name, bucketMeta) {
 				return nil
@@ -485,4 +535,56 @@ func appendBucket(tx *bolt.Tx, name []byte) *bolt.Bucket {
 }
 
 // view runs fn in a read transaction.
-func (s *Store) view(fn func(tx *bolt.Tx) error) error { return s.db.View(fn) }
+func (s *Store) view(fn func(tx *bolt.Tx) error) error {
+	s.dbMu.RLock()
+	defer s.dbMu.RUnlock()
+	return s.guarded(func() error { return s.db.View(fn) })
+}
+
+// guarded runs fn, a transaction on s.db (s.dbMu held). A panic in it
+// that bbolt's consistency check confirms as a damaged file becomes an
+// error wrapping ErrCorrupt and marks the store corrupt (see Store.corrupt);
+// any other panic goes on.
+func (s *Store) guarded(fn func() error) (err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		cerr := recovering(func() error {
+			return s.db.View(func(tx *bolt.Tx) error {
+				for err := range tx.Check() {
+					return err
+				}
+				return nil
+			})
+		})
+		if cerr == nil {
+			panic(r)
+		}
+		s.log.Error("projection file corrupt; stopping, it is rebuilt at the next start",
+			"path", s.path, "panic", fmt.Sprint(r), "check", cerr)
+		s.corruptOnce.Do(func() { close(s.corrupt) })
+		err = fmt.Errorf("%w: %v", ErrCorrupt, r)
+	}()
+	return fn()
+}
+
+// recovering runs fn, turning a panic into an error wrapping ErrCorrupt.
+func recovering(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrCorrupt, r)
+		}
+	}()
+	return fn()
+}
+
+func (s *Store) isCorrupt() bool {
+	select {
+	case <-s.corrupt:
+		return true
+	default:
+		return false
+	}
+}

@@ -172,7 +172,9 @@ func previousChecksum(ctx context.Context, path string, log *eventlog.Log, strea
 		return ""
 	}
 	defer old.Close()
-	if old.Applied() > seq || (old.StreamID() != "" && old.StreamID() != stream.ID) {
+	if old.Applied() == 0 || old.Applied() > seq || (old.StreamID() != "" && old.StreamID() != stream.ID) {
+		// Empty, or moved aside by Open as corrupt or stale: nothing to
+		// compare (and no need to replay the log into it).
 		return ""
 	}
 	if err := old.CatchUpTo(ctx, log, seq); err != nil {

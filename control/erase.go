@@ -1,0 +1,160 @@
+package control
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/projections"
+)
+
+// EraseSubscriber deletes a subscriber and erases its personal data: it
+// appends SubscriberErased (which every projection applies by dropping the
+// subscriber, blanking its delivery addresses and compacting its file),
+// then secure-deletes from the log every earlier event that held the data:
+// the subscriber's own events (contacts, locale, attributes), the
+// TriggerAccepted of each transaction addressed to it alone (the payload),
+// and the attempts and failures of its deliveries (the address, a
+// provider's reply). Its runs stay, with their status and steps.
+//
+// An erase cut short (a crash after the event) is finished by calling it
+// again: a subscriber already deleted, with or without erasure, whose
+// subject still holds events older than its last erasure, is erased
+// again. Errors: ErrNotFound (subscriber_not_found), *ValidationError.
+func (c *Control) EraseSubscriber(ctx context.Context, tenant, externalID string) error {
+	var p Problems
+	checkExternalID(&p, "externalId", externalID)
+	if err := p.Err(); err != nil {
+		return err
+	}
+	subject := eventlog.Subject(tenant, eventlog.AggSubscriber, externalID)
+	var erasedAt uint64
+	err := retry(ctx, func() error {
+		seq, err := c.settle(ctx, subject)
+		if err != nil {
+			return err
+		}
+		if _, err := c.store.Subscriber(tenant, externalID); err != nil {
+			first, ok, ferr := c.log.First(ctx, subject)
+			if ferr != nil {
+				return ferr
+			}
+			if !ok || first.Type == events.SubscriberErased {
+				return subscriberErr(err, externalID)
+			}
+		}
+		erasedAt, err = c.commit(ctx, eventlog.Record{Subject: subject, Type: events.SubscriberErased, Tenant: tenant,
+			Data: events.SubscriberErasedData{SubscriberID: externalID}, Expect: true, ExpectSeq: seq})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	n, err := c.eraseHistory(ctx, tenant, externalID, subject, erasedAt)
+	if err != nil {
+		return fmt.Errorf("erase subscriber: %w", err)
+	}
+	c.logger.Info("subscriber erased", "tenant", tenant, "events_deleted", n, "erase_seq", erasedAt)
+	return nil
+}
+
+// eraseHistory secure-deletes the events before seq that hold the
+// subscriber's personal data, and returns how many it deleted.
+func (c *Control) eraseHistory(ctx context.Context, tenant, externalID, subject string, before uint64) (int, error) {
+	var seqs []uint64
+	own, err := c.log.History(ctx, subject, 0)
+	if err != nil {
+		return 0, err
+	}
+	for _, ev := range own {
+		if ev.Seq < before {
+			seqs = append(seqs, ev.Seq)
+		}
+	}
+	txns := map[string]bool{}
+	pg := projections.Page{Limit: 500}
+	for {
+		runs, next, err := c.store.Runs(tenant, projections.RunFilter{SubscriberID: externalID}, pg)
+		if err != nil {
+			return 0, err
+		}
+		for _, run := range runs {
+			if !txns[run.TransactionID] {
+				txns[run.TransactionID] = true
+				s, err := c.triggerOf(ctx, tenant, run.TransactionID, externalID)
+				if err != nil {
+					return 0, err
+				}
+				seqs = append(seqs, s...)
+			}
+			s, err := c.deliveriesOf(ctx, tenant, run.RunID)
+			if err != nil {
+				return 0, err
+			}
+			seqs = append(seqs, s...)
+		}
+		if next == "" {
+			break
+		}
+		pg.Cursor = next
+	}
+	for _, seq := range seqs {
+		if err := c.log.SecureDelete(ctx, seq); err != nil {
+			return 0, err
+		}
+	}
+	return len(seqs), nil
+}
+
+// triggerOf returns the sequence of txn's TriggerAccepted when it was
+// addressed to externalID alone (its payload is that subscriber's); a
+// topic trigger's payload is shared and stays.
+func (c *Control) triggerOf(ctx context.Context, tenant, txn, externalID string) ([]uint64, error) {
+	ev, ok, err := c.log.First(ctx, eventlog.Subject(tenant, eventlog.AggTransaction, txn))
+	if err != nil || !ok || ev.Type != events.TriggerAccepted {
+		return nil, err
+	}
+	var d events.TriggerAcceptedData
+	if err := ev.Decode(&d); err != nil {
+		return nil, err
+	}
+	if d.To.SubscriberID == nil || *d.To.SubscriberID != externalID {
+		return nil, nil
+	}
+	return []uint64{ev.Seq}, nil
+}
+
+// deliveriesOf returns the sequences of the delivery attempts and failures
+// of a run: they hold the address and the provider's reply. The outcome
+// DeliverySent stays (ids only), so a repeated key still sends nothing.
+func (c *Control) deliveriesOf(ctx context.Context, tenant, runID string) ([]uint64, error) {
+	var seqs []uint64
+	keys := map[string]bool{}
+	pg := projections.Page{Limit: 500}
+	for {
+		rows, next, err := c.store.Deliveries(tenant, runID, pg)
+		if err != nil {
+			return nil, err
+		}
+		for _, row := range rows {
+			if keys[row.IdempotencyKey] {
+				continue
+			}
+			keys[row.IdempotencyKey] = true
+			hist, err := c.log.History(ctx, eventlog.Subject(tenant, eventlog.AggDelivery, row.IdempotencyKey), 0)
+			if err != nil {
+				return nil, err
+			}
+			for _, ev := range hist {
+				if ev.Type == events.DeliveryAttempted || ev.Type == events.DeliveryFailed {
+					seqs = append(seqs, ev.Seq)
+				}
+			}
+		}
+		if next == "" {
+			return seqs, nil
+		}
+		pg.Cursor = next
+	}
+}
