@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	neturl "net/url"
 	"strconv"
 	"time"
 )
@@ -22,13 +24,19 @@ const maxAnswerBytes = 10 << 20
 // signed afresh with the current time (see [Sign]). The zero Client is ready
 // to use; a Client is safe for concurrent use.
 type Client struct {
-	// HTTP sends the requests. Nil: http.DefaultClient.
+	// HTTP sends the requests; its CheckRedirect is ignored: no redirect
+	// is ever followed (a 3xx is a refusal). Nil: an http.Client on
+	// http.DefaultTransport.
 	HTTP *http.Client
 	// Timeout bounds each call, on top of the ctx deadline. Zero or
 	// negative: DefaultClientTimeout.
 	Timeout time.Duration
 	// Now is the clock of the signature timestamps. Nil: time.Now.
 	Now func() time.Time
+	// Logger hears, at Warn, the detail of every failed call (the Bridge's
+	// error message, the network error), which the errors and outcomes
+	// returned do not carry. Nil: slog.Default().
+	Logger *slog.Logger
 }
 
 // Execute asks the Bridge at url to advance a run, signing with secret, and
@@ -57,10 +65,17 @@ func (c *Client) Execute(ctx context.Context, url, secret string, req ExecuteReq
 	if err != nil {
 		return Outcome{}, err
 	}
+	var o Outcome
 	if rep.err != nil {
-		return unreachable(rep.status, rep.err), nil
+		o = unreachable(rep.status, rep.err)
+	} else {
+		o = outcomeOf(rep.status, rep.body)
 	}
-	return outcomeOf(rep.status, rep.body), nil
+	if o.Detail != "" {
+		c.logger().Warn("bridge: call failed", "action", ActionExecute, "runId", req.RunID, "host", hostOf(url),
+			"status", o.HTTPStatus, "code", o.Code, "detail", o.Detail)
+	}
+	return o, nil
 }
 
 // Discover asks the Bridge at url for its workflows. It does not check their
@@ -96,19 +111,48 @@ func (c *Client) Health(ctx context.Context, url, secret string) (HealthAnswer, 
 func (c *Client) ask(ctx context.Context, url, secret string, action Action, v any) error {
 	body, _ := marshal(Request{Action: action}) // a string field always encodes
 	rep, err := c.post(ctx, url, secret, body)
+	var o Outcome
 	switch {
 	case err != nil:
 		return err
 	case rep.err != nil:
-		return fmt.Errorf("%w: %v", ErrUnreachable, rep.err)
+		o = unreachable(rep.status, rep.err)
+		err = fmt.Errorf("%w: %s", ErrUnreachable, o.Message)
 	case rep.status != http.StatusOK:
-		return fmt.Errorf("%w: %s", ErrRejected, outcomeOf(rep.status, rep.body).Message)
+		o = outcomeOf(rep.status, rep.body)
+		err = fmt.Errorf("%w: %s", ErrRejected, o.Message)
+	default:
+		if uerr := json.Unmarshal(rep.body, v); uerr != nil {
+			o = Outcome{HTTPStatus: rep.status, Detail: clip(uerr.Error())}
+			err = fmt.Errorf("%w: not a %s answer", ErrRejected, action)
+		}
 	}
-	if err := json.Unmarshal(rep.body, v); err != nil {
-		return fmt.Errorf("%w: not a %s answer: %v", ErrRejected, action, err)
+	if err != nil {
+		c.logger().Warn("bridge: call failed", "action", action, "host", hostOf(url),
+			"status", o.HTTPStatus, "code", o.Code, "detail", o.Detail)
 	}
-	return nil
+	return err
 }
+
+func (c *Client) logger() *slog.Logger {
+	if c.Logger != nil {
+		return c.Logger
+	}
+	return slog.Default()
+}
+
+// hostOf is the host of a Bridge URL, for logs: the rest of the URL may
+// carry a token.
+func hostOf(raw string) string {
+	if u, err := neturl.Parse(raw); err == nil {
+		return u.Host
+	}
+	return ""
+}
+
+// noRedirect stops a client at the first redirect: the signed body and its
+// headers must reach only the registered URL, and a 3xx is a refusal.
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // reply is what came back from one call.
 type reply struct {
@@ -139,10 +183,11 @@ func (c *Client) post(ctx context.Context, url, secret string, body []byte) (rep
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
 	req.Header.Set(HeaderSignature, Sign(secret, ts, body))
 
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
+	hc := http.Client{}
+	if c.HTTP != nil {
+		hc = *c.HTTP
 	}
+	hc.CheckRedirect = noRedirect
 	resp, err := hc.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {

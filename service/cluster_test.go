@@ -77,6 +77,8 @@ func clusterEnv() func(string) string {
 		"HERALD_MASTER_KEY":     base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)),
 		"HERALD_ADMIN_TOKEN":    "hadm_cluster_test_admin_token_0123456789",
 		"HERALD_INTERNAL_TOKEN": "hint_cluster_test_internal_token_012345",
+		// The test Bridges and SMTP servers listen on loopback.
+		"HERALD_ALLOW_PRIVATE_EGRESS": "true",
 	}
 	return func(k string) string { return env[k] }
 }

@@ -61,6 +61,12 @@ type Config struct {
 	// TLSConfig.RootCAs to trust a loopback server. Zero: smtp's defaults
 	// with up to 32 sessions per channel, all kept open while idle.
 	SMTP smtp.Options
+	// AllowPrivateEgress lets tenant-supplied destinations (Bridge URLs,
+	// SMTP hosts) reach loopback, private, link-local and other internal
+	// addresses, and Bridge URLs use plain http (HERALD_ALLOW_PRIVATE_EGRESS).
+	// Default: true in embedded mode (development), false with
+	// HERALD_NATS_URL. See package egress.
+	AllowPrivateEgress bool
 	// Env reads the secrets (HERALD_MASTER_KEY, HERALD_ADMIN_TOKEN,
 	// HERALD_INTERNAL_TOKEN, HERALD_MASTER_KEY_PREVIOUS). Default: none set.
 	Env func(string) string
@@ -120,6 +126,9 @@ func LoadConfig(env func(string) string, f Flags) (Config, error) {
 		errs = append(errs, fmt.Errorf("HERALD_WORKERS: %q is not an integer", env("HERALD_WORKERS")))
 	} else if c.Workers == 0 {
 		errs = append(errs, errors.New("HERALD_WORKERS: must be from 1 to 4096"))
+	}
+	if c.AllowPrivateEgress, err = strconv.ParseBool(pick("", "HERALD_ALLOW_PRIVATE_EGRESS", strconv.FormatBool(c.Embedded()))); err != nil {
+		errs = append(errs, fmt.Errorf("HERALD_ALLOW_PRIVATE_EGRESS: %q is not true or false", env("HERALD_ALLOW_PRIVATE_EGRESS")))
 	}
 	if err := c.Validate(); err != nil {
 		errs = append(errs, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/delivery/smtp"
+	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/embedded"
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/eventlog"
@@ -150,6 +151,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		BridgeTransport: s.metrics.BridgeTransport,
 		WokeLate:        s.metrics.WokeLate,
 		SteppedAside:    s.metrics.SteppedAside,
+		Egress:          &egress.Policy{AllowPrivate: cfg.AllowPrivateEgress},
 	}, engine.Deps{
 		Log:       s.log,
 		Store:     s.store,
