@@ -127,6 +127,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		// Every session opened is kept: none is opened and quit per message.
 		smtpOpts.MaxOpenPerChannel = smtpOpts.MaxIdlePerChannel
 	}
+	if smtpOpts.DialContext == nil {
+		smtpOpts.DialContext = egress.Policy{AllowPrivate: cfg.AllowPrivateEgress}.Dialer(smtpOpts.DialTimeout).DialContext
+	}
 	s.smtp = smtp.NewSender(smtpOpts)
 	if s.delivery, err = delivery.NewService(delivery.Config{
 		Log: s.log, Store: s.store, Channels: s.ctl, SMTP: s.smtp, Logger: logger,
