@@ -112,6 +112,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		return nil, err
 	}
 	s.ctl = control.New(s.log, s.store, s.keys, logger)
+	s.ctl.SetEgress(&egress.Policy{AllowPrivate: cfg.AllowPrivateEgress})
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
