@@ -21,7 +21,11 @@ const DefaultClientTimeout = 30 * time.Second
 const maxAnswerBytes = 10 << 20
 
 // Client calls tenant Bridges on behalf of the engine. Every call is a POST
-// signed afresh with the current time (see [Sign]). The zero Client is ready
+// signed afresh with the current time (see [Sign]); a call whose body this
+// Client already sent with that second's timestamp is signed with the next
+// second, so that no two of its requests are byte-identical (a [Serve]
+// handler refuses the second as a replay). A Client must not be copied
+// after first use. The zero Client is ready
 // to use; a Client is safe for concurrent use.
 type Client struct {
 	// HTTP sends the requests; its CheckRedirect is ignored: no redirect
@@ -33,6 +37,9 @@ type Client struct {
 	Timeout time.Duration
 	// Now is the clock of the signature timestamps. Nil: time.Now.
 	Now func() time.Time
+	// sent keeps the Client from signing two identical requests in one
+	// second: a Bridge would refuse the second as a replay.
+	sent sent
 	// Logger hears, at Warn, the detail of every failed call (the Bridge's
 	// error message, the network error), which the errors and outcomes
 	// returned do not carry. Nil: slog.Default().
@@ -178,10 +185,10 @@ func (c *Client) post(ctx context.Context, url, secret string, body []byte) (rep
 	if c.Now != nil {
 		now = c.Now
 	}
-	ts := now().Unix()
+	ts, sig := c.sent.stamp(secret, now().Unix(), body)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
-	req.Header.Set(HeaderSignature, Sign(secret, ts, body))
+	req.Header.Set(HeaderSignature, sig)
 
 	hc := http.Client{}
 	if c.HTTP != nil {

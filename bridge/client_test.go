@@ -81,6 +81,8 @@ func TestClientOutcome(t *testing.T) {
 		{"403", 403, ``, terminal, "bridge_rejected", "", "403 Forbidden"},
 		{"413", 413, ``, terminal, "bridge_rejected", "", "413"},
 		{"429", 429, ``, retry, "bridge_error", "", "429"},
+		{"409 replayed", 409, `{"error":{"code":"replayed","message":"bridge: replayed request"}}`, retry, "bridge_error", "", "replayed"},
+		{"409", 409, ``, terminal, "bridge_rejected", "", "409"},
 		{"408", 408, ``, retry, "bridge_error", "", "408"},
 		{"302 without location", 302, ``, terminal, "bridge_rejected", "", "302"},
 	}

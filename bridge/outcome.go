@@ -52,9 +52,11 @@ const (
 	CodeEgressRefused      = "egress_refused"      // the address is refused by the server's egress policy
 	// Retryable.
 	CodeStepFailed        = "step_failed"           // 500 naming the failed step
-	CodeBridgeError       = "bridge_error"          // another 5xx, 408, 425, 429
+	CodeBridgeError       = "bridge_error"          // another 5xx, 408, 425, 429, 409 replayed
 	CodeBridgeUnreachable = "bridge_unreachable"    // no answer: network error, timeout
 	CodeInvalidAnswer     = "bridge_invalid_answer" // a 200 that is not a valid answer; 1xx
+	// The error code of a Bridge's 409: a replayed request.
+	CodeReplayed = "replayed"
 )
 
 // Outcome classifies the answer to an execute call.
@@ -66,7 +68,7 @@ const (
 //	404                                  Terminal   workflow_not_found
 //	422                                  Terminal   the body's code (nondeterministic, duplicate_step_id…)
 //	400                                  Terminal   bridge_bad_request
-//	408, 425, 429                        Retryable  bridge_error
+//	408, 425, 429, 409 replayed          Retryable  bridge_error
 //	other 4xx                            Terminal   bridge_rejected
 //	3xx (redirects are not followed)     Terminal   bridge_rejected
 //	500 with a stepId                    Retryable  step_failed (StepID set)
@@ -137,6 +139,10 @@ func outcomeOf(status int, body []byte) Outcome {
 	case status == http.StatusBadRequest:
 		return fail(OutcomeTerminal, CodeBridgeBadRequest)
 	case status == http.StatusRequestTimeout, status == http.StatusTooEarly, status == http.StatusTooManyRequests:
+		return fail(OutcomeRetryable, CodeBridgeError)
+	case status == http.StatusConflict && hasInfo && info.Code == CodeReplayed:
+		// Another process sent the same bytes in the same second: the
+		// next attempt is signed afresh.
 		return fail(OutcomeRetryable, CodeBridgeError)
 	case status >= 400 && status < 500:
 		return fail(OutcomeTerminal, CodeBridgeRejected)
