@@ -182,7 +182,7 @@ func unreachable(status int, err error) Outcome {
 
 // msgEgressRefused is the tenant's message for a Bridge address the
 // server's egress policy refuses.
-const msgEgressRefused = "the bridge address is refused: it resolves to a loopback, private, link-local or otherwise internal address"
+const msgEgressRefused = "the bridge URL is refused by the server's egress policy: plain http, or an address that is loopback, private, link-local or otherwise internal"
 
 // egressRefused reports whether err is a refusal of the destination by an
 // egress policy: an error in its chain with a method EgressRefused() bool

@@ -24,6 +24,9 @@ type RefusedError struct {
 
 // Error implements error.
 func (e *RefusedError) Error() string {
+	if !e.Addr.IsValid() {
+		return fmt.Sprintf("egress: %s refused (private egress is off)", e.Range)
+	}
 	return fmt.Sprintf("egress: %s address %s refused (private egress is off)", e.Range, e.Addr)
 }
 

@@ -199,3 +199,26 @@ func (p Policy) CheckHost(ctx context.Context, host string) error {
 	}
 	return first
 }
+
+// RequireTLS returns rt when the policy allows private addresses, else a
+// round tripper that refuses every request that is not https with a
+// *RefusedError (Range "plain http"): outside development, signed calls
+// and their answers do not cross networks in clear.
+func (p Policy) RequireTLS(rt http.RoundTripper) http.RoundTripper {
+	if p.AllowPrivate {
+		return rt
+	}
+	return tlsOnly{rt}
+}
+
+type tlsOnly struct{ next http.RoundTripper }
+
+func (t tlsOnly) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Scheme != "https" {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, &RefusedError{Range: "plain http"}
+	}
+	return t.next.RoundTrip(req)
+}

@@ -192,3 +192,20 @@ func fakeDNS(t *testing.T, answer *atomic.Value) *net.Resolver {
 		return client, nil
 	}}
 }
+
+func TestRequireTLS(t *testing.T) {
+	srv, calls := counter(t, func(w http.ResponseWriter, r *http.Request) {})
+	c := &http.Client{Transport: egress.Policy{}.RequireTLS(egress.Policy{AllowPrivate: true}.Transport())}
+	if _, err := c.Get(srv.URL); !errors.Is(err, egress.ErrRefused) {
+		t.Fatalf("plain http: %v, want ErrRefused", err)
+	}
+	if calls.Load() != 0 {
+		t.Fatal("the server was called")
+	}
+	dev := egress.Policy{AllowPrivate: true}
+	resp, err := (&http.Client{Transport: dev.RequireTLS(dev.Transport())}).Get(srv.URL)
+	if err != nil {
+		t.Fatalf("development: %v", err)
+	}
+	resp.Body.Close()
+}

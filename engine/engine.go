@@ -61,8 +61,9 @@ type Config struct {
 	// metrics. Zero: the pooled transport as it is.
 	BridgeTransport func(http.RoundTripper) http.RoundTripper
 	// Egress, when set, is the policy every Bridge call New's client makes
-	// dials through: a refused address fails the run terminally
-	// (bridge.CodeEgressRefused). Nil: any address, as the OS routes it.
+	// dials through (and, with private egress off, https only): a refused
+	// call fails the run terminally (bridge.CodeEgressRefused). Nil: any
+	// address, as the OS routes it.
 	Egress *egress.Policy
 	// WokeLate, when set, hears how late each run woken by its timer
 	// reached its Bridge call.
@@ -166,6 +167,9 @@ func New(cfg Config, deps Deps) *Engine {
 			pooled.DialContext = cfg.Egress.Dialer(0).DialContext
 		}
 		var rt http.RoundTripper = pooled
+		if cfg.Egress != nil {
+			rt = cfg.Egress.RequireTLS(pooled)
+		}
 		if cfg.BridgeTransport != nil {
 			rt = cfg.BridgeTransport(rt)
 		}
