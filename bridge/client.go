@@ -24,9 +24,9 @@ const maxAnswerBytes = 10 << 20
 // signed afresh with the current time (see [Sign]); a call whose body this
 // Client already sent with that second's timestamp is signed with the next
 // second, so that no two of its requests are byte-identical (a [Serve]
-// handler refuses the second as a replay). A Client must not be copied
-// after first use. The zero Client is ready
-// to use; a Client is safe for concurrent use.
+// handler refuses the second as a replay). The zero Client is ready to
+// use; a Client is safe for concurrent use and must not be copied after
+// first use.
 type Client struct {
 	// HTTP sends the requests; its CheckRedirect is ignored: no redirect
 	// is ever followed (a 3xx is a refusal). Nil: an http.Client on

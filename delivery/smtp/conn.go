@@ -88,7 +88,10 @@ func (s *Sender) handshake(ctx context.Context, raw net.Conn, cfg Config) (*conn
 		if nc, command, err = s.startTLS(ctx, raw, tlsConfig); err != nil {
 			return nil, command, err
 		}
-		_, encrypted = nc.(*greetedConn).Conn.(*tls.Conn)
+		encrypted = false
+		if g, ok := nc.(*greetedConn); ok {
+			_, encrypted = g.Conn.(*tls.Conn)
+		}
 	}
 
 	client := gosmtp.NewClient(nc)
