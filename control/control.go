@@ -21,6 +21,9 @@ type Control struct {
 	store  *projections.Store
 	keys   *secrets.Keyring
 	logger *slog.Logger
+	// newToken draws tenant ids and API keys: secrets.NewToken, or a
+	// deterministic source in tests that force a collision.
+	newToken func(prefix string, n int) (string, error)
 	// egress checks tenant-supplied destinations; nil allows any.
 	egress *egress.Policy
 }
@@ -37,7 +40,7 @@ func New(log *eventlog.Log, store *projections.Store, keys *secrets.Keyring, log
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Control{log: log, store: store, keys: keys, logger: logger}
+	return &Control{log: log, store: store, keys: keys, logger: logger, newToken: secrets.NewToken}
 }
 
 // settle waits until the projections hold every event of subject and

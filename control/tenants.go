@@ -6,13 +6,13 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/projections"
-	"github.com/heraldhq/herald/secrets"
 )
 
 // API key format: "hk_" + 8 base62 characters (the prefix, stored) + "_" +
@@ -22,6 +22,37 @@ const (
 	keyPrefixLen = len("hk_") + 8
 	keyLen       = keyPrefixLen + 1 + 32
 )
+
+// Minted ids: a tenant id is "ten_" + 16 base62 characters; an API key
+// prefix is "hk_" + 8 (see keyPrefixLen).
+const (
+	tenantIDPrefix = "ten_"
+	tenantIDChars  = 16
+)
+
+// ValidTenantID reports whether id has the form of a minted tenant id:
+// "ten_" and 16 base62 characters. Anything else names no tenant (and must
+// never reach a subject, where the tenant id is used raw).
+func ValidTenantID(id string) bool {
+	return len(id) == len(tenantIDPrefix)+tenantIDChars && strings.HasPrefix(id, tenantIDPrefix) &&
+		base62Only(id[len(tenantIDPrefix):])
+}
+
+// ValidKeyPrefix reports whether p has the form of an API key prefix:
+// "hk_" and 8 base62 characters.
+func ValidKeyPrefix(p string) bool {
+	return len(p) == keyPrefixLen && strings.HasPrefix(p, "hk_") && base62Only(p[3:])
+}
+
+func base62Only(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
 
 // ErrUnauthenticated is returned by Authenticate for a missing, malformed,
 // unknown or revoked key.
@@ -53,7 +84,7 @@ func (c *Control) CreateTenant(ctx context.Context, name string) (NewTenant, err
 	if err := p.Err(); err != nil {
 		return NewTenant{}, err
 	}
-	id, err := secrets.NewToken("ten_", 16)
+	id, err := c.newToken(tenantIDPrefix, tenantIDChars)
 	if err != nil {
 		return NewTenant{}, err
 	}
@@ -70,8 +101,15 @@ func (c *Control) CreateTenant(ctx context.Context, name string) (NewTenant, err
 	return NewTenant{TenantID: id, Name: name, APIKey: key.APIKey}, nil
 }
 
-// CreateAPIKey mints a key for an existing tenant.
+// CreateAPIKey mints a key for an existing tenant. Its prefix is unique
+// across every tenant (the projections find a key by its prefix alone): a
+// prefix any tenant holds, revoked or not, is drawn again. Errors:
+// ErrNotFound (tenant_not_found) for a tenant id that is not minted or not
+// known; ErrBusy when every draw collided.
 func (c *Control) CreateAPIKey(ctx context.Context, tenantID string) (NewAPIKey, error) {
+	if !ValidTenantID(tenantID) {
+		return NewAPIKey{}, errorf(ErrNotFound, "tenant_not_found", "no such tenant")
+	}
 	if _, err := c.store.Tenant(tenantID); errors.Is(err, projections.ErrNotFound) {
 		return NewAPIKey{}, errorf(ErrNotFound, "tenant_not_found", "tenant %q does not exist", tenantID)
 	} else if err != nil {
@@ -79,11 +117,22 @@ func (c *Control) CreateAPIKey(ctx context.Context, tenantID string) (NewAPIKey,
 	}
 	var out NewAPIKey
 	err := retry(ctx, func() error {
-		prefix, err := secrets.NewToken("hk_", 8)
+		prefix, err := c.newToken("hk_", 8)
 		if err != nil {
 			return err
 		}
-		secret, err := secrets.NewToken("", 32)
+		// Another tenant's key under this prefix (the per-tenant subject
+		// below cannot see it) is a collision too: draw again. The
+		// projections see every key acknowledged before this moment.
+		if err := c.store.WaitCaughtUp(ctx, c.log); err != nil {
+			return err
+		}
+		if _, err := c.store.APIKeyByPrefix(prefix); err == nil {
+			return fmt.Errorf("%w: API key prefix %s is taken", eventlog.ErrConflict, prefix)
+		} else if !errors.Is(err, projections.ErrNotFound) {
+			return err
+		}
+		secret, err := c.newToken("", 32)
 		if err != nil {
 			return err
 		}
@@ -103,7 +152,13 @@ func (c *Control) CreateAPIKey(ctx context.Context, tenantID string) (NewAPIKey,
 }
 
 // RevokeAPIKey revokes a tenant's key by prefix; it is refused at once.
+//
+// A prefix that is not of the minted form is ErrNotFound at once: it never
+// reaches a subject.
 func (c *Control) RevokeAPIKey(ctx context.Context, tenantID, prefix string) error {
+	if !ValidKeyPrefix(prefix) {
+		return errorf(ErrNotFound, "not_found", "no API key with this prefix")
+	}
 	subject := eventlog.Subject(tenantID, eventlog.AggAPIKey, prefix)
 	return retry(ctx, func() error {
 		seq, err := c.settle(ctx, subject)

@@ -76,6 +76,9 @@ func (e *Engine) Cancel(ctx context.Context, tenant, runID string) error {
 // expecting the run subject's last sequence, and returns the state it
 // checked (with the new sequence).
 func (e *Engine) appendToLiveRun(ctx context.Context, tenant, runID, typ string, data any) (*runstate.State, error) {
+	if !ValidRunID(runID) {
+		return nil, errRunNotFound("")
+	}
 	subject := eventlog.Subject(tenant, eventlog.AggRun, runID)
 	for range 8 {
 		evs, err := e.log.History(ctx, subject, 0)

@@ -66,6 +66,24 @@ func RunID(tenant, txn, subscriberID string) string {
 	return "run_" + hex.EncodeToString(h[:12])
 }
 
+// ValidRunID reports whether id has the form RunID gives every run:
+// "run_" and 24 lowercase hex digits. Anything else names no run.
+func ValidRunID(id string) bool {
+	if len(id) != len("run_")+24 || id[:4] != "run_" {
+		return false
+	}
+	for i := 4; i < len(id); i++ {
+		if c := id[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidTransactionID reports whether id is a valid transactionId: 1 to
+// MaxTxnIDChars printable characters.
+func ValidTransactionID(id string) bool { return validTxnID(id) }
+
 // validate checks a trigger and returns it as accepted.
 func (r TriggerRequest) validate() (events.TriggerAcceptedData, error) {
 	var p control.Problems
@@ -123,7 +141,52 @@ func (r TriggerRequest) validate() (events.TriggerAcceptedData, error) {
 		acc.TransactionID = eventlog.NewID("txn_")
 	}
 	acc.WorkflowID = r.WorkflowID
-	return acc, p.Err()
+	if err := p.Err(); err != nil {
+		return acc, err
+	}
+	digest, err := requestDigest(acc)
+	if err != nil {
+		return acc, err
+	}
+	acc.RequestDigest = digest
+	return acc, nil
+}
+
+// requestDigest returns the hex SHA-256 of a trigger's canonical request:
+// its workflow id, its target (a subscriber id, or topics in the order
+// given) and its payload re-encoded with sorted keys (numbers kept as
+// written), so that the same request spelled with its keys in another
+// order or other spacing is the same request.
+func requestDigest(acc events.TriggerAcceptedData) (string, error) {
+	dec := json.NewDecoder(bytes.NewReader(acc.Payload))
+	dec.UseNumber()
+	var payload any
+	if err := dec.Decode(&payload); err != nil {
+		return "", fmt.Errorf("engine: canonical payload: %w", err)
+	}
+	canonical, err := json.Marshal(struct {
+		WorkflowID string        `json:"workflowId"`
+		To         events.Target `json:"to"`
+		Payload    any           `json:"payload"`
+	}{acc.WorkflowID, acc.To, payload})
+	if err != nil {
+		return "", fmt.Errorf("engine: canonical request: %w", err)
+	}
+	sum := sha256.Sum256(canonical)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// sameRequest reports whether a repeat of a transaction id carries the
+// request the transaction was accepted with.
+func sameRequest(first, repeat events.TriggerAcceptedData) (bool, error) {
+	want := first.RequestDigest
+	if want == "" { // written before digests were stored
+		var err error
+		if want, err = requestDigest(first); err != nil {
+			return false, err
+		}
+	}
+	return want == repeat.RequestDigest, nil
 }
 
 func validTxnID(s string) bool {
@@ -160,10 +223,18 @@ func (e *Engine) Trigger(ctx context.Context, tenant string, req TriggerRequest)
 		if ferr != nil || !ok {
 			return TriggerResult{}, errors.Join(err, ferr)
 		}
-		if err := first.Decode(&acc); err != nil {
+		var accepted events.TriggerAcceptedData
+		if err := first.Decode(&accepted); err != nil {
 			return TriggerResult{}, err
 		}
-		return e.fanout(ctx, tenant, acc)
+		// The same id with another request: refused, never answered
+		// with the first request's runs.
+		if same, err := sameRequest(accepted, acc); err != nil {
+			return TriggerResult{}, err
+		} else if !same {
+			return TriggerResult{}, errTransactionMismatch
+		}
+		return e.fanout(ctx, tenant, accepted)
 	}
 	if err != nil {
 		return TriggerResult{}, err

@@ -104,6 +104,9 @@ func (l *Log) AppendEach(ctx context.Context, recs []Record) (seqs []uint64, err
 // message (one with a Msg-Id, which the stream de-duplicates) is published
 // again when its acknowledgement is lost (see retrying).
 func (l *Log) publish(ctx context.Context, msg *nats.Msg, idempotent bool, opts []jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	if err := CheckSubject(msg.Subject, false); err != nil {
+		return nil, err
+	}
 	if !idempotent {
 		return l.js.PublishMsg(ctx, msg, opts...)
 	}
@@ -152,6 +155,9 @@ func ours(stored *jetstream.RawStreamMsg, rec Record, msg *nats.Msg) bool {
 // publishAsync publishes without waiting, pausing while too many
 // acknowledgements are outstanding.
 func (l *Log) publishAsync(ctx context.Context, msg *nats.Msg, opts []jetstream.PublishOpt) (jetstream.PubAckFuture, error) {
+	if err := CheckSubject(msg.Subject, false); err != nil {
+		return nil, err
+	}
 	for {
 		f, err := l.js.PublishMsgAsync(msg, opts...)
 		if !errors.Is(err, jetstream.ErrTooManyStalledMsgs) {

@@ -25,4 +25,12 @@
 // (10071, 10164); both map to ErrConflict. A publish retried after a lost
 // acknowledgement answers a conflict on R1 where R3 answers a duplicate;
 // Append looks at the stored message's id before calling it a conflict.
+//
+// The server closes a connection that sends a control line over its limit
+// (4096 bytes), and nats.go does not reconnect it: one over-long subject
+// would take the process down. Every publish, schedule, purge and read by
+// subject is checked first (CheckSubject: at most MaxSubjectBytes, no empty
+// token, space or control character, no wildcard written to) and refused
+// with ErrBadSubject (ErrSubjectTooLong for the length) without reaching
+// the server. Callers validate ids at the edge; this is the last line.
 package eventlog

@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -19,6 +20,16 @@ var (
 	ErrNoStreams = errors.New("eventlog: no event log here")
 	// ErrBadFilter is returned by Replay for a filter it cannot apply.
 	ErrBadFilter = errors.New("eventlog: invalid filter")
+	// ErrBadSubject is returned, before anything is sent, for a subject the
+	// server would refuse: empty tokens, spaces or control characters, a
+	// wildcard in a subject written to, or more than MaxSubjectBytes. The
+	// server answers such a subject by closing the connection, so no
+	// caller may ever send one; ids are validated at the edge and this is
+	// the last line.
+	ErrBadSubject = errors.New("eventlog: subject the server would refuse")
+	// ErrSubjectTooLong is the ErrBadSubject of a subject over
+	// MaxSubjectBytes (errors.Is matches both).
+	ErrSubjectTooLong = fmt.Errorf("%w: longer than %d bytes", ErrBadSubject, MaxSubjectBytes)
 )
 
 // isWrongLastSeq reports whether err is an optimistic-concurrency conflict,

@@ -200,6 +200,9 @@ func (l *Log) Last(ctx context.Context, subject string) (ev Event, ok bool, err 
 
 // lastMsg returns the last message on subject (a wildcard is allowed).
 func (l *Log) lastMsg(ctx context.Context, subject string) (m *jetstream.RawStreamMsg, err error) {
+	if err := CheckSubject(subject, true); err != nil {
+		return nil, err
+	}
 	err = l.retrying(ctx, func(ctx context.Context) (err error) {
 		m, err = l.events.GetLastMsgForSubject(ctx, subject)
 		return err

@@ -12,6 +12,9 @@ import (
 // after, oldest first. Each event is one direct get by subject, so the cost
 // follows the subject's own length, not the stream's.
 func (l *Log) History(ctx context.Context, subject string, after uint64) ([]Event, error) {
+	if err := CheckSubject(subject, true); err != nil {
+		return nil, fmt.Errorf("eventlog: history: %w", err)
+	}
 	var out []Event
 	next := after + 1
 	for {
@@ -43,6 +46,9 @@ func (l *Log) Get(ctx context.Context, seq uint64) (Event, error) {
 // First returns the first event on subject; ok is false when there is none.
 // It costs one direct get, however long the subject's history.
 func (l *Log) First(ctx context.Context, subject string) (ev Event, ok bool, err error) {
+	if err := CheckSubject(subject, true); err != nil {
+		return Event{}, false, fmt.Errorf("eventlog: first: %w", err)
+	}
 	m, err := l.getMsg(ctx, 1, jetstream.WithGetMsgSubject(subject))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return Event{}, false, nil

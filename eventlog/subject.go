@@ -65,3 +65,43 @@ func ParseSubject(subject string) (tenant, aggregate, id string, err error) {
 	id, err = DecodeToken(parts[3])
 	return parts[1], parts[2], id, err
 }
+
+// MaxSubjectBytes bounds every subject the log sends. The server closes a
+// connection whose control line (verb, subject, reply inbox, sizes;
+// 4096 bytes by default) is too long, and a direct get puts the subject
+// behind a ~30-byte API prefix: 2048 leaves room for both. The longest
+// subject a valid id makes is ~1,400 bytes (a 256-character externalId of
+// 4-byte runes is 1,366 bytes of token).
+const MaxSubjectBytes = 2048
+
+// CheckSubject reports a subject the server would refuse (see
+// ErrBadSubject): over MaxSubjectBytes, an empty token, a space or
+// control character, or (unless wildcards is set, for a read filter) a
+// '*' or '>' token. It is called before every publish and every read by
+// subject.
+func CheckSubject(subject string, wildcards bool) error {
+	if len(subject) > MaxSubjectBytes {
+		return fmt.Errorf("%w (%d bytes)", ErrSubjectTooLong, len(subject))
+	}
+	if subject == "" {
+		return fmt.Errorf("%w: empty", ErrBadSubject)
+	}
+	start := 0
+	for i := 0; i <= len(subject); i++ {
+		if i < len(subject) && subject[i] != '.' {
+			if c := subject[i]; c <= ' ' || c == 0x7f {
+				return fmt.Errorf("%w: a space or control character", ErrBadSubject)
+			}
+			continue
+		}
+		tok := subject[start:i]
+		if tok == "" {
+			return fmt.Errorf("%w: an empty token", ErrBadSubject)
+		}
+		if !wildcards && (tok == "*" || tok == ">") {
+			return fmt.Errorf("%w: a wildcard", ErrBadSubject)
+		}
+		start = i + 1
+	}
+	return nil
+}

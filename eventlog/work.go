@@ -59,6 +59,9 @@ func (l *Log) Enqueue(ctx context.Context, subject string, data []byte, msgID st
 // any schedule pending on schedSubject. The schedule is stored in the
 // WORK stream and survives restarts.
 func (l *Log) Schedule(ctx context.Context, schedSubject, target string, at time.Time, data []byte) error {
+	if err := CheckSubject(target, false); err != nil {
+		return fmt.Errorf("eventlog: schedule target: %w", err)
+	}
 	msg := &nats.Msg{Subject: schedSubject, Data: data, Header: nats.Header{}}
 	msg.Header.Set(jetstream.ScheduleHeader, "@at "+at.UTC().Format(time.RFC3339Nano))
 	msg.Header.Set(jetstream.ScheduleTargetHeader, target)
@@ -71,6 +74,9 @@ func (l *Log) Schedule(ctx context.Context, schedSubject, target string, at time
 
 // Cancel removes the schedule pending on schedSubject, if any.
 func (l *Log) Cancel(ctx context.Context, schedSubject string) error {
+	if err := CheckSubject(schedSubject, false); err != nil {
+		return fmt.Errorf("eventlog: cancel: %w", err)
+	}
 	err := l.retrying(ctx, func(ctx context.Context) error {
 		return l.work.Purge(ctx, jetstream.WithPurgeSubject(schedSubject))
 	})

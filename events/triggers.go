@@ -33,6 +33,12 @@ type TriggerAcceptedData struct {
 	Payload       json.RawMessage `json:"payload"`
 	// Cron marks a schedule tick: one run with no subscriber.
 	Cron bool `json:"cron,omitempty"`
+	// RequestDigest is the hex SHA-256 of the canonical request (workflow
+	// id, target, payload with sorted keys): a repeat of the transaction
+	// id with another request is refused (transaction_mismatch). Empty in
+	// events written before it existed; the digest is then computed from
+	// the fields above.
+	RequestDigest string `json:"requestDigest,omitempty"`
 }
 
 // NotificationsReceivedData writes the ingress rows of a chunk of

@@ -109,6 +109,11 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
 	if err := s.caughtUp(r); err != nil {
 		return err
 	}
+	var probs control.Problems
+	checkQueryIDs(r, &probs)
+	if err := probs.Err(); err != nil {
+		return err
+	}
 	rows, next, err := s.deps.Store.Deliveries(tenantOf(r.Context()), r.URL.Query().Get("runId"), p)
 	if err != nil {
 		return err

@@ -2,10 +2,13 @@ package httpapi
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"unicode/utf8"
 
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/projections"
 )
 
@@ -34,6 +37,7 @@ var statusTable = []struct {
 	{errUnauthorized, http.StatusUnauthorized, "unauthorized"},
 	{control.ErrUnauthenticated, http.StatusUnauthorized, "unauthorized"},
 	{errNotReady, http.StatusServiceUnavailable, "not_ready"},
+	{errNotLive, http.StatusServiceUnavailable, "not_live"},
 	{control.ErrBadRequest, http.StatusBadRequest, "bad_request"},
 	{control.ErrNotFound, http.StatusNotFound, "not_found"},
 	{projections.ErrNotFound, http.StatusNotFound, "not_found"},
@@ -47,6 +51,9 @@ var statusTable = []struct {
 	{delivery.ErrInvalidRequest, http.StatusUnprocessableEntity, "validation_failed"},
 	{projections.ErrBadCursor, http.StatusUnprocessableEntity, "validation_failed"},
 	{control.ErrBusy, http.StatusServiceUnavailable, "busy"},
+	// The last line behind the edge checks: an id that would make a
+	// subject the server refuses is the client's fault, never a 500.
+	{eventlog.ErrBadSubject, http.StatusUnprocessableEntity, "invalid_id"},
 	{control.ErrUnavailable, http.StatusBadGateway, "upstream_unavailable"},
 }
 
@@ -74,7 +81,11 @@ func describe(err error) (int, errorDetail) {
 		}
 		var ve *control.ValidationError
 		if errors.As(err, &ve) {
-			d.Code, d.Details = ve.Code, ve.Problems
+			d.Code = ve.Code
+			d.Details, d.Message = boundDetails(ve.Problems)
+		}
+		if errors.Is(err, eventlog.ErrBadSubject) {
+			d.Message = "an id in the request is too long or malformed"
 		}
 		if errors.Is(err, projections.ErrBadCursor) {
 			d.Details = []control.FieldProblem{{Field: "cursor", Problem: "is not a cursor this API issued"}}
@@ -82,4 +93,40 @@ func describe(err error) (int, errorDetail) {
 		return row.status, d
 	}
 	return http.StatusInternalServerError, errorDetail{Code: "internal", Message: "internal error"}
+}
+
+// Bounds of a 422's details: a body of a megabyte of unknown fields must
+// not answer several megabytes.
+const (
+	// MaxDetails is how many field problems a 422 lists; the message says
+	// how many more there were.
+	MaxDetails = 20
+	// MaxDetailChars bounds a detail's field path and its problem, in
+	// characters; a longer one ends in "…".
+	MaxDetailChars = 200
+)
+
+// boundDetails returns at most MaxDetails problems, each truncated to
+// MaxDetailChars, and the message that goes with them.
+func boundDetails(all []control.FieldProblem) ([]control.FieldProblem, string) {
+	shown := make([]control.FieldProblem, 0, min(len(all), MaxDetails))
+	for _, fp := range all[:min(len(all), MaxDetails)] {
+		shown = append(shown, control.FieldProblem{Field: truncate(fp.Field), Problem: truncate(fp.Problem)})
+	}
+	switch {
+	case len(all) == 1:
+		return shown, shown[0].Field + " " + shown[0].Problem
+	case len(all) > MaxDetails:
+		return shown, fmt.Sprintf("%d fields are invalid: the first %d are listed, and %d more",
+			len(all), MaxDetails, len(all)-MaxDetails)
+	}
+	return shown, fmt.Sprintf("%d fields are invalid", len(all))
+}
+
+// truncate cuts s to MaxDetailChars characters.
+func truncate(s string) string {
+	if utf8.RuneCountInString(s) <= MaxDetailChars {
+		return s
+	}
+	return string([]rune(s)[:MaxDetailChars-1]) + "…"
 }

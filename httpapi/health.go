@@ -1,8 +1,14 @@
 package httpapi
 
-import "net/http"
+import (
+	"errors"
+	"net/http"
+)
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
+	if !s.cfg.Live() {
+		return errNotLive
+	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	return nil
 }
@@ -14,3 +20,7 @@ func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) error {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	return nil
 }
+
+// errNotLive answers GET /healthz once the process cannot serve any more
+// (its NATS connection closed for good); it exits soon after.
+var errNotLive = errors.New("not live: the NATS connection is closed")

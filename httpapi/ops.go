@@ -12,6 +12,7 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/docs"
+	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/eventlog"
 )
 
@@ -78,10 +79,11 @@ func (s *Server) observe(w *statusRecorder, r *http.Request, route string, elaps
 	if t := requestTenant(w, r); t != "" {
 		attrs = append(attrs, "tenant", t)
 	}
-	if run := mux.Vars(r)["runId"]; run != "" {
+	// Only ids of their form: a refused 10 KB id is not logged.
+	if run := mux.Vars(r)["runId"]; engine.ValidRunID(run) {
 		attrs = append(attrs, "run", run)
 	}
-	if txn := r.URL.Query().Get("transactionId"); txn != "" {
+	if txn := r.URL.Query().Get("transactionId"); engine.ValidTransactionID(txn) {
 		attrs = append(attrs, "transaction", txn)
 	}
 	s.logger.Debug("request", attrs...)
@@ -128,6 +130,9 @@ func (s *Server) adminEvents(w http.ResponseWriter, r *http.Request) error {
 		}
 	}()
 
+	// A replay of a long log, or a followed one, outlasts the server's
+	// write timeout: this admin stream has none.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Trailer", auditTrailer)

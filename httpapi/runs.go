@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/projections"
 	"github.com/heraldhq/herald/runstate"
@@ -46,7 +47,7 @@ func writeTrigger(w http.ResponseWriter, res engine.TriggerResult) {
 }
 
 func (s *Server) signal(w http.ResponseWriter, r *http.Request) error {
-	runID, err := pathVar(r, "runId")
+	runID, err := runIDVar(r)
 	if err != nil {
 		return err
 	}
@@ -63,7 +64,7 @@ func (s *Server) signal(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) error {
-	runID, err := pathVar(r, "runId")
+	runID, err := runIDVar(r)
 	if err != nil {
 		return err
 	}
@@ -114,7 +115,7 @@ func viewRun(st *runstate.State) runView {
 }
 
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request) error {
-	runID, err := pathVar(r, "runId")
+	runID, err := runIDVar(r)
 	if err != nil {
 		return err
 	}
@@ -136,6 +137,11 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
 	}
 	q := r.URL.Query()
 	if err := s.caughtUp(r); err != nil {
+		return err
+	}
+	var probs control.Problems
+	checkQueryIDs(r, &probs)
+	if err := probs.Err(); err != nil {
 		return err
 	}
 	runs, next, err := s.deps.Store.Runs(tenantOf(r.Context()), projections.RunFilter{
@@ -162,6 +168,11 @@ func (s *Server) listNotifications(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	if err := s.caughtUp(r); err != nil {
+		return err
+	}
+	var probs control.Problems
+	checkQueryIDs(r, &probs)
+	if err := probs.Err(); err != nil {
 		return err
 	}
 	rows, next, err := s.deps.Store.Notifications(tenantOf(r.Context()), r.URL.Query().Get("transactionId"), p)

@@ -29,11 +29,19 @@ type Config struct {
 	// Ready reports whether the process is ready (NATS connected,
 	// projections caught up). Zero: always ready.
 	Ready func() bool
+	// Live reports whether the process can still serve (false once its
+	// NATS connection closed for good): GET /healthz answers 503 when it
+	// does not. Zero: always live.
+	Live func() bool
 	// Logger receives request logs. Zero: slog.Default().
 	Logger *slog.Logger
 	// Metrics records every request and serves GET /metrics. Zero: no
 	// recording; GET /metrics answers 404.
 	Metrics Metrics
+	// SeparateInternal moves the internal routes (POST /v1/deliver) off
+	// Handler onto InternalHandler, for a listener of their own
+	// (HERALD_INTERNAL_ADDR). Zero: Handler serves them too.
+	SeparateInternal bool
 }
 
 // Metrics receives the outcome of every request and serves the metrics.
@@ -61,8 +69,11 @@ type Server struct {
 	cfg    Config
 	deps   Deps
 	router *mux.Router
-	logger *slog.Logger
-	ops    opsState
+	// internal serves the internal routes when Config.SeparateInternal;
+	// else it is router.
+	internal *mux.Router
+	logger   *slog.Logger
+	ops      opsState
 }
 
 // New builds the router with every route of the contract.
@@ -73,10 +84,15 @@ func New(cfg Config, deps Deps) *Server {
 	if cfg.Ready == nil {
 		cfg.Ready = func() bool { return true }
 	}
+	if cfg.Live == nil {
+		cfg.Live = func() bool { return true }
+	}
 	s := &Server{cfg: cfg, deps: deps, logger: cfg.Logger}
-	r := mux.NewRouter().UseEncodedPath()
-	r.NotFoundHandler = s.wrap(unmatchedRoute, func(http.ResponseWriter, *http.Request) error { return errNotFound })
-	r.MethodNotAllowedHandler = s.wrap(unmatchedRoute, func(http.ResponseWriter, *http.Request) error { return errMethod })
+	r := s.newRouter()
+	s.internal = r
+	if cfg.SeparateInternal {
+		s.internal = s.newRouter()
+	}
 	for _, rt := range s.routes() {
 		h := rt.handler
 		switch rt.auth {
@@ -87,14 +103,31 @@ func New(cfg Config, deps Deps) *Server {
 		case authInternal:
 			h = s.internalAuth(h)
 		}
+		r := r
+		if rt.auth == authInternal {
+			r = s.internal
+		}
 		r.Handle(rt.path, s.wrap(rt.path, h)).Methods(rt.method).Name(rt.method + " " + rt.path)
 	}
 	s.router = r
 	return s
 }
 
+// newRouter returns an empty router answering unmatched requests with the
+// contract's 404 and 405.
+func (s *Server) newRouter() *mux.Router {
+	r := mux.NewRouter().UseEncodedPath()
+	r.NotFoundHandler = s.wrap(unmatchedRoute, func(http.ResponseWriter, *http.Request) error { return errNotFound })
+	r.MethodNotAllowedHandler = s.wrap(unmatchedRoute, func(http.ResponseWriter, *http.Request) error { return errMethod })
+	return r
+}
+
 // Handler returns the API's root handler.
 func (s *Server) Handler() http.Handler { return s.router }
+
+// InternalHandler returns the handler of the internal routes: with
+// Config.SeparateInternal, the only one serving them; else Handler.
+func (s *Server) InternalHandler() http.Handler { return s.internal }
 
 // Router exposes the router, for tests that walk the routes.
 func (s *Server) Router() *mux.Router { return s.router }
@@ -224,6 +257,9 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 	return r.ResponseWriter.Write(b)
 }
 
+// Unwrap lets http.ResponseController reach the connection (deadlines).
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
 // Flush lets streaming handlers flush through the recorder.
 func (r *statusRecorder) Flush() {
 	if f, ok := r.ResponseWriter.(http.Flusher); ok {
@@ -281,6 +317,10 @@ func (s *Server) internalAuth(next handlerFunc) handlerFunc {
 		if !equalToken(r.Header.Get("x-herald-internal-token"), s.cfg.InternalToken) || tenant == "" {
 			return errUnauthorized
 		}
+		// The tenant id goes raw into subjects: only a minted one passes.
+		if !control.ValidTenantID(tenant) {
+			return errBadTenantHeader
+		}
 		noteTenant(w, tenant)
 		return next(w, r.WithContext(context.WithValue(r.Context(), tenantKey, tenant)))
 	}
@@ -303,9 +343,17 @@ func pathVar(r *http.Request, name string) (string, error) {
 	return v, nil
 }
 
-// page reads ?limit= (1–500, default 50) and ?cursor=.
+// maxCursorBytes bounds ?cursor=: a cursor this API issued encodes one
+// key (an externalId is at most 1 KiB of UTF-8), well under it.
+const maxCursorBytes = 4096
+
+// page reads ?limit= (1–500, default 50) and ?cursor= (at most
+// maxCursorBytes).
 func page(r *http.Request) (projections.Page, error) {
 	p := projections.Page{Limit: 50, Cursor: r.URL.Query().Get("cursor")}
+	if len(p.Cursor) > maxCursorBytes {
+		return p, projections.ErrBadCursor
+	}
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 500 {

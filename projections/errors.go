@@ -8,4 +8,9 @@ var (
 	ErrNotFound = errors.New("projections: not found")
 	// ErrClosed is returned by waits on a closed store.
 	ErrClosed = errors.New("projections: store closed")
+	// ErrCorrupt wraps the reason a projection file cannot be used: bbolt
+	// refused or panicked on it, or its consistency check failed. Open
+	// replaces such a file; it reaches a caller only from Rebuild's
+	// comparison with the old file.
+	ErrCorrupt = errors.New("projections: corrupt file")
 )

@@ -23,6 +23,9 @@ var (
 	// keyClean is set by Close and removed by Open: a file that has it was
 	// closed cleanly and synced, and is not checked page by page again.
 	keyClean = []byte("closed-cleanly")
+	// keyStream holds the eventlog.Identity ID of the stream the file was
+	// made from (see Options.Stream).
+	keyStream = []byte("stream")
 )
 
 // applyFunc applies one event to the read models inside tx.
@@ -62,14 +65,24 @@ type Options struct {
 	// much more delay before a write is visible. An idle log adds no delay.
 	// Zero: 1ms; negative: no waiting.
 	BatchLinger time.Duration
+	// Stream, when its ID is set, binds the file to one instance of the
+	// EVENTS stream. A file made from another instance (the store was
+	// wiped or replaced), or whose checkpoint is beyond Stream.LastSeq,
+	// describes a log that is gone: it is moved aside (path +
+	// ".stale-<unix seconds>") and replaced by an empty one, to be rebuilt
+	// by Run. A file with no record of its stream (a new one, or one made
+	// before the record existed) takes Stream.ID. Zero: not checked.
+	Stream eventlog.Identity
 }
 
 // Open opens the projection file at path, creating it when missing. A file
-// that cannot be opened, or that was not closed cleanly (a crash) and fails
-// bbolt's consistency check, is moved aside (path + ".corrupt") and
-// replaced by an empty one, to be rebuilt from the log by Run. The check
-// reads the whole file, so a file Close left behind is not checked again:
-// opening it reads only what it touches, whatever its size.
+// that cannot be opened, that makes bbolt panic while it is opened, or that
+// was not closed cleanly (a crash) and fails bbolt's consistency check, is
+// moved aside (path + ".corrupt") and replaced by an empty one, to be
+// rebuilt from the log by Run; so is a file of another stream (see
+// Options.Stream). The check reads the whole file, so a file Close left
+// behind is not checked again: opening it reads only what it touches,
+// whatever its size.
 func Open(path string, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -83,10 +96,15 @@ func Open(path string, opts Options) (*Store, error) {
 	db, err := openDB(path)
 	if err != nil {
 		s.log.Warn("projection file unusable, rebuilding from the event log", "path", path, "err", err)
-		if rerr := os.Rename(path, path+".corrupt"); rerr != nil && !os.IsNotExist(rerr) {
-			return nil, fmt.Errorf("projections: move aside %s: %w", path, rerr)
+		if db, err = replace(path, ".corrupt"); err != nil {
+			return nil, err
 		}
-		if db, err = openDB(path); err != nil {
+	}
+	if why := staleFor(db, opts.Stream); why != "" {
+		db.Close()
+		s.log.Warn("projection file made from another event log, rebuilding from this one",
+			"path", path, "why", why, "stream", opts.Stream.ID)
+		if db, err = replace(path, fmt.Sprintf(".stale-%d", time.Now().Unix())); err != nil {
 			return nil, err
 		}
 	}
@@ -98,6 +116,11 @@ func Open(path string, opts Options) (*Store, error) {
 			}
 		}
 		s.applied = checkpoint(tx)
+		if opts.Stream.ID != "" {
+			if err := tx.Bucket(bucketMeta).Put(keyStream, []byte(opts.Stream.ID)); err != nil {
+				return err
+			}
+		}
 		return tx.Bucket(bucketMeta).Delete(keyClean)
 	}); err != nil {
 		db.Close()
@@ -106,17 +129,57 @@ func Open(path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// replace moves the file at path aside (path + suffix) and opens an empty
+// one in its place.
+func replace(path, suffix string) (*bolt.DB, error) {
+	if err := os.Rename(path, path+suffix); err != nil && !os.IsNotExist(err) {
+		return nil, fmt.Errorf("projections: move aside %s: %w", path, err)
+	}
+	return openDB(path)
+}
+
+// staleFor says why the file in db does not describe the stream id, or ""
+// when it does (or id is not set, or the file records no stream).
+func staleFor(db *bolt.DB, id eventlog.Identity) (why string) {
+	if id.ID == "" {
+		return ""
+	}
+	_ = db.View(func(tx *bolt.Tx) error {
+		m := tx.Bucket(bucketMeta)
+		if m == nil {
+			return nil
+		}
+		if v := m.Get(keyStream); v != nil && string(v) != id.ID {
+			why = fmt.Sprintf("made from stream %s", v)
+		} else if cp := checkpoint(tx); cp > id.LastSeq {
+			why = fmt.Sprintf("checkpoint %d is beyond the stream's last sequence %d", cp, id.LastSeq)
+		}
+		return nil
+	})
+	return why
+}
+
 // openDB opens the file and checks it unless it was closed cleanly. The
 // free list is kept in the file (bbolt's default): without it every open
-// walks every page to find the free ones.
-func openDB(path string) (*bolt.DB, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoSync: true,
+// walks every page to find the free ones. bbolt panics on some corrupt
+// pages (an invalid free list page): such a panic is an error here.
+func openDB(path string) (db *bolt.DB, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if db != nil {
+				closeQuietly(db)
+			}
+			db, err = nil, fmt.Errorf("projections: open %s: %w: %v", path, ErrCorrupt, p)
+		}
+	}()
+	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoSync: true,
 		FreelistType: bolt.FreelistMapType})
 	if err != nil {
 		return nil, fmt.Errorf("projections: open %s: %w", path, err)
 	}
 	if err := db.View(func(tx *bolt.Tx) error {
-		if m := tx.Bucket(bucketMeta); m != nil && m.Get(keyClean) != nil {
+		m := tx.Bucket(bucketMeta)
+		if m != nil && m.Get(keyClean) != nil {
 			return nil
 		}
 		for err := range tx.Check() {
@@ -125,9 +188,15 @@ func openDB(path string) (*bolt.DB, error) {
 		return nil
 	}); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("projections: check %s: %w", path, err)
+		return nil, fmt.Errorf("projections: check %s: %w: %w", path, ErrCorrupt, err)
 	}
 	return db, nil
+}
+
+// closeQuietly closes a db that may be corrupt, swallowing a panic.
+func closeQuietly(db *bolt.DB) {
+	defer func() { _ = recover() }()
+	_ = db.Close()
 }
 
 // Close closes the file and releases every waiter with ErrClosed. It is
@@ -154,6 +223,17 @@ func (s *Store) Close() error {
 		s.log.Warn("projection file not marked clean; the next start checks it", "path", s.path, "err", err)
 	}
 	return s.db.Close()
+}
+
+// StreamID returns the identity of the stream the file was made from (see
+// Options.Stream); "" when it records none.
+func (s *Store) StreamID() string {
+	var id string
+	_ = s.db.View(func(tx *bolt.Tx) error {
+		id = string(tx.Bucket(bucketMeta).Get(keyStream))
+		return nil
+	})
+	return id
 }
 
 // Path returns the file's path.

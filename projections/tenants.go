@@ -52,6 +52,16 @@ func applyAPIKeyCreated(tx *bolt.Tx, ev eventlog.Event) error {
 	if err := ev.Decode(&d); err != nil {
 		return err
 	}
+	// A prefix is unique across tenants (control draws again on a taken
+	// one); should two tenants still draw one at the same instant, the
+	// first key keeps the prefix and the other is never authenticated:
+	// one tenant's key record is never overwritten by another's.
+	var cur APIKey
+	if ok, err := getJSON(tx.Bucket(bucketAPIKeys), []byte(d.Prefix), &cur); err != nil {
+		return err
+	} else if ok && cur.TenantID != ev.TenantID {
+		return nil
+	}
 	k := APIKey{Prefix: d.Prefix, TenantID: ev.TenantID, Hash: d.Hash, CreatedAt: ev.At}
 	if err := putJSON(tx.Bucket(bucketAPIKeys), []byte(d.Prefix), k); err != nil {
 		return err

@@ -70,6 +70,24 @@ type Config struct {
 	// Env reads the secrets (HERALD_MASTER_KEY, HERALD_ADMIN_TOKEN,
 	// HERALD_INTERNAL_TOKEN, HERALD_MASTER_KEY_PREVIOUS). Default: none set.
 	Env func(string) string
+	// MaxConns caps the API's open connections (HERALD_MAX_CONNS); more
+	// wait in the listen backlog until one closes. Zero: 4096.
+	MaxConns int
+	// HTTPReadTimeout bounds reading one request, headers and body
+	// (HERALD_HTTP_READ_TIMEOUT): a client idle mid-body is cut off. Zero:
+	// 60s.
+	HTTPReadTimeout time.Duration
+	// HTTPWriteTimeout bounds answering one request
+	// (HERALD_HTTP_WRITE_TIMEOUT); a followed audit stream is exempt. Zero:
+	// 5m (a fan-out to 100,000 is answered once finished).
+	HTTPWriteTimeout time.Duration
+	// HTTPIdleTimeout closes a keep-alive connection idle this long
+	// (HERALD_HTTP_IDLE_TIMEOUT). Zero: 120s.
+	HTTPIdleTimeout time.Duration
+	// InternalAddr, when set, is the address of a listener of its own for
+	// the internal routes (POST /v1/deliver), which HTTPAddr then does not
+	// serve (HERALD_INTERNAL_ADDR). Zero: HTTPAddr serves them.
+	InternalAddr string
 }
 
 // Embedded reports whether the process runs its own NATS server.
@@ -127,6 +145,26 @@ func LoadConfig(env func(string) string, f Flags) (Config, error) {
 	} else if c.Workers == 0 {
 		errs = append(errs, errors.New("HERALD_WORKERS: must be from 1 to 4096"))
 	}
+	c.InternalAddr = pick("", "HERALD_INTERNAL_ADDR", "")
+	if c.MaxConns, err = strconv.Atoi(pick("", "HERALD_MAX_CONNS", "4096")); err != nil {
+		errs = append(errs, fmt.Errorf("HERALD_MAX_CONNS: %q is not an integer", env("HERALD_MAX_CONNS")))
+	} else if c.MaxConns == 0 {
+		errs = append(errs, errors.New("HERALD_MAX_CONNS: must be at least 1"))
+	}
+	for _, d := range []struct {
+		name, def string
+		dst       *time.Duration
+	}{
+		{"HERALD_HTTP_READ_TIMEOUT", "60s", &c.HTTPReadTimeout},
+		{"HERALD_HTTP_WRITE_TIMEOUT", "5m", &c.HTTPWriteTimeout},
+		{"HERALD_HTTP_IDLE_TIMEOUT", "120s", &c.HTTPIdleTimeout},
+	} {
+		if *d.dst, err = time.ParseDuration(pick("", d.name, d.def)); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", d.name, err))
+		} else if *d.dst == 0 {
+			errs = append(errs, fmt.Errorf("%s: must be positive", d.name))
+		}
+	}
 	if c.AllowPrivateEgress, err = strconv.ParseBool(pick("", "HERALD_ALLOW_PRIVATE_EGRESS", strconv.FormatBool(c.Embedded()))); err != nil {
 		errs = append(errs, fmt.Errorf("HERALD_ALLOW_PRIVATE_EGRESS: %q is not true or false", env("HERALD_ALLOW_PRIVATE_EGRESS")))
 	}
@@ -162,6 +200,15 @@ func (c Config) Validate() error {
 	}
 	if c.Workers < 0 || c.Workers > 4096 { // zero: the engine's default
 		errs = append(errs, fmt.Errorf("HERALD_WORKERS: %d is not from 1 to 4096", c.Workers))
+	}
+	if _, _, err := net.SplitHostPort(c.InternalAddr); c.InternalAddr != "" && err != nil {
+		errs = append(errs, fmt.Errorf("HERALD_INTERNAL_ADDR: %q is not host:port", c.InternalAddr))
+	}
+	if c.MaxConns < 0 {
+		errs = append(errs, fmt.Errorf("HERALD_MAX_CONNS: %d is not at least 1", c.MaxConns))
+	}
+	if c.HTTPReadTimeout < 0 || c.HTTPWriteTimeout < 0 || c.HTTPIdleTimeout < 0 {
+		errs = append(errs, errors.New("HERALD_HTTP_READ_TIMEOUT, HERALD_HTTP_WRITE_TIMEOUT, HERALD_HTTP_IDLE_TIMEOUT: must be positive"))
 	}
 	if c.Env != nil {
 		if v := strings.TrimSpace(c.Env(secrets.EnvMasterKey)); v != "" {

@@ -10,4 +10,8 @@ var (
 	// to open: no embedded store under the data dir, or no streams on the
 	// cluster.
 	ErrNoEventLog = errors.New("no herald event log here")
+	// ErrNATSClosed is reported on Done when a NATS connection closed for
+	// good (not a disconnect, which is reconnected): the process cannot
+	// serve any more and must be restarted.
+	ErrNATSClosed = errors.New("NATS connection closed")
 )

@@ -124,13 +124,16 @@ func Rebuild(ctx context.Context, cfg Config, logger *slog.Logger) (RebuildRepor
 	}
 	defer o.Close()
 	rep := RebuildReport{Path: filepath.Join(cfg.DataDir, ProjectionsFile)}
-	if rep.LastSeq, err = o.Log.LastSeq(ctx); err != nil {
+	stream, err := o.Log.Identity(ctx)
+	if err != nil {
 		return rep, err
 	}
+	rep.LastSeq = stream.LastSeq
 	opts := projections.Options{Logger: logger}
 	if _, err := os.Stat(rep.Path); err == nil {
-		rep.Previous = previousChecksum(ctx, rep.Path, o.Log, rep.LastSeq, opts)
+		rep.Previous = previousChecksum(ctx, rep.Path, o.Log, stream, opts)
 	}
+	opts.Stream = stream
 
 	start := time.Now()
 	tmp := rep.Path + ".rebuild"
@@ -159,15 +162,17 @@ func Rebuild(ctx context.Context, cfg Config, logger *slog.Logger) (RebuildRepor
 	return rep, nil
 }
 
-// previousChecksum brings the old projection file to seq and checksums it;
-// "" when it cannot.
-func previousChecksum(ctx context.Context, path string, log *eventlog.Log, seq uint64, opts projections.Options) string {
+// previousChecksum brings the old projection file to the stream's last
+// sequence and checksums it; "" when it cannot, or when the file was made
+// from another stream.
+func previousChecksum(ctx context.Context, path string, log *eventlog.Log, stream eventlog.Identity, opts projections.Options) string {
+	seq := stream.LastSeq
 	old, err := projections.Open(path, opts)
 	if err != nil {
 		return ""
 	}
 	defer old.Close()
-	if old.Applied() > seq {
+	if old.Applied() > seq || (old.StreamID() != "" && old.StreamID() != stream.ID) {
 		return ""
 	}
 	if err := old.CatchUpTo(ctx, log, seq); err != nil {

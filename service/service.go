@@ -26,6 +26,7 @@ import (
 	"github.com/heraldhq/herald/projections"
 	"github.com/heraldhq/herald/secrets"
 	"github.com/nats-io/nats.go"
+	"golang.org/x/net/netutil"
 )
 
 // Files under the data directory.
@@ -66,8 +67,13 @@ type Service struct {
 
 	http     *http.Server
 	listener net.Listener
+	// internalHTTP serves the internal routes on InternalAddr, if set.
+	internalHTTP     *http.Server
+	internalListener net.Listener
 
 	ready    atomic.Bool
+	dead     atomic.Bool // a NATS connection closed for good
+	stopping atomic.Bool // Shutdown began: closed connections are expected
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	errs     chan error
@@ -108,7 +114,11 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 	if s.log, err = eventlog.Open(ctx, s.nc, eventlog.Config{Replicas: cfg.Replicas, Appended: s.metrics.EventAppended}); err != nil {
 		return nil, err
 	}
-	if s.store, err = projections.Open(filepath.Join(cfg.DataDir, ProjectionsFile), projections.Options{Logger: logger}); err != nil {
+	stream, err := s.log.Identity(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if s.store, err = projections.Open(filepath.Join(cfg.DataDir, ProjectionsFile), projections.Options{Logger: logger, Stream: stream}); err != nil {
 		return nil, err
 	}
 	s.ctl = control.New(s.log, s.store, s.keys, logger)
@@ -118,6 +128,11 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 	s.cancel = cancel
 	if s.listener, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
 		return nil, fmt.Errorf("HERALD_HTTP_ADDR %s: %w", cfg.HTTPAddr, err)
+	}
+	if cfg.InternalAddr != "" {
+		if s.internalListener, err = net.Listen("tcp", cfg.InternalAddr); err != nil {
+			return nil, fmt.Errorf("HERALD_INTERNAL_ADDR %s: %w", cfg.InternalAddr, err)
+		}
 	}
 	// Delivery.
 	smtpOpts := cfg.SMTP
@@ -182,18 +197,31 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		AdminToken:    s.adminToken,
 		InternalToken: s.internalToken,
 		Ready:         s.Ready,
+		Live:          s.Live,
 		Logger:        logger,
 		Metrics:       s.metrics,
+
+		SeparateInternal: cfg.InternalAddr != "",
 	}, httpapi.Deps{Control: s.ctl, Store: s.store, Log: s.log, Engine: s.engine, Delivery: s.delivery})
-	s.http = &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	s.http = s.newHTTPServer(api.Handler())
 	s.http.RegisterOnShutdown(api.StopStreams)
 	s.sampleMetrics()
 	s.goRun("http", func() error {
-		if err := s.http.Serve(s.listener); !errors.Is(err, http.ErrServerClosed) {
+		if err := s.http.Serve(netutil.LimitListener(s.listener, orDefault(cfg.MaxConns, 4096))); !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}
 		return nil
 	})
+	if s.internalListener != nil {
+		s.internalHTTP = s.newHTTPServer(api.InternalHandler())
+		s.goRun("internal http", func() error {
+			if err := s.internalHTTP.Serve(netutil.LimitListener(s.internalListener, orDefault(cfg.MaxConns, 4096))); !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		})
+		logger.Info("internal routes on their own listener", "internal_http", s.internalListener.Addr().String())
+	}
 	logger.Info("herald serving", "http", s.Addr(), "data", cfg.DataDir, "embedded_nats", cfg.Embedded())
 	return s, nil
 }
@@ -229,14 +257,37 @@ func (s *Service) token(name, file, prefix string) (string, error) {
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
 	if created && file == AdminTokenFile {
-		// Printed once, at first start, on stderr: not a log line.
-		fmt.Fprintf(os.Stderr, "herald: generated admin token (stored in %s): %s\n", path, tok)
+		// Where it is, never the token: log shippers keep stderr.
+		s.logger.Warn("generated an admin token; read it from its file (mode 0600) or set HERALD_ADMIN_TOKEN",
+			"path", path)
 	}
 	return tok, nil
 }
 
 func (s *Service) connect() error {
 	var err error
+	// A lost connection is reconnected for ever (MaxReconnects(-1)); one
+	// that is closed for good (the server refused it, nats.go gave up)
+	// makes the process fail liveness and exit non-zero: see connClosed.
+	watch := []nats.Option{
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				s.logger.Warn("NATS connection lost; reconnecting", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) { s.logger.Info("NATS connection back", "url", nc.ConnectedUrlRedacted()) }),
+		nats.ClosedHandler(s.connClosed),
+		// Asynchronous errors (a server's -ERR, a slow consumer) as log
+		// lines, not nats.go's default print on stderr.
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			attrs := []any{"err", err}
+			if sub != nil {
+				attrs = append(attrs, "subject", sub.Subject)
+			}
+			s.logger.Warn("NATS asynchronous error", attrs...)
+		}),
+	}
 	if s.cfg.Embedded() {
 		s.nats, err = embedded.Start(embedded.Config{
 			StoreDir:   filepath.Join(s.cfg.DataDir, NATSDir),
@@ -245,13 +296,13 @@ func (s *Service) connect() error {
 		if err != nil {
 			return fmt.Errorf("embedded nats: %w", err)
 		}
-		if s.nc, err = s.nats.Connect(); err != nil {
+		if s.nc, err = s.nats.Connect(watch...); err != nil {
 			return err
 		}
-		s.workNC, err = s.nats.Connect()
+		s.workNC, err = s.nats.Connect(watch...)
 		return err
 	}
-	opts := []nats.Option{nats.Name("herald"), nats.MaxReconnects(-1), nats.Timeout(5 * time.Second)}
+	opts := append([]nats.Option{nats.Name("herald"), nats.MaxReconnects(-1), nats.Timeout(5 * time.Second)}, watch...)
 	if s.cfg.NATSCreds != "" {
 		opts = append(opts, nats.UserCredentials(s.cfg.NATSCreds))
 	}
@@ -263,6 +314,65 @@ func (s *Service) connect() error {
 		return fmt.Errorf("HERALD_NATS_URL: %w", err)
 	}
 	return nil
+}
+
+// newHTTPServer returns a server of h with the configured bounds.
+func (s *Service) newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:    orDefault(s.cfg.HTTPReadTimeout, 60*time.Second),
+		WriteTimeout:   orDefault(s.cfg.HTTPWriteTimeout, 5*time.Minute),
+		IdleTimeout:    orDefault(s.cfg.HTTPIdleTimeout, 120*time.Second),
+		MaxHeaderBytes: maxHeaderBytes}
+}
+
+// InternalAddr returns the address of the internal listener, or "" when
+// the internal routes share the API's.
+func (s *Service) InternalAddr() string {
+	if s.internalListener == nil {
+		return ""
+	}
+	return s.internalListener.Addr().String()
+}
+
+// maxHeaderBytes bounds a request's header block (request line
+// included): ids are at most ~1 KiB, a path of several ids and a bearer
+// token stay far below it.
+const maxHeaderBytes = 64 << 10
+
+// orDefault returns v, or def when v is zero.
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// connClosed is the ClosedHandler of both NATS connections. Outside
+// Shutdown, a closed connection never comes back: the process reports
+// itself dead (Live, GET /healthz 503) and fails on Done, so that
+// `herald serve` exits non-zero and a supervisor restarts it.
+func (s *Service) connClosed(nc *nats.Conn) {
+	if s.stopping.Load() {
+		return
+	}
+	s.dead.Store(true)
+	s.ready.Store(false)
+	cause := nc.LastError()
+	s.logger.Error("NATS connection closed for good; exiting so that a supervisor restarts herald", "err", cause)
+	if cause == nil {
+		cause = nats.ErrConnectionClosed
+	}
+	select {
+	case s.errs <- fmt.Errorf("%w: %w", ErrNATSClosed, cause):
+	default:
+	}
+}
+
+// Live reports whether the process can still serve: false once a NATS
+// connection closed for good (GET /healthz answers 503).
+func (s *Service) Live() bool {
+	return !s.dead.Load() && (s.nc == nil || !s.nc.IsClosed()) && (s.workNC == nil || !s.workNC.IsClosed())
 }
 
 // goRun runs fn in a goroutine the service owns; a failure is reported on
@@ -315,11 +425,17 @@ func (s *Service) Store() *projections.Store { return s.store }
 func (s *Service) Shutdown(ctx context.Context) error {
 	var err error
 	s.stopOnce.Do(func() {
+		s.stopping.Store(true)
 		s.ready.Store(false)
 		if s.http != nil {
 			err = s.http.Shutdown(ctx)
 		} else if s.listener != nil {
 			s.listener.Close()
+		}
+		if s.internalHTTP != nil {
+			err = errors.Join(err, s.internalHTTP.Shutdown(ctx))
+		} else if s.internalListener != nil {
+			s.internalListener.Close()
 		}
 		if s.cancel != nil {
 			s.cancel()

@@ -434,8 +434,8 @@ func TestAuditAndRebuild(t *testing.T) {
 		t.Fatalf("offline --tenant: %d events, through the server %d", len(offBeta), len(beta))
 	}
 
-	// 5. The logs never held a secret either (the admin token is printed
-	// nowhere but the token file and stderr at first start), and request
+	// 5. The logs never held a secret either (the admin token is written
+	// nowhere but its token file), and request
 	// lines name the route template, the tenant, the run, the transaction.
 	if found := w.leaks(w.logs.Bytes()); len(found) > 0 {
 		t.Fatalf("the service logs hold %v in clear", found)

@@ -1,0 +1,62 @@
+package engine
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/heraldhq/herald/events"
+)
+
+// TestTriggerRequestDigest: the same request in other spellings is the
+// same; another workflow, target or payload is not; a transaction
+// accepted before digests were stored (no requestDigest in its event) is
+// compared on its fields.
+func TestTriggerRequestDigest(t *testing.T) {
+	accept := func(body string) events.TriggerAcceptedData {
+		t.Helper()
+		var req TriggerRequest
+		if err := json.Unmarshal([]byte(body), &req); err != nil {
+			t.Fatal(err)
+		}
+		acc, err := req.validate()
+		if err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		return acc
+	}
+	first := accept(`{"workflowId":"w","to":{"subscriberId":"u1"},"payload":{"a":1,"b":{"c":[1,2.50]}},"transactionId":"t"}`)
+	old := first
+	old.RequestDigest = ""
+	raw, _ := json.Marshal(old)
+	if err := json.Unmarshal(raw, &old); err != nil || old.RequestDigest != "" {
+		t.Fatalf("an old event: %s", raw)
+	}
+	cases := []struct {
+		body string
+		same bool
+	}{
+		{`{"workflowId":"w","to":{"subscriberId":"u1"},"payload":{"a":1,"b":{"c":[1,2.50]}},"transactionId":"t"}`, true},
+		{`{"transactionId":"t","payload":{ "b":{"c":[1, 2.50]}, "a":1 },"to":{"subscriberId":"u1"},"workflowId":"w"}`, true},
+		{`{"workflowId":"w2","to":{"subscriberId":"u1"},"payload":{"a":1,"b":{"c":[1,2.50]}},"transactionId":"t"}`, false},
+		{`{"workflowId":"w","to":{"subscriberId":"u2"},"payload":{"a":1,"b":{"c":[1,2.50]}},"transactionId":"t"}`, false},
+		{`{"workflowId":"w","to":{"topics":["u1"]},"payload":{"a":1,"b":{"c":[1,2.50]}},"transactionId":"t"}`, false},
+		{`{"workflowId":"w","to":{"subscriberId":"u1"},"payload":{"a":2,"b":{"c":[1,2.50]}},"transactionId":"t"}`, false},
+		{`{"workflowId":"w","to":{"subscriberId":"u1"},"transactionId":"t"}`, false},
+	}
+	for _, c := range cases {
+		repeat := accept(c.body)
+		for name, f := range map[string]events.TriggerAcceptedData{"stored digest": first, "old event": old} {
+			same, err := sameRequest(f, repeat)
+			if err != nil || same != c.same {
+				t.Errorf("%s, %s: same = %v, %v; want %v", name, c.body, same, err, c.same)
+			}
+		}
+	}
+	// No payload, null and {} are one request.
+	a := accept(`{"workflowId":"w","to":{"subscriberId":"u1"}}`)
+	b := accept(`{"workflowId":"w","to":{"subscriberId":"u1"},"payload":null}`)
+	c := accept(`{"workflowId":"w","to":{"subscriberId":"u1"},"payload":{}}`)
+	if a.RequestDigest != b.RequestDigest || b.RequestDigest != c.RequestDigest {
+		t.Fatal("an absent, null and empty payload differ")
+	}
+}
