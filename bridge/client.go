@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	neturl "net/url"
 	"strconv"
 	"time"
 )
@@ -15,16 +17,29 @@ import (
 const DefaultClientTimeout = 30 * time.Second
 
 // Client calls tenant Bridges on behalf of the engine. Every call is a POST
-// signed afresh with the current time (see [Sign]). The zero Client is ready
-// to use; a Client is safe for concurrent use.
+// signed afresh with the current time (see [Sign]); a call whose body this
+// Client already sent with that second's timestamp is signed with the next
+// second, so that no two of its requests are byte-identical (a [Serve]
+// handler refuses the second as a replay). The zero Client is ready to
+// use; a Client is safe for concurrent use and must not be copied after
+// first use.
 type Client struct {
-	// HTTP sends the requests. Nil: http.DefaultClient.
+	// HTTP sends the requests; its CheckRedirect is ignored: no redirect
+	// is ever followed (a 3xx is a refusal). Nil: an http.Client on
+	// http.DefaultTransport.
 	HTTP *http.Client
 	// Timeout bounds each call, on top of the ctx deadline. Zero or
 	// negative: DefaultClientTimeout.
 	Timeout time.Duration
 	// Now is the clock of the signature timestamps. Nil: time.Now.
 	Now func() time.Time
+	// sent keeps the Client from signing two identical requests in one
+	// second: a Bridge would refuse the second as a replay.
+	sent sent
+	// Logger hears, at Warn, the detail of every failed call (the Bridge's
+	// error message, the network error), which the errors and outcomes
+	// returned do not carry. Nil: slog.Default().
+	Logger *slog.Logger
 }
 
 // Execute asks the Bridge at url to advance a run, signing with secret, and
@@ -53,14 +68,21 @@ func (c *Client) Execute(ctx context.Context, url, secret string, req ExecuteReq
 	if err != nil {
 		return Outcome{}, err
 	}
-	if rep.err != nil {
-		return unreachable(rep.status, rep.err), nil
+	var o Outcome
+	switch {
+	case rep.err != nil:
+		o = unreachable(rep.status, rep.err)
+	case rep.tooLarge:
+		o = Outcome{Kind: OutcomeTerminal, HTTPStatus: rep.status, Code: CodeInvalidStep,
+			Message: fmt.Sprintf("the bridge answered more than %d bytes", MaxAnswerBytes)}
+	default:
+		o = outcomeOf(rep.status, rep.body)
 	}
-	if rep.tooLarge {
-		return Outcome{Kind: OutcomeTerminal, HTTPStatus: rep.status, Code: CodeInvalidStep,
-			Message: fmt.Sprintf("the bridge answered more than %d bytes", MaxAnswerBytes)}, nil
+	if o.Detail != "" {
+		c.logger().Warn("bridge: call failed", "action", ActionExecute, "runId", req.RunID, "host", hostOf(url),
+			"status", o.HTTPStatus, "code", o.Code, "detail", o.Detail)
 	}
-	return outcomeOf(rep.status, rep.body), nil
+	return o, nil
 }
 
 // Discover asks the Bridge at url for its workflows. It does not check their
@@ -96,21 +118,51 @@ func (c *Client) Health(ctx context.Context, url, secret string) (HealthAnswer, 
 func (c *Client) ask(ctx context.Context, url, secret string, action Action, v any) error {
 	body, _ := marshal(Request{Action: action}) // a string field always encodes
 	rep, err := c.post(ctx, url, secret, body)
+	var o Outcome
 	switch {
 	case err != nil:
 		return err
 	case rep.err != nil:
-		return fmt.Errorf("%w: %v", ErrUnreachable, rep.err)
+		o = unreachable(rep.status, rep.err)
+		err = fmt.Errorf("%w: %s", ErrUnreachable, o.Message)
 	case rep.tooLarge:
-		return fmt.Errorf("%w: the answer is over %d bytes", ErrRejected, MaxAnswerBytes)
+		o = Outcome{HTTPStatus: rep.status}
+		err = fmt.Errorf("%w: the answer is over %d bytes", ErrRejected, MaxAnswerBytes)
 	case rep.status != http.StatusOK:
-		return fmt.Errorf("%w: %s", ErrRejected, outcomeOf(rep.status, rep.body).Message)
+		o = outcomeOf(rep.status, rep.body)
+		err = fmt.Errorf("%w: %s", ErrRejected, o.Message)
+	default:
+		if uerr := json.Unmarshal(rep.body, v); uerr != nil {
+			o = Outcome{HTTPStatus: rep.status, Detail: clip(uerr.Error())}
+			err = fmt.Errorf("%w: not a %s answer", ErrRejected, action)
+		}
 	}
-	if err := json.Unmarshal(rep.body, v); err != nil {
-		return fmt.Errorf("%w: not a %s answer: %v", ErrRejected, action, err)
+	if err != nil {
+		c.logger().Warn("bridge: call failed", "action", action, "host", hostOf(url),
+			"status", o.HTTPStatus, "code", o.Code, "detail", o.Detail)
 	}
-	return nil
+	return err
 }
+
+func (c *Client) logger() *slog.Logger {
+	if c.Logger != nil {
+		return c.Logger
+	}
+	return slog.Default()
+}
+
+// hostOf is the host of a Bridge URL, for logs: the rest of the URL may
+// carry a token.
+func hostOf(raw string) string {
+	if u, err := neturl.Parse(raw); err == nil {
+		return u.Host
+	}
+	return ""
+}
+
+// noRedirect stops a client at the first redirect: the signed body and its
+// headers must reach only the registered URL, and a 3xx is a refusal.
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // reply is what came back from one call.
 type reply struct {
@@ -138,15 +190,16 @@ func (c *Client) post(ctx context.Context, url, secret string, body []byte) (rep
 	if c.Now != nil {
 		now = c.Now
 	}
-	ts := now().Unix()
+	ts, sig := c.sent.stamp(secret, now().Unix(), body)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
-	req.Header.Set(HeaderSignature, Sign(secret, ts, body))
+	req.Header.Set(HeaderSignature, sig)
 
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
+	hc := http.Client{}
+	if c.HTTP != nil {
+		hc = *c.HTTP
 	}
+	hc.CheckRedirect = noRedirect
 	resp, err := hc.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {

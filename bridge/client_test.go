@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -25,6 +29,10 @@ func answering(t *testing.T, status int, body string) string {
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
+
+// safeMessage matches every Outcome.Message of a failed call: fixed
+// sentences naming the status at most.
+var safeMessage = regexp.MustCompile(`^(bridge answered \d{3}( [A-Za-z -]+)?( \(redirects are not followed\))?|invalid answer from the bridge \(status \d+\)|bridge unreachable: no answer|bridge unreachable: the answer \(status \d+\) was cut off)$`)
 
 func TestClientOutcome(t *testing.T) {
 	const (
@@ -73,8 +81,10 @@ func TestClientOutcome(t *testing.T) {
 		{"403", 403, ``, terminal, "bridge_rejected", "", "403 Forbidden"},
 		{"413", 413, ``, terminal, "bridge_rejected", "", "413"},
 		{"429", 429, ``, retry, "bridge_error", "", "429"},
+		{"409 replayed", 409, `{"error":{"code":"replayed","message":"bridge: replayed request"}}`, retry, "bridge_error", "", "replayed"},
+		{"409", 409, ``, terminal, "bridge_rejected", "", "409"},
 		{"408", 408, ``, retry, "bridge_error", "", "408"},
-		{"302 without location", 302, ``, retry, "bridge_invalid_answer", "", "302"},
+		{"302 without location", 302, ``, terminal, "bridge_rejected", "", "302"},
 	}
 	var c bridge.Client
 	for _, tt := range tests {
@@ -83,8 +93,13 @@ func TestClientOutcome(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if o.Kind != tt.kind || o.Code != tt.code || o.StepID != tt.stepID || o.HTTPStatus != tt.status || !strings.Contains(o.Message, tt.message) {
-				t.Fatalf("got %+v\nwant kind %v code %q stepId %q status %d message containing %q", o, tt.kind, tt.code, tt.stepID, tt.status, tt.message)
+			if o.Kind != tt.kind || o.Code != tt.code || o.StepID != tt.stepID || o.HTTPStatus != tt.status || !strings.Contains(o.Detail, tt.message) {
+				t.Fatalf("got %+v\nwant kind %v code %q stepId %q status %d detail containing %q", o, tt.kind, tt.code, tt.stepID, tt.status, tt.message)
+			}
+			// The tenant's message is a fixed sentence with the status:
+			// nothing of the answer's body.
+			if o.Code != "" && !safeMessage.MatchString(o.Message) {
+				t.Fatalf("message %q is not one of the fixed sentences", o.Message)
 			}
 			if (o.Kind == bridge.OutcomeStep) != (o.Step != nil) {
 				t.Fatalf("Step = %+v for kind %v", o.Step, o.Kind)
@@ -97,8 +112,8 @@ func TestClientClipsMessages(t *testing.T) {
 	var c bridge.Client
 	long := strings.Repeat("é", 2000)
 	o, err := c.Execute(context.Background(), answering(t, 500, `{"error":{"message":"`+long+`","stepId":"a"}}`), testKey, bridge.ExecuteRequest{WorkflowID: "wf"})
-	if err != nil || len(o.Message) > 1024+len("…") || !utf8.ValidString(o.Message) || !strings.HasPrefix(long, strings.TrimSuffix(o.Message, "…")) {
-		t.Fatalf("message of %d bytes: %q, %v", len(o.Message), o.Message, err)
+	if err != nil || len(o.Detail) > 1024+len("…") || !utf8.ValidString(o.Detail) || !strings.HasPrefix(long, strings.TrimSuffix(o.Detail, "…")) {
+		t.Fatalf("detail of %d bytes: %q, %v", len(o.Detail), o.Detail, err)
 	}
 }
 
@@ -315,7 +330,7 @@ func TestClientDiscoverAndHealth(t *testing.T) {
 		want              error
 		message           string
 	}{
-		{"wrong secret", srv.URL, "whsec_wrong", bridge.ErrRejected, "no valid signature"},
+		{"wrong secret", srv.URL, "whsec_wrong", bridge.ErrRejected, "401"},
 		{"not a bridge", answering(t, 200, `{"hello":1}`), testKey, bridge.ErrRejected, ""},
 		{"server error", answering(t, 503, ``), testKey, bridge.ErrRejected, "503"},
 		{"unreachable", closed.URL, testKey, bridge.ErrUnreachable, ""},
@@ -328,5 +343,77 @@ func TestClientDiscoverAndHealth(t *testing.T) {
 		if _, err := c.Health(ctx, tt.url, tt.secret); !errors.Is(err, tt.want) {
 			t.Errorf("Health %s: %v, want %v", tt.name, err, tt.want)
 		}
+	}
+}
+
+// TestClientLeaksNoAnswer: an internal service reached as a Bridge answers
+// with secrets; neither the outcome's message nor the sync error carries
+// them (only the status does), while the detail for the operator does.
+func TestClientLeaksNoAnswer(t *testing.T) {
+	const secret = "db_password=hunter2"
+	var c bridge.Client
+	c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, status := range []int{200, 400, 401, 422, 500} {
+		url := answering(t, status, `{"error":{"code":"x","message":"`+secret+`","stepId":"`+secret+`"},"status":"`+secret+`"}`)
+		o, err := c.Execute(context.Background(), url, testKey, bridge.ExecuteRequest{WorkflowID: "wf"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(o.Message, "hunter2") || !safeMessage.MatchString(o.Message) {
+			t.Errorf("%d: message %q", status, o.Message)
+		}
+		if !strings.Contains(o.Detail, "hunter2") && status != 200 {
+			t.Errorf("%d: the detail lost the answer: %q", status, o.Detail)
+		}
+		if _, err := c.Discover(context.Background(), url, testKey); err == nil || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%d: Discover error %v", status, err)
+		}
+	}
+	plain := answering(t, 200, `db_password=hunter2`)
+	if _, err := c.Discover(context.Background(), plain, testKey); err == nil || strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "'d'") {
+		t.Errorf("a non-JSON answer: %v", err)
+	}
+}
+
+// TestClientFollowsNoRedirect: a 3xx is a terminal refusal and its
+// Location is never called, even with an http.Client that would follow it.
+func TestClientFollowsNoRedirect(t *testing.T) {
+	var targetCalls atomic.Int32
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { targetCalls.Add(1) }))
+	defer target.Close()
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.URL+"/admin", http.StatusTemporaryRedirect)
+	}))
+	defer redirector.Close()
+	c := bridge.Client{HTTP: &http.Client{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	o, err := c.Execute(context.Background(), redirector.URL, testKey, bridge.ExecuteRequest{WorkflowID: "wf"})
+	if err != nil || o.Kind != bridge.OutcomeTerminal || o.Code != bridge.CodeBridgeRejected || o.HTTPStatus != 307 {
+		t.Fatalf("Execute = %+v, %v", o, err)
+	}
+	if _, err := c.Discover(context.Background(), redirector.URL, testKey); !errors.Is(err, bridge.ErrRejected) || !strings.Contains(err.Error(), "307") {
+		t.Fatalf("Discover = %v", err)
+	}
+	if n := targetCalls.Load(); n != 0 {
+		t.Fatalf("the Location target was called %d times", n)
+	}
+}
+
+// refusal is what an egress policy's dialer fails with.
+type refusal struct{}
+
+func (refusal) Error() string       { return "egress: loopback address 127.0.0.1 refused" }
+func (refusal) EgressRefused() bool { return true }
+
+func TestClientEgressRefusedIsTerminal(t *testing.T) {
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: refusal{}}
+	}}}
+	c := bridge.Client{HTTP: hc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	o, err := c.Execute(context.Background(), "http://internal.example/", testKey, bridge.ExecuteRequest{WorkflowID: "wf"})
+	if err != nil || o.Kind != bridge.OutcomeTerminal || o.Code != bridge.CodeEgressRefused || strings.Contains(o.Message, "127.0.0.1") {
+		t.Fatalf("Execute = %+v, %v", o, err)
+	}
+	if _, err := c.Discover(context.Background(), "http://internal.example/", testKey); !errors.Is(err, bridge.ErrUnreachable) || strings.Contains(err.Error(), "127.0.0.1") {
+		t.Fatalf("Discover = %v", err)
 	}
 }

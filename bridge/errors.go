@@ -20,6 +20,12 @@ var (
 	ErrStale = errors.New("bridge: signature timestamp outside tolerance")
 )
 
+// ErrReplayed: a [Serve] handler already accepted a request with this
+// signature (the same timestamp and body) inside the tolerance window. It
+// answers 409 replayed; the engine retries with a fresh signature, so a
+// request of its own that met one is not lost.
+var ErrReplayed = errors.New("bridge: replayed request")
+
 // Definition errors, returned by [NewWorkflow] and [Registry.Register].
 var (
 	// ErrInvalidWorkflowID: the id does not match

@@ -87,7 +87,7 @@ func FuzzHandler(f *testing.F) {
 	f.Add([]byte(`{"action":"health"}`), false)
 
 	h := bridge.Serve(fuzzRegistry(), bridge.Options{SigningKey: testKey, Now: clock, MaxBodyBytes: 4096})
-	documented := map[int]bool{200: true, 400: true, 401: true, 404: true, 413: true, 422: true, 500: true}
+	documented := map[int]bool{200: true, 400: true, 401: true, 404: true, 409: true, 413: true, 422: true, 500: true}
 
 	f.Fuzz(func(t *testing.T, body []byte, signed bool) {
 		req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))

@@ -48,13 +48,16 @@ const (
 	CodeNondeterministic   = "nondeterministic"    // 422
 	CodeDuplicateStepID    = "duplicate_step_id"   // 422
 	CodeBridgeBadRequest   = "bridge_bad_request"  // 400
-	CodeBridgeRejected     = "bridge_rejected"     // any other 4xx; a 422 without a usable code
+	CodeBridgeRejected     = "bridge_rejected"     // any other 4xx; a 422 without a usable code; a 3xx
 	CodeInvalidStep        = "invalid_step"        // an answer over a bound (see MaxIDChars)
+	CodeEgressRefused      = "egress_refused"      // the address is refused by the server's egress policy
 	// Retryable.
 	CodeStepFailed        = "step_failed"           // 500 naming the failed step
-	CodeBridgeError       = "bridge_error"          // another 5xx, 408, 425, 429
+	CodeBridgeError       = "bridge_error"          // another 5xx, 408, 425, 429, 409 replayed
 	CodeBridgeUnreachable = "bridge_unreachable"    // no answer: network error, timeout
-	CodeInvalidAnswer     = "bridge_invalid_answer" // a 200 that is not a valid answer; 1xx, 3xx
+	CodeInvalidAnswer     = "bridge_invalid_answer" // a 200 that is not a valid answer; 1xx
+	// The error code of a Bridge's 409: a replayed request.
+	CodeReplayed = "replayed"
 )
 
 // Outcome classifies the answer to an execute call.
@@ -67,23 +70,28 @@ const (
 //	404                                  Terminal   workflow_not_found
 //	422                                  Terminal   the body's code (nondeterministic, duplicate_step_id…)
 //	400                                  Terminal   bridge_bad_request
-//	408, 425, 429                        Retryable  bridge_error
+//	408, 425, 429, 409 replayed          Retryable  bridge_error
 //	other 4xx                            Terminal   bridge_rejected
+//	3xx (redirects are not followed)     Terminal   bridge_rejected
 //	500 with a stepId                    Retryable  step_failed (StepID set)
 //	500 with a stepId over MaxIDChars    Terminal   invalid_step
 //	other 5xx                            Retryable  bridge_error
 //	no answer (network, timeout)         Retryable  bridge_unreachable (HTTPStatus 0)
 //	any answer over MaxAnswerBytes       Terminal   invalid_step (Client.Execute)
+//	address refused by an egress policy  Terminal   egress_refused (HTTPStatus 0)
 //
-// Code and Message are empty for Completed and Step. Message is the Bridge's
-// error message when it sent one (clipped to 1 KiB), else a sentence naming
-// the status or the network error.
+// Code, Message and Detail are empty for Completed and Step. Message is
+// safe to show the tenant: a fixed sentence naming the status at most,
+// never text that came from the network (the URL may reach a service that
+// is not the tenant's, whose answer must not leak). Detail adds what the
+// answer or the failure said, clipped to 1 KiB, for the operator's log.
 type Outcome struct {
 	Kind       OutcomeKind
 	Step       *Step
 	HTTPStatus int
 	Code       string
 	Message    string
+	Detail     string
 	StepID     string
 }
 
@@ -95,9 +103,10 @@ func outcomeOf(status int, body []byte) Outcome {
 	info, hasInfo := errorInfo(body)
 	fail := func(kind OutcomeKind, code string) Outcome {
 		o.Kind, o.Code = kind, code
-		o.Message = fmt.Sprintf("bridge answered %d %s", status, http.StatusText(status))
+		o.Message = strings.TrimSpace(fmt.Sprintf("bridge answered %d %s", status, http.StatusText(status)))
+		o.Detail = o.Message
 		if hasInfo && info.Message != "" {
-			o.Message = clip(info.Message)
+			o.Detail = clip(info.Message)
 		}
 		return o
 	}
@@ -147,6 +156,10 @@ func outcomeOf(status int, body []byte) Outcome {
 		return fail(OutcomeTerminal, CodeBridgeBadRequest)
 	case status == http.StatusRequestTimeout, status == http.StatusTooEarly, status == http.StatusTooManyRequests:
 		return fail(OutcomeRetryable, CodeBridgeError)
+	case status == http.StatusConflict && hasInfo && info.Code == CodeReplayed:
+		// Another process sent the same bytes in the same second: the
+		// next attempt is signed afresh.
+		return fail(OutcomeRetryable, CodeBridgeError)
 	case status >= 400 && status < 500:
 		return fail(OutcomeTerminal, CodeBridgeRejected)
 	case status == http.StatusInternalServerError && hasInfo && !validID(info.StepID):
@@ -158,19 +171,46 @@ func outcomeOf(status int, body []byte) Outcome {
 		return fail(OutcomeRetryable, CodeStepFailed)
 	case status >= 500 && status < 600:
 		return fail(OutcomeRetryable, CodeBridgeError)
+	case status >= 300 && status < 400:
+		o = fail(OutcomeTerminal, CodeBridgeRejected)
+		o.Message += " (redirects are not followed)"
+		return o
 	}
 	return fail(OutcomeRetryable, CodeInvalidAnswer)
 }
 
 func invalidAnswer(o Outcome, why string) Outcome {
-	o.Kind, o.Code, o.Message = OutcomeRetryable, CodeInvalidAnswer, clip("invalid answer from the bridge: "+why)
+	o.Kind, o.Code = OutcomeRetryable, CodeInvalidAnswer
+	o.Message = fmt.Sprintf("invalid answer from the bridge (status %d)", o.HTTPStatus)
+	o.Detail = clip("invalid answer from the bridge: " + why)
 	return o
 }
 
 // unreachable is the outcome of a call that got no whole answer; status is 0
 // when none at all came back.
 func unreachable(status int, err error) Outcome {
-	return Outcome{Kind: OutcomeRetryable, HTTPStatus: status, Code: CodeBridgeUnreachable, Message: clip(err.Error())}
+	o := Outcome{Kind: OutcomeRetryable, HTTPStatus: status, Code: CodeBridgeUnreachable,
+		Message: "bridge unreachable: no answer", Detail: clip(err.Error())}
+	if status != 0 {
+		o.Message = fmt.Sprintf("bridge unreachable: the answer (status %d) was cut off", status)
+	}
+	if egressRefused(err) {
+		o.Kind, o.Code, o.Message = OutcomeTerminal, CodeEgressRefused, msgEgressRefused
+	}
+	return o
+}
+
+// msgEgressRefused is the tenant's message for a Bridge address the
+// server's egress policy refuses.
+const msgEgressRefused = "the bridge URL is refused by the server's egress policy: plain http, or an address that is loopback, private, link-local or otherwise internal"
+
+// egressRefused reports whether err is a refusal of the destination by an
+// egress policy: an error in its chain with a method EgressRefused() bool
+// that returns true (as the server's egress package makes). Retrying it
+// cannot help.
+func egressRefused(err error) bool {
+	var r interface{ EgressRefused() bool }
+	return errors.As(err, &r) && r.EgressRefused()
 }
 
 // errorInfo reads an error body, if body is one.

@@ -29,6 +29,13 @@ type Options struct {
 	// MaxBodyBytes caps the request body; a larger one is refused with 413
 	// before the signature is checked. Zero or negative: DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// MaxReplayEntries bounds the signatures the handler remembers to refuse
+	// a replayed request (same signature, inside the tolerance window) with
+	// 409 replayed; the oldest are forgotten first. Zero:
+	// DefaultMaxReplayEntries (about 8 MB when full). Negative: replays are
+	// not checked (several handlers behind one URL share no memory: each
+	// refuses the replays it sees).
+	MaxReplayEntries int
 }
 
 // Serve returns the HTTP handler of a Bridge serving the workflows of reg.
@@ -42,6 +49,7 @@ type Options struct {
 //	200 {"status":"completed"}                           execute: the workflow returned
 //	400 invalid_json, unknown_action, invalid_request    malformed or unknown request
 //	401 unauthorized                                     signature missing, wrong or stale
+//	409 replayed                                         a signature already accepted (a replay)
 //	404 workflow_not_found                               unknown workflowId
 //	413 body_too_large                                   body over MaxBodyBytes
 //	422 nondeterministic, duplicate_step_id              the code departs from the run's history
@@ -59,6 +67,12 @@ func Serve(reg *Registry, opts Options) http.Handler {
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxBodyBytes
 	}
+	switch {
+	case opts.MaxReplayEntries == 0:
+		h.replays = newReplays(DefaultMaxReplayEntries)
+	case opts.MaxReplayEntries > 0:
+		h.replays = newReplays(opts.MaxReplayEntries)
+	}
 	return h
 }
 
@@ -68,6 +82,7 @@ type handler struct {
 	tolerance time.Duration
 	now       func() time.Time
 	maxBody   int64
+	replays   *replays // nil: not checked
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -90,9 +105,13 @@ func (h *handler) answer(w http.ResponseWriter, r *http.Request) (any, error) {
 		}
 		return nil, fmt.Errorf("%w: reading the body: %v", ErrInvalidRequest, err)
 	}
-	err = Verify(body, r.Header.Get(HeaderTimestamp), r.Header.Get(HeaderSignature), h.now(), h.tolerance, h.keys...)
+	signature := r.Header.Get(HeaderSignature)
+	err = Verify(body, r.Header.Get(HeaderTimestamp), signature, h.now(), h.tolerance, h.keys...)
 	if err != nil {
 		return nil, err
+	}
+	if h.replays != nil && !h.replays.first(signature) {
+		return nil, ErrReplayed
 	}
 	var req Request
 	if err := json.Unmarshal(body, &req); err != nil {
@@ -132,6 +151,7 @@ var statusOf = []struct {
 	{ErrInvalidHeader, http.StatusUnauthorized, "unauthorized"},
 	{ErrNoValidSignature, http.StatusUnauthorized, "unauthorized"},
 	{ErrStale, http.StatusUnauthorized, "unauthorized"},
+	{ErrReplayed, http.StatusConflict, CodeReplayed},
 	{ErrBodyTooLarge, http.StatusRequestEntityTooLarge, "body_too_large"},
 	{ErrInvalidJSON, http.StatusBadRequest, "invalid_json"},
 	{ErrUnknownAction, http.StatusBadRequest, "unknown_action"},

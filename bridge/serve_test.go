@@ -549,11 +549,12 @@ func TestServeBodyLimit(t *testing.T) {
 
 func TestServeAnyMethod(t *testing.T) {
 	h := serve(bridge.MustWorkflow("wf", noop))
-	for _, method := range []string{http.MethodGet, http.MethodPut, http.MethodPatch} {
+	for i, method := range []string{http.MethodGet, http.MethodPut, http.MethodPatch} {
 		body := `{"action":"health"}`
+		ts := testNow.Unix() + int64(i) // the same signature twice would be a replay
 		req := httptest.NewRequest(method, "/", strings.NewReader(body))
-		req.Header.Set(bridge.HeaderTimestamp, strconv.FormatInt(testNow.Unix(), 10))
-		req.Header.Set(bridge.HeaderSignature, bridge.Sign(testKey, testNow.Unix(), []byte(body)))
+		req.Header.Set(bridge.HeaderTimestamp, strconv.FormatInt(ts, 10))
+		req.Header.Set(bridge.HeaderSignature, bridge.Sign(testKey, ts, []byte(body)))
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		if rec.Code != 200 {
@@ -579,6 +580,78 @@ func TestHealthAndDiscover(t *testing.T) {
 		status, body := post(h, tt.body, testKey, testNow)
 		if status != 200 || body != tt.want {
 			t.Errorf("%s: got %d %s\nwant 200 %s", tt.body, status, body, tt.want)
+		}
+	}
+}
+
+// TestServeRefusesReplays: a request accepted once is refused when sent
+// again inside the window, whatever the order of other requests; the
+// same body with another timestamp (a fresh signature) passes; with
+// replay checks off, the repeat passes.
+func TestServeRefusesReplays(t *testing.T) {
+	h := bridge.Serve(bridge.NewRegistry().MustRegister(bridge.MustWorkflow("wf", noop)), bridge.Options{SigningKey: testKey, Now: clock})
+	const body = `{"action":"health"}`
+	if status, got := post(h, body, testKey, testNow); status != 200 {
+		t.Fatalf("first: %d %s", status, got)
+	}
+	if status, _ := post(h, body, testKey, testNow.Add(time.Second)); status != 200 {
+		t.Fatalf("a fresh signature: %d", status)
+	}
+	status, got := post(h, body, testKey, testNow)
+	if status != http.StatusConflict || errorOf(t, got).Code != "replayed" {
+		t.Fatalf("replay: %d %s, want 409 replayed", status, got)
+	}
+	// A replay with a wrong signature is still a 401, not a hint.
+	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+	req.Header.Set(bridge.HeaderTimestamp, strconv.FormatInt(testNow.Unix(), 10))
+	req.Header.Set(bridge.HeaderSignature, bridge.Sign("whsec_other", testNow.Unix(), []byte(body)))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusUnauthorized {
+		t.Fatalf("a forged replay: %d", rec.Code)
+	}
+
+	off := bridge.Serve(bridge.NewRegistry(), bridge.Options{SigningKey: testKey, Now: clock, MaxReplayEntries: -1})
+	for range 2 {
+		if status, got := post(off, body, testKey, testNow); status != 200 {
+			t.Fatalf("replay checks off: %d %s", status, got)
+		}
+	}
+}
+
+// TestServeReplayMemoryIsBounded: beyond MaxReplayEntries the oldest
+// signatures are forgotten, the newest still refused.
+func TestServeReplayMemoryIsBounded(t *testing.T) {
+	h := bridge.Serve(bridge.NewRegistry(), bridge.Options{SigningKey: testKey, Now: clock, MaxReplayEntries: 2})
+	bodies := []string{`{"action":"health","n":1}`, `{"action":"health","n":2}`, `{"action":"health","n":3}`}
+	for _, b := range bodies {
+		if status, got := post(h, b, testKey, testNow); status != 200 {
+			t.Fatalf("%s: %d %s", b, status, got)
+		}
+	}
+	if status, _ := post(h, bodies[2], testKey, testNow); status != http.StatusConflict {
+		t.Fatalf("the newest replayed: %d", status)
+	}
+	if status, _ := post(h, bodies[0], testKey, testNow); status != 200 {
+		t.Fatalf("the forgotten oldest: %d", status)
+	}
+}
+
+// TestClientNeverRepeatsASignature: calls with the same body in the same
+// second reach a replay-checking Bridge as distinct requests, all answered.
+func TestClientNeverRepeatsASignature(t *testing.T) {
+	reg := bridge.NewRegistry().MustRegister(bridge.MustWorkflow("wf", noop))
+	srv := httptest.NewServer(bridge.Serve(reg, bridge.Options{SigningKey: testKey}))
+	defer srv.Close()
+	frozen := time.Now()
+	c := &bridge.Client{Now: func() time.Time { return frozen }}
+	for i := range 5 {
+		if _, err := c.Health(context.Background(), srv.URL, testKey); err != nil {
+			t.Fatalf("health %d: %v", i, err)
+		}
+		o, err := c.Execute(context.Background(), srv.URL, testKey, bridge.ExecuteRequest{WorkflowID: "wf", RunID: "run_1"})
+		if err != nil || o.Kind != bridge.OutcomeCompleted {
+			t.Fatalf("execute %d: %+v %v", i, o, err)
 		}
 	}
 }

@@ -43,6 +43,8 @@ func (c *Control) ConfigureBridge(ctx context.Context, tenant, webhookURL string
 	var p Problems
 	if problem := checkWebhookURL(webhookURL); problem != "" {
 		p.Add("webhookUrl", "%s", problem)
+	} else if problem := c.checkDestinationURL(ctx, webhookURL); problem != "" {
+		p.Add("webhookUrl", "%s", problem)
 	}
 	if err := p.Err(); err != nil {
 		return BridgeRegistration{}, err
@@ -81,6 +83,33 @@ func checkWebhookURL(raw string) string {
 	}
 	if u.User != nil {
 		return "must not carry credentials"
+	}
+	return ""
+}
+
+// checkDestinationURL returns what the egress policy finds wrong with a
+// valid Bridge URL, or "": with private egress off it must be https and
+// its host must not be (or resolve only to) an internal address.
+func (c *Control) checkDestinationURL(ctx context.Context, raw string) string {
+	if c.egress == nil || c.egress.AllowPrivate {
+		return ""
+	}
+	u, _ := url.Parse(raw) // checked by checkWebhookURL
+	if u.Scheme != "https" {
+		return "must be an https URL (plain http is for development, with HERALD_ALLOW_PRIVATE_EGRESS)"
+	}
+	return c.checkDestinationHost(ctx, u.Hostname())
+}
+
+// checkDestinationHost returns what the egress policy finds wrong with a
+// destination host, or "". The tenant learns no resolved address.
+func (c *Control) checkDestinationHost(ctx context.Context, host string) string {
+	if c.egress == nil {
+		return ""
+	}
+	if err := c.egress.CheckHost(ctx, host); err != nil {
+		c.logger.Info("control: destination refused by the egress policy", "host", host, "err", err)
+		return "must not be or resolve to a loopback, private, link-local or otherwise internal address"
 	}
 	return ""
 }

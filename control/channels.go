@@ -250,6 +250,16 @@ func (c *Control) sealConfig(ctx context.Context, tenant string, entry delivery.
 	if err := json.Unmarshal(raw, &config); err != nil {
 		return events.ChannelConfig{}, err
 	}
+	for _, f := range entry.Fields {
+		if host, ok := config[f.Name].(string); ok && f.Destination {
+			if problem := c.checkDestinationHost(ctx, host); problem != "" {
+				p.Add("config."+f.Name, "%s", problem)
+			}
+		}
+	}
+	if p.Err() != nil {
+		return events.ChannelConfig{}, nil
+	}
 	public, secret := entry.SplitSecrets(config)
 	sealed := make(map[string]string, len(secret))
 	for field, v := range secret {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/projections"
 	"github.com/heraldhq/herald/secrets"
@@ -23,7 +24,15 @@ type Control struct {
 	// newToken draws tenant ids and API keys: secrets.NewToken, or a
 	// deterministic source in tests that force a collision.
 	newToken func(prefix string, n int) (string, error)
+	// egress checks tenant-supplied destinations; nil allows any.
+	egress *egress.Policy
 }
+
+// SetEgress makes the configuration of Bridges and channels refuse
+// destinations p refuses, and Bridge URLs other than https when p allows
+// no private address (CONTRACT §18). Call it before serving; nil (the
+// default) allows any destination.
+func (c *Control) SetEgress(p *egress.Policy) { c.egress = p }
 
 // New returns a Control writing to log and validating against store. keys
 // seals secrets before they reach the log.

@@ -36,6 +36,10 @@ type Field struct {
 	Default any `json:"-"`
 	// Check narrows the values Type admits; the zero Check adds nothing.
 	Check Check `json:"-"`
+	// Destination marks a string field naming a host Herald connects to
+	// (an IP literal or a DNS name): the egress policy checks it when the
+	// channel is configured, and again at every connection.
+	Destination bool `json:"-"`
 }
 
 // Check holds the simple constraints a field may add to its type. Each is
@@ -74,13 +78,14 @@ var catalog = []CatalogEntry{
 		Kind:       "email",
 		Label:      "Email (SMTP)",
 		Fields: []Field{
-			{Name: "host", Type: TypeString, Required: true, Check: Check{NonEmpty: true}},
+			{Name: "host", Type: TypeString, Required: true, Check: Check{NonEmpty: true}, Destination: true},
 			{Name: "port", Type: TypeNumber, Required: true, Check: Check{Integer: true, Min: new(1.0), Max: new(65535.0)}},
 			{Name: "secure", Type: TypeBoolean, Default: false},
 			{Name: "username", Type: TypeString},
 			{Name: "password", Type: TypeString, Secret: true},
 			{Name: "fromEmail", Type: TypeString, Required: true, Check: Check{Email: true}},
 			{Name: "fromName", Type: TypeString},
+			{Name: "allowInsecureAuth", Type: TypeBoolean, Default: false},
 		},
 	},
 }

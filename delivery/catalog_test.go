@@ -18,7 +18,8 @@ func TestCatalogJSON(t *testing.T) {
 		`{"name":"username","type":"string","required":false,"secret":false},` +
 		`{"name":"password","type":"string","required":false,"secret":true},` +
 		`{"name":"fromEmail","type":"string","required":true,"secret":false},` +
-		`{"name":"fromName","type":"string","required":false,"secret":false}]}]`
+		`{"name":"fromName","type":"string","required":false,"secret":false},` +
+		`{"name":"allowInsecureAuth","type":"boolean","required":false,"secret":false}]}]`
 	if string(got) != want {
 		t.Fatalf("catalog JSON\n got %s\nwant %s", got, want)
 	}
@@ -60,7 +61,7 @@ func TestCatalogReturnsCopies(t *testing.T) {
 }
 
 func TestLookupChannel(t *testing.T) {
-	if e, ok := LookupChannel("email-smtp"); !ok || e.Kind != "email" || len(e.Fields) != 7 {
+	if e, ok := LookupChannel("email-smtp"); !ok || e.Kind != "email" || len(e.Fields) != 8 {
 		t.Fatalf("LookupChannel(email-smtp) = %+v, %v", e, ok)
 	}
 	for _, key := range []string{"", "EMAIL-SMTP", "sms-twilio"} {

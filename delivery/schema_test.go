@@ -22,6 +22,7 @@ func emailSMTP(t *testing.T) CatalogEntry {
 func TestSchemaOfEmailSMTP(t *testing.T) {
 	const want = `{"$schema":"https://json-schema.org/draft/2019-09/schema","title":"Email (SMTP)","type":"object",` +
 		`"properties":{` +
+		`"allowInsecureAuth":{"type":"boolean","default":false},` +
 		`"fromEmail":{"type":"string","format":"email","pattern":"^[^\\s\u003c\u003e@]+@[^\\s\u003c\u003e@]+$"},` +
 		`"fromName":{"type":"string"},` +
 		`"host":{"type":"string","minLength":1},` +

@@ -330,10 +330,13 @@ func (s *Service) attempt(ctx context.Context, tenant, subject string, req Reque
 		if errors.Is(sendErr, smtp.ErrRejected) || errors.Is(sendErr, smtp.ErrInvalid) {
 			code = CodeProviderRejected
 		}
+		// The tenant sees the reply code, never the server's words: the
+		// host may be a service that is no SMTP server. The log has them.
+		public := smtp.PublicMessage(sendErr)
 		outcome.Type = events.DeliveryFailed
-		outcome.Data = events.DeliveryFailedData{AttemptID: attemptID, Code: code, Message: sendErr.Error(),
+		outcome.Data = events.DeliveryFailedData{AttemptID: attemptID, Code: code, Message: public,
 			Transient: code == CodeProviderUnavailable}
-		answer = failureError(code, sendErr.Error())
+		answer = failureError(code, public)
 		log.Warn("delivery: attempt failed", "code", code, "err", sendErr.Error())
 	}
 	seq, err := s.record(ctx, outcome)
@@ -386,8 +389,10 @@ func smtpConfig(m map[string]any) (smtp.Config, error) {
 		port = v
 	}
 	secure, _ := m["secure"].(bool)
+	insecureAuth, _ := m["allowInsecureAuth"].(bool)
 	c := smtp.Config{Host: str("host"), Port: port, Secure: secure, Username: str("username"),
-		Password: str("password"), FromEmail: str("fromEmail"), FromName: str("fromName")}
+		Password: str("password"), FromEmail: str("fromEmail"), FromName: str("fromName"),
+		AllowInsecureAuth: insecureAuth}
 	return c, c.Validate()
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/projections"
 	"github.com/nats-io/nats.go"
@@ -62,6 +63,11 @@ type Config struct {
 	// New builds when Deps.Client is nil, e.g. to time every call for the
 	// metrics. Zero: the pooled transport as it is.
 	BridgeTransport func(http.RoundTripper) http.RoundTripper
+	// Egress, when set, is the policy every Bridge call New's client makes
+	// dials through (and, with private egress off, https only): a refused
+	// call fails the run terminally (bridge.CodeEgressRefused). Nil: any
+	// address, as the OS routes it.
+	Egress *egress.Policy
 	// WokeLate, when set, hears how late each run woken by its timer
 	// reached its Bridge call.
 	WokeLate func(time.Duration)
@@ -185,11 +191,19 @@ func New(cfg Config, deps Deps) *Engine {
 	cfg.setDefaults()
 	client := deps.Client
 	if client == nil {
-		var rt http.RoundTripper = pooledTransport(cfg.Workers)
+		pooled := pooledTransport(cfg.Workers)
+		if cfg.Egress != nil {
+			pooled.Proxy = nil // the proxy, not the Bridge, would be the address checked
+			pooled.DialContext = cfg.Egress.Dialer(0).DialContext
+		}
+		var rt http.RoundTripper = pooled
+		if cfg.Egress != nil {
+			rt = cfg.Egress.RequireTLS(pooled)
+		}
 		if cfg.BridgeTransport != nil {
 			rt = cfg.BridgeTransport(rt)
 		}
-		client = &bridge.Client{Timeout: cfg.BridgeTimeout, HTTP: &http.Client{Transport: rt}}
+		client = &bridge.Client{Timeout: cfg.BridgeTimeout, HTTP: &http.Client{Transport: rt}, Logger: cfg.Logger}
 	}
 	if hd, ok := deps.Deliverer.(*HTTPDeliverer); ok && hd.Client == nil {
 		hd.Client = &http.Client{Timeout: 60 * time.Second, Transport: pooledTransport(cfg.Workers)}

@@ -103,7 +103,8 @@ func TestChannelCatalog(t *testing.T) {
 		{"name":"username","type":"string","required":false,"secret":false},
 		{"name":"password","type":"string","required":false,"secret":true},
 		{"name":"fromEmail","type":"string","required":true,"secret":false},
-		{"name":"fromName","type":"string","required":false,"secret":false}]}]`
+		{"name":"fromName","type":"string","required":false,"secret":false},
+		{"name":"allowInsecureAuth","type":"boolean","required":false,"secret":false}]}]`
 	var got, exp any
 	r.JSON(t, &got)
 	if err := json.Unmarshal([]byte(want), &exp); err != nil {

@@ -79,6 +79,8 @@ func clusterEnv() func(string) string {
 		"HERALD_INTERNAL_TOKEN": "hint_cluster_test_internal_token_012345",
 		// The test's cron ticks every second; production's default is 1m.
 		"HERALD_CRON_MIN_INTERVAL": "1s",
+		// The test Bridges and SMTP servers listen on loopback.
+		"HERALD_ALLOW_PRIVATE_EGRESS": "true",
 	}
 	return func(k string) string { return env[k] }
 }

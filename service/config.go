@@ -70,6 +70,12 @@ type Config struct {
 	// outputs, trigger payloads, digest windows), in MiB of estimated
 	// bytes (HERALD_CACHE_MIB). Default 256.
 	CacheMiB int
+	// AllowPrivateEgress lets tenant-supplied destinations (Bridge URLs,
+	// SMTP hosts) reach loopback, private, link-local and other internal
+	// addresses, and Bridge URLs use plain http (HERALD_ALLOW_PRIVATE_EGRESS).
+	// Default: true in embedded mode (development), false with
+	// HERALD_NATS_URL. See package egress.
+	AllowPrivateEgress bool
 	// Env reads the secrets (HERALD_MASTER_KEY, HERALD_ADMIN_TOKEN,
 	// HERALD_INTERNAL_TOKEN, HERALD_MASTER_KEY_PREVIOUS). Default: none set.
 	Env func(string) string
@@ -177,6 +183,9 @@ func LoadConfig(env func(string) string, f Flags) (Config, error) {
 	}
 	if c.CacheMiB, err = strconv.Atoi(pick("", "HERALD_CACHE_MIB", "256")); err != nil {
 		errs = append(errs, fmt.Errorf("HERALD_CACHE_MIB: %q is not an integer", env("HERALD_CACHE_MIB")))
+	}
+	if c.AllowPrivateEgress, err = strconv.ParseBool(pick("", "HERALD_ALLOW_PRIVATE_EGRESS", strconv.FormatBool(c.Embedded()))); err != nil {
+		errs = append(errs, fmt.Errorf("HERALD_ALLOW_PRIVATE_EGRESS: %q is not true or false", env("HERALD_ALLOW_PRIVATE_EGRESS")))
 	}
 	if err := c.Validate(); err != nil {
 		errs = append(errs, err)

@@ -62,3 +62,29 @@ func TestWorkersOutOfRange(t *testing.T) {
 		}
 	}
 }
+
+func TestAllowPrivateEgressDefaults(t *testing.T) {
+	const key = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+	tests := []struct {
+		env  map[string]string
+		want bool
+	}{
+		{nil, true}, // embedded: development
+		{map[string]string{"HERALD_NATS_URL": "nats://a:4222", "HERALD_MASTER_KEY": key}, false},
+		{map[string]string{"HERALD_NATS_URL": "nats://a:4222", "HERALD_MASTER_KEY": key, "HERALD_ALLOW_PRIVATE_EGRESS": "true"}, true},
+		{map[string]string{"HERALD_ALLOW_PRIVATE_EGRESS": "false"}, false},
+	}
+	for _, tt := range tests {
+		c, err := LoadConfig(envOf(tt.env), Flags{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.AllowPrivateEgress != tt.want {
+			t.Errorf("%v: AllowPrivateEgress = %t, want %t", tt.env, c.AllowPrivateEgress, tt.want)
+		}
+	}
+	_, err := LoadConfig(envOf(map[string]string{"HERALD_ALLOW_PRIVATE_EGRESS": "maybe"}), Flags{})
+	if err == nil || !strings.Contains(err.Error(), "HERALD_ALLOW_PRIVATE_EGRESS") {
+		t.Fatalf("a bad value: %v", err)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/delivery/smtp"
+	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/embedded"
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/eventlog"
@@ -121,6 +122,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		return nil, err
 	}
 	s.ctl = control.New(s.log, s.store, s.keys, logger)
+	s.ctl.SetEgress(&egress.Policy{AllowPrivate: cfg.AllowPrivateEgress})
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
@@ -140,6 +142,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 	if smtpOpts.MaxOpenPerChannel == 0 {
 		// Every session opened is kept: none is opened and quit per message.
 		smtpOpts.MaxOpenPerChannel = smtpOpts.MaxIdlePerChannel
+	}
+	if smtpOpts.DialContext == nil {
+		smtpOpts.DialContext = egress.Policy{AllowPrivate: cfg.AllowPrivateEgress}.Dialer(smtpOpts.DialTimeout).DialContext
 	}
 	s.smtp = smtp.NewSender(smtpOpts)
 	if s.delivery, err = delivery.NewService(delivery.Config{
@@ -168,6 +173,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		BridgeTransport: s.metrics.BridgeTransport,
 		WokeLate:        s.metrics.WokeLate,
 		SteppedAside:    s.metrics.SteppedAside,
+		Egress:          &egress.Policy{AllowPrivate: cfg.AllowPrivateEgress},
 	}, engine.Deps{
 		Log:       s.log,
 		Store:     s.store,

@@ -29,6 +29,11 @@ type Config struct {
 	Username string
 	// Password goes with Username.
 	Password string
+	// AllowInsecureAuth lets the session authenticate over a connection
+	// without TLS (a server offering no STARTTLS, Secure false). False: such
+	// a session fails with ErrRejected before AUTH, unless the server is on
+	// a loopback address; the password never crosses a network in clear.
+	AllowInsecureAuth bool
 	// FromEmail is the envelope sender and the address in the From header.
 	// Required: a bare address such as "noreply@example.com".
 	FromEmail string
@@ -38,8 +43,8 @@ type Config struct {
 
 // String formats c for people, with the password redacted.
 func (c Config) String() string {
-	return fmt.Sprintf("{Host:%s Port:%d Secure:%t Username:%s Password:%s FromEmail:%s FromName:%s}",
-		c.Host, c.Port, c.Secure, c.Username, redactedIfSet(c.Password), c.FromEmail, c.FromName)
+	return fmt.Sprintf("{Host:%s Port:%d Secure:%t Username:%s Password:%s AllowInsecureAuth:%t FromEmail:%s FromName:%s}",
+		c.Host, c.Port, c.Secure, c.Username, redactedIfSet(c.Password), c.AllowInsecureAuth, c.FromEmail, c.FromName)
 }
 
 // GoString is String for %#v.
@@ -53,6 +58,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Bool("secure", c.Secure),
 		slog.String("username", c.Username),
 		slog.String("password", redactedIfSet(c.Password)),
+		slog.Bool("allowInsecureAuth", c.AllowInsecureAuth),
 		slog.String("fromEmail", c.FromEmail),
 		slog.String("fromName", c.FromName),
 	)
@@ -106,7 +112,7 @@ func (c Config) key() string {
 	sum := sha256.Sum256([]byte(c.Password))
 	return strings.Join([]string{
 		c.Host, strconv.Itoa(c.Port), strconv.FormatBool(c.Secure),
-		c.Username, hex.EncodeToString(sum[:]), c.FromEmail,
+		c.Username, hex.EncodeToString(sum[:]), c.FromEmail, strconv.FormatBool(c.AllowInsecureAuth),
 	}, "\x00")
 }
 

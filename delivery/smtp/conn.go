@@ -15,6 +15,7 @@ import (
 
 	"github.com/emersion/go-sasl"
 	gosmtp "github.com/emersion/go-smtp"
+	"github.com/heraldhq/herald/egress"
 )
 
 // quitTimeout bounds the QUIT that politely ends a session nobody waits for.
@@ -33,8 +34,10 @@ type conn struct {
 // dial opens a session for cfg: TCP, TLS (implicit or STARTTLS), EHLO and
 // AUTH. ctx bounds all of it.
 func (s *Sender) dial(ctx context.Context, cfg Config, red redactor) (*conn, error) {
-	d := net.Dialer{Timeout: s.opts.DialTimeout}
-	raw, err := d.DialContext(ctx, "tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
+	raw, err := s.dialTCP(ctx, net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
+	if errors.Is(err, egress.ErrRefused) {
+		return nil, &Error{Command: "connect", Message: red.apply(err.Error()), Err: err, public: "smtp connect: " + egress.PublicMessage}
+	}
 	if err != nil {
 		return nil, newError(ctx, "connect", err, red)
 	}
@@ -48,6 +51,18 @@ func (s *Sender) dial(ctx context.Context, cfg Config, red redactor) (*conn, err
 	return c, nil
 }
 
+// dialTCP opens the TCP connection through Options.DialContext, within
+// Options.DialTimeout.
+func (s *Sender) dialTCP(ctx context.Context, address string) (net.Conn, error) {
+	if s.opts.DialContext == nil {
+		d := net.Dialer{Timeout: s.opts.DialTimeout}
+		return d.DialContext(ctx, "tcp", address)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.DialTimeout)
+	defer cancel()
+	return s.opts.DialContext(ctx, "tcp", address)
+}
+
 // handshake runs the session's opening on raw. On failure it names the
 // command that failed.
 func (s *Sender) handshake(ctx context.Context, raw net.Conn, cfg Config) (*conn, string, error) {
@@ -58,6 +73,7 @@ func (s *Sender) handshake(ctx context.Context, raw net.Conn, cfg Config) (*conn
 	tlsConfig.ServerName = cfg.Host
 
 	var nc net.Conn
+	encrypted := true
 	if cfg.Secure {
 		raw.SetDeadline(time.Now().Add(s.opts.CommandTimeout))
 		tc := tls.Client(raw, tlsConfig)
@@ -72,6 +88,10 @@ func (s *Sender) handshake(ctx context.Context, raw net.Conn, cfg Config) (*conn
 		if nc, command, err = s.startTLS(ctx, raw, tlsConfig); err != nil {
 			return nil, command, err
 		}
+		encrypted = false
+		if g, ok := nc.(*greetedConn); ok {
+			_, encrypted = g.Conn.(*tls.Conn)
+		}
 	}
 
 	client := gosmtp.NewClient(nc)
@@ -81,11 +101,29 @@ func (s *Sender) handshake(ctx context.Context, raw net.Conn, cfg Config) (*conn
 		return nil, "connect", err
 	}
 	if cfg.Username != "" {
+		if !encrypted && !cfg.AllowInsecureAuth && !isLoopback(raw.RemoteAddr()) {
+			return nil, "AUTH", errInsecureAuth()
+		}
 		if err := authenticate(client, cfg); err != nil {
 			return nil, "AUTH", err
 		}
 	}
 	return &conn{raw: raw, client: client}, "", nil
+}
+
+// errInsecureAuth refuses to send credentials over a connection without
+// TLS to a server that is not on loopback.
+func errInsecureAuth() *Error {
+	const msg = "refusing to authenticate without TLS: the server offers no STARTTLS " +
+		"(set secure for implicit TLS, or allowInsecureAuth on a trusted network)"
+	return &Error{Command: "AUTH", Message: msg, public: "smtp AUTH: " + msg}
+}
+
+// isLoopback reports whether addr, the server end of a session, is a
+// loopback address: credentials in clear never leave the machine.
+func isLoopback(addr net.Addr) bool {
+	ta, ok := addr.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
 }
 
 // startTLS reads the greeting, asks EHLO and, when the server offers
@@ -196,6 +234,7 @@ func authenticate(c *gosmtp.Client, cfg Config) error {
 	return &Error{
 		Command: "AUTH",
 		Message: "server offers no AUTH mechanism this client speaks (PLAIN, LOGIN); offered: " + offered,
+		public:  "smtp AUTH: the server offers no AUTH mechanism this client speaks (PLAIN, LOGIN)",
 	}
 }
 
@@ -211,10 +250,8 @@ func (c *conn) send(from, to string, data []byte) transaction {
 	opts := &gosmtp.MailOptions{Size: int64(len(data))}
 	if !isASCII(from) || !isASCII(to) {
 		if ok, _ := c.client.Extension("SMTPUTF8"); !ok {
-			return transaction{command: "MAIL", err: &Error{
-				Command: "MAIL",
-				Message: "server does not support SMTPUTF8, which a non-ASCII address needs",
-			}}
+			const msg = "server does not support SMTPUTF8, which a non-ASCII address needs"
+			return transaction{command: "MAIL", err: &Error{Command: "MAIL", Message: msg, public: "smtp MAIL: " + msg}}
 		}
 		opts.UTF8 = true
 	}

@@ -55,6 +55,37 @@ type Error struct {
 	// Err is the cause: a *gosmtp.SMTPError for a reply, the network, TLS or
 	// context error otherwise.
 	Err error
+	// public, when set, is the sentence PublicMessage gives: a failure
+	// decided here, in words that hold nothing from the server.
+	public string
+}
+
+// PublicMessage describes err, an error of [Sender.Send], for the tenant:
+// the command and the reply code ("smtp RCPT: 550 5.1.1"), or a fixed
+// sentence, never the server's text (a tenant's host may be a service
+// that is not an SMTP server, whose banner must not leak). Log err itself
+// for the detail.
+func PublicMessage(err error) string {
+	e, ok := errors.AsType[*Error](err)
+	switch {
+	case ok && e.public != "":
+		return e.public
+	case ok && e.Code != 0:
+		s := fmt.Sprintf("smtp %s: %d", e.Command, e.Code)
+		if e.EnhancedCode != "" {
+			s += " " + e.EnhancedCode
+		}
+		return s
+	case ok && e.Command != "":
+		return fmt.Sprintf("smtp %s: the connection failed or timed out", e.Command)
+	case ok:
+		return "smtp: the connection failed or timed out"
+	case errors.Is(err, ErrInvalid):
+		return err.Error() // the channel's or message's own values, checked here
+	case errors.Is(err, ErrClosed):
+		return ErrClosed.Error()
+	}
+	return "smtp: the send failed"
 }
 
 // Error formats the failure as "smtp: COMMAND: CODE ENHANCED message".

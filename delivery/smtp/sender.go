@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 )
@@ -44,6 +45,12 @@ type Options struct {
 	CheckAfterIdle time.Duration
 	// IdleTimeout is how long an idle session is kept. Zero means 30s.
 	IdleTimeout time.Duration
+	// DialContext opens the TCP connection to the server, within
+	// DialTimeout: the egress policy's dialer (egress.Policy.Dialer), so a
+	// channel cannot reach the operator's network. A dial it refuses
+	// (egress.ErrRefused) fails the send as ErrRejected: retrying cannot
+	// help. Nil: a plain net.Dialer.
+	DialContext func(ctx context.Context, network, address string) (net.Conn, error)
 }
 
 // Validate reports every problem of o at once.
