@@ -371,13 +371,29 @@ func (e *Engine) drainFair(ctx context.Context, q *queues) {
 	if q.fair == nil {
 		return
 	}
+	// The turns that stepped aside are finished side by side, as the
+	// workers would have: one after another they could outlast the grace
+	// period, and each one not finished calls its Bridge again.
+	sem := make(chan struct{}, max(1, e.cfg.Workers))
+	var wg sync.WaitGroup
 	for _, m := range q.fair.drain() {
-		if l, ok := m.(laterMsg); ok && ctx.Err() == nil {
-			e.settle(ctx, l, e.finishAside(ctx, l.t), nil)
+		l, ok := m.(laterMsg)
+		if !ok || ctx.Err() != nil {
+			_ = m.Nak()
 			continue
 		}
-		_ = m.Nak()
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if ctx.Err() != nil {
+				_ = l.Nak()
+				return
+			}
+			e.settle(ctx, l, e.finishAside(ctx, l.t), nil)
+		}()
 	}
+	wg.Wait()
 }
 
 // drainLater finishes the turns that stepped aside and still wait in q

@@ -17,7 +17,8 @@ import (
 // own FIFO (the server is told every AckWait/3 that it is still worked
 // on, so it is neither redelivered nor counted as a failed delivery), and
 // the worker goes on to the next message, of whatever tenant. When one of
-// the tenant's turns ends, its oldest parked message is handed that turn's
+// the tenant's turns ends, its oldest parked message (a turn that stepped
+// aside first) is handed that turn's
 // place (the tenant stays at its limit) and waits in the ready list, which
 // workers take from alongside new work (see queues.next): another
 // tenant's new work and a busy tenant's backlog share the free workers at
@@ -28,16 +29,42 @@ type fair struct {
 	mu    sync.Mutex
 	// active counts each tenant's admitted turns, ready messages included.
 	active map[string]int
-	// parked holds each tenant's messages waiting for a place, oldest first.
-	parked map[string][]jetstream.Msg
+	// parked holds each tenant's messages waiting for a place.
+	parked map[string]*parkedMsgs
 	// ready are parked messages handed a place, oldest first; readyc holds
 	// a token while ready is not empty.
 	ready  []jetstream.Msg
 	readyc chan struct{}
 }
 
+// parkedMsgs are one tenant's parked messages, oldest first: turns that
+// stepped aside (they hold a Bridge answer to record: finish runs before
+// starting new ones, as queues do) go before the rest.
+type parkedMsgs struct{ later, other []jetstream.Msg }
+
+func (p *parkedMsgs) push(m jetstream.Msg) {
+	if _, ok := m.(laterMsg); ok {
+		p.later = append(p.later, m)
+		return
+	}
+	p.other = append(p.other, m)
+}
+
+func (p *parkedMsgs) pop() jetstream.Msg {
+	q := &p.other
+	if len(p.later) > 0 {
+		q = &p.later
+	}
+	m := (*q)[0]
+	(*q)[0] = nil
+	*q = (*q)[1:]
+	return m
+}
+
+func (p *parkedMsgs) len() int { return len(p.later) + len(p.other) }
+
 func newFair(limit int) *fair {
-	return &fair{limit: max(1, limit), active: map[string]int{}, parked: map[string][]jetstream.Msg{},
+	return &fair{limit: max(1, limit), active: map[string]int{}, parked: map[string]*parkedMsgs{},
 		readyc: make(chan struct{}, 1)}
 }
 
@@ -77,7 +104,12 @@ func (f *fair) admit(m jetstream.Msg) bool {
 		f.active[tenant]++
 		return true
 	}
-	f.parked[tenant] = append(f.parked[tenant], m)
+	p := f.parked[tenant]
+	if p == nil {
+		p = &parkedMsgs{}
+		f.parked[tenant] = p
+	}
+	p.push(m)
 	return false
 }
 
@@ -90,13 +122,10 @@ func (f *fair) leave(m jetstream.Msg) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if p := f.parked[tenant]; len(p) > 0 {
-		f.ready = append(f.ready, p[0])
-		p[0] = nil
-		if len(p) == 1 {
+	if p := f.parked[tenant]; p != nil {
+		f.ready = append(f.ready, p.pop())
+		if p.len() == 0 {
 			delete(f.parked, tenant)
-		} else {
-			f.parked[tenant] = p[1:]
 		}
 		select {
 		case f.readyc <- struct{}{}:
@@ -137,7 +166,7 @@ func (f *fair) waiting() []jetstream.Msg {
 	defer f.mu.Unlock()
 	all := append([]jetstream.Msg(nil), f.ready...)
 	for _, p := range f.parked {
-		all = append(all, p...)
+		all = append(append(all, p.later...), p.other...)
 	}
 	return all
 }
@@ -147,7 +176,7 @@ func (f *fair) drain() []jetstream.Msg {
 	all := f.waiting()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.ready, f.parked, f.active = nil, map[string][]jetstream.Msg{}, map[string]int{}
+	f.ready, f.parked, f.active = nil, map[string]*parkedMsgs{}, map[string]int{}
 	return all
 }
 

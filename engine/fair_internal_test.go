@@ -155,3 +155,24 @@ func TestTenantConcurrencyDefault(t *testing.T) {
 		}
 	}
 }
+
+// A tenant's parked turn that stepped aside (it holds a Bridge answer to
+// record) gets the tenant's next place before its older parked new work.
+func TestFairFinishesAsideTurnsFirst(t *testing.T) {
+	f := newFair(1)
+	a1, a2 := newRunMsg("ten_a", "r1"), newRunMsg("ten_a", "r2")
+	aside := laterMsg{Msg: newRunMsg("ten_a", "r3"), t: &turn{tenant: "ten_a"}}
+	if !f.admit(a1) || f.admit(a2) || f.admit(aside) {
+		t.Fatal("admitted past the cap")
+	}
+	f.leave(a1)
+	<-f.readyc
+	if m, ok := f.takeReady(); !ok || m != jetstream.Msg(aside) {
+		t.Fatalf("got %v, want the aside turn", m)
+	}
+	f.leave(aside)
+	<-f.readyc
+	if m, ok := f.takeReady(); !ok || m != jetstream.Msg(a2) {
+		t.Fatalf("got %v, want a2", m)
+	}
+}
