@@ -135,3 +135,36 @@ func TestSlowTenantDoesNotDelayAnotherTenant(t *testing.T) {
 		t.Fatalf("slow callbacks: %d calls, %d at once; want 6 calls, at most 2 at once", calls, most)
 	}
 }
+
+// HERALD_TENANT_CONCURRENCY sets the cap: at 1, a tenant's runs take one
+// worker at a time, though three are free.
+func TestTenantConcurrencySetting(t *testing.T) {
+	var g gauge
+	wf := bridge.MustWorkflow("slow", func(ctx *bridge.Context) error {
+		_, err := bridge.Run(ctx, "sleep", func(context.Context) (int, error) {
+			g.enter()
+			defer g.leave()
+			time.Sleep(500 * time.Millisecond)
+			return 1, nil
+		})
+		return err
+	})
+	d := testherald.NewStandInDelivery(t)
+	h := testherald.Start(t, testherald.Options{DeliverURL: d.URL,
+		Env: map[string]string{"HERALD_WORKERS": "4", "HERALD_TENANT_CONCURRENCY": "1"}})
+	_, key := h.Tenant("Acme")
+	h.Bridge(key, bridge.NewRegistry().MustRegister(wf))
+	var runs []string
+	for i := range 3 {
+		r := h.Do("POST", "/v1/events", key, map[string]any{"workflowId": "slow", "to": map[string]any{"subscriberId": fmt.Sprintf("s%d", i)}})
+		var res struct{ Runs []struct{ RunID string } }
+		r.JSON(t, &res)
+		runs = append(runs, res.Runs[0].RunID)
+	}
+	for _, id := range runs {
+		h.WaitRun(key, id, 30*time.Second, "completed")
+	}
+	if _, most, calls := g.read(); most != 1 || calls != 3 {
+		t.Fatalf("%d calls, %d at once; want 3 calls, one at a time", calls, most)
+	}
+}
