@@ -14,6 +14,7 @@ require (
 	github.com/qri-io/jsonschema v0.2.1
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/net v0.62.0
+	golang.org/x/time v0.16.0
 )
 
 require (
@@ -32,6 +33,5 @@ require (
 	github.com/qri-io/jsonpointer v0.1.1 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
-	golang.org/x/time v0.16.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )

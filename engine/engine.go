@@ -39,6 +39,10 @@ type Config struct {
 	// FanoutBackstop is how long after a trigger an unfinished fan-out is
 	// taken over by a fan-out worker (after a crash). Zero: 20s.
 	FanoutBackstop time.Duration
+	// TenantConcurrency caps the runs one tenant advances at once in this
+	// process; a tenant's further work waits without taking a worker (see
+	// fair.go). Zero: half of Workers, at least 1.
+	TenantConcurrency int
 	// StepsPerTurn bounds the steps one worker runs for one run before it
 	// re-enqueues the run, for fairness. Zero: 64.
 	StepsPerTurn int
@@ -116,6 +120,7 @@ func (c *Config) setDefaults() {
 	if c.WorkRetryMax == 0 {
 		c.WorkRetryMax = time.Minute
 	}
+	def(&c.TenantConcurrency, max(1, c.Workers/2))
 	if c.RetryBase == 0 {
 		c.RetryBase = time.Second
 	}
@@ -306,6 +311,10 @@ func (e *Engine) Run(ctx context.Context) error {
 		if !c.fired {
 			q = e.newQueues(ctx, c.workers)
 			all = append(all, q)
+			if c.name == runsConsumer {
+				q.fair = newFair(e.cfg.TenantConcurrency)
+				go q.fair.keepAlive(ctx, e.cfg.AckWait/3)
+			}
 		}
 		// The client buffers at most one message per worker: a message
 		// waiting in the buffer gets no progress report, so one that waits
@@ -350,8 +359,41 @@ func (e *Engine) Run(ctx context.Context) error {
 	e.held.release()
 	for _, q := range all {
 		e.drainLater(work, q)
+		e.drainFair(work, q)
 	}
 	return nil
+}
+
+// drainFair gives the work messages parked by q's fairness back to the
+// server when the engine stops; a parked turn that stepped aside is
+// finished first, as in drainLater.
+func (e *Engine) drainFair(ctx context.Context, q *queues) {
+	if q.fair == nil {
+		return
+	}
+	// The turns that stepped aside are finished side by side, as the
+	// workers would have: one after another they could outlast the grace
+	// period, and each one not finished calls its Bridge again.
+	sem := make(chan struct{}, max(1, e.cfg.Workers))
+	var wg sync.WaitGroup
+	for _, m := range q.fair.drain() {
+		l, ok := m.(laterMsg)
+		if !ok || ctx.Err() != nil {
+			_ = m.Nak()
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if ctx.Err() != nil {
+				_ = l.Nak()
+				return
+			}
+			e.settle(ctx, l, e.finishAside(ctx, l.t), nil)
+		}()
+	}
+	wg.Wait()
 }
 
 // drainLater finishes the turns that stepped aside and still wait in q

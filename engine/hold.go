@@ -134,6 +134,8 @@ type queues struct {
 	// the spare ones.
 	slots chan struct{}
 	now   func() time.Time
+	// fair, when set, caps each tenant's turns at once (see fair.go).
+	fair *fair
 }
 
 // dueMsg is a held message whose instant came at at (unix nanoseconds).
@@ -185,6 +187,14 @@ func (q *queues) reserve() bool {
 
 // done ends the worker's turn on m (see next).
 func (q *queues) done(m jetstream.Msg) {
+	q.unslot(m)
+	if q.fair != nil {
+		q.fair.leave(m)
+	}
+}
+
+// unslot gives back the slot a worker took for m, if any.
+func (q *queues) unslot(m jetstream.Msg) {
 	if _, ok := m.(wokeMsg); !ok {
 		q.release()
 	}
@@ -198,8 +208,39 @@ func (q *queues) release() {
 
 // next blocks for the next message by priority; false when the engine
 // stops. A message of the wake or timer queue comes as a wokeMsg; the
-// worker calls done with any other when its turn ends.
+// worker calls done with every message when its turn ends. With fair set,
+// a message of a tenant at its limit is parked and the worker takes the
+// next one.
 func (q *queues) next() (jetstream.Msg, bool) {
+	for {
+		m, admitted, ok := q.take()
+		if !ok || q.fair == nil || admitted || q.fair.admit(m) {
+			return m, ok
+		}
+		q.unslot(m)
+	}
+}
+
+// take blocks for the next message by priority (see next); admitted: it
+// is a parked message fair handed a place.
+func (q *queues) take() (m jetstream.Msg, admitted, ok bool) {
+	m, ok = q.takeNew()
+	if m == nil && ok {
+		if m, ok = q.fair.takeReady(); !ok {
+			q.release()
+			return q.take()
+		}
+		if _, woke := m.(wokeMsg); woke {
+			q.release()
+		}
+		return m, true, true
+	}
+	return m, false, ok
+}
+
+// takeNew is take but for parked messages: a nil message with true means
+// fair's ready token was taken, with a slot.
+func (q *queues) takeNew() (jetstream.Msg, bool) {
 	select {
 	case d := <-q.wakes:
 		return q.took(d)
@@ -254,10 +295,20 @@ func (q *queues) next() (jetstream.Msg, bool) {
 		return m, true
 	case m := <-q.msgs:
 		return m, true
+	case <-q.readyc():
+		return nil, true
 	case <-q.ctx.Done():
 		q.release()
 		return nil, false
 	}
+}
+
+// readyc is fair's ready token; nil (never ready) without fair.
+func (q *queues) readyc() chan struct{} {
+	if q.fair == nil {
+		return nil
+	}
+	return q.fair.readyc
 }
 
 // wake queues a held message whose instant came, or gives it back to the

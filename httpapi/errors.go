@@ -20,6 +20,7 @@ var (
 	errMethod       = errors.New("method not allowed on this route")
 	errUnauthorized = errors.New("missing or invalid credentials")
 	errNotReady     = errors.New("not ready")
+	errRateLimited  = errors.New("too many requests for this tenant; retry after the Retry-After header's seconds")
 )
 
 // statusTable maps error kinds to a status and a default code, first
@@ -38,6 +39,7 @@ var statusTable = []struct {
 	{control.ErrUnauthenticated, http.StatusUnauthorized, "unauthorized"},
 	{errNotReady, http.StatusServiceUnavailable, "not_ready"},
 	{errNotLive, http.StatusServiceUnavailable, "not_live"},
+	{errRateLimited, http.StatusTooManyRequests, "rate_limited"},
 	{control.ErrBadRequest, http.StatusBadRequest, "bad_request"},
 	{control.ErrNotFound, http.StatusNotFound, "not_found"},
 	{projections.ErrNotFound, http.StatusNotFound, "not_found"},

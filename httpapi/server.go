@@ -42,6 +42,10 @@ type Config struct {
 	// Handler onto InternalHandler, for a listener of their own
 	// (HERALD_INTERNAL_ADDR). Zero: Handler serves them too.
 	SeparateInternal bool
+	// RateLimit is each tenant's requests per second on the tenant routes
+	// (bursts of twice that); over it, 429 rate_limited with Retry-After.
+	// Admin and internal routes are not limited. Zero: no limit.
+	RateLimit float64
 }
 
 // Metrics receives the outcome of every request and serves the metrics.
@@ -74,6 +78,7 @@ type Server struct {
 	internal *mux.Router
 	logger   *slog.Logger
 	ops      opsState
+	limits   *tenantLimits
 }
 
 // New builds the router with every route of the contract.
@@ -88,6 +93,7 @@ func New(cfg Config, deps Deps) *Server {
 		cfg.Live = func() bool { return true }
 	}
 	s := &Server{cfg: cfg, deps: deps, logger: cfg.Logger}
+	s.limits = newTenantLimits(cfg.RateLimit)
 	r := s.newRouter()
 	s.internal = r
 	if cfg.SeparateInternal {
@@ -298,6 +304,9 @@ func (s *Server) tenantAuth(next handlerFunc) handlerFunc {
 			return err
 		}
 		noteTenant(w, tenant)
+		if err := s.limitTenant(w, tenant); err != nil {
+			return err
+		}
 		return next(w, r.WithContext(context.WithValue(r.Context(), tenantKey, tenant)))
 	}
 }

@@ -76,6 +76,15 @@ type Config struct {
 	// Default: true in embedded mode (development), false with
 	// HERALD_NATS_URL. See package egress.
 	AllowPrivateEgress bool
+	// TenantConcurrency caps the runs one tenant advances at once in this
+	// process (HERALD_TENANT_CONCURRENCY); the rest of its work waits
+	// without taking a worker. Zero: the engine's default, half of Workers
+	// (at least 1). A value of Workers or more is no cap.
+	TenantConcurrency int
+	// RateLimit is each tenant's API requests per second
+	// (HERALD_RATE_LIMIT, default 200, burst twice that); over it, 429
+	// rate_limited with Retry-After. Zero: no limit.
+	RateLimit float64
 	// Env reads the secrets (HERALD_MASTER_KEY, HERALD_ADMIN_TOKEN,
 	// HERALD_INTERNAL_TOKEN, HERALD_MASTER_KEY_PREVIOUS). Default: none set.
 	Env func(string) string
@@ -187,6 +196,16 @@ func LoadConfig(env func(string) string, f Flags) (Config, error) {
 	if c.AllowPrivateEgress, err = strconv.ParseBool(pick("", "HERALD_ALLOW_PRIVATE_EGRESS", strconv.FormatBool(c.Embedded()))); err != nil {
 		errs = append(errs, fmt.Errorf("HERALD_ALLOW_PRIVATE_EGRESS: %q is not true or false", env("HERALD_ALLOW_PRIVATE_EGRESS")))
 	}
+	if v := pick("", "HERALD_TENANT_CONCURRENCY", ""); v != "" {
+		if c.TenantConcurrency, err = strconv.Atoi(v); err != nil {
+			errs = append(errs, fmt.Errorf("HERALD_TENANT_CONCURRENCY: %q is not an integer", v))
+		} else if c.TenantConcurrency == 0 {
+			errs = append(errs, errors.New("HERALD_TENANT_CONCURRENCY: must be from 1 to 4096 (unset: half of HERALD_WORKERS)"))
+		}
+	}
+	if c.RateLimit, err = strconv.ParseFloat(pick("", "HERALD_RATE_LIMIT", "200"), 64); err != nil {
+		errs = append(errs, fmt.Errorf("HERALD_RATE_LIMIT: %q is not a number", env("HERALD_RATE_LIMIT")))
+	}
 	if err := c.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -234,6 +253,12 @@ func (c Config) Validate() error {
 	}
 	if c.CronMinInterval < 0 {
 		errs = append(errs, errors.New("HERALD_CRON_MIN_INTERVAL: must not be negative"))
+	}
+	if c.TenantConcurrency < 0 || c.TenantConcurrency > 4096 { // zero: the engine's default
+		errs = append(errs, fmt.Errorf("HERALD_TENANT_CONCURRENCY: %d is not from 1 to 4096", c.TenantConcurrency))
+	}
+	if !(c.RateLimit >= 0 && c.RateLimit <= 1e6) { // NaN fails too
+		errs = append(errs, fmt.Errorf("HERALD_RATE_LIMIT: %v is not from 0 (off) to 1000000 requests per second", c.RateLimit))
 	}
 	if c.Env != nil {
 		if v := strings.TrimSpace(c.Env(secrets.EnvMasterKey)); v != "" {

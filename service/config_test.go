@@ -88,3 +88,31 @@ func TestAllowPrivateEgressDefaults(t *testing.T) {
 		t.Fatalf("a bad value: %v", err)
 	}
 }
+
+func TestTenantConcurrencyAndRateLimit(t *testing.T) {
+	c, err := LoadConfig(envOf(nil), Flags{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.TenantConcurrency != 0 || c.RateLimit != 200 {
+		t.Fatalf("defaults: tenant concurrency %d (want 0: half the workers), rate limit %v (want 200)", c.TenantConcurrency, c.RateLimit)
+	}
+	c, err = LoadConfig(envOf(map[string]string{"HERALD_TENANT_CONCURRENCY": "8", "HERALD_RATE_LIMIT": "0.5"}), Flags{})
+	if err != nil || c.TenantConcurrency != 8 || c.RateLimit != 0.5 {
+		t.Fatalf("set: %d %v %v", c.TenantConcurrency, c.RateLimit, err)
+	}
+	if c, err = LoadConfig(envOf(map[string]string{"HERALD_RATE_LIMIT": "0"}), Flags{}); err != nil || c.RateLimit != 0 {
+		t.Fatalf("rate limit off: %v %v", c.RateLimit, err)
+	}
+	for k, vs := range map[string][]string{
+		"HERALD_TENANT_CONCURRENCY": {"0", "-1", "4097", "many"},
+		"HERALD_RATE_LIMIT":         {"-1", "fast", "NaN", "1e7"},
+	} {
+		for _, v := range vs {
+			_, err := LoadConfig(envOf(map[string]string{k: v}), Flags{})
+			if err == nil || !strings.Contains(err.Error(), k) {
+				t.Errorf("%s=%s: %v", k, v, err)
+			}
+		}
+	}
+}

@@ -174,6 +174,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		WokeLate:        s.metrics.WokeLate,
 		SteppedAside:    s.metrics.SteppedAside,
 		Egress:          &egress.Policy{AllowPrivate: cfg.AllowPrivateEgress},
+
+		TenantConcurrency: cfg.TenantConcurrency,
 	}, engine.Deps{
 		Log:       s.log,
 		Store:     s.store,
@@ -205,6 +207,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		Metrics:       s.metrics,
 
 		SeparateInternal: cfg.InternalAddr != "",
+		RateLimit:        cfg.RateLimit,
 	}, httpapi.Deps{Control: s.ctl, Store: s.store, Log: s.log, Engine: s.engine, Delivery: s.delivery})
 	s.http = s.newHTTPServer(api.Handler())
 	s.http.RegisterOnShutdown(api.StopStreams)

@@ -45,7 +45,9 @@ type child struct {
 
 func startChild(t *testing.T, dataDir, addr string) *child {
 	t.Helper()
-	cmd := testchild.Command("HERALD_DATA_DIR="+dataDir, "HERALD_HTTP_ADDR="+addr, "HERALD_RETRY_BASE=100ms")
+	// The audience is set up by 16 clients of one tenant as fast as they
+	// go: no per-tenant rate limit.
+	cmd := testchild.Command("HERALD_DATA_DIR="+dataDir, "HERALD_HTTP_ADDR="+addr, "HERALD_RETRY_BASE=100ms", "HERALD_RATE_LIMIT=0")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

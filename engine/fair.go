@@ -1,0 +1,198 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Fairness between tenants. A worker that takes a run's work message from
+// the queues (a wake, a timer, a turn that stepped aside, new work) first
+// asks fair to admit it: a tenant advances at most limit runs at once in a
+// process (Config.TenantConcurrency). A message of a tenant at its limit
+// does not take a worker: it is parked, unacknowledged, in the tenant's
+// own FIFO (the server is told every AckWait/3 that it is still worked
+// on, so it is neither redelivered nor counted as a failed delivery), and
+// the worker goes on to the next message, of whatever tenant. When one of
+// the tenant's turns ends, its oldest parked message (a turn that stepped
+// aside first) is handed that turn's
+// place (the tenant stays at its limit) and waits in the ready list, which
+// workers take from alongside new work (see queues.next): another
+// tenant's new work and a busy tenant's backlog share the free workers at
+// random, so neither starves. Nothing waits on a semaphore, nothing is
+// dropped, and nothing goes back to the server until the engine stops.
+type fair struct {
+	limit int
+	mu    sync.Mutex
+	// active counts each tenant's admitted turns, ready messages included.
+	active map[string]int
+	// parked holds each tenant's messages waiting for a place.
+	parked map[string]*parkedMsgs
+	// ready are parked messages handed a place, oldest first; readyc holds
+	// a token while ready is not empty.
+	ready  []jetstream.Msg
+	readyc chan struct{}
+}
+
+// parkedMsgs are one tenant's parked messages, oldest first: turns that
+// stepped aside (they hold a Bridge answer to record: finish runs before
+// starting new ones, as queues do) go before the rest.
+type parkedMsgs struct{ later, other []jetstream.Msg }
+
+func (p *parkedMsgs) push(m jetstream.Msg) {
+	if _, ok := m.(laterMsg); ok {
+		p.later = append(p.later, m)
+		return
+	}
+	p.other = append(p.other, m)
+}
+
+func (p *parkedMsgs) pop() jetstream.Msg {
+	q := &p.other
+	if len(p.later) > 0 {
+		q = &p.later
+	}
+	m := (*q)[0]
+	(*q)[0] = nil
+	*q = (*q)[1:]
+	return m
+}
+
+func (p *parkedMsgs) len() int { return len(p.later) + len(p.other) }
+
+func newFair(limit int) *fair {
+	return &fair{limit: max(1, limit), active: map[string]int{}, parked: map[string]*parkedMsgs{},
+		readyc: make(chan struct{}, 1)}
+}
+
+// tenantOf reads the tenant of a run's work message; "" when it has none
+// (handleRun drops such a message).
+func tenantOf(m jetstream.Msg) string {
+	switch v := m.(type) {
+	case laterMsg:
+		return v.t.tenant
+	case wokeMsg:
+		return tenantOf(v.Msg)
+	}
+	if m.Subject() == eventlog.WorkWake {
+		tenant, _, _, err := parseWake(m.Data())
+		if err != nil {
+			return ""
+		}
+		return tenant
+	}
+	tenant, _, err := parseWork(m.Subject(), eventlog.WorkRunPrefix)
+	if err != nil {
+		return ""
+	}
+	return tenant
+}
+
+// admit counts m's turn against its tenant and reports true, or parks m
+// and reports false when the tenant is at its limit.
+func (f *fair) admit(m jetstream.Msg) bool {
+	tenant := tenantOf(m)
+	if tenant == "" {
+		return true
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.active[tenant] < f.limit {
+		f.active[tenant]++
+		return true
+	}
+	p := f.parked[tenant]
+	if p == nil {
+		p = &parkedMsgs{}
+		f.parked[tenant] = p
+	}
+	p.push(m)
+	return false
+}
+
+// leave ends an admitted turn of m's tenant: its place goes to the
+// tenant's oldest parked message, if any.
+func (f *fair) leave(m jetstream.Msg) {
+	tenant := tenantOf(m)
+	if tenant == "" {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p := f.parked[tenant]; p != nil {
+		f.ready = append(f.ready, p.pop())
+		if p.len() == 0 {
+			delete(f.parked, tenant)
+		}
+		select {
+		case f.readyc <- struct{}{}:
+		default:
+		}
+		return
+	}
+	if f.active[tenant] <= 1 {
+		delete(f.active, tenant)
+		return
+	}
+	f.active[tenant]--
+}
+
+// takeReady returns the oldest ready message (already admitted) after its
+// token was taken from readyc, passing the token on while more wait.
+func (f *fair) takeReady() (jetstream.Msg, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.ready) == 0 {
+		return nil, false
+	}
+	m := f.ready[0]
+	f.ready[0] = nil
+	f.ready = f.ready[1:]
+	if len(f.ready) > 0 {
+		select {
+		case f.readyc <- struct{}{}:
+		default:
+		}
+	}
+	return m, true
+}
+
+// waiting returns every parked and ready message.
+func (f *fair) waiting() []jetstream.Msg {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	all := append([]jetstream.Msg(nil), f.ready...)
+	for _, p := range f.parked {
+		all = append(append(all, p.later...), p.other...)
+	}
+	return all
+}
+
+// drain empties fair when the engine stops and returns what waited.
+func (f *fair) drain() []jetstream.Msg {
+	all := f.waiting()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ready, f.parked, f.active = nil, map[string]*parkedMsgs{}, map[string]int{}
+	return all
+}
+
+// keepAlive tells the server every every that the waiting messages are
+// still worked on, until ctx ends.
+func (f *fair) keepAlive(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			for _, m := range f.waiting() {
+				_ = m.InProgress()
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
