@@ -130,6 +130,9 @@ func Start(t testing.TB, opts Options) *Server {
 	}()
 	t.Cleanup(func() {
 		srv.Close()
+		// A Close that runs before Serve registered the listener does not
+		// reach it: closing it here ends Serve's Accept either way.
+		l.Close()
 		<-done
 	})
 	return s
