@@ -2,10 +2,7 @@ package eventlog
 
 import (
 	"context"
-	"fmt"
 	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Identity names one instance of the EVENTS stream and how far it goes.
@@ -22,13 +19,9 @@ type Identity struct {
 
 // Identity asks the server for the EVENTS stream's identity.
 func (l *Log) Identity(ctx context.Context) (Identity, error) {
-	var info *jetstream.StreamInfo
-	err := l.retrying(ctx, func(ctx context.Context) (err error) {
-		info, err = l.events.Info(ctx)
-		return err
-	})
+	info, err := l.eventsInfo(ctx)
 	if err != nil {
-		return Identity{}, fmt.Errorf("eventlog: stream info: %w", err)
+		return Identity{}, err
 	}
 	return Identity{ID: info.Config.Name + "@" + info.Created.UTC().Format(time.RFC3339Nano), LastSeq: info.State.LastSeq}, nil
 }

@@ -161,15 +161,24 @@ func (l *Log) Conn() *nats.Conn { return l.nc }
 // when empty), asked of the server: the mark a read waits for to see every
 // write acknowledged before it, by any process.
 func (l *Log) LastSeq(ctx context.Context) (uint64, error) {
+	info, err := l.eventsInfo(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return info.State.LastSeq, nil
+}
+
+// eventsInfo asks the server for the EVENTS stream's info.
+func (l *Log) eventsInfo(ctx context.Context) (*jetstream.StreamInfo, error) {
 	var info *jetstream.StreamInfo
 	err := l.retrying(ctx, func(ctx context.Context) (err error) {
 		info, err = l.events.Info(ctx)
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("eventlog: stream info: %w", err)
+		return nil, fmt.Errorf("eventlog: stream info: %w", err)
 	}
-	return info.State.LastSeq, nil
+	return info, nil
 }
 
 // SubjectLastSeq returns the sequence of the last event on subject, or 0

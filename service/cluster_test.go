@@ -110,6 +110,13 @@ func startHerald(t *testing.T, urls []string) *service.Service {
 		defer cancel()
 		svc.Shutdown(ctx)
 	})
+	waitReady(t, svc)
+	return svc
+}
+
+// waitReady waits up to 20 s for svc to be ready.
+func waitReady(t *testing.T, svc *service.Service) {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !svc.Ready() {
 		if time.Now().After(deadline) {
@@ -117,7 +124,6 @@ func startHerald(t *testing.T, urls []string) *service.Service {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return svc
 }
 
 var clusterClient = &http.Client{Timeout: 30 * time.Second}

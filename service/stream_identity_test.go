@@ -24,13 +24,7 @@ func startEmbedded(t *testing.T, dataDir string) *service.Service {
 	if err != nil {
 		t.Fatalf("herald: %v", err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for !svc.Ready() {
-		if time.Now().After(deadline) {
-			t.Fatal("herald not ready")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitReady(t, svc)
 	return svc
 }
 
