@@ -9,10 +9,9 @@ import (
 	"net/mail"
 	"slices"
 	"strconv"
-	"strings"
-	"unicode"
 	"unicode/utf8"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/projections"
@@ -36,8 +35,7 @@ const (
 // 1–256 characters of valid UTF-8 with no control character (so never a
 // zero byte). Dots, slashes, '@', spaces and any other Unicode are data.
 func ValidExternalID(id string) bool {
-	n := utf8.RuneCountInString(id)
-	return n >= 1 && n <= MaxExternalIDChars && utf8.ValidString(id) && !hasControl(id, "")
+	return apierr.ValidID(id, MaxExternalIDChars)
 }
 
 // ValidTopicKey reports whether key is a valid topic key: 1–128 of
@@ -69,24 +67,13 @@ func validKind(kind string) bool {
 	return true
 }
 
-// hasControl reports whether s holds a control character other than
-// those in allowed.
-func hasControl(s, allowed string) bool {
-	for _, r := range s {
-		if unicode.IsControl(r) && !strings.ContainsRune(allowed, r) {
-			return true
-		}
-	}
-	return false
-}
-
-func checkExternalID(p *Problems, field, id string) {
+func checkExternalID(p *apierr.Problems, field, id string) {
 	if !ValidExternalID(id) {
 		p.Add(field, "must be 1 to %d printable characters", MaxExternalIDChars)
 	}
 }
 
-func checkTopicKey(p *Problems, field, key string) {
+func checkTopicKey(p *apierr.Problems, field, key string) {
 	if !ValidTopicKey(key) {
 		p.Add(field, "must be 1 to %d characters of A-Z, a-z, 0-9, '.', '_', ':' and '-'", MaxTopicKeyChars)
 	}
@@ -119,8 +106,8 @@ type subscriberPatch struct {
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
 // parseSubscriberInput validates in on its own, naming each bad field.
-func parseSubscriberInput(in SubscriberInput) (subscriberPatch, Problems) {
-	var p Problems
+func parseSubscriberInput(in SubscriberInput) (subscriberPatch, apierr.Problems) {
+	var p apierr.Problems
 	patch := subscriberPatch{contacts: map[string][]string{}}
 	if len(in.Contacts) > MaxContactKinds {
 		p.Add("contacts", "must have at most %d kinds", MaxContactKinds)
@@ -176,7 +163,7 @@ func parseSubscriberInput(in SubscriberInput) (subscriberPatch, Problems) {
 				p.Add("locale", "must not be empty (null clears it)")
 			case utf8.RuneCountInString(loc) > MaxLocaleChars:
 				p.Add("locale", "must be at most %d characters", MaxLocaleChars)
-			case hasControl(loc, ""):
+			case apierr.HasControl(loc, ""):
 				p.Add("locale", "must not contain control characters")
 			default:
 				patch.locale = &loc
@@ -207,7 +194,7 @@ func addressProblem(kind, a string) string {
 		return "must not be empty"
 	case utf8.RuneCountInString(a) > MaxAddressChars:
 		return "must be at most 320 characters"
-	case !utf8.ValidString(a) || hasControl(a, ""):
+	case !utf8.ValidString(a) || apierr.HasControl(a, ""):
 		return "must not contain control characters"
 	}
 	if kind == "email" {
@@ -239,7 +226,7 @@ func normalizeObject(raw json.RawMessage) (json.RawMessage, string) {
 
 // apply merges the patch into cur (nil: a new subscriber) and returns the
 // whole resulting state. It is pure.
-func (patch subscriberPatch) apply(externalID string, cur *projections.Subscriber) (events.SubscriberUpsertedData, Problems) {
+func (patch subscriberPatch) apply(externalID string, cur *projections.Subscriber) (events.SubscriberUpsertedData, apierr.Problems) {
 	next := events.SubscriberUpsertedData{SubscriberID: externalID, Contacts: map[string][]string{}}
 	if cur != nil {
 		maps.Copy(next.Contacts, cur.Contacts)
@@ -259,7 +246,7 @@ func (patch subscriberPatch) apply(externalID string, cur *projections.Subscribe
 	if patch.setAttrs {
 		next.Attributes = patch.attributes
 	}
-	var p Problems
+	var p apierr.Problems
 	if len(next.Contacts) > MaxContactKinds {
 		p.Add("contacts", "would have %d kinds; at most %d are allowed", len(next.Contacts), MaxContactKinds)
 	}
@@ -268,9 +255,9 @@ func (patch subscriberPatch) apply(externalID string, cur *projections.Subscribe
 
 // mergeSubscriber applies the merge rules of an upsert to cur (nil: the
 // subscriber does not exist yet) and returns the whole resulting state, or
-// a *ValidationError naming each bad field. It is pure.
+// a *apierr.ValidationError naming each bad field. It is pure.
 func mergeSubscriber(externalID string, cur *projections.Subscriber, in SubscriberInput) (events.SubscriberUpsertedData, error) {
-	var p Problems
+	var p apierr.Problems
 	checkExternalID(&p, "externalId", externalID)
 	patch, pp := parseSubscriberInput(in)
 	p = append(p, pp...)
@@ -294,7 +281,7 @@ func equalPtr[T comparable](a, b *T) bool {
 // UpsertSubscriber creates or updates a subscriber with the merge rules
 // (see SubscriberInput) and returns its state as the projections now
 // hold it, and whether it was created. An upsert that changes nothing
-// appends no event. Errors: *ValidationError (ErrInvalid), ErrBusy.
+// appends no event. Errors: *apierr.ValidationError (apierr.ErrInvalid), apierr.ErrBusy.
 //
 // The first attempt trusts the local projection and expects the
 // sequence it recorded for the subscriber (0 for none): when another
@@ -302,7 +289,7 @@ func equalPtr[T comparable](a, b *T) bool {
 // on the subject's last sequence first. This saves a round trip to the
 // server on the common path.
 func (c *Control) UpsertSubscriber(ctx context.Context, tenant, externalID string, in SubscriberInput) (sub projections.Subscriber, created bool, err error) {
-	var p Problems
+	var p apierr.Problems
 	checkExternalID(&p, "externalId", externalID)
 	patch, pp := parseSubscriberInput(in)
 	if err := append(p, pp...).Err(); err != nil {
@@ -361,9 +348,9 @@ func (c *Control) UpsertSubscriber(ctx context.Context, tenant, externalID strin
 }
 
 // DeleteSubscriber deletes a subscriber and, with it, its subscriptions.
-// Errors: ErrNotFound (subscriber_not_found), *ValidationError.
+// Errors: apierr.ErrNotFound (subscriber_not_found), *apierr.ValidationError.
 func (c *Control) DeleteSubscriber(ctx context.Context, tenant, externalID string) error {
-	var p Problems
+	var p apierr.Problems
 	checkExternalID(&p, "externalId", externalID)
 	if err := p.Err(); err != nil {
 		return err
@@ -388,10 +375,10 @@ func (c *Control) DeleteSubscriber(ctx context.Context, tenant, externalID strin
 // changes nothing. The event goes to the topic's subject without an
 // expected sequence, so subscribes to one topic never conflict with each
 // other, yet each one moves the subject a concurrent DeleteTopic expects.
-// Errors: ErrNotFound (subscriber_not_found, also when the subscriber was
-// deleted while subscribing), *ValidationError.
+// Errors: apierr.ErrNotFound (subscriber_not_found, also when the subscriber was
+// deleted while subscribing), *apierr.ValidationError.
 func (c *Control) Subscribe(ctx context.Context, tenant, externalID, topicKey string) (projections.Subscription, bool, error) {
-	var p Problems
+	var p apierr.Problems
 	checkExternalID(&p, "externalId", externalID)
 	checkTopicKey(&p, "topicKey", topicKey)
 	if err := p.Err(); err != nil {
@@ -430,9 +417,9 @@ func (c *Control) Subscribe(ctx context.Context, tenant, externalID, topicKey st
 }
 
 // Unsubscribe removes the link between a subscriber and a topic. Errors:
-// ErrNotFound (subscription_not_found), *ValidationError.
+// apierr.ErrNotFound (subscription_not_found), *apierr.ValidationError.
 func (c *Control) Unsubscribe(ctx context.Context, tenant, externalID, topicKey string) error {
-	var p Problems
+	var p apierr.Problems
 	checkExternalID(&p, "externalId", externalID)
 	checkTopicKey(&p, "topicKey", topicKey)
 	if err := p.Err(); err != nil {
@@ -445,7 +432,7 @@ func (c *Control) Unsubscribe(ctx context.Context, tenant, externalID, topicKey 
 		}
 	}
 	if _, err := c.store.Subscription(tenant, externalID, topicKey); errors.Is(err, projections.ErrNotFound) {
-		return errorf(ErrNotFound, "subscription_not_found", "subscriber %q is not subscribed to topic %q", externalID, topicKey)
+		return apierr.Errorf(apierr.ErrNotFound, "subscription_not_found", "subscriber %q is not subscribed to topic %q", externalID, topicKey)
 	} else if err != nil {
 		return err
 	}
@@ -464,7 +451,7 @@ type TopicInput struct {
 
 // parseOptionalText validates one optional text field of a patch: set
 // reports whether it was given; v is nil for null.
-func parseOptionalText(p *Problems, field string, raw json.RawMessage, maxChars int, allowedCtl string) (v *string, set bool) {
+func parseOptionalText(p *apierr.Problems, field string, raw json.RawMessage, maxChars int, allowedCtl string) (v *string, set bool) {
 	if raw == nil {
 		return nil, false
 	}
@@ -477,7 +464,7 @@ func parseOptionalText(p *Problems, field string, raw json.RawMessage, maxChars 
 		p.Add(field, "must be a string")
 	case utf8.RuneCountInString(s) > maxChars:
 		p.Add(field, "must be at most %d characters", maxChars)
-	case hasControl(s, allowedCtl):
+	case apierr.HasControl(s, allowedCtl):
 		p.Add(field, "must not contain control characters")
 	default:
 		return &s, true
@@ -486,9 +473,9 @@ func parseOptionalText(p *Problems, field string, raw json.RawMessage, maxChars 
 }
 
 // mergeTopic applies a topic upsert to cur (nil: no such topic yet) and
-// returns the whole resulting metadata, or a *ValidationError. It is pure.
+// returns the whole resulting metadata, or a *apierr.ValidationError. It is pure.
 func mergeTopic(key string, cur *projections.Topic, in TopicInput) (events.TopicUpsertedData, error) {
-	var p Problems
+	var p apierr.Problems
 	checkTopicKey(&p, "key", key)
 	name, setName := parseOptionalText(&p, "name", in.Name, MaxTopicNameChars, "")
 	desc, setDesc := parseOptionalText(&p, "description", in.Description, MaxTopicDescChars, "\n\r\t")
@@ -511,7 +498,7 @@ func mergeTopic(key string, cur *projections.Topic, in TopicInput) (events.Topic
 // UpsertTopic creates or updates a topic's explicit metadata and reports
 // whether the topic was created. A topic that exists only because someone
 // subscribed to it counts as existing. An upsert that changes nothing
-// appends no event. Errors: *ValidationError, ErrBusy.
+// appends no event. Errors: *apierr.ValidationError, apierr.ErrBusy.
 func (c *Control) UpsertTopic(ctx context.Context, tenant, key string, in TopicInput) (t projections.Topic, created bool, err error) {
 	if _, err := mergeTopic(key, nil, in); err != nil {
 		return t, false, err
@@ -552,10 +539,10 @@ func (c *Control) UpsertTopic(ctx context.Context, tenant, key string, in TopicI
 // the topic subject's sequence as of its check, and every subscribe
 // appends to that subject: a subscribe that lands after the check makes
 // the delete re-check, so it can never remove a topic with subscribers.
-// Errors: ErrNotFound (topic_not_found), ErrConflict
-// (topic_has_subscribers), *ValidationError.
+// Errors: apierr.ErrNotFound (topic_not_found), apierr.ErrConflict
+// (topic_has_subscribers), *apierr.ValidationError.
 func (c *Control) DeleteTopic(ctx context.Context, tenant, key string) error {
-	var p Problems
+	var p apierr.Problems
 	checkTopicKey(&p, "key", key)
 	if err := p.Err(); err != nil {
 		return err
@@ -580,7 +567,7 @@ func (c *Control) DeleteTopic(ctx context.Context, tenant, key string) error {
 				return topicErr(err, key)
 			}
 			if t.SubscriberCount > 0 {
-				return errorf(ErrConflict, "topic_has_subscribers",
+				return apierr.Errorf(apierr.ErrConflict, "topic_has_subscribers",
 					"topic %q still has %d subscribers", key, t.SubscriberCount)
 			}
 		}
@@ -590,10 +577,10 @@ func (c *Control) DeleteTopic(ctx context.Context, tenant, key string) error {
 	})
 }
 
-// Subscriber returns one subscriber. Errors: ErrNotFound
-// (subscriber_not_found), *ValidationError.
+// Subscriber returns one subscriber. Errors: apierr.ErrNotFound
+// (subscriber_not_found), *apierr.ValidationError.
 func (c *Control) Subscriber(tenant, externalID string) (projections.Subscriber, error) {
-	var p Problems
+	var p apierr.Problems
 	checkExternalID(&p, "externalId", externalID)
 	if err := p.Err(); err != nil {
 		return projections.Subscriber{}, err
@@ -608,9 +595,9 @@ func (c *Control) Subscribers(tenant string, p projections.Page) ([]projections.
 }
 
 // SubscriberSubscriptions lists a subscriber's subscriptions in topic key
-// order. Errors: ErrNotFound (subscriber_not_found), *ValidationError.
+// order. Errors: apierr.ErrNotFound (subscriber_not_found), *apierr.ValidationError.
 func (c *Control) SubscriberSubscriptions(tenant, externalID string, pg projections.Page) ([]projections.Subscription, string, error) {
-	var p Problems
+	var p apierr.Problems
 	checkExternalID(&p, "externalId", externalID)
 	if err := p.Err(); err != nil {
 		return nil, "", err
@@ -619,10 +606,10 @@ func (c *Control) SubscriberSubscriptions(tenant, externalID string, pg projecti
 	return subs, next, subscriberErr(err, externalID)
 }
 
-// Topic returns one topic. Errors: ErrNotFound (topic_not_found),
-// *ValidationError.
+// Topic returns one topic. Errors: apierr.ErrNotFound (topic_not_found),
+// *apierr.ValidationError.
 func (c *Control) Topic(tenant, key string) (projections.Topic, error) {
-	var p Problems
+	var p apierr.Problems
 	checkTopicKey(&p, "key", key)
 	if err := p.Err(); err != nil {
 		return projections.Topic{}, err
@@ -637,9 +624,9 @@ func (c *Control) Topics(tenant string, p projections.Page) ([]projections.Topic
 }
 
 // TopicSubscribers lists a topic's subscriptions in externalId order.
-// Errors: ErrNotFound (topic_not_found), *ValidationError.
+// Errors: apierr.ErrNotFound (topic_not_found), *apierr.ValidationError.
 func (c *Control) TopicSubscribers(tenant, key string, pg projections.Page) ([]projections.Subscription, string, error) {
-	var p Problems
+	var p apierr.Problems
 	checkTopicKey(&p, "key", key)
 	if err := p.Err(); err != nil {
 		return nil, "", err
@@ -650,14 +637,14 @@ func (c *Control) TopicSubscribers(tenant, key string, pg projections.Page) ([]p
 
 func subscriberErr(err error, externalID string) error {
 	if errors.Is(err, projections.ErrNotFound) {
-		return errorf(ErrNotFound, "subscriber_not_found", "subscriber %q does not exist", externalID)
+		return apierr.Errorf(apierr.ErrNotFound, "subscriber_not_found", "subscriber %q does not exist", externalID)
 	}
 	return err
 }
 
 func topicErr(err error, key string) error {
 	if errors.Is(err, projections.ErrNotFound) {
-		return errorf(ErrNotFound, "topic_not_found", "topic %q does not exist", key)
+		return apierr.Errorf(apierr.ErrNotFound, "topic_not_found", "topic %q does not exist", key)
 	}
 	return err
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testnats"
@@ -171,8 +172,8 @@ func TestMergeSubscriberRules(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := mergeSubscriber("u1", c.cur, input(t, c.body))
 			if c.wantP != nil {
-				var ve *ValidationError
-				if !errors.As(err, &ve) || !errors.Is(err, ErrInvalid) {
+				var ve *apierr.ValidationError
+				if !errors.As(err, &ve) || !errors.Is(err, apierr.ErrInvalid) {
 					t.Fatalf("want a validation error, got %v (%+v)", err, got)
 				}
 				var fields []string
@@ -292,7 +293,7 @@ func TestMergeTopicRules(t *testing.T) {
 			}
 			got, err := mergeTopic("news", c.cur, in)
 			if c.wantP != nil {
-				var ve *ValidationError
+				var ve *apierr.ValidationError
 				if !errors.As(err, &ve) {
 					t.Fatalf("want a validation error, got %v", err)
 				}

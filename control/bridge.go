@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/projections"
@@ -36,11 +37,11 @@ type BridgeRegistration struct {
 // once). The secret is stored sealed and returned only here. The Bridge
 // is not called.
 //
-// Errors: a *ValidationError naming webhookUrl when it is not an absolute
+// Errors: a *apierr.ValidationError naming webhookUrl when it is not an absolute
 // http(s) URL with a host (or carries credentials, which would be stored
 // in clear).
 func (c *Control) ConfigureBridge(ctx context.Context, tenant, webhookURL string) (BridgeRegistration, error) {
-	var p Problems
+	var p apierr.Problems
 	if problem := checkWebhookURL(webhookURL); problem != "" {
 		p.Add("webhookUrl", "%s", problem)
 	} else if problem := c.checkDestinationURL(ctx, webhookURL); problem != "" {
@@ -115,7 +116,7 @@ func (c *Control) checkDestinationHost(ctx context.Context, host string) string 
 }
 
 // Bridge returns the tenant's Bridge binding as the local projections
-// hold it, or an *Error of kind ErrNotFound with code
+// hold it, or an *apierr.Error of kind apierr.ErrNotFound with code
 // bridge_not_configured before the first registration.
 func (c *Control) Bridge(tenant string) (projections.BridgeBinding, error) {
 	bb, err := c.store.Bridge(tenant)
@@ -131,7 +132,7 @@ func (c *Control) Bridge(tenant string) (projections.BridgeBinding, error) {
 // made after a rotation (through any process) gets the new secret. The
 // secret must never be logged or stored.
 //
-// Errors: an *Error of kind ErrNotFound with code bridge_not_configured
+// Errors: an *apierr.Error of kind apierr.ErrNotFound with code bridge_not_configured
 // before the first registration; an error wrapping a secrets sentinel when
 // the sealed secret does not open.
 func (c *Control) BridgeSecret(ctx context.Context, tenant string) (webhookURL, secret string, err error) {
@@ -150,5 +151,5 @@ func (c *Control) BridgeSecret(ctx context.Context, tenant string) (webhookURL, 
 }
 
 func bridgeNotConfigured() error {
-	return errorf(ErrNotFound, "bridge_not_configured", "no Bridge is registered: PUT /v1/bridge first")
+	return apierr.Errorf(apierr.ErrNotFound, "bridge_not_configured", "no Bridge is registered: PUT /v1/bridge first")
 }

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/heraldhq/herald/control"
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/secrets"
 )
 
@@ -13,8 +13,8 @@ func TestBridgeSecret(t *testing.T) {
 	ctx := context.Background()
 	h := newChannelHarness(t, channelKeyring(t, 7))
 	_, _, err := h.ctl.BridgeSecret(ctx, "ten_a")
-	var ce *control.Error
-	if !errors.Is(err, control.ErrNotFound) || !errors.As(err, &ce) || ce.Code != "bridge_not_configured" {
+	var ce *apierr.Error
+	if !errors.Is(err, apierr.ErrNotFound) || !errors.As(err, &ce) || ce.Code != "bridge_not_configured" {
 		t.Fatalf("before registration: %v", err)
 	}
 	first, err := h.ctl.ConfigureBridge(ctx, "ten_a", "https://bridge.example.com/api/herald")
@@ -35,7 +35,7 @@ func TestBridgeSecret(t *testing.T) {
 	if url, secret, err = h.ctl.BridgeSecret(ctx, "ten_a"); err != nil || url != second.WebhookURL || secret != second.SigningSecret {
 		t.Fatalf("after rotation: %q %v", url, err)
 	}
-	if _, _, err := h.ctl.BridgeSecret(ctx, "ten_b"); !errors.Is(err, control.ErrNotFound) {
+	if _, _, err := h.ctl.BridgeSecret(ctx, "ten_b"); !errors.Is(err, apierr.ErrNotFound) {
 		t.Fatalf("other tenant: %v", err)
 	}
 	bb, err := h.store.Bridge("ten_a")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
@@ -44,11 +45,11 @@ type ChannelPatch struct {
 // and never makes a second channel. Secret fields are sealed before the
 // event is built. It returns the channel as the projections hold it.
 //
-// Errors: a *ValidationError (ErrInvalid) naming channelKey, config,
-// config.<field> or priority; an *Error of kind ErrNotFound with code
+// Errors: a *apierr.ValidationError (apierr.ErrInvalid) naming channelKey, config,
+// config.<field> or priority; an *apierr.Error of kind apierr.ErrNotFound with code
 // unknown_channel for a key the catalog does not hold.
 func (c *Control) ConfigureChannel(ctx context.Context, tenant string, in ChannelInput) (projections.Channel, error) {
-	var p Problems
+	var p apierr.Problems
 	if in.ChannelKey == "" {
 		p.Add("channelKey", "is required")
 	}
@@ -111,12 +112,12 @@ func (c *Control) ConfigureChannel(ctx context.Context, tenant string, in Channe
 // set is left as it was. It returns the channel as the projections hold
 // it.
 //
-// Errors: an *Error of kind ErrBadRequest with code empty_patch when
-// neither field is set; ErrNotFound (channel_not_found) when the tenant
-// has no such channel; a *ValidationError naming config fields.
+// Errors: an *apierr.Error of kind apierr.ErrBadRequest with code empty_patch when
+// neither field is set; apierr.ErrNotFound (channel_not_found) when the tenant
+// has no such channel; a *apierr.ValidationError naming config fields.
 func (c *Control) UpdateChannel(ctx context.Context, tenant, channelKey string, patch ChannelPatch) (projections.Channel, error) {
 	if len(patch.Config) == 0 && patch.Enabled == nil {
-		return projections.Channel{}, errorf(ErrBadRequest, "empty_patch", "a patch needs config, enabled or both")
+		return projections.Channel{}, apierr.Errorf(apierr.ErrBadRequest, "empty_patch", "a patch needs config, enabled or both")
 	}
 	entry, known := delivery.LookupChannel(channelKey)
 	if !known {
@@ -135,7 +136,7 @@ func (c *Control) UpdateChannel(ctx context.Context, tenant, channelKey string, 
 		}
 		d := events.ChannelUpdatedData{ChannelKey: channelKey, Enabled: patch.Enabled}
 		if len(patch.Config) > 0 {
-			var p Problems
+			var p apierr.Problems
 			cfg, err := c.sealConfig(ctx, tenant, entry, patch.Config, &p)
 			if err != nil {
 				return err
@@ -156,7 +157,7 @@ func (c *Control) UpdateChannel(ctx context.Context, tenant, channelKey string, 
 }
 
 // DeleteChannel removes one of the tenant's channels, or fails with
-// ErrNotFound (channel_not_found).
+// apierr.ErrNotFound (channel_not_found).
 func (c *Control) DeleteChannel(ctx context.Context, tenant, channelKey string) error {
 	if _, known := delivery.LookupChannel(channelKey); !known {
 		return channelNotFound(channelKey)
@@ -238,7 +239,7 @@ func (c *Control) OpenChannelConfig(tenant string, ch projections.Channel) (map[
 // sealConfig validates raw against entry's schema, adding each problem to
 // p, and when it is valid splits it and seals its secret fields for
 // tenant. The error is for failures other than validation.
-func (c *Control) sealConfig(ctx context.Context, tenant string, entry delivery.CatalogEntry, raw json.RawMessage, p *Problems) (events.ChannelConfig, error) {
+func (c *Control) sealConfig(ctx context.Context, tenant string, entry delivery.CatalogEntry, raw json.RawMessage, p *apierr.Problems) (events.ChannelConfig, error) {
 	problems := entry.Validate(ctx, raw)
 	for _, fp := range problems {
 		p.Add(fp.Field, "%s", fp.Problem)
@@ -275,9 +276,9 @@ func (c *Control) sealConfig(ctx context.Context, tenant string, entry delivery.
 // unknownChannel does not quote the key: a request body's values are
 // never echoed.
 func unknownChannel() error {
-	return errorf(ErrNotFound, "unknown_channel", "channelKey names no entry of the channel catalog (see GET /v1/channels/catalog)")
+	return apierr.Errorf(apierr.ErrNotFound, "unknown_channel", "channelKey names no entry of the channel catalog (see GET /v1/channels/catalog)")
 }
 
 func channelNotFound(key string) error {
-	return errorf(ErrNotFound, "channel_not_found", "no channel %.64q is configured", key)
+	return apierr.Errorf(apierr.ErrNotFound, "channel_not_found", "no channel %.64q is configured", key)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/projections"
@@ -73,5 +74,5 @@ func retry(ctx context.Context, attempt func() error) error {
 			return ctx.Err()
 		}
 	}
-	return ErrBusy
+	return apierr.ErrBusy
 }

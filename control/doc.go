@@ -7,7 +7,7 @@
 // # Caveats
 //
 // A command that lost an optimistic-concurrency race re-reads and tries
-// again a few times; past that it fails with ErrBusy. Errors are the
-// sentinels of errors.go, usually inside a *Error that carries the
+// again a few times; past that it fails with apierr.ErrBusy. Errors are the
+// sentinels of errors.go, usually inside a *apierr.Error that carries the
 // stable snake_case code the API shows.
 package control

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/egress"
 )
@@ -13,9 +14,9 @@ import (
 // fieldsOf returns the fields a validation error names.
 func fieldsOf(t *testing.T, err error) []string {
 	t.Helper()
-	var ve *control.ValidationError
+	var ve *apierr.ValidationError
 	if !errors.As(err, &ve) {
-		t.Fatalf("err = %v, want a *ValidationError", err)
+		t.Fatalf("err = %v, want a *apierr.ValidationError", err)
 	}
 	var fields []string
 	for _, p := range ve.Problems {

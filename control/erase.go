@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/projections"
@@ -21,9 +22,9 @@ import (
 // An erase cut short (a crash after the event) is finished by calling it
 // again: a subscriber already deleted, with or without erasure, whose
 // subject still holds events older than its last erasure, is erased
-// again. Errors: ErrNotFound (subscriber_not_found), *ValidationError.
+// again. Errors: apierr.ErrNotFound (subscriber_not_found), *apierr.ValidationError.
 func (c *Control) EraseSubscriber(ctx context.Context, tenant, externalID string) error {
-	var p Problems
+	var p apierr.Problems
 	checkExternalID(&p, "externalId", externalID)
 	if err := p.Err(); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/projections"
@@ -54,10 +55,6 @@ func base62Only(s string) bool {
 	return true
 }
 
-// ErrUnauthenticated is returned by Authenticate for a missing, malformed,
-// unknown or revoked key.
-var ErrUnauthenticated = errors.New("invalid API key")
-
 // NewTenant is the answer to CreateTenant: the raw API key is shown once.
 type NewTenant struct {
 	TenantID string `json:"tenantId"`
@@ -74,7 +71,7 @@ type NewAPIKey struct {
 // CreateTenant records a new tenant and its first API key.
 func (c *Control) CreateTenant(ctx context.Context, name string) (NewTenant, error) {
 	name = strings.TrimSpace(name)
-	var p Problems
+	var p apierr.Problems
 	switch n := utf8.RuneCountInString(name); {
 	case n == 0:
 		p.Add("name", "is required")
@@ -104,14 +101,14 @@ func (c *Control) CreateTenant(ctx context.Context, name string) (NewTenant, err
 // CreateAPIKey mints a key for an existing tenant. Its prefix is unique
 // across every tenant (the projections find a key by its prefix alone): a
 // prefix any tenant holds, revoked or not, is drawn again. Errors:
-// ErrNotFound (tenant_not_found) for a tenant id that is not minted or not
-// known; ErrBusy when every draw collided.
+// apierr.ErrNotFound (tenant_not_found) for a tenant id that is not minted or not
+// known; apierr.ErrBusy when every draw collided.
 func (c *Control) CreateAPIKey(ctx context.Context, tenantID string) (NewAPIKey, error) {
 	if !ValidTenantID(tenantID) {
-		return NewAPIKey{}, errorf(ErrNotFound, "tenant_not_found", "no such tenant")
+		return NewAPIKey{}, apierr.Errorf(apierr.ErrNotFound, "tenant_not_found", "no such tenant")
 	}
 	if _, err := c.store.Tenant(tenantID); errors.Is(err, projections.ErrNotFound) {
-		return NewAPIKey{}, errorf(ErrNotFound, "tenant_not_found", "tenant %q does not exist", tenantID)
+		return NewAPIKey{}, apierr.Errorf(apierr.ErrNotFound, "tenant_not_found", "tenant %q does not exist", tenantID)
 	} else if err != nil {
 		return NewAPIKey{}, err
 	}
@@ -153,11 +150,11 @@ func (c *Control) CreateAPIKey(ctx context.Context, tenantID string) (NewAPIKey,
 
 // RevokeAPIKey revokes a tenant's key by prefix; it is refused at once.
 //
-// A prefix that is not of the minted form is ErrNotFound at once: it never
+// A prefix that is not of the minted form is apierr.ErrNotFound at once: it never
 // reaches a subject.
 func (c *Control) RevokeAPIKey(ctx context.Context, tenantID, prefix string) error {
 	if !ValidKeyPrefix(prefix) {
-		return errorf(ErrNotFound, "not_found", "no API key with this prefix")
+		return apierr.Errorf(apierr.ErrNotFound, "not_found", "no API key with this prefix")
 	}
 	subject := eventlog.Subject(tenantID, eventlog.AggAPIKey, prefix)
 	return retry(ctx, func() error {
@@ -167,7 +164,7 @@ func (c *Control) RevokeAPIKey(ctx context.Context, tenantID, prefix string) err
 		}
 		k, err := c.store.APIKeyByPrefix(prefix)
 		if errors.Is(err, projections.ErrNotFound) || (err == nil && (k.TenantID != tenantID || k.RevokedAt != nil)) {
-			return errorf(ErrNotFound, "not_found", "no API key with prefix %q", prefix)
+			return apierr.Errorf(apierr.ErrNotFound, "not_found", "no API key with prefix %q", prefix)
 		}
 		if err != nil {
 			return err
@@ -179,14 +176,14 @@ func (c *Control) RevokeAPIKey(ctx context.Context, tenantID, prefix string) err
 }
 
 // Authenticate returns the tenant a raw API key belongs to, comparing its
-// hash in constant time, or ErrUnauthenticated.
+// hash in constant time, or apierr.ErrUnauthenticated.
 func (c *Control) Authenticate(raw string) (string, error) {
 	if len(raw) != keyLen || !strings.HasPrefix(raw, "hk_") || raw[keyPrefixLen] != '_' {
-		return "", ErrUnauthenticated
+		return "", apierr.ErrUnauthenticated
 	}
 	k, err := c.store.APIKeyByPrefix(raw[:keyPrefixLen])
 	if errors.Is(err, projections.ErrNotFound) {
-		return "", ErrUnauthenticated
+		return "", apierr.ErrUnauthenticated
 	}
 	if err != nil {
 		return "", err
@@ -194,7 +191,7 @@ func (c *Control) Authenticate(raw string) (string, error) {
 	sum := sha256.Sum256([]byte(raw))
 	want, err := hex.DecodeString(k.Hash)
 	if err != nil || subtle.ConstantTimeCompare(sum[:], want) != 1 || k.RevokedAt != nil {
-		return "", ErrUnauthenticated
+		return "", apierr.ErrUnauthenticated
 	}
 	return k.TenantID, nil
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
@@ -87,13 +88,13 @@ func TestAPIKeyIDsOutsideTheirFormAreNotFound(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, prefix := range []string{strings.Repeat("a", 4000), "hk_", "hk_AAAA.AAA", "hk_AAAAAAAA_x", ""} {
-		if err := h.ctl.RevokeAPIKey(ctx, ten.TenantID, prefix); !errors.Is(err, control.ErrNotFound) {
-			t.Errorf("revoke %.20q: %v, want ErrNotFound", prefix, err)
+		if err := h.ctl.RevokeAPIKey(ctx, ten.TenantID, prefix); !errors.Is(err, apierr.ErrNotFound) {
+			t.Errorf("revoke %.20q: %v, want apierr.ErrNotFound", prefix, err)
 		}
 	}
 	for _, id := range []string{strings.Repeat("t", 4000), "ten_x", "ten_0000000000000000.", "ten_00000000000000*0"} {
-		if _, err := h.ctl.CreateAPIKey(ctx, id); !errors.Is(err, control.ErrNotFound) {
-			t.Errorf("create key of %.20q: %v, want ErrNotFound", id, err)
+		if _, err := h.ctl.CreateAPIKey(ctx, id); !errors.Is(err, apierr.ErrNotFound) {
+			t.Errorf("create key of %.20q: %v, want apierr.ErrNotFound", id, err)
 		}
 	}
 	if !h.log.Conn().IsConnected() {

@@ -8,13 +8,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/bridge"
-	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/projections"
 	"github.com/heraldhq/herald/runstate"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // errYield ends a turn: the run waits for a timer, a signal or another
@@ -332,7 +333,7 @@ func (t *turn) step(ctx context.Context) error {
 // execute calls the Bridge for the next step and records what it answered.
 func (t *turn) execute(ctx context.Context) error {
 	url, secret, err := t.e.binding(ctx, t.tenant, false)
-	if errors.Is(err, control.ErrNotFound) {
+	if errors.Is(err, apierr.ErrNotFound) {
 		return t.fail(ctx, "", CodeBridgeNotConfigured, "no Bridge is registered for the tenant")
 	}
 	if err != nil {

@@ -11,12 +11,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/projections"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Config tunes the engine. The zero value of each field is documented.
@@ -147,7 +148,7 @@ func (c *Config) setDefaults() {
 // Bridges opens a tenant's Bridge binding.
 type Bridges interface {
 	// BridgeSecret returns the tenant's webhook URL and current signing
-	// secret in clear, or an error of kind control.ErrNotFound.
+	// secret in clear, or an error of kind apierr.ErrNotFound.
 	BridgeSecret(ctx context.Context, tenant string) (url, secret string, err error)
 }
 

@@ -3,7 +3,7 @@ package engine
 import (
 	"fmt"
 
-	"github.com/heraldhq/herald/control"
+	"github.com/heraldhq/herald/apierr"
 )
 
 // Failure codes of runs and steps (the run's error.code).
@@ -29,17 +29,17 @@ var (
 		if runID == "" {
 			msg = "no such run"
 		}
-		return &control.Error{Kind: control.ErrNotFound, Code: "run_not_found", Message: msg}
+		return &apierr.Error{Kind: apierr.ErrNotFound, Code: "run_not_found", Message: msg}
 	}
 	errRunFinished = func(runID string) error {
-		return &control.Error{Kind: control.ErrConflict, Code: "run_finished", Message: "run " + runID + " is finished"}
+		return &apierr.Error{Kind: apierr.ErrConflict, Code: "run_finished", Message: "run " + runID + " is finished"}
 	}
-	errTransactionMismatch = &control.Error{Kind: control.ErrConflict, Code: "transaction_mismatch",
+	errTransactionMismatch = &apierr.Error{Kind: apierr.ErrConflict, Code: "transaction_mismatch",
 		Message: "this transactionId was used with another request (workflow, target or payload)"}
 	errTooManySignals = func(runID string) error {
-		return &control.Error{Kind: control.ErrConflict, Code: "too_many_signals",
+		return &apierr.Error{Kind: apierr.ErrConflict, Code: "too_many_signals",
 			Message: fmt.Sprintf("run %s already holds %d unconsumed signals", runID, MaxPendingSignals)}
 	}
-	errBridgeNotConfigured = &control.Error{Kind: control.ErrConflict, Code: CodeBridgeNotConfigured,
+	errBridgeNotConfigured = &apierr.Error{Kind: apierr.ErrConflict, Code: CodeBridgeNotConfigured,
 		Message: "no Bridge is registered: PUT /v1/bridge first"}
 )

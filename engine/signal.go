@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/heraldhq/herald/control"
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/runstate"
@@ -35,7 +35,7 @@ const MaxPendingSignals = 100
 // takes the oldest unconsumed signal of its name, even one that arrived
 // before the run reached the wait.
 func (e *Engine) Signal(ctx context.Context, tenant, runID string, req SignalRequest) (SignalResult, error) {
-	var p control.Problems
+	var p apierr.Problems
 	if req.Event == "" {
 		p.Add("event", "is required")
 	} else if utf8.RuneCountInString(req.Event) > 256 {
@@ -122,5 +122,5 @@ func (e *Engine) appendToLiveRun(ctx context.Context, tenant, runID, typ string,
 		st.LastSeq = seq
 		return st, e.store.WaitFor(ctx, seq)
 	}
-	return nil, fmt.Errorf("%w: run %s", control.ErrBusy, runID)
+	return nil, fmt.Errorf("%w: run %s", apierr.ErrBusy, runID)
 }

@@ -9,8 +9,9 @@ import (
 	_ "time/tzdata" // IANA zones for CRON_TZ, whatever the host has
 
 	"github.com/adhocore/gronx"
+
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/bridge"
-	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 )
@@ -70,7 +71,7 @@ func (s Schedule) Next(t time.Time) (time.Time, error) {
 // schedules that changed or went away). A refused sync records nothing.
 func (e *Engine) Sync(ctx context.Context, tenant string) (SyncResult, error) {
 	url, secret, err := e.binding(ctx, tenant, true)
-	if errors.Is(err, control.ErrNotFound) {
+	if errors.Is(err, apierr.ErrNotFound) {
 		return SyncResult{}, errBridgeNotConfigured
 	}
 	if err != nil {
@@ -79,14 +80,14 @@ func (e *Engine) Sync(ctx context.Context, tenant string) (SyncResult, error) {
 	infos, err := e.client.Discover(ctx, url, secret)
 	switch {
 	case errors.Is(err, bridge.ErrUnreachable):
-		return SyncResult{}, &control.Error{Kind: control.ErrUnavailable, Code: "bridge_unreachable", Message: err.Error()}
+		return SyncResult{}, &apierr.Error{Kind: apierr.ErrUnavailable, Code: "bridge_unreachable", Message: err.Error()}
 	case err != nil:
-		return SyncResult{}, &control.Error{Kind: control.ErrUnavailable, Code: "bridge_rejected", Message: err.Error()}
+		return SyncResult{}, &apierr.Error{Kind: apierr.ErrUnavailable, Code: "bridge_rejected", Message: err.Error()}
 	}
 	if err := e.syncBounds(infos); err != nil {
 		return SyncResult{}, err
 	}
-	var p control.Problems
+	var p apierr.Problems
 	synced := make([]events.SyncedWorkflow, 0, len(infos))
 	seen := map[string]bool{}
 	for i, w := range infos {
@@ -109,7 +110,7 @@ func (e *Engine) Sync(ctx context.Context, tenant string) (SyncResult, error) {
 		synced = append(synced, events.SyncedWorkflow{WorkflowID: w.WorkflowID, Schedule: w.Schedule, PayloadSchema: w.PayloadSchema})
 	}
 	if err := p.Err(); err != nil {
-		ve := err.(*control.ValidationError)
+		ve := err.(*apierr.ValidationError)
 		ve.Code = "invalid_workflow_id"
 		for _, pr := range ve.Problems {
 			if strings.HasSuffix(pr.Field, ".schedule") {
@@ -194,7 +195,7 @@ const (
 // Config.CronMinInterval (naming each such workflow).
 func (e *Engine) syncBounds(infos []bridge.WorkflowInfo) error {
 	if len(infos) > MaxSyncWorkflows {
-		return &control.ValidationError{Code: CodeTooManyWorkflows, Problems: []control.FieldProblem{{Field: "workflows",
+		return &apierr.ValidationError{Code: CodeTooManyWorkflows, Problems: []apierr.FieldProblem{{Field: "workflows",
 			Problem: fmt.Sprintf("the Bridge reports %d workflows; a sync takes at most %d", len(infos), MaxSyncWorkflows)}}}
 	}
 	scheduled := 0
@@ -204,10 +205,10 @@ func (e *Engine) syncBounds(infos []bridge.WorkflowInfo) error {
 		}
 	}
 	if scheduled > MaxSyncSchedules {
-		return &control.ValidationError{Code: CodeTooManySchedules, Problems: []control.FieldProblem{{Field: "workflows",
+		return &apierr.ValidationError{Code: CodeTooManySchedules, Problems: []apierr.FieldProblem{{Field: "workflows",
 			Problem: fmt.Sprintf("the Bridge reports %d scheduled workflows; a sync arms at most %d", scheduled, MaxSyncSchedules)}}}
 	}
-	var p control.Problems
+	var p apierr.Problems
 	for i, w := range infos {
 		if w.Schedule == nil {
 			continue
@@ -225,7 +226,7 @@ func (e *Engine) syncBounds(infos []bridge.WorkflowInfo) error {
 		}
 	}
 	if err := p.Err(); err != nil {
-		ve := err.(*control.ValidationError)
+		ve := err.(*apierr.ValidationError)
 		ve.Code = CodeScheduleTooFrequent
 		return ve
 	}

@@ -8,16 +8,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/projections"
 	"github.com/heraldhq/herald/runstate"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Limits of a trigger.
@@ -86,7 +86,7 @@ func ValidTransactionID(id string) bool { return validTxnID(id) }
 
 // validate checks a trigger and returns it as accepted.
 func (r TriggerRequest) validate() (events.TriggerAcceptedData, error) {
-	var p control.Problems
+	var p apierr.Problems
 	var acc events.TriggerAcceptedData
 	if r.WorkflowID == "" {
 		p.Add("workflowId", "is required")
@@ -189,18 +189,7 @@ func sameRequest(first, repeat events.TriggerAcceptedData) (bool, error) {
 	return want == repeat.RequestDigest, nil
 }
 
-func validTxnID(s string) bool {
-	n := utf8.RuneCountInString(s)
-	if n < 1 || n > MaxTxnIDChars || !utf8.ValidString(s) {
-		return false
-	}
-	for _, r := range s {
-		if !unicode.IsPrint(r) {
-			return false
-		}
-	}
-	return true
-}
+func validTxnID(s string) bool { return apierr.ValidID(s, MaxTxnIDChars) }
 
 // Trigger starts one run per resolved subscriber and answers once the
 // fan-out is finished. A repeated transaction id answers the first

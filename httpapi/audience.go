@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/projections"
 )
@@ -126,7 +127,7 @@ func (s *Server) deleteSubscriber(w http.ResponseWriter, r *http.Request) error 
 	erase := false
 	if v := r.URL.Query().Get("erase"); v != "" {
 		if erase, err = strconv.ParseBool(v); err != nil {
-			var probs control.Problems
+			var probs apierr.Problems
 			probs.Add("erase", "must be true or false")
 			return probs.Err()
 		}

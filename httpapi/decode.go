@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/heraldhq/herald/control"
+	"github.com/heraldhq/herald/apierr"
 )
 
 // maxBody is the largest request body accepted.
@@ -53,7 +53,7 @@ func decodeBytes(data []byte, v any) error {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return errInvalidJSON
 	}
-	var p control.Problems
+	var p apierr.Problems
 	if _, ok := raw.(map[string]any); !ok {
 		p.Add("body", "must be a JSON object")
 		return p.Err()
@@ -75,7 +75,7 @@ func decodeBytes(data []byte, v any) error {
 
 // unknownFields adds a problem for every key of raw that type t (a struct,
 // pointer, map or slice of them) does not declare, recursively.
-func unknownFields(raw any, t reflect.Type, path string, p *control.Problems) {
+func unknownFields(raw any, t reflect.Type, path string, p *apierr.Problems) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/heraldhq/herald/control"
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/projections"
 )
@@ -43,7 +43,7 @@ func (s *Server) deliver(w http.ResponseWriter, r *http.Request) error {
 	if body.Content != nil {
 		req.Subject, req.Body = body.Content.Subject, body.Content.Body
 	}
-	var p control.Problems
+	var p apierr.Problems
 	if body.Content == nil {
 		p.Add("content", "is required")
 	}
@@ -109,7 +109,7 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
 	if err := s.caughtUp(r); err != nil {
 		return err
 	}
-	var probs control.Problems
+	var probs apierr.Problems
 	checkQueryIDs(r, &probs)
 	if err := probs.Err(); err != nil {
 		return err

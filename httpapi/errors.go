@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"unicode/utf8"
 
-	"github.com/heraldhq/herald/control"
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/projections"
@@ -24,7 +24,7 @@ var (
 )
 
 // statusTable maps error kinds to a status and a default code, first
-// match wins. A *control.Error or *control.ValidationError supplies its
+// match wins. A *apierr.Error or *apierr.ValidationError supplies its
 // own code.
 var statusTable = []struct {
 	kind   error
@@ -36,15 +36,15 @@ var statusTable = []struct {
 	{errNotFound, http.StatusNotFound, "not_found"},
 	{errMethod, http.StatusMethodNotAllowed, "method_not_allowed"},
 	{errUnauthorized, http.StatusUnauthorized, "unauthorized"},
-	{control.ErrUnauthenticated, http.StatusUnauthorized, "unauthorized"},
+	{apierr.ErrUnauthenticated, http.StatusUnauthorized, "unauthorized"},
 	{errNotReady, http.StatusServiceUnavailable, "not_ready"},
 	{errNotLive, http.StatusServiceUnavailable, "not_live"},
 	{errRateLimited, http.StatusTooManyRequests, "rate_limited"},
-	{control.ErrBadRequest, http.StatusBadRequest, "bad_request"},
-	{control.ErrNotFound, http.StatusNotFound, "not_found"},
+	{apierr.ErrBadRequest, http.StatusBadRequest, "bad_request"},
+	{apierr.ErrNotFound, http.StatusNotFound, "not_found"},
 	{projections.ErrNotFound, http.StatusNotFound, "not_found"},
-	{control.ErrConflict, http.StatusConflict, "conflict"},
-	{control.ErrInvalid, http.StatusUnprocessableEntity, "validation_failed"},
+	{apierr.ErrConflict, http.StatusConflict, "conflict"},
+	{apierr.ErrInvalid, http.StatusUnprocessableEntity, "validation_failed"},
 	{delivery.ErrNoChannel, http.StatusUnprocessableEntity, "no_channel"},
 	{delivery.ErrNoAddress, http.StatusUnprocessableEntity, "no_address"},
 	{delivery.ErrProviderRejected, http.StatusUnprocessableEntity, "provider_rejected"},
@@ -52,11 +52,11 @@ var statusTable = []struct {
 	{delivery.ErrInProgress, http.StatusConflict, "delivery_in_progress"},
 	{delivery.ErrInvalidRequest, http.StatusUnprocessableEntity, "validation_failed"},
 	{projections.ErrBadCursor, http.StatusUnprocessableEntity, "validation_failed"},
-	{control.ErrBusy, http.StatusServiceUnavailable, "busy"},
+	{apierr.ErrBusy, http.StatusServiceUnavailable, "busy"},
 	// The last line behind the edge checks: an id that would make a
 	// subject the server refuses is the client's fault, never a 500.
 	{eventlog.ErrBadSubject, http.StatusUnprocessableEntity, "invalid_id"},
-	{control.ErrUnavailable, http.StatusBadGateway, "upstream_unavailable"},
+	{apierr.ErrUnavailable, http.StatusBadGateway, "upstream_unavailable"},
 }
 
 type errorBody struct {
@@ -64,9 +64,9 @@ type errorBody struct {
 }
 
 type errorDetail struct {
-	Code    string                 `json:"code"`
-	Message string                 `json:"message"`
-	Details []control.FieldProblem `json:"details,omitempty"`
+	Code    string                `json:"code"`
+	Message string                `json:"message"`
+	Details []apierr.FieldProblem `json:"details,omitempty"`
 }
 
 // describe turns an error into its status and body. Unknown errors are a
@@ -77,11 +77,11 @@ func describe(err error) (int, errorDetail) {
 			continue
 		}
 		d := errorDetail{Code: row.code, Message: err.Error()}
-		var ce *control.Error
+		var ce *apierr.Error
 		if errors.As(err, &ce) && ce.Code != "" {
 			d.Code = ce.Code
 		}
-		var ve *control.ValidationError
+		var ve *apierr.ValidationError
 		if errors.As(err, &ve) {
 			d.Code = ve.Code
 			d.Details, d.Message = boundDetails(ve.Problems)
@@ -90,7 +90,7 @@ func describe(err error) (int, errorDetail) {
 			d.Message = "an id in the request is too long or malformed"
 		}
 		if errors.Is(err, projections.ErrBadCursor) {
-			d.Details = []control.FieldProblem{{Field: "cursor", Problem: "is not a cursor this API issued"}}
+			d.Details = []apierr.FieldProblem{{Field: "cursor", Problem: "is not a cursor this API issued"}}
 		}
 		return row.status, d
 	}
@@ -110,10 +110,10 @@ const (
 
 // boundDetails returns at most MaxDetails problems, each truncated to
 // MaxDetailChars, and the message that goes with them.
-func boundDetails(all []control.FieldProblem) ([]control.FieldProblem, string) {
-	shown := make([]control.FieldProblem, 0, min(len(all), MaxDetails))
+func boundDetails(all []apierr.FieldProblem) ([]apierr.FieldProblem, string) {
+	shown := make([]apierr.FieldProblem, 0, min(len(all), MaxDetails))
 	for _, fp := range all[:min(len(all), MaxDetails)] {
-		shown = append(shown, control.FieldProblem{Field: truncate(fp.Field), Problem: truncate(fp.Problem)})
+		shown = append(shown, apierr.FieldProblem{Field: truncate(fp.Field), Problem: truncate(fp.Problem)})
 	}
 	switch {
 	case len(all) == 1:

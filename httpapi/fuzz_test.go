@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/engine"
 )
@@ -53,7 +54,7 @@ func FuzzDecoders(f *testing.F) {
 		}
 		r := httptest.NewRequest("GET", "/v1/runs", nil)
 		r.URL.RawQuery = q.Encode()
-		var p control.Problems
+		var p apierr.Problems
 		checkQueryIDs(r, &p)
 		if err := p.Err(); err != nil {
 			checkRefusal(t, err, http.StatusUnprocessableEntity)

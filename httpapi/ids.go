@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/engine"
@@ -23,7 +24,7 @@ import (
 
 // errNoSuchRun answers a {runId} that is not of the minted form, without
 // echoing it.
-var errNoSuchRun = &control.Error{Kind: control.ErrNotFound, Code: "run_not_found", Message: "no such run"}
+var errNoSuchRun = &apierr.Error{Kind: apierr.ErrNotFound, Code: "run_not_found", Message: "no such run"}
 
 // errBadTenantHeader answers POST /v1/deliver with a valid internal token
 // and an x-herald-tenant-id that is not a minted tenant id: like a minted
@@ -58,7 +59,7 @@ var runStatuses = []runstate.Status{runstate.Running, runstate.Sleeping, runstat
 // characters), subscriberId (an externalId: 1–256 printable), runId (a
 // delivery's run id: at most 1 KiB of printable text) and status (a run
 // status).
-func checkQueryIDs(r *http.Request, p *control.Problems) {
+func checkQueryIDs(r *http.Request, p *apierr.Problems) {
 	q := r.URL.Query()
 	if v := q.Get("transactionId"); v != "" && !engine.ValidTransactionID(v) {
 		p.Add("transactionId", "must be 1 to %d printable characters", engine.MaxTxnIDChars)

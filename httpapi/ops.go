@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
-	"github.com/heraldhq/herald/control"
+
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/docs"
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/eventlog"
@@ -161,7 +162,7 @@ func (s *Server) adminEvents(w http.ResponseWriter, r *http.Request) error {
 // auditFilter reads the query of GET /v1/admin/events.
 func auditFilter(r *http.Request) (eventlog.Filter, error) {
 	q := r.URL.Query()
-	var p control.Problems
+	var p apierr.Problems
 	f := eventlog.Filter{Tenant: q.Get("tenant")}
 	if err := f.Validate(); err != nil {
 		p.Add("tenant", "must be a tenant id")

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/heraldhq/herald/control"
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/projections"
 	"github.com/heraldhq/herald/runstate"
@@ -139,7 +139,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
 	if err := s.caughtUp(r); err != nil {
 		return err
 	}
-	var probs control.Problems
+	var probs apierr.Problems
 	checkQueryIDs(r, &probs)
 	if err := probs.Err(); err != nil {
 		return err
@@ -170,7 +170,7 @@ func (s *Server) listNotifications(w http.ResponseWriter, r *http.Request) error
 	if err := s.caughtUp(r); err != nil {
 		return err
 	}
-	var probs control.Problems
+	var probs apierr.Problems
 	checkQueryIDs(r, &probs)
 	if err := probs.Err(); err != nil {
 		return err

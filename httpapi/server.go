@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/engine"
@@ -293,7 +295,7 @@ func bearer(r *http.Request) string {
 func (s *Server) tenantAuth(next handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		tenant, err := s.deps.Control.Authenticate(bearer(r))
-		if errors.Is(err, control.ErrUnauthenticated) && strings.HasPrefix(bearer(r), "hk_") {
+		if errors.Is(err, apierr.ErrUnauthenticated) && strings.HasPrefix(bearer(r), "hk_") {
 			// A key minted through another process a moment ago: look
 			// again once the projections hold every acknowledged write.
 			if werr := s.caughtUp(r); werr == nil {
@@ -345,7 +347,7 @@ func equalToken(got, want string) bool {
 func pathVar(r *http.Request, name string) (string, error) {
 	v, err := url.PathUnescape(mux.Vars(r)[name])
 	if err != nil {
-		var p control.Problems
+		var p apierr.Problems
 		p.Add(name, "is not a valid percent-encoded path segment")
 		return "", p.Err()
 	}
@@ -366,7 +368,7 @@ func page(r *http.Request) (projections.Page, error) {
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 500 {
-			var probs control.Problems
+			var probs apierr.Problems
 			probs.Add("limit", "must be an integer from 1 to 500")
 			return p, probs.Err()
 		}

@@ -1,12 +1,12 @@
-package control
+package apierr
 
 import (
 	"errors"
 	"fmt"
 )
 
-// Kinds of failure. Every error control returns for bad input or state
-// wraps one of these; httpapi maps them to statuses.
+// Kinds of failure. Every error a command returns for bad input or state
+// wraps exactly one of these; httpapi maps each to one status.
 var (
 	// ErrNotFound: the resource does not exist for this tenant (404).
 	ErrNotFound = errors.New("not found")
@@ -17,6 +17,9 @@ var (
 	ErrInvalid = errors.New("validation failed")
 	// ErrBadRequest: the command is malformed as a whole (400).
 	ErrBadRequest = errors.New("bad request")
+	// ErrUnauthenticated: the credentials are missing, malformed, unknown
+	// or revoked (401).
+	ErrUnauthenticated = errors.New("invalid API key")
 	// ErrBusy: concurrent writers kept winning the same aggregate (503).
 	ErrBusy = errors.New("too much contention, try again")
 	// ErrUnavailable: a system the command depends on (the tenant's
@@ -25,7 +28,9 @@ var (
 )
 
 // Error is a failure with a stable code for API clients. Kind is one of
-// the sentinels above; errors.Is(err, Kind) holds.
+// the kinds above; errors.Is(err, Kind) holds. Message is shown to the
+// client as it is: it must name nothing the client did not send or may
+// not see.
 type Error struct {
 	Kind    error
 	Code    string
@@ -35,19 +40,26 @@ type Error struct {
 func (e *Error) Error() string { return e.Message }
 func (e *Error) Unwrap() error { return e.Kind }
 
-func errorf(kind error, code, format string, args ...any) *Error {
+// New returns an *Error of kind with code and message.
+func New(kind error, code, message string) *Error {
+	return &Error{Kind: kind, Code: code, Message: message}
+}
+
+// Errorf returns an *Error of kind with code and a formatted message.
+func Errorf(kind error, code, format string, args ...any) *Error {
 	return &Error{Kind: kind, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
 // FieldProblem names one bad field by its dotted path, e.g. config.port
-// or contacts.email[0].
+// or contacts.email[0], and what is wrong with it.
 type FieldProblem struct {
 	Field   string `json:"field"`
 	Problem string `json:"problem"`
 }
 
-// ValidationError reports every bad field of a command at once. It
-// wraps ErrInvalid.
+// ValidationError reports every bad field of a command at once. It wraps
+// ErrInvalid. Code is "validation_failed" unless a command names a more
+// precise one (e.g. "invalid_payload").
 type ValidationError struct {
 	Code     string
 	Problems []FieldProblem
@@ -62,7 +74,8 @@ func (e *ValidationError) Error() string {
 
 func (e *ValidationError) Unwrap() error { return ErrInvalid }
 
-// Problems collects field problems while a command is validated.
+// Problems collects field problems while a command is validated. The zero
+// value is empty and ready to use.
 type Problems []FieldProblem
 
 // Add records a problem with field.
@@ -70,7 +83,8 @@ func (p *Problems) Add(field, format string, args ...any) {
 	*p = append(*p, FieldProblem{Field: field, Problem: fmt.Sprintf(format, args...)})
 }
 
-// Err returns a *ValidationError when any problem was recorded, else nil.
+// Err returns a *ValidationError with code "validation_failed" when any
+// problem was recorded, else nil.
 func (p Problems) Err() error {
 	if len(p) == 0 {
 		return nil
