@@ -54,8 +54,8 @@ func TestParseSchedule(t *testing.T) {
 }
 
 func TestSync(t *testing.T) {
-	daily := bridge.MustWorkflow("daily_digest", func(*bridge.Context) error { return nil }, bridge.WithSchedule("0 9 * * *"))
-	welcome := bridge.MustWorkflow("welcome", func(*bridge.Context) error { return nil })
+	daily := bridge.MustWorkflow("daily_digest", func(*bridge.Context, any) error { return nil }, bridge.WithSchedule("0 9 * * *"))
+	welcome := bridge.MustWorkflow("welcome", func(*bridge.Context, any) error { return nil })
 	d := testherald.NewStandInDelivery(t)
 	h := testherald.Start(t, testherald.Options{DeliverURL: d.URL})
 	_, key := h.Tenant("Acme")
@@ -132,7 +132,7 @@ func TestCronFiresAndResyncStopsIt(t *testing.T) {
 	var nilSubscriber atomic.Bool
 	nilSubscriber.Store(true)
 	tickWF := func(schedule string) *bridge.Workflow {
-		return bridge.MustWorkflow("heartbeat", func(ctx *bridge.Context) error {
+		return bridge.MustWorkflow("heartbeat", func(ctx *bridge.Context, _ any) error {
 			if ctx.Subscriber != nil {
 				nilSubscriber.Store(false)
 			}
@@ -174,7 +174,7 @@ func TestCronFiresAndResyncStopsIt(t *testing.T) {
 		t.Fatalf("%d ticks in 3.2s of an every-second schedule", n)
 	}
 	// Re-sync without the schedule: it stops.
-	h.Bridge(key, bridge.NewRegistry().MustRegister(bridge.MustWorkflow("heartbeat", func(*bridge.Context) error { return nil })))
+	h.Bridge(key, bridge.NewRegistry().MustRegister(bridge.MustWorkflow("heartbeat", func(*bridge.Context, any) error { return nil })))
 	if r := h.Do("POST", "/v1/sync", key, nil); r.Status != 200 {
 		t.Fatalf("re-sync: %d %s", r.Status, r.Body)
 	}
@@ -187,12 +187,12 @@ func TestCronFiresAndResyncStopsIt(t *testing.T) {
 }
 
 func digestWorkflow(window time.Duration) *bridge.Workflow {
-	return bridge.MustWorkflow("comments", func(ctx *bridge.Context) error {
-		res, err := bridge.Digest(ctx, "batch", window, "post-1")
+	return bridge.MustWorkflow("comments", func(ctx *bridge.Context, _ any) error {
+		res, err := bridge.Digest(ctx, "batch", window, bridge.DigestKey("post-1"))
 		if err != nil {
 			return err
 		}
-		_, err = bridge.Send(ctx, "summary", "email", func() (bridge.SendContent, error) {
+		_, err = bridge.Send(ctx, "summary", "email", func(context.Context) (bridge.SendContent, error) {
 			var lines []string
 			for _, ev := range res.Events {
 				lines = append(lines, fmt.Sprint(ev.Payload["n"]))
