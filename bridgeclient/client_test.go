@@ -454,3 +454,40 @@ func onboarding(calls map[string]int) *bridge.Workflow {
 		return err
 	})
 }
+
+// A rejection names the Bridge's status in its message, for the discover
+// of a sync and for the outcome of an execute (CONTRACT.md §5, §8).
+func TestRejectionNamesTheStatus(t *testing.T) {
+	ctx := context.Background()
+	var c bridgeclient.Client
+	for _, tt := range []struct {
+		status int
+		body   string
+		want   string
+	}{
+		{401, `{"error":{"code":"unauthorized","message":"bridge: no valid signature"}}`, "bridge answered 401: signature mismatch or clock skew"},
+		{403, ``, "bridge answered 403: forbidden"},
+		{302, ``, "bridge answered 302: redirects are not followed"},
+		{200, `[]`, "bridge answered 200: not a discover answer"},
+		{200, `{"status":"ok"}`, "bridge answered 200: a discover answer without workflows"},
+	} {
+		_, err := c.Discover(ctx, answering(t, tt.status, tt.body), testKey)
+		if !errors.Is(err, bridgeclient.ErrRejected) || err.Error() != tt.want {
+			t.Errorf("discover answered %d: error %v, want %q", tt.status, err, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		status int
+		body   string
+		want   string
+	}{
+		{403, `{"error":{"message":"go away"}}`, "bridge answered 403: forbidden"},
+		{422, `{"error":{"message":"no code"}}`, "bridge answered 422: unprocessable entity"},
+		{307, ``, "bridge answered 307: redirects are not followed"},
+	} {
+		o, err := c.Execute(ctx, answering(t, tt.status, tt.body), testKey, wire.ExecuteRequest{WorkflowID: "wf"})
+		if err != nil || o.Code != bridgeclient.CodeBridgeRejected || o.Message != tt.want {
+			t.Errorf("execute answered %d: %+v %v, want bridge_rejected %q", tt.status, o, err, tt.want)
+		}
+	}
+}

@@ -110,7 +110,8 @@ func TestSync(t *testing.T) {
 	rejecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(401) }))
 	defer rejecting.Close()
 	h.Do("PUT", "/v1/bridge", key, map[string]string{"webhookUrl": rejecting.URL})
-	if r := h.Do("POST", "/v1/sync", key, nil); r.Status != 502 || r.ErrorCode() != "bridge_rejected" || !strings.Contains(r.ErrorCode()+string(r.Body), "401") {
+	// The message names the Bridge's status (CONTRACT.md §5).
+	if r := h.Do("POST", "/v1/sync", key, nil); r.Status != 502 || r.ErrorCode() != "bridge_rejected" || !strings.Contains(string(r.Body), `"bridge answered 401: signature mismatch`) {
 		t.Fatalf("rejecting: %d %s", r.Status, r.Body)
 	}
 }
