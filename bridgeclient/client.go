@@ -23,7 +23,7 @@ const DefaultClientTimeout = 30 * time.Second
 // Client calls tenant Bridges on behalf of the engine. Every call is a POST
 // signed afresh with the current time (see [wire.Sign]); a call whose body this
 // Client already sent with that second's timestamp is signed with the next
-// second, so that no two of its requests are byte-identical (a [Serve]
+// second, so that no two of its requests are byte-identical (a [bridge.Serve]
 // handler refuses the second as a replay). The zero Client is ready to
 // use; a Client is safe for concurrent use and must not be copied after
 // first use.
