@@ -5,11 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/heraldhq/herald/bridge/wire"
 )
 
-// Context is what a [WorkflowFunc] sees of one execution: the run, its
-// trigger payload, its recipient, and the replay state that the step
-// functions ([Run], [Send], [Delay], [DelayUntil], [WaitForEvent], [Digest])
+// Context is what a workflow function sees of one execution: the run, its
+// recipient, and the replay state that the step functions ([Run], [Send], [Delay], [DelayUntil], [WaitForEvent], [Digest])
 // consult. It lives for one request, belongs to the goroutine running the
 // workflow function, and is not safe for concurrent use: steps are serial.
 //
@@ -19,84 +20,82 @@ type Context struct {
 	// WorkflowID and RunID identify the run.
 	WorkflowID string
 	RunID      string
-	// Payload is the trigger payload as forwarded by the service, never nil
-	// (empty when the trigger had none). Numbers are float64; use
-	// [Context.DecodePayload] to read it into a struct instead.
-	Payload map[string]any
 	// Subscriber is the run's single recipient, or nil for a
 	// schedule-triggered run.
 	Subscriber *Subscriber
 
-	ctx     context.Context
-	payload json.RawMessage
+	ctx context.Context
 
-	history []CompletedStep // completed steps, oldest first
-	calls   int             // steps called so far
-	seen    map[string]bool // step ids called so far
-	inStep  bool            // a step callback is running
+	history []wire.CompletedStep // completed steps, oldest first
+	calls   int                  // steps called so far
+	seen    map[string]bool      // step ids called so far
+	inStep  bool                 // a step callback is running
+
+	// replayOnly: a step past the history ends the execution with its id
+	// and type, without running or describing it (see bridgetest).
+	replayOnly bool
 
 	// At most one of next and err is set; once one is, the execution is over.
-	next *Step // the step this execution ran or describes
-	err  error // why this execution failed
+	next *wire.Step // the step this execution ran or describes
+	err  error      // why this execution failed
 }
 
-// newContext checks the execute request and prepares its replay.
-func newContext(ctx context.Context, req *ExecuteRequest) (*Context, error) {
+// newContext checks the execute request and prepares the replay of
+// workflow w, bound to the request's payload.
+func newContext(ctx context.Context, req *wire.ExecuteRequest, w *Workflow) (*Context, func(*Context) error, error) {
 	payload := bytes.TrimSpace(req.Payload)
 	if len(payload) == 0 || bytes.Equal(payload, []byte("null")) {
 		payload = json.RawMessage("{}")
 	}
-	var m map[string]any
+	var m map[string]json.RawMessage
 	if err := json.Unmarshal(payload, &m); err != nil {
-		return nil, fmt.Errorf("%w: payload must be a JSON object", ErrInvalidRequest)
+		return nil, nil, fmt.Errorf("%w: payload must be a JSON object", errInvalidRequest)
 	}
 	ids := make(map[string]bool, len(req.Steps))
 	for i, s := range req.Steps {
 		if s.StepID == "" {
-			return nil, fmt.Errorf("%w: steps[%d] has no stepId", ErrInvalidRequest, i)
+			return nil, nil, fmt.Errorf("%w: steps[%d] has no stepId", errInvalidRequest, i)
 		}
 		if ids[s.StepID] {
-			return nil, fmt.Errorf("%w: steps lists %q twice", ErrInvalidRequest, s.StepID)
+			return nil, nil, fmt.Errorf("%w: steps lists %q twice", errInvalidRequest, s.StepID)
 		}
 		ids[s.StepID] = true
+	}
+	fn, err := w.bind(payload)
+	if err != nil {
+		return nil, nil, err
 	}
 	return &Context{
 		WorkflowID: req.WorkflowID,
 		RunID:      req.RunID,
-		Payload:    m,
 		Subscriber: req.Subscriber,
 		ctx:        ctx,
-		payload:    payload,
 		history:    req.Steps,
 		seen:       make(map[string]bool),
-	}, nil
-}
-
-// DecodePayload decodes the trigger payload into v, as json.Unmarshal does.
-func (c *Context) DecodePayload(v any) error {
-	return json.Unmarshal(c.payload, v)
+	}, fn, nil
 }
 
 // execute runs fn and turns what happened into the answer: the step it
 // reached, its failure, or its completion.
-func (c *Context) execute(fn WorkflowFunc) (ExecuteAnswer, error) {
+func (c *Context) execute(fn func(*Context) error) (wire.ExecuteAnswer, error) {
 	fnErr := c.call(fn)
 	switch {
 	case c.next != nil:
-		return ExecuteAnswer{Status: StatusStep, Step: c.next}, nil
+		return wire.ExecuteAnswer{Status: wire.StatusStep, Step: c.next}, nil
 	case c.err != nil:
-		return ExecuteAnswer{}, c.err
+		return wire.ExecuteAnswer{}, c.err
 	case fnErr != nil:
-		return ExecuteAnswer{}, &workflowError{fnErr}
+		return wire.ExecuteAnswer{}, &workflowError{fnErr}
 	case c.calls < len(c.history):
-		return ExecuteAnswer{}, fmt.Errorf("%w: the workflow returned without calling recorded step %q (history position %d)",
-			ErrNondeterministic, c.history[c.calls].StepID, c.calls)
+		rec := c.history[c.calls]
+		return wire.ExecuteAnswer{}, fmt.Errorf("%w: step %d was %q (%s) in the history, the code returned without asking for it",
+			ErrNondeterministic, c.calls+1, rec.StepID, rec.Type)
 	}
-	return ExecuteAnswer{Status: StatusCompleted}, nil
+	return wire.ExecuteAnswer{Status: wire.StatusCompleted}, nil
 }
 
 // call runs the workflow function, turning a panic into an error.
-func (c *Context) call(fn WorkflowFunc) (err error) {
+func (c *Context) call(fn func(*Context) error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("workflow panicked: %v", r)
@@ -108,7 +107,7 @@ func (c *Context) call(fn WorkflowFunc) (err error) {
 // begin accounts for a step call. It returns the recorded step when the call
 // replays one, nil when the call is the next step to execute or describe, or
 // the error that ends the execution.
-func (c *Context) begin(stepID string, typ StepType) (*CompletedStep, error) {
+func (c *Context) begin(stepID string, typ wire.StepType) (*wire.CompletedStep, error) {
 	switch {
 	case c.next != nil:
 		return nil, ErrSuspended
@@ -125,22 +124,21 @@ func (c *Context) begin(stepID string, typ StepType) (*CompletedStep, error) {
 	i := c.calls
 	c.calls++
 	if i >= len(c.history) {
+		if c.replayOnly {
+			return nil, c.answer(wire.Step{StepID: stepID, Type: typ})
+		}
 		return nil, nil
 	}
 	rec := &c.history[i]
-	if rec.StepID != stepID {
-		return nil, c.fail(fmt.Errorf("%w: step %q is called where the history has step %q (position %d)",
-			ErrNondeterministic, stepID, rec.StepID, i))
-	}
-	if rec.Type != typ {
-		return nil, c.fail(fmt.Errorf("%w: step %q is called as %s but was recorded as %s",
-			ErrNondeterministic, stepID, typ, rec.Type))
+	if rec.StepID != stepID || rec.Type != typ {
+		return nil, c.fail(fmt.Errorf("%w: step %d was %q (%s) in the history, the code asked for %q (%s)",
+			ErrNondeterministic, i+1, rec.StepID, rec.Type, stepID, typ))
 	}
 	return rec, nil
 }
 
 // answer ends the execution with step as its answer.
-func (c *Context) answer(step Step) error {
+func (c *Context) answer(step wire.Step) error {
 	c.next = &step
 	return ErrSuspended
 }

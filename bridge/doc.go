@@ -1,26 +1,31 @@
-// Package bridge is the Go SDK of a Herald Bridge and the client side of the
-// Bridge wire protocol.
+// Package bridge is the Go SDK of a Herald Bridge.
 //
 // A Bridge is one HTTP endpoint in the tenant's own code. Herald holds the
 // durable state of every run; it calls the Bridge, signed, each time a run
 // must advance, and the Bridge runs the workflow function from the top,
 // replaying the steps already recorded, until it reaches the next one. The
-// package imports nothing but the standard library.
+// package imports nothing but the standard library and its own wire package.
 //
 // # Basics
 //
 // Define workflows with [NewWorkflow] (or [MustWorkflow]), collect them in a
-// [Registry], and mount the handler of [Serve] on one route:
+// [Registry], and mount the handler of [Serve] on one route. The workflow
+// function receives the trigger payload decoded into the type of its second
+// parameter:
 //
-//	welcome := bridge.MustWorkflow("welcome", func(ctx *bridge.Context) error {
+//	type signup struct {
+//		Plan string `json:"plan"`
+//	}
+//
+//	welcome := bridge.MustWorkflow("welcome", func(ctx *bridge.Context, p signup) error {
 //		name, err := bridge.Run(ctx, "fetch-name", func(c context.Context) (string, error) {
 //			return crm.DisplayName(c, ctx.Subscriber.SubscriberID)
 //		})
 //		if err != nil {
 //			return err
 //		}
-//		_, err = bridge.Send(ctx, "welcome-email", "email", func() (bridge.SendContent, error) {
-//			return bridge.SendContent{Subject: "Welcome, " + name, Body: "…"}, nil
+//		_, err = bridge.Send(ctx, "welcome-email", bridge.Email, func(c context.Context) (bridge.SendContent, error) {
+//			return bridge.SendContent{Subject: "Welcome, " + name, Body: "Your " + p.Plan + " plan is ready."}, nil
 //		})
 //		return err
 //	})
@@ -28,10 +33,11 @@
 //	http.Handle("/herald", bridge.Serve(reg, bridge.Options{SigningKey: os.Getenv("HERALD_SIGNING_SECRET")}))
 //
 // The steps are [Run] (tenant code, result recorded), [Send] (the service
-// delivers a message), [Delay] and [DelayUntil] (the run sleeps),
-// [WaitForEvent] (the run waits for a signal) and [Digest] (runs are batched
-// over a window). Each has a step id, unique within the workflow, that names
-// its recorded result.
+// delivers a message on a [Channel] kind such as [Email]), [Delay] and
+// [DelayUntil] (the run sleeps), [WaitForEvent] (the run waits for a signal,
+// whose payload it decodes) and [Digest] (runs are batched over a window,
+// per [DigestKey] when given). Each has a step id, unique within the
+// workflow, that names its recorded result.
 //
 // # Steps and replay
 //
@@ -61,7 +67,8 @@
 // between swallowing the error and returning is wasted work, and a side
 // effect there is a bug.
 //
-// A callback that returns an error or panics answers 500 with its step id;
+// A callback (of Run, or Send's render) that returns an error or panics
+// answers 500 with its step id;
 // the service retries the step with backoff. Run callbacks therefore run at
 // least once, usually exactly once: make their side effects idempotent, for
 // example by keying them on [Context.RunID] and the step id.
@@ -93,9 +100,20 @@
 // The handler checks the rules it can: a step called with a recorded id but
 // another type, a step called where the history has another one, or a
 // function that returns before replaying every recorded step answers 422
-// nondeterministic ([ErrNondeterministic]); two steps of one execution with
-// one id answer 422 duplicate_step_id ([ErrDuplicateStepID]). The service
-// fails the run on either.
+// nondeterministic ([ErrNondeterministic]), with a message that names the
+// step's position and both sides:
+//
+//	nondeterministic workflow: step 2 was "send-email" (send) in the history, the code asked for "load-user" (run)
+//
+// Two steps of one execution with one id answer 422 duplicate_step_id
+// ([ErrDuplicateStepID]). The service fails the run on either.
+//
+// # Testing
+//
+// Package bridge/bridgetest replays a workflow against a recorded history
+// (the body of an execute request the Bridge received) in a unit test and
+// reports the first departure with the message above, before a deploy can
+// fail runs in flight.
 //
 // # Signing
 //
@@ -104,15 +122,9 @@
 // signing secret. [Serve] verifies it against the raw body before parsing
 // anything and refuses a missing, wrong, or stale signature (more than
 // [Options.Tolerance] from its clock, either way) with 401. During a secret
-// rotation, list the previous secret in [Options.SigningKeys]. [Sign] and
-// [Verify] are the two halves for other uses.
-//
-// # The engine's side
-//
-// [Client] makes the signed calls the service needs and classifies each
-// execute answer as an [Outcome]: completed, a step, retryable, or terminal.
-// The wire types ([Request], [ExecuteRequest], [ExecuteAnswer], [Step],
-// [Duration]…) carry the JSON names of the protocol.
+// rotation, list the previous secret in [Options.SigningKeys]. Package
+// bridge/wire holds the two halves, wire.Sign and wire.Verify, with the
+// protocol's JSON shapes, for other uses.
 //
 // # Caveats
 //
@@ -122,6 +134,7 @@
 //   - The request body is read whole (up to [Options.MaxBodyBytes]) before
 //     the signature is checked. Histories with large outputs make larger
 //     requests: keep Run results small and store bulky data elsewhere.
-//   - A Run result is JSON: it decodes into T on replay, so unexported fields
-//     are lost and numbers in an any come back as float64.
+//   - A Run result, a payload and a signal's payload are JSON: they decode
+//     into their Go type on every execution, so unexported fields are lost
+//     and numbers in an any come back as float64.
 package bridge

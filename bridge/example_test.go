@@ -3,7 +3,6 @@ package bridge_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,34 +11,31 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/bridge/wire"
 )
 
 // greet fetches a display name, then e-mails the subscriber.
-func greet(ctx *bridge.Context) error {
+func greet(ctx *bridge.Context, _ struct{}) error {
 	name, err := bridge.Run(ctx, "fetch-name", func(context.Context) (string, error) {
 		return "Ada", nil // a CRM or database lookup in real code
 	})
 	if err != nil {
 		return err
 	}
-	_, err = bridge.Send(ctx, "welcome-email", "email", func() (bridge.SendContent, error) {
+	_, err = bridge.Send(ctx, "welcome-email", bridge.Email, func(context.Context) (bridge.SendContent, error) {
 		return bridge.SendContent{Subject: "Welcome, " + name, Body: "Glad to have you."}, nil
 	})
 	return err
 }
 
-// Mount a Bridge and call it the way Herald does: a signed POST.
-func ExampleServe() {
-	reg := bridge.NewRegistry().MustRegister(bridge.MustWorkflow("welcome", greet))
-	srv := httptest.NewServer(bridge.Serve(reg, bridge.Options{SigningKey: "whsec_example"}))
+// call posts body to h signed as Herald signs it, and prints the answer.
+func call(h http.Handler, body string) {
+	srv := httptest.NewServer(h)
 	defer srv.Close()
-
-	body := []byte(`{"action":"execute","workflowId":"welcome","runId":"run_1","payload":{},` +
-		`"subscriber":{"subscriberId":"u1"},"steps":[{"stepId":"fetch-name","type":"run","output":"Grace"}]}`)
 	ts := time.Now().Unix()
-	req, _ := http.NewRequest(http.MethodPost, srv.URL, bytes.NewReader(body))
-	req.Header.Set(bridge.HeaderTimestamp, strconv.FormatInt(ts, 10))
-	req.Header.Set(bridge.HeaderSignature, bridge.Sign("whsec_example", ts, body))
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, bytes.NewReader([]byte(body)))
+	req.Header.Set(wire.HeaderTimestamp, strconv.FormatInt(ts, 10))
+	req.Header.Set(wire.HeaderSignature, wire.Sign("whsec_example", ts, []byte(body)))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		panic(err)
@@ -47,101 +43,108 @@ func ExampleServe() {
 	defer resp.Body.Close()
 	answer, _ := io.ReadAll(resp.Body)
 	fmt.Print(resp.StatusCode, " ", string(answer))
+}
+
+// Mount a Bridge and call it the way Herald does: a signed POST.
+func ExampleServe() {
+	reg := bridge.NewRegistry().MustRegister(bridge.MustWorkflow("welcome", greet))
+	h := bridge.Serve(reg, bridge.Options{SigningKey: "whsec_example"})
+	call(h, `{"action":"execute","workflowId":"welcome","runId":"run_1","payload":{},`+
+		`"subscriber":{"subscriberId":"u1"},"steps":[{"stepId":"fetch-name","type":"run","output":"Grace"}]}`)
 	// Output:
 	// 200 {"status":"step","step":{"stepId":"welcome-email","type":"send","channel":"email","to":null,"content":{"subject":"Welcome, Grace","body":"Glad to have you."}}}
 }
 
-func ExampleSign() {
-	body := []byte(`{"action":"health"}`)
-	fmt.Println(bridge.Sign("whsec_test", 1700000000, body))
-	// Output: 0baaf36c6a86bf76d8d88bac4230fc4c36746de47a86021b4e3cc4d2c4da79bf
-}
-
-func ExampleVerify() {
-	body := []byte(`{"action":"health"}`)
-	now := time.Unix(1700000000, 0)
-	sig := bridge.Sign("whsec_old", now.Unix(), body)
-
-	// During a rotation, accept the new secret and the old one.
-	fmt.Println(bridge.Verify(body, "1700000000", sig, now, 0, "whsec_new", "whsec_old"))
-	fmt.Println(bridge.Verify(body, "1700000000", sig, now.Add(10*time.Minute), 0, "whsec_old"))
-	// Output:
-	// <nil>
-	// bridge: signature timestamp outside tolerance: timestamp 1700000000 is 10m0s away (tolerance 5m0s)
-}
-
-// The engine's loop in miniature: execute, record the step, execute again.
-func ExampleClient_Execute() {
-	reg := bridge.NewRegistry().MustRegister(bridge.MustWorkflow("welcome", greet))
-	srv := httptest.NewServer(bridge.Serve(reg, bridge.Options{SigningKey: "whsec_example"}))
-	defer srv.Close()
-
-	var c bridge.Client
-	req := bridge.ExecuteRequest{WorkflowID: "welcome", RunID: "run_1", Subscriber: &bridge.Subscriber{SubscriberID: "u1"}}
-	for {
-		o, err := c.Execute(context.Background(), srv.URL, "whsec_example", req)
-		if err != nil {
-			panic(err)
-		}
-		if o.Kind != bridge.OutcomeStep {
-			fmt.Println(o.Kind)
-			return
-		}
-		fmt.Println(o.Step.Type, o.Step.StepID)
-		output := o.Step.Output
-		if o.Step.Type == bridge.StepSend {
-			output, _ = json.Marshal(bridge.SendResult{AttemptID: "att_1", Status: "sent"}) // delivered by the service
-		}
-		req.Steps = append(req.Steps, bridge.CompletedStep{StepID: o.Step.StepID, Type: o.Step.Type, Output: output})
+// A workflow receives its trigger payload decoded into the type of its
+// function's second parameter.
+func ExampleNewWorkflow() {
+	type order struct {
+		OrderID string `json:"orderId"`
+		Total   int    `json:"totalCents"`
 	}
+	shipped := bridge.MustWorkflow("order_shipped", func(ctx *bridge.Context, o order) error {
+		_, err := bridge.Send(ctx, "notify", bridge.SMS, func(context.Context) (bridge.SendContent, error) {
+			return bridge.SendContent{Body: fmt.Sprintf("Order %s (%d.%02d €) is on its way.", o.OrderID, o.Total/100, o.Total%100)}, nil
+		})
+		return err
+	})
+	h := bridge.Serve(bridge.NewRegistry().MustRegister(shipped), bridge.Options{SigningKey: "whsec_example"})
+	call(h, `{"action":"execute","workflowId":"order_shipped","runId":"run_1","payload":{"orderId":"A-17","totalCents":4250},"subscriber":{"subscriberId":"u1"},"steps":[]}`)
+	call(h, `{"action":"execute","workflowId":"order_shipped","runId":"run_2","payload":{"orderId":17},"subscriber":{"subscriberId":"u1"},"steps":[]}`)
+
+	_, err := bridge.NewWorkflow("order-shipped", func(*bridge.Context, order) error { return nil })
+	fmt.Println(err)
 	// Output:
-	// run fetch-name
-	// send welcome-email
-	// completed
+	// 200 {"status":"step","step":{"stepId":"notify","type":"send","channel":"sms","to":null,"content":{"body":"Order A-17 (42.50 €) is on its way."}}}
+	// 400 {"error":{"code":"invalid_request","message":"bridge: invalid request: the payload does not decode as bridge_test.order: json: cannot unmarshal number into Go struct field order.orderId of type string"}}
+	// bridge: invalid workflow id: "order-shipped"
 }
 
+// WaitForEvent decodes the signal's payload; ok is false on timeout.
 func ExampleWaitForEvent() {
-	approval := bridge.MustWorkflow("approval", func(ctx *bridge.Context) error {
-		ev, err := bridge.WaitForEvent(ctx, "wait-approval", "approved", 48*time.Hour)
+	type decision struct {
+		By string `json:"by"`
+	}
+	approval := bridge.MustWorkflow("approval", func(ctx *bridge.Context, _ struct{}) error {
+		d, ok, err := bridge.WaitForEvent[decision](ctx, "wait-approval", "approved", 48*time.Hour)
 		if err != nil {
 			return err
 		}
 		subject := "Request expired"
-		if ev != nil {
-			var decision struct {
-				By string `json:"by"`
-			}
-			if err := json.Unmarshal(ev, &decision); err != nil {
-				return err
-			}
-			subject = "Approved by " + decision.By
+		if ok {
+			subject = "Approved by " + d.By
 		}
-		_, err = bridge.Send(ctx, "outcome", "email", func() (bridge.SendContent, error) {
+		_, err = bridge.Send(ctx, "outcome", bridge.Email, func(context.Context) (bridge.SendContent, error) {
 			return bridge.SendContent{Subject: subject, Body: "…"}, nil
 		})
 		return err
 	})
-	_ = bridge.NewRegistry().MustRegister(approval)
-}
-
-func ExampleParseDuration() {
-	for _, s := range []string{"90s", "1h30m", "2d", "1.5d"} {
-		d, _ := bridge.ParseDuration(s)
-		fmt.Println(s, d)
+	h := bridge.Serve(bridge.NewRegistry().MustRegister(approval), bridge.Options{SigningKey: "whsec_example"})
+	for _, output := range []string{`{"by":"ann"}`, `null`} {
+		call(h, `{"action":"execute","workflowId":"approval","runId":"run_1","payload":{},"subscriber":{"subscriberId":"u1"},`+
+			`"steps":[{"stepId":"wait-approval","type":"waitForEvent","output":`+output+`}]}`)
 	}
 	// Output:
-	// 90s 1m30s
-	// 1h30m 1h30m0s
-	// 2d 48h0m0s
-	// 1.5d 36h0m0s
+	// 200 {"status":"step","step":{"stepId":"outcome","type":"send","channel":"email","to":null,"content":{"subject":"Approved by ann","body":"…"}}}
+	// 200 {"status":"step","step":{"stepId":"outcome","type":"send","channel":"email","to":null,"content":{"subject":"Request expired","body":"…"}}}
 }
 
-func ExampleNewWorkflow() {
-	_, err := bridge.NewWorkflow("daily-digest", greet)
-	fmt.Println(err)
-	w, err := bridge.NewWorkflow("daily_digest", greet, bridge.WithSchedule("0 9 * * *"))
-	fmt.Println(w.ID(), err)
+// A digest per post: comments on one post are gathered together.
+func ExampleDigest() {
+	type comment struct {
+		PostID string `json:"postId"`
+	}
+	comments := bridge.MustWorkflow("comments", func(ctx *bridge.Context, c comment) error {
+		got, err := bridge.Digest(ctx, "gather", 10*time.Minute, bridge.DigestKey(c.PostID))
+		if err != nil {
+			return err
+		}
+		_, err = bridge.Send(ctx, "summary", bridge.Email, func(context.Context) (bridge.SendContent, error) {
+			return bridge.SendContent{Subject: fmt.Sprintf("%d new comments", got.Count), Body: "…"}, nil
+		})
+		return err
+	})
+	h := bridge.Serve(bridge.NewRegistry().MustRegister(comments), bridge.Options{SigningKey: "whsec_example"})
+	call(h, `{"action":"execute","workflowId":"comments","runId":"run_1","payload":{"postId":"p42"},"subscriber":{"subscriberId":"u1"},"steps":[]}`)
 	// Output:
-	// bridge: invalid workflow id: "daily-digest"
-	// daily_digest <nil>
+	// 200 {"status":"step","step":{"stepId":"gather","type":"digest","window":600,"key":"p42"}}
+}
+
+// Send's render function gets the request's context, for a template
+// lookup or a translation service; To names another recipient.
+func ExampleSend() {
+	loadTemplate := func(ctx context.Context, name string) (string, error) {
+		return "Your weekly report is ready.", ctx.Err() // a template store in real code
+	}
+	report := bridge.MustWorkflow("weekly_report", func(ctx *bridge.Context, _ struct{}) error {
+		_, err := bridge.Send(ctx, "report", bridge.Email, func(c context.Context) (bridge.SendContent, error) {
+			body, err := loadTemplate(c, "weekly")
+			return bridge.SendContent{Subject: "Weekly report", Body: body}, err
+		}, bridge.To("ops"))
+		return err
+	}, bridge.WithSchedule("0 8 * * 1"))
+	h := bridge.Serve(bridge.NewRegistry().MustRegister(report), bridge.Options{SigningKey: "whsec_example"})
+	call(h, `{"action":"execute","workflowId":"weekly_report","runId":"run_1","payload":{},"subscriber":null,"steps":[]}`)
+	// Output:
+	// 200 {"status":"step","step":{"stepId":"report","type":"send","channel":"email","to":"ops","content":{"subject":"Weekly report","body":"Your weekly report is ready."}}}
 }

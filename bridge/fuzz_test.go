@@ -12,17 +12,18 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/bridge/wire"
 )
 
 // fuzzRegistry uses every step type and branches on the payload and on step
 // outputs, so that arbitrary histories reach every replay path.
 func fuzzRegistry() *bridge.Registry {
-	flow := bridge.MustWorkflow("flow", func(ctx *bridge.Context) error {
+	flow := bridge.MustWorkflow("flow", func(ctx *bridge.Context, payload map[string]any) error {
 		n, err := bridge.Run(ctx, "count", func(context.Context) (int, error) {
-			if ctx.Payload["fail"] == true {
+			if payload["fail"] == true {
 				return 0, errors.New("asked to fail")
 			}
-			return len(ctx.Payload), nil
+			return len(payload), nil
 		})
 		if err != nil {
 			return err
@@ -32,24 +33,22 @@ func fuzzRegistry() *bridge.Registry {
 				return err
 			}
 		}
-		ev, err := bridge.WaitForEvent(ctx, "wait", "approved", time.Hour)
+		ev, ok, err := bridge.WaitForEvent[json.RawMessage](ctx, "wait", "approved", time.Hour)
 		if err != nil {
 			return err
 		}
-		if ev == nil {
-			_, err = bridge.Digest(ctx, "batch", 10*time.Minute, "k")
+		if !ok {
+			_, err = bridge.Digest(ctx, "batch", 10*time.Minute, bridge.DigestKey("k"))
 			return err
 		}
-		_, err = bridge.Send(ctx, "notify", "email", func() (bridge.SendContent, error) {
+		_, err = bridge.Send(ctx, "notify", "email", func(context.Context) (bridge.SendContent, error) {
 			return bridge.SendContent{Subject: "n=" + strconv.Itoa(n), Body: string(ev)}, nil
 		}, bridge.To("u2"))
 		return err
 	})
-	crash := bridge.MustWorkflow("crash", func(ctx *bridge.Context) error {
-		var p struct {
-			Mode string `json:"mode"`
-		}
-		_ = ctx.DecodePayload(&p)
+	crash := bridge.MustWorkflow("crash", func(ctx *bridge.Context, p struct {
+		Mode string `json:"mode"`
+	}) error {
 		if p.Mode == "panic" {
 			panic("crash")
 		}
@@ -92,8 +91,8 @@ func FuzzHandler(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, signed bool) {
 		req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
 		if signed {
-			req.Header.Set(bridge.HeaderTimestamp, strconv.FormatInt(testNow.Unix(), 10))
-			req.Header.Set(bridge.HeaderSignature, bridge.Sign(testKey, testNow.Unix(), body))
+			req.Header.Set(wire.HeaderTimestamp, strconv.FormatInt(testNow.Unix(), 10))
+			req.Header.Set(wire.HeaderSignature, wire.Sign(testKey, testNow.Unix(), body))
 		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
@@ -108,7 +107,7 @@ func FuzzHandler(f *testing.F) {
 			t.Fatalf("answer is not JSON: %q", rec.Body.Bytes())
 		}
 		if rec.Code != http.StatusOK {
-			var e bridge.ErrorBody
+			var e wire.ErrorBody
 			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error.Code == "" || e.Error.Code == "internal" {
 				t.Fatalf("error body %s for %q", rec.Body.Bytes(), body)
 			}

@@ -3,6 +3,8 @@ package bridge
 import (
 	"fmt"
 	"sync"
+
+	"github.com/heraldhq/herald/bridge/wire"
 )
 
 // Registry collects the workflows a Bridge serves. The zero value is not
@@ -62,10 +64,10 @@ func (r *Registry) lookup(id string) (*Workflow, bool) {
 }
 
 // infos describes the registered workflows in registration order.
-func (r *Registry) infos() []WorkflowInfo {
+func (r *Registry) infos() []wire.WorkflowInfo {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	out := make([]WorkflowInfo, len(r.order))
+	out := make([]wire.WorkflowInfo, len(r.order))
 	for i, w := range r.order {
 		out[i] = w.info()
 	}

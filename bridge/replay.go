@@ -53,38 +53,3 @@ func (r *replays) first(signature string) bool {
 	r.next = (r.next + 1) % r.max
 	return true
 }
-
-// sent remembers what a Client signed in the current second, so that it
-// never sends two byte-identical signed requests (which a Bridge would
-// refuse as a replay): a repeat is signed with the next second instead.
-type sent struct {
-	mu     sync.Mutex
-	at     map[string]int64 // signature → its timestamp, none before pruned
-	pruned int64
-}
-
-// stamp returns the timestamp and signature for body: now, or the first
-// later second whose signature this Client has not sent yet.
-func (s *sent) stamp(secret string, now int64, body []byte) (int64, string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.at == nil {
-		s.at = map[string]int64{}
-	}
-	if s.pruned < now {
-		// Timestamps before now are never signed again: they cannot collide.
-		for sig, ts := range s.at {
-			if ts < now {
-				delete(s.at, sig)
-			}
-		}
-		s.pruned = now
-	}
-	for ts := now; ; ts++ {
-		sig := Sign(secret, ts, body)
-		if _, dup := s.at[sig]; !dup {
-			s.at[sig] = ts
-			return ts, sig
-		}
-	}
-}

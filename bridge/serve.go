@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/heraldhq/herald/bridge/wire"
 )
 
 // DefaultMaxBodyBytes is the request body limit of a [Serve] handler when
@@ -22,7 +24,7 @@ type Options struct {
 	// takes to reach every Bridge instance. Empty strings are ignored.
 	SigningKeys []string
 	// Tolerance is how far a request's timestamp may be from Now, in either
-	// direction. Zero or negative: DefaultTolerance (300 s).
+	// direction. Zero or negative: 300 s.
 	Tolerance time.Duration
 	// Now is the clock the timestamp is checked against. Nil: time.Now.
 	Now func() time.Time
@@ -40,7 +42,7 @@ type Options struct {
 
 // Serve returns the HTTP handler of a Bridge serving the workflows of reg.
 // Mount it on one route; it accepts every method. For each request it reads
-// the raw body, verifies its signature (see [Verify]) before parsing
+// the raw body, verifies its signature (see [wire.Verify]) before parsing
 // anything, then answers the action:
 //
 //	200 {"status":"ok","workflows":N}                   health
@@ -89,7 +91,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	answer, err := h.answer(w, r)
 	if err != nil {
 		status, info := classify(err)
-		writeJSON(w, status, ErrorBody{Error: info})
+		writeJSON(w, status, wire.ErrorBody{Error: info})
 		return
 	}
 	writeJSON(w, http.StatusOK, answer)
@@ -101,44 +103,44 @@ func (h *handler) answer(w http.ResponseWriter, r *http.Request) (any, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return nil, fmt.Errorf("%w: over %d bytes", ErrBodyTooLarge, h.maxBody)
+			return nil, fmt.Errorf("%w: over %d bytes", errBodyTooLarge, h.maxBody)
 		}
-		return nil, fmt.Errorf("%w: reading the body: %v", ErrInvalidRequest, err)
+		return nil, fmt.Errorf("%w: reading the body: %v", errInvalidRequest, err)
 	}
-	signature := r.Header.Get(HeaderSignature)
-	err = Verify(body, r.Header.Get(HeaderTimestamp), signature, h.now(), h.tolerance, h.keys...)
+	signature := r.Header.Get(wire.HeaderSignature)
+	err = wire.Verify(body, r.Header.Get(wire.HeaderTimestamp), signature, h.now(), h.tolerance, h.keys...)
 	if err != nil {
 		return nil, err
 	}
 	if h.replays != nil && !h.replays.first(signature) {
-		return nil, ErrReplayed
+		return nil, errReplayed
 	}
-	var req Request
+	var req wire.Request
 	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidJSON, err)
+		return nil, fmt.Errorf("%w: %v", errInvalidJSON, err)
 	}
 	switch req.Action {
-	case ActionHealth:
-		return HealthAnswer{Status: StatusOK, Workflows: len(h.reg.infos())}, nil
-	case ActionDiscover:
-		return DiscoverAnswer{Workflows: h.reg.infos()}, nil
-	case ActionExecute:
+	case wire.ActionHealth:
+		return wire.HealthAnswer{Status: wire.StatusOK, Workflows: len(h.reg.infos())}, nil
+	case wire.ActionDiscover:
+		return wire.DiscoverAnswer{Workflows: h.reg.infos()}, nil
+	case wire.ActionExecute:
 		if req.ExecuteRequest == nil {
-			req.ExecuteRequest = &ExecuteRequest{}
+			req.ExecuteRequest = &wire.ExecuteRequest{}
 		}
 		wf, ok := h.reg.lookup(req.WorkflowID)
 		if !ok {
-			return nil, fmt.Errorf("%w: %q", ErrWorkflowNotFound, req.WorkflowID)
+			return nil, fmt.Errorf("%w: %q", errWorkflowNotFound, req.WorkflowID)
 		}
-		c, err := newContext(r.Context(), req.ExecuteRequest)
+		c, fn, err := newContext(r.Context(), req.ExecuteRequest, wf)
 		if err != nil {
 			return nil, err
 		}
-		return c.execute(wf.fn)
+		return c.execute(fn)
 	case "":
-		return nil, fmt.Errorf("%w: no action", ErrUnknownAction)
+		return nil, fmt.Errorf("%w: no action", errUnknownAction)
 	}
-	return nil, fmt.Errorf("%w: %q", ErrUnknownAction, req.Action)
+	return nil, fmt.Errorf("%w: %q", errUnknownAction, req.Action)
 }
 
 // statusOf maps the sentinel errors of a request to their answer.
@@ -147,38 +149,38 @@ var statusOf = []struct {
 	status int
 	code   string
 }{
-	{ErrNotSigned, http.StatusUnauthorized, "unauthorized"},
-	{ErrInvalidHeader, http.StatusUnauthorized, "unauthorized"},
-	{ErrNoValidSignature, http.StatusUnauthorized, "unauthorized"},
-	{ErrStale, http.StatusUnauthorized, "unauthorized"},
-	{ErrReplayed, http.StatusConflict, CodeReplayed},
-	{ErrBodyTooLarge, http.StatusRequestEntityTooLarge, "body_too_large"},
-	{ErrInvalidJSON, http.StatusBadRequest, "invalid_json"},
-	{ErrUnknownAction, http.StatusBadRequest, "unknown_action"},
-	{ErrInvalidRequest, http.StatusBadRequest, "invalid_request"},
-	{ErrWorkflowNotFound, http.StatusNotFound, CodeWorkflowNotFound},
-	{ErrNondeterministic, http.StatusUnprocessableEntity, CodeNondeterministic},
-	{ErrDuplicateStepID, http.StatusUnprocessableEntity, CodeDuplicateStepID},
+	{wire.ErrNotSigned, http.StatusUnauthorized, "unauthorized"},
+	{wire.ErrInvalidHeader, http.StatusUnauthorized, "unauthorized"},
+	{wire.ErrNoValidSignature, http.StatusUnauthorized, "unauthorized"},
+	{wire.ErrStale, http.StatusUnauthorized, "unauthorized"},
+	{errReplayed, http.StatusConflict, "replayed"},
+	{errBodyTooLarge, http.StatusRequestEntityTooLarge, "body_too_large"},
+	{errInvalidJSON, http.StatusBadRequest, "invalid_json"},
+	{errUnknownAction, http.StatusBadRequest, "unknown_action"},
+	{errInvalidRequest, http.StatusBadRequest, "invalid_request"},
+	{errWorkflowNotFound, http.StatusNotFound, "workflow_not_found"},
+	{ErrNondeterministic, http.StatusUnprocessableEntity, "nondeterministic"},
+	{ErrDuplicateStepID, http.StatusUnprocessableEntity, "duplicate_step_id"},
 }
 
 // classify turns the error of a request into its status and error body.
-func classify(err error) (int, ErrorInfo) {
+func classify(err error) (int, wire.ErrorInfo) {
 	if se, ok := errors.AsType[*StepError](err); ok {
-		return http.StatusInternalServerError, ErrorInfo{Code: CodeStepFailed, Message: se.Err.Error(), StepID: se.StepID}
+		return http.StatusInternalServerError, wire.ErrorInfo{Code: "step_failed", Message: se.Err.Error(), StepID: se.StepID}
 	}
 	if we, ok := errors.AsType[*workflowError](err); ok {
-		return http.StatusInternalServerError, ErrorInfo{Code: "workflow_failed", Message: we.Error()}
+		return http.StatusInternalServerError, wire.ErrorInfo{Code: "workflow_failed", Message: we.Error()}
 	}
 	for _, s := range statusOf {
 		if errors.Is(err, s.err) {
-			return s.status, ErrorInfo{Code: s.code, Message: err.Error()}
+			return s.status, wire.ErrorInfo{Code: s.code, Message: err.Error()}
 		}
 	}
-	return http.StatusInternalServerError, ErrorInfo{Code: "internal", Message: err.Error()}
+	return http.StatusInternalServerError, wire.ErrorInfo{Code: "internal", Message: err.Error()}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := marshal(v)
+	body, err := wire.Marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError
 		body = []byte(`{"error":{"code":"internal","message":"the answer does not encode as JSON"}}`)

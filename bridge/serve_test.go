@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/bridge/wire"
 )
 
 const testKey = "whsec_test"
@@ -28,17 +29,17 @@ func serve(wfs ...*bridge.Workflow) http.Handler {
 // post sends body to h, signed with key at the instant at.
 func post(h http.Handler, body, key string, at time.Time) (int, string) {
 	req := httptest.NewRequest(http.MethodPost, "/herald", strings.NewReader(body))
-	req.Header.Set(bridge.HeaderTimestamp, strconv.FormatInt(at.Unix(), 10))
-	req.Header.Set(bridge.HeaderSignature, bridge.Sign(key, at.Unix(), []byte(body)))
+	req.Header.Set(wire.HeaderTimestamp, strconv.FormatInt(at.Unix(), 10))
+	req.Header.Set(wire.HeaderSignature, wire.Sign(key, at.Unix(), []byte(body)))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	return rec.Code, strings.TrimSpace(rec.Body.String())
 }
 
 // execute asks h to execute workflowID with payload and the history steps.
-func execute(t *testing.T, h http.Handler, workflowID, payload string, steps ...bridge.CompletedStep) (int, string) {
+func execute(t *testing.T, h http.Handler, workflowID, payload string, steps ...wire.CompletedStep) (int, string) {
 	t.Helper()
-	body, err := json.Marshal(bridge.Request{Action: bridge.ActionExecute, ExecuteRequest: &bridge.ExecuteRequest{
+	body, err := json.Marshal(wire.Request{Action: wire.ActionExecute, ExecuteRequest: &wire.ExecuteRequest{
 		WorkflowID: workflowID,
 		RunID:      "run_1",
 		Payload:    json.RawMessage(payload),
@@ -51,14 +52,14 @@ func execute(t *testing.T, h http.Handler, workflowID, payload string, steps ...
 	return post(h, string(body), testKey, testNow)
 }
 
-func done(id string, typ bridge.StepType, output string) bridge.CompletedStep {
-	return bridge.CompletedStep{StepID: id, Type: typ, Output: json.RawMessage(output)}
+func done(id string, typ wire.StepType, output string) wire.CompletedStep {
+	return wire.CompletedStep{StepID: id, Type: typ, Output: json.RawMessage(output)}
 }
 
 // errorOf decodes an error body.
-func errorOf(t *testing.T, body string) bridge.ErrorInfo {
+func errorOf(t *testing.T, body string) wire.ErrorInfo {
 	t.Helper()
-	var e bridge.ErrorBody
+	var e wire.ErrorBody
 	if err := json.Unmarshal([]byte(body), &e); err != nil {
 		t.Fatalf("not an error body: %s", body)
 	}
@@ -72,7 +73,7 @@ type profile struct {
 
 // onboarding is a four-step workflow that counts how often its tenant code runs.
 func onboarding(calls map[string]int) *bridge.Workflow {
-	return bridge.MustWorkflow("onboarding", func(ctx *bridge.Context) error {
+	return bridge.MustWorkflow("onboarding", func(ctx *bridge.Context, _ any) error {
 		p, err := bridge.Run(ctx, "fetch", func(context.Context) (profile, error) {
 			calls["fetch"]++
 			return profile{Name: "Ada", Plan: "pro"}, nil
@@ -80,7 +81,7 @@ func onboarding(calls map[string]int) *bridge.Workflow {
 		if err != nil {
 			return err
 		}
-		_, err = bridge.Send(ctx, "welcome", "email", func() (bridge.SendContent, error) {
+		_, err = bridge.Send(ctx, "welcome", "email", func(context.Context) (bridge.SendContent, error) {
 			calls["render"]++
 			return bridge.SendContent{Subject: "Hi " + p.Name, Body: "<p>Welcome & enjoy</p>"}, nil
 		})
@@ -99,30 +100,30 @@ func onboarding(calls map[string]int) *bridge.Workflow {
 }
 
 func TestExecuteReplay(t *testing.T) {
-	fetched := done("fetch", bridge.StepRun, `{"name":"Grace","plan":"free"}`)
-	sent := done("welcome", bridge.StepSend, `{"attemptId":"att_1","status":"sent"}`)
-	paused := done("pause", bridge.StepDelay, `null`)
-	scored := done("score", bridge.StepRun, `42`)
+	fetched := done("fetch", wire.StepRun, `{"name":"Grace","plan":"free"}`)
+	sent := done("welcome", wire.StepSend, `{"attemptId":"att_1","status":"sent"}`)
+	paused := done("pause", wire.StepDelay, `null`)
+	scored := done("score", wire.StepRun, `42`)
 
 	tests := []struct {
 		name  string
-		steps []bridge.CompletedStep
+		steps []wire.CompletedStep
 		want  string
 		calls map[string]int
 	}{
 		{"first step runs", nil,
 			`{"status":"step","step":{"stepId":"fetch","type":"run","output":{"name":"Ada","plan":"pro"}}}`,
 			map[string]int{"fetch": 1}},
-		{"recorded output is replayed, send described", []bridge.CompletedStep{fetched},
+		{"recorded output is replayed, send described", []wire.CompletedStep{fetched},
 			`{"status":"step","step":{"stepId":"welcome","type":"send","channel":"email","to":null,"content":{"subject":"Hi Grace","body":"<p>Welcome & enjoy</p>"}}}`,
 			map[string]int{"render": 1}},
-		{"delay described", []bridge.CompletedStep{fetched, sent},
+		{"delay described", []wire.CompletedStep{fetched, sent},
 			`{"status":"step","step":{"stepId":"pause","type":"delay","seconds":90}}`,
 			map[string]int{}},
-		{"only the first uncompleted step executes", []bridge.CompletedStep{fetched, sent, paused},
+		{"only the first uncompleted step executes", []wire.CompletedStep{fetched, sent, paused},
 			`{"status":"step","step":{"stepId":"score","type":"run","output":42}}`,
 			map[string]int{"score": 1}},
-		{"completed", []bridge.CompletedStep{fetched, sent, paused, scored},
+		{"completed", []wire.CompletedStep{fetched, sent, paused, scored},
 			`{"status":"completed"}`,
 			map[string]int{}},
 	}
@@ -146,44 +147,44 @@ func TestExecuteDescribesSteps(t *testing.T) {
 	until := time.Date(2025, 1, 2, 3, 4, 5, 0, time.FixedZone("CET", 3600))
 	tests := []struct {
 		name string
-		fn   bridge.WorkflowFunc
+		fn   func(*bridge.Context, any) error
 		want string
 	}{
-		{"send to another subscriber", func(ctx *bridge.Context) error {
-			_, err := bridge.Send(ctx, "s", "email", func() (bridge.SendContent, error) {
+		{"send to another subscriber", func(ctx *bridge.Context, _ any) error {
+			_, err := bridge.Send(ctx, "s", "email", func(context.Context) (bridge.SendContent, error) {
 				return bridge.SendContent{Subject: "S", Body: "B"}, nil
 			}, bridge.To("u2"))
 			return err
 		}, `{"stepId":"s","type":"send","channel":"email","to":"u2","content":{"subject":"S","body":"B"}}`},
-		{"send without subject", func(ctx *bridge.Context) error {
-			_, err := bridge.Send(ctx, "s", "sms", func() (bridge.SendContent, error) {
+		{"send without subject", func(ctx *bridge.Context, _ any) error {
+			_, err := bridge.Send(ctx, "s", "sms", func(context.Context) (bridge.SendContent, error) {
 				return bridge.SendContent{Body: "B"}, nil
 			})
 			return err
 		}, `{"stepId":"s","type":"send","channel":"sms","to":null,"content":{"body":"B"}}`},
-		{"delay in seconds", func(ctx *bridge.Context) error {
+		{"delay in seconds", func(ctx *bridge.Context, _ any) error {
 			return bridge.Delay(ctx, "d", 1500*time.Millisecond)
 		}, `{"stepId":"d","type":"delay","seconds":1.5}`},
-		{"delay until, in UTC", func(ctx *bridge.Context) error {
+		{"delay until, in UTC", func(ctx *bridge.Context, _ any) error {
 			return bridge.DelayUntil(ctx, "d", until)
 		}, `{"stepId":"d","type":"delay","until":"2025-01-02T02:04:05Z"}`},
-		{"wait with timeout", func(ctx *bridge.Context) error {
-			_, err := bridge.WaitForEvent(ctx, "w", "approved", time.Hour)
+		{"wait with timeout", func(ctx *bridge.Context, _ any) error {
+			_, _, err := bridge.WaitForEvent[any](ctx, "w", "approved", time.Hour)
 			return err
 		}, `{"stepId":"w","type":"waitForEvent","event":"approved","timeout":3600}`},
-		{"wait forever", func(ctx *bridge.Context) error {
-			_, err := bridge.WaitForEvent(ctx, "w", "approved", 0)
+		{"wait forever", func(ctx *bridge.Context, _ any) error {
+			_, _, err := bridge.WaitForEvent[any](ctx, "w", "approved", 0)
 			return err
 		}, `{"stepId":"w","type":"waitForEvent","event":"approved","timeout":null}`},
-		{"digest with key", func(ctx *bridge.Context) error {
-			_, err := bridge.Digest(ctx, "g", 10*time.Minute, "comments")
+		{"digest with key", func(ctx *bridge.Context, _ any) error {
+			_, err := bridge.Digest(ctx, "g", 10*time.Minute, bridge.DigestKey("comments"))
 			return err
 		}, `{"stepId":"g","type":"digest","window":600,"key":"comments"}`},
-		{"digest without key", func(ctx *bridge.Context) error {
-			_, err := bridge.Digest(ctx, "g", time.Minute, "")
+		{"digest without key", func(ctx *bridge.Context, _ any) error {
+			_, err := bridge.Digest(ctx, "g", time.Minute)
 			return err
 		}, `{"stepId":"g","type":"digest","window":60,"key":null}`},
-		{"run returning nothing", func(ctx *bridge.Context) error {
+		{"run returning nothing", func(ctx *bridge.Context, _ any) error {
 			_, err := bridge.Run(ctx, "r", func(context.Context) (*profile, error) { return nil, nil })
 			return err
 		}, `{"stepId":"r","type":"run","output":null}`},
@@ -203,23 +204,23 @@ func TestExecuteReplaysStepOutputs(t *testing.T) {
 	// The workflow reports what each step returned through the subject of
 	// its final send.
 	var got string
-	wf := bridge.MustWorkflow("wf", func(ctx *bridge.Context) error {
-		res, err := bridge.Send(ctx, "s", "email", func() (bridge.SendContent, error) {
+	wf := bridge.MustWorkflow("wf", func(ctx *bridge.Context, _ any) error {
+		res, err := bridge.Send(ctx, "s", "email", func(context.Context) (bridge.SendContent, error) {
 			t.Error("render called on replay")
 			return bridge.SendContent{}, nil
 		})
 		if err != nil {
 			return err
 		}
-		ev, err := bridge.WaitForEvent(ctx, "w", "approved", time.Hour)
+		ev, _, err := bridge.WaitForEvent[json.RawMessage](ctx, "w", "approved", time.Hour)
 		if err != nil {
 			return err
 		}
-		timedOut, err := bridge.WaitForEvent(ctx, "w2", "approved", time.Hour)
+		_, signalled, err := bridge.WaitForEvent[json.RawMessage](ctx, "w2", "approved", time.Hour)
 		if err != nil {
 			return err
 		}
-		dg, err := bridge.Digest(ctx, "g", time.Minute, "")
+		dg, err := bridge.Digest(ctx, "g", time.Minute)
 		if err != nil {
 			return err
 		}
@@ -227,16 +228,16 @@ func TestExecuteReplaysStepOutputs(t *testing.T) {
 			return err
 		}
 		got = strings.Join([]string{res.AttemptID, res.Status, res.ProviderMessageID, string(ev),
-			strconv.FormatBool(timedOut == nil), strconv.Itoa(dg.Count), dg.Events[1].RunID,
+			strconv.FormatBool(!signalled), strconv.Itoa(dg.Count), dg.Events[1].RunID,
 			dg.Events[1].Payload["n"].(string), dg.Events[1].At.Format(time.RFC3339)}, " ")
 		return nil
 	})
 	status, body := execute(t, serve(wf), "wf", `{}`,
-		done("s", bridge.StepSend, `{"attemptId":"att_1","status":"sent","providerMessageId":"<m1@x>"}`),
-		done("w", bridge.StepWaitForEvent, `{"by":"boss"}`),
-		done("w2", bridge.StepWaitForEvent, `null`),
-		done("g", bridge.StepDigest, `{"count":2,"events":[{"payload":{"n":"1"},"runId":"run_1","at":"2025-01-01T00:00:00Z"},{"payload":{"n":"2"},"runId":"run_2","at":"2025-01-01T00:00:05Z"}]}`),
-		bridge.CompletedStep{StepID: "d", Type: bridge.StepDelay}, // output null
+		done("s", wire.StepSend, `{"attemptId":"att_1","status":"sent","providerMessageId":"<m1@x>"}`),
+		done("w", wire.StepWaitForEvent, `{"by":"boss"}`),
+		done("w2", wire.StepWaitForEvent, `null`),
+		done("g", wire.StepDigest, `{"count":2,"events":[{"payload":{"n":"1"},"runId":"run_1","at":"2025-01-01T00:00:00Z"},{"payload":{"n":"2"},"runId":"run_2","at":"2025-01-01T00:00:05Z"}]}`),
+		wire.CompletedStep{StepID: "d", Type: wire.StepDelay}, // output null
 	)
 	if status != http.StatusOK || body != `{"status":"completed"}` {
 		t.Fatalf("got %d %s", status, body)
@@ -249,19 +250,14 @@ func TestExecuteReplaysStepOutputs(t *testing.T) {
 
 func TestExecuteContext(t *testing.T) {
 	var got []string
-	wf := bridge.MustWorkflow("wf", func(ctx *bridge.Context) error {
-		var p struct {
-			OrderID int64 `json:"orderId"`
-		}
-		if err := ctx.DecodePayload(&p); err != nil {
-			return err
-		}
+	wf := bridge.MustWorkflow("wf", func(ctx *bridge.Context, p struct {
+		OrderID int64 `json:"orderId"`
+	}) error {
 		sub := "<none>"
 		if ctx.Subscriber != nil {
 			sub = ctx.Subscriber.SubscriberID + " " + ctx.Subscriber.Contacts["email"][0]
 		}
-		got = append(got, ctx.WorkflowID+" "+ctx.RunID+" "+strconv.FormatInt(p.OrderID, 10)+" "+
-			strconv.Itoa(len(ctx.Payload))+" "+sub)
+		got = append(got, ctx.WorkflowID+" "+ctx.RunID+" "+strconv.FormatInt(p.OrderID, 10)+" "+sub)
 		return nil
 	})
 	h := serve(wf)
@@ -272,7 +268,7 @@ func TestExecuteContext(t *testing.T) {
 	if status, body := post(h, `{"action":"execute","workflowId":"wf","runId":"run_2","subscriber":null,"steps":[]}`, testKey, testNow); status != http.StatusOK {
 		t.Fatalf("got %d %s", status, body)
 	}
-	want := []string{"wf run_1 9007199254740993 1 u1 u1@example.com", "wf run_2 0 0 <none>"}
+	want := []string{"wf run_1 9007199254740993 u1 u1@example.com", "wf run_2 0 <none>"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("workflow saw %q, want %q", got, want)
 	}
@@ -280,106 +276,106 @@ func TestExecuteContext(t *testing.T) {
 
 func TestExecuteFailures(t *testing.T) {
 	boom := errors.New("boom")
-	runA := func(ctx *bridge.Context) error {
+	runA := func(ctx *bridge.Context, _ any) error {
 		_, err := bridge.Run(ctx, "a", func(context.Context) (int, error) { return 1, nil })
 		return err
 	}
 	tests := []struct {
 		name   string
-		fn     bridge.WorkflowFunc
-		steps  []bridge.CompletedStep
+		fn     func(*bridge.Context, any) error
+		steps  []wire.CompletedStep
 		status int
 		code   string
 		stepID string
 		msg    string
 	}{
-		{name: "callback error", fn: func(ctx *bridge.Context) error {
+		{name: "callback error", fn: func(ctx *bridge.Context, _ any) error {
 			_, err := bridge.Run(ctx, "a", func(context.Context) (int, error) { return 0, boom })
 			return err
 		}, status: 500, code: "step_failed", stepID: "a", msg: "boom"},
-		{name: "callback panic", fn: func(ctx *bridge.Context) error {
+		{name: "callback panic", fn: func(ctx *bridge.Context, _ any) error {
 			_, err := bridge.Run(ctx, "a", func(context.Context) (int, error) { panic("kaput") })
 			return err
 		}, status: 500, code: "step_failed", stepID: "a", msg: "panic: kaput"},
-		{name: "render error", fn: func(ctx *bridge.Context) error {
-			_, err := bridge.Send(ctx, "s", "email", func() (bridge.SendContent, error) { return bridge.SendContent{}, boom })
+		{name: "render error", fn: func(ctx *bridge.Context, _ any) error {
+			_, err := bridge.Send(ctx, "s", "email", func(context.Context) (bridge.SendContent, error) { return bridge.SendContent{}, boom })
 			return err
 		}, status: 500, code: "step_failed", stepID: "s", msg: "boom"},
-		{name: "output not JSON", fn: func(ctx *bridge.Context) error {
+		{name: "output not JSON", fn: func(ctx *bridge.Context, _ any) error {
 			_, err := bridge.Run(ctx, "a", func(context.Context) (func(), error) { return func() {}, nil })
 			return err
 		}, status: 500, code: "step_failed", stepID: "a", msg: "output does not encode as JSON"},
-		{name: "workflow error outside steps", fn: func(*bridge.Context) error { return boom },
+		{name: "workflow error outside steps", fn: func(*bridge.Context, any) error { return boom },
 			status: 500, code: "workflow_failed", msg: "boom"},
-		{name: "workflow panic outside steps", fn: func(*bridge.Context) error { panic("oops") },
+		{name: "workflow panic outside steps", fn: func(*bridge.Context, any) error { panic("oops") },
 			status: 500, code: "workflow_failed", msg: "workflow panicked: oops"},
-		{name: "invalid step arguments", fn: func(ctx *bridge.Context) error { return bridge.Delay(ctx, "d", -time.Second) },
+		{name: "invalid step arguments", fn: func(ctx *bridge.Context, _ any) error { return bridge.Delay(ctx, "d", -time.Second) },
 			status: 500, code: "step_failed", stepID: "d", msg: "negative delay"},
-		{name: "send on no channel", fn: func(ctx *bridge.Context) error {
-			_, err := bridge.Send(ctx, "s", "", func() (bridge.SendContent, error) { return bridge.SendContent{}, nil })
+		{name: "send on no channel", fn: func(ctx *bridge.Context, _ any) error {
+			_, err := bridge.Send(ctx, "s", "", func(context.Context) (bridge.SendContent, error) { return bridge.SendContent{}, nil })
 			return err
 		}, status: 500, code: "step_failed", stepID: "s", msg: "empty channel"},
-		{name: "send without render", fn: func(ctx *bridge.Context) error {
+		{name: "send without render", fn: func(ctx *bridge.Context, _ any) error {
 			_, err := bridge.Send(ctx, "s", "email", nil)
 			return err
 		}, status: 500, code: "step_failed", stepID: "s", msg: "nil render"},
-		{name: "send to nobody", fn: func(ctx *bridge.Context) error {
-			_, err := bridge.Send(ctx, "s", "email", func() (bridge.SendContent, error) { return bridge.SendContent{}, nil }, bridge.To(""))
+		{name: "send to nobody", fn: func(ctx *bridge.Context, _ any) error {
+			_, err := bridge.Send(ctx, "s", "email", func(context.Context) (bridge.SendContent, error) { return bridge.SendContent{}, nil }, bridge.To(""))
 			return err
 		}, status: 500, code: "step_failed", stepID: "s", msg: "empty recipient"},
-		{name: "run without callback", fn: func(ctx *bridge.Context) error {
+		{name: "run without callback", fn: func(ctx *bridge.Context, _ any) error {
 			_, err := bridge.Run[int](ctx, "a", nil)
 			return err
 		}, status: 500, code: "step_failed", stepID: "a", msg: "nil callback"},
-		{name: "wait for no event", fn: func(ctx *bridge.Context) error {
-			_, err := bridge.WaitForEvent(ctx, "w", "", 0)
+		{name: "wait for no event", fn: func(ctx *bridge.Context, _ any) error {
+			_, _, err := bridge.WaitForEvent[any](ctx, "w", "", 0)
 			return err
 		}, status: 500, code: "step_failed", stepID: "w", msg: "empty event"},
-		{name: "wait with negative timeout", fn: func(ctx *bridge.Context) error {
-			_, err := bridge.WaitForEvent(ctx, "w", "approved", -time.Second)
+		{name: "wait with negative timeout", fn: func(ctx *bridge.Context, _ any) error {
+			_, _, err := bridge.WaitForEvent[any](ctx, "w", "approved", -time.Second)
 			return err
 		}, status: 500, code: "step_failed", stepID: "w", msg: "negative timeout"},
-		{name: "digest without window", fn: func(ctx *bridge.Context) error {
-			_, err := bridge.Digest(ctx, "g", 0, "")
+		{name: "digest without window", fn: func(ctx *bridge.Context, _ any) error {
+			_, err := bridge.Digest(ctx, "g", 0)
 			return err
 		}, status: 500, code: "step_failed", stepID: "g", msg: "window must be positive"},
-		{name: "delay until the zero time", fn: func(ctx *bridge.Context) error { return bridge.DelayUntil(ctx, "d", time.Time{}) },
+		{name: "delay until the zero time", fn: func(ctx *bridge.Context, _ any) error { return bridge.DelayUntil(ctx, "d", time.Time{}) },
 			status: 500, code: "step_failed", stepID: "d", msg: "zero time"},
-		{name: "empty step id", fn: func(ctx *bridge.Context) error { return bridge.Delay(ctx, "", time.Second) },
+		{name: "empty step id", fn: func(ctx *bridge.Context, _ any) error { return bridge.Delay(ctx, "", time.Second) },
 			status: 500, code: "step_failed", msg: "empty step id"},
-		{name: "step inside a step", fn: func(ctx *bridge.Context) error {
+		{name: "step inside a step", fn: func(ctx *bridge.Context, _ any) error {
 			_, err := bridge.Run(ctx, "outer", func(context.Context) (int, error) {
 				_ = bridge.Delay(ctx, "inner", time.Second) // error ignored: still refused
 				return 1, nil
 			})
 			return err
 		}, status: 500, code: "step_failed", stepID: "inner", msg: "inside another step"},
-		{name: "duplicate step id", fn: func(ctx *bridge.Context) error {
-			if err := runA(ctx); err != nil {
+		{name: "duplicate step id", fn: func(ctx *bridge.Context, _ any) error {
+			if err := runA(ctx, nil); err != nil {
 				return err
 			}
-			return runA(ctx)
-		}, steps: []bridge.CompletedStep{done("a", bridge.StepRun, `1`)}, status: 422, code: "duplicate_step_id", msg: `"a"`},
-		{name: "steps called in another order", fn: func(ctx *bridge.Context) error {
+			return runA(ctx, nil)
+		}, steps: []wire.CompletedStep{done("a", wire.StepRun, `1`)}, status: 422, code: "duplicate_step_id", msg: `"a"`},
+		{name: "steps called in another order", fn: func(ctx *bridge.Context, _ any) error {
 			if err := bridge.Delay(ctx, "b", time.Second); err != nil {
 				return err
 			}
-			return runA(ctx)
-		}, steps: []bridge.CompletedStep{done("a", bridge.StepRun, `1`), done("b", bridge.StepDelay, `null`)},
-			status: 422, code: "nondeterministic", msg: `step "b" is called where the history has step "a"`},
-		{name: "recorded step now of another type", fn: func(ctx *bridge.Context) error { return bridge.Delay(ctx, "a", time.Second) },
-			steps:  []bridge.CompletedStep{done("a", bridge.StepRun, `1`)},
-			status: 422, code: "nondeterministic", msg: "recorded as run"},
+			return runA(ctx, nil)
+		}, steps: []wire.CompletedStep{done("a", wire.StepRun, `1`), done("b", wire.StepDelay, `null`)},
+			status: 422, code: "nondeterministic", msg: `nondeterministic workflow: step 1 was "a" (run) in the history, the code asked for "b" (delay)`},
+		{name: "recorded step now of another type", fn: func(ctx *bridge.Context, _ any) error { return bridge.Delay(ctx, "a", time.Second) },
+			steps:  []wire.CompletedStep{done("a", wire.StepRun, `1`)},
+			status: 422, code: "nondeterministic", msg: `nondeterministic workflow: step 1 was "a" (run) in the history, the code asked for "a" (delay)`},
 		{name: "recorded step no longer called", fn: runA,
-			steps:  []bridge.CompletedStep{done("a", bridge.StepRun, `1`), done("b", bridge.StepDelay, `null`)},
-			status: 422, code: "nondeterministic", msg: `without calling recorded step "b"`},
+			steps:  []wire.CompletedStep{done("a", wire.StepRun, `1`), done("b", wire.StepDelay, `null`)},
+			status: 422, code: "nondeterministic", msg: `nondeterministic workflow: step 2 was "b" (delay) in the history, the code returned without asking for it`},
 		{name: "recorded output of another type", fn: runA,
-			steps:  []bridge.CompletedStep{done("a", bridge.StepRun, `"one"`)},
-			status: 422, code: "nondeterministic", msg: "does not decode as int"},
-		{name: "recorded send output not a SendResult", fn: func(ctx *bridge.Context) error {
+			steps:  []wire.CompletedStep{done("a", wire.StepRun, `"one"`)},
+			status: 422, code: "nondeterministic", msg: `nondeterministic workflow: step 1 "a" (run) recorded an output that does not decode as int`},
+		{name: "recorded send output not a SendResult", fn: func(ctx *bridge.Context, _ any) error {
 			_, err := bridge.Send(ctx, "s", "email", nil)
 			return err
-		}, steps: []bridge.CompletedStep{done("s", bridge.StepSend, `[1]`)}, status: 400, code: "invalid_request"},
+		}, steps: []wire.CompletedStep{done("s", wire.StepSend, `[1]`)}, status: 400, code: "invalid_request"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -395,7 +391,7 @@ func TestExecuteFailures(t *testing.T) {
 func TestStepErrorReachesWorkflow(t *testing.T) {
 	boom := errors.New("boom")
 	var seen error
-	wf := bridge.MustWorkflow("wf", func(ctx *bridge.Context) error {
+	wf := bridge.MustWorkflow("wf", func(ctx *bridge.Context, _ any) error {
 		_, err := bridge.Run(ctx, "a", func(context.Context) (int, error) { return 0, boom })
 		seen = err
 		return err
@@ -409,7 +405,7 @@ func TestStepErrorReachesWorkflow(t *testing.T) {
 
 func TestExecuteIgnoresSwallowedErrors(t *testing.T) {
 	later := 0
-	wf := bridge.MustWorkflow("wf", func(ctx *bridge.Context) error {
+	wf := bridge.MustWorkflow("wf", func(ctx *bridge.Context, _ any) error {
 		_, err := bridge.Run(ctx, "a", func(context.Context) (string, error) { return "done", nil })
 		if !errors.Is(err, bridge.ErrSuspended) {
 			t.Errorf("Run returned %v, want ErrSuspended", err)
@@ -430,7 +426,7 @@ func TestExecuteIgnoresSwallowedErrors(t *testing.T) {
 }
 
 func TestExecuteFailureSurvivesSwallowing(t *testing.T) {
-	wf := bridge.MustWorkflow("wf", func(ctx *bridge.Context) error {
+	wf := bridge.MustWorkflow("wf", func(ctx *bridge.Context, _ any) error {
 		_, _ = bridge.Run(ctx, "a", func(context.Context) (int, error) { return 0, errors.New("boom") })
 		_ = bridge.Delay(ctx, "b", time.Second)
 		return nil
@@ -502,8 +498,8 @@ func TestServeSignature(t *testing.T) {
 
 	send := func(mutate func(*http.Request)) (int, string) {
 		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(health))
-		req.Header.Set(bridge.HeaderTimestamp, strconv.FormatInt(testNow.Unix(), 10))
-		req.Header.Set(bridge.HeaderSignature, bridge.Sign("whsec_new", testNow.Unix(), []byte(health)))
+		req.Header.Set(wire.HeaderTimestamp, strconv.FormatInt(testNow.Unix(), 10))
+		req.Header.Set(wire.HeaderSignature, wire.Sign("whsec_new", testNow.Unix(), []byte(health)))
 		mutate(req)
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
@@ -511,7 +507,7 @@ func TestServeSignature(t *testing.T) {
 	}
 	for name, mutate := range map[string]func(*http.Request){
 		"unsigned":  func(r *http.Request) { r.Header = http.Header{} },
-		"no ts":     func(r *http.Request) { r.Header.Del(bridge.HeaderTimestamp) },
+		"no ts":     func(r *http.Request) { r.Header.Del(wire.HeaderTimestamp) },
 		"body +1":   func(r *http.Request) { r.Body = io.NopCloser(strings.NewReader(health + " ")) },
 		"body flip": func(r *http.Request) { r.Body = io.NopCloser(strings.NewReader(`{"action":"hea1th"}`)) },
 	} {
@@ -553,8 +549,8 @@ func TestServeAnyMethod(t *testing.T) {
 		body := `{"action":"health"}`
 		ts := testNow.Unix() + int64(i) // the same signature twice would be a replay
 		req := httptest.NewRequest(method, "/", strings.NewReader(body))
-		req.Header.Set(bridge.HeaderTimestamp, strconv.FormatInt(ts, 10))
-		req.Header.Set(bridge.HeaderSignature, bridge.Sign(testKey, ts, []byte(body)))
+		req.Header.Set(wire.HeaderTimestamp, strconv.FormatInt(ts, 10))
+		req.Header.Set(wire.HeaderSignature, wire.Sign(testKey, ts, []byte(body)))
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		if rec.Code != 200 {
@@ -603,8 +599,8 @@ func TestServeRefusesReplays(t *testing.T) {
 	}
 	// A replay with a wrong signature is still a 401, not a hint.
 	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
-	req.Header.Set(bridge.HeaderTimestamp, strconv.FormatInt(testNow.Unix(), 10))
-	req.Header.Set(bridge.HeaderSignature, bridge.Sign("whsec_other", testNow.Unix(), []byte(body)))
+	req.Header.Set(wire.HeaderTimestamp, strconv.FormatInt(testNow.Unix(), 10))
+	req.Header.Set(wire.HeaderSignature, wire.Sign("whsec_other", testNow.Unix(), []byte(body)))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	if rec.Code != http.StatusUnauthorized {
@@ -634,24 +630,5 @@ func TestServeReplayMemoryIsBounded(t *testing.T) {
 	}
 	if status, _ := post(h, bodies[0], testKey, testNow); status != 200 {
 		t.Fatalf("the forgotten oldest: %d", status)
-	}
-}
-
-// TestClientNeverRepeatsASignature: calls with the same body in the same
-// second reach a replay-checking Bridge as distinct requests, all answered.
-func TestClientNeverRepeatsASignature(t *testing.T) {
-	reg := bridge.NewRegistry().MustRegister(bridge.MustWorkflow("wf", noop))
-	srv := httptest.NewServer(bridge.Serve(reg, bridge.Options{SigningKey: testKey}))
-	defer srv.Close()
-	frozen := time.Now()
-	c := &bridge.Client{Now: func() time.Time { return frozen }}
-	for i := range 5 {
-		if _, err := c.Health(context.Background(), srv.URL, testKey); err != nil {
-			t.Fatalf("health %d: %v", i, err)
-		}
-		o, err := c.Execute(context.Background(), srv.URL, testKey, bridge.ExecuteRequest{WorkflowID: "wf", RunID: "run_1"})
-		if err != nil || o.Kind != bridge.OutcomeCompleted {
-			t.Fatalf("execute %d: %+v %v", i, o, err)
-		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/heraldhq/herald/bridge/wire"
 )
 
 // Run is a step that runs fn, the only place where a workflow may do I/O or
@@ -18,15 +20,15 @@ import (
 // decodes is [ErrNondeterministic].
 func Run[T any](ctx *Context, stepID string, fn func(context.Context) (T, error)) (T, error) {
 	var zero T
-	rec, err := ctx.begin(stepID, StepRun)
+	rec, err := ctx.begin(stepID, wire.StepRun)
 	if err != nil {
 		return zero, err
 	}
 	if rec != nil {
 		var v T
 		if err := json.Unmarshal(orNull(rec.Output), &v); err != nil {
-			return zero, ctx.fail(fmt.Errorf("%w: the recorded output of step %q does not decode as %T: %v",
-				ErrNondeterministic, stepID, v, err))
+			return zero, ctx.fail(fmt.Errorf("%w: step %d %q (run) recorded an output that does not decode as %T: %v",
+				ErrNondeterministic, ctx.calls, stepID, v, err))
 		}
 		return v, nil
 	}
@@ -37,11 +39,11 @@ func Run[T any](ctx *Context, stepID string, fn func(context.Context) (T, error)
 	if err != nil {
 		return zero, err
 	}
-	out, err := marshal(v)
+	out, err := wire.Marshal(v)
 	if err != nil {
 		return zero, ctx.fail(&StepError{StepID: stepID, Err: fmt.Errorf("output does not encode as JSON: %w", err)})
 	}
-	return zero, ctx.answer(Step{StepID: stepID, Type: StepRun, Output: out})
+	return zero, ctx.answer(wire.Step{StepID: stepID, Type: wire.StepRun, Output: out})
 }
 
 // SendOption configures a [Send] step.
@@ -56,13 +58,14 @@ func To(subscriberID string) SendOption {
 	return func(o *sendOptions) { o.to = &subscriberID }
 }
 
-// Send is a step that has the service deliver a message on channel, a channel
-// kind such as "email", to the run's subscriber (or the one named by [To]).
-// render builds the content; it is called only when the step is described,
-// never on replay. Send returns the delivery's [SendResult]. A render error or
-// panic fails the step like a [Run] callback's.
-func Send(ctx *Context, stepID, channel string, render func() (SendContent, error), opts ...SendOption) (SendResult, error) {
-	rec, err := ctx.begin(stepID, StepSend)
+// Send is a step that has the service deliver a message on channel, a
+// channel kind such as [Email], to the run's subscriber (or the one named by
+// [To]). render builds the content and receives the request's context; it
+// is called only when the step is described, never on replay, so it may do
+// I/O (load a template, say). Send returns the delivery's [SendResult]. A
+// render error or panic fails the step like a [Run] callback's.
+func Send(ctx *Context, stepID string, channel Channel, render func(context.Context) (SendContent, error), opts ...SendOption) (SendResult, error) {
+	rec, err := ctx.begin(stepID, wire.StepSend)
 	if err != nil {
 		return SendResult{}, err
 	}
@@ -82,17 +85,17 @@ func Send(ctx *Context, stepID, channel string, render func() (SendContent, erro
 	case o.to != nil && *o.to == "":
 		return SendResult{}, ctx.invalid(stepID, "empty recipient in To")
 	}
-	content, err := callback(ctx, stepID, render)
+	content, err := callback(ctx, stepID, func() (SendContent, error) { return render(ctx.ctx) })
 	if err != nil {
 		return SendResult{}, err
 	}
-	return SendResult{}, ctx.answer(Step{StepID: stepID, Type: StepSend, Channel: channel, To: o.to, Content: &content})
+	return SendResult{}, ctx.answer(wire.Step{StepID: stepID, Type: wire.StepSend, Channel: string(channel), To: o.to, Content: &content})
 }
 
 // Delay is a step that pauses the run for d (whole or fractional seconds on
 // the wire). No tenant code runs while the run sleeps. d must not be negative.
 func Delay(ctx *Context, stepID string, d time.Duration) error {
-	rec, err := ctx.begin(stepID, StepDelay)
+	rec, err := ctx.begin(stepID, wire.StepDelay)
 	if err != nil || rec != nil {
 		return err
 	}
@@ -100,14 +103,14 @@ func Delay(ctx *Context, stepID string, d time.Duration) error {
 		return ctx.invalid(stepID, "negative delay")
 	}
 	seconds := d.Seconds()
-	return ctx.answer(Step{StepID: stepID, Type: StepDelay, Seconds: &seconds})
+	return ctx.answer(wire.Step{StepID: stepID, Type: wire.StepDelay, Seconds: &seconds})
 }
 
 // DelayUntil is a step that pauses the run until t (sent in UTC, RFC 3339). A
 // t in the past resumes the run at once; the zero t, or any t before year 1
 // or after 9999, is invalid.
 func DelayUntil(ctx *Context, stepID string, t time.Time) error {
-	rec, err := ctx.begin(stepID, StepDelay)
+	rec, err := ctx.begin(stepID, wire.StepDelay)
 	if err != nil || rec != nil {
 		return err
 	}
@@ -115,46 +118,74 @@ func DelayUntil(ctx *Context, stepID string, t time.Time) error {
 	if t.IsZero() || until.Year() < 1 || until.Year() > 9999 {
 		return ctx.invalid(stepID, "zero time, or a time outside the years 1 to 9999")
 	}
-	return ctx.answer(Step{StepID: stepID, Type: StepDelay, Until: &until})
+	return ctx.answer(wire.Step{StepID: stepID, Type: wire.StepDelay, Until: &until})
 }
 
 // WaitForEvent is a step that suspends the run until a signal named event
 // reaches it (POST /v1/events/{runId}/signal), or until timeout elapses; 0
-// means no timeout, and a negative timeout is invalid. It returns the
-// signal's payload as raw JSON, or nil on timeout. Signals are buffered by the
-// service: one sent before the run reached the wait still counts.
-func WaitForEvent(ctx *Context, stepID, event string, timeout time.Duration) (json.RawMessage, error) {
-	rec, err := ctx.begin(stepID, StepWaitForEvent)
+// means no timeout, and a negative timeout is invalid. Signals are buffered
+// by the service: one sent before the run reached the wait still counts.
+//
+// It returns the signal's payload decoded into T and ok true; on timeout it
+// returns the zero T and ok false. The wire records a timeout as the output
+// null, and so does a signal sent without a payload: such a signal also
+// reads as ok false, so send a payload when the waiting code must tell the
+// two apart. A recorded payload that does not decode into T is
+// [ErrNondeterministic], as for [Run]: use json.RawMessage or
+// map[string]any for a payload of no fixed shape.
+func WaitForEvent[T any](ctx *Context, stepID, event string, timeout time.Duration) (v T, ok bool, err error) {
+	rec, err := ctx.begin(stepID, wire.StepWaitForEvent)
 	if err != nil {
-		return nil, err
+		return v, false, err
 	}
 	if rec != nil {
-		if out := orNull(rec.Output); string(out) != "null" {
-			return append(json.RawMessage(nil), out...), nil
+		out := orNull(rec.Output)
+		if string(out) == "null" {
+			return v, false, nil
 		}
-		return nil, nil
+		if err := json.Unmarshal(out, &v); err != nil {
+			var zero T
+			return zero, false, ctx.fail(fmt.Errorf("%w: step %d %q (waitForEvent) recorded a payload that does not decode as %T: %v",
+				ErrNondeterministic, ctx.calls, stepID, zero, err))
+		}
+		return v, true, nil
 	}
 	switch {
 	case event == "":
-		return nil, ctx.invalid(stepID, "empty event name")
+		return v, false, ctx.invalid(stepID, "empty event name")
 	case timeout < 0:
-		return nil, ctx.invalid(stepID, "negative timeout")
+		return v, false, ctx.invalid(stepID, "negative timeout")
 	}
-	step := Step{StepID: stepID, Type: StepWaitForEvent, Event: event}
+	step := wire.Step{StepID: stepID, Type: wire.StepWaitForEvent, Event: event}
 	if timeout > 0 {
-		t := DurationOf(timeout)
+		t := wire.DurationOf(timeout)
 		step.Timeout = &t
 	}
-	return nil, ctx.answer(step)
+	return v, false, ctx.answer(step)
+}
+
+// DigestOption configures a [Digest] step.
+type DigestOption func(*digestOptions)
+
+type digestOptions struct{ key *string }
+
+// DigestKey splits the digests of one workflow and subscriber by key: runs
+// gather only with runs of the same key. An empty key is the same as none.
+func DigestKey(key string) DigestOption {
+	return func(o *digestOptions) {
+		if key != "" {
+			o.key = &key
+		}
+	}
 }
 
 // Digest is a step that gathers the runs of this workflow and subscriber
-// (and key, when not empty) that reach it within window, which must be
+// (and [DigestKey], when given) that reach it within window, which must be
 // positive. The run that opens the window resumes after it with every
 // gathered payload, its own included; the runs that join end there with the
 // status digested and run no further step.
-func Digest(ctx *Context, stepID string, window time.Duration, key string) (DigestResult, error) {
-	rec, err := ctx.begin(stepID, StepDigest)
+func Digest(ctx *Context, stepID string, window time.Duration, opts ...DigestOption) (DigestResult, error) {
+	rec, err := ctx.begin(stepID, wire.StepDigest)
 	if err != nil {
 		return DigestResult{}, err
 	}
@@ -165,12 +196,12 @@ func Digest(ctx *Context, stepID string, window time.Duration, key string) (Dige
 	if window <= 0 {
 		return DigestResult{}, ctx.invalid(stepID, "window must be positive")
 	}
-	w := DurationOf(window)
-	step := Step{StepID: stepID, Type: StepDigest, Window: &w}
-	if key != "" {
-		step.Key = &key
+	var o digestOptions
+	for _, opt := range opts {
+		opt(&o)
 	}
-	return DigestResult{}, ctx.answer(step)
+	w := wire.DurationOf(window)
+	return DigestResult{}, ctx.answer(wire.Step{StepID: stepID, Type: wire.StepDigest, Window: &w, Key: o.key})
 }
 
 // callback runs tenant code of a step: a panic becomes an error, a step
@@ -197,10 +228,10 @@ func callback[T any](c *Context, stepID string, f func() (T, error)) (v T, err e
 
 // decodeRecorded decodes the output the service recorded for a send or a
 // digest step; one that does not decode is the service's fault.
-func (c *Context) decodeRecorded(rec *CompletedStep, v any) error {
+func (c *Context) decodeRecorded(rec *wire.CompletedStep, v any) error {
 	if err := json.Unmarshal(orNull(rec.Output), v); err != nil {
 		return c.fail(fmt.Errorf("%w: the recorded output of %s step %q does not decode: %v",
-			ErrInvalidRequest, rec.Type, rec.StepID, err))
+			errInvalidRequest, rec.Type, rec.StepID, err))
 	}
 	return nil
 }

@@ -4,21 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
-)
 
-// WorkflowFunc is the body of a workflow. It runs from the top on every call
-// the engine makes for the run, so it must be deterministic (see the package
-// documentation): only steps may do I/O or look at the clock. It must return
-// as soon as a step returns an error; returning nil means the workflow is
-// completed.
-type WorkflowFunc func(ctx *Context) error
+	"github.com/heraldhq/herald/bridge/wire"
+)
 
 // Workflow is a validated workflow definition, built by [NewWorkflow] and
 // registered in a [Registry]. It is immutable and safe for concurrent use.
 type Workflow struct {
-	id            string
-	fn            WorkflowFunc
+	id string
+	// bind decodes a run's payload and returns the workflow function bound
+	// to it, or an errInvalidRequest when the payload does not decode.
+	bind          func(payload json.RawMessage) (func(*Context) error, error)
 	schedule      string
 	payloadSchema json.RawMessage
 }
@@ -42,27 +38,40 @@ func WithPayloadSchema(schema json.RawMessage) WorkflowOption {
 	return func(w *Workflow) { w.payloadSchema = schema }
 }
 
-var workflowIDPattern = regexp.MustCompile(`^([a-zA-Z]|_[a-zA-Z0-9])[a-zA-Z0-9_]*$`)
-
-// ValidWorkflowID reports whether id is a valid workflow id: it matches
-// ^([a-zA-Z]|_[a-zA-Z0-9])[a-zA-Z0-9_]*$ (letters, digits and underscores, not
-// starting with a digit, and not a lone "_").
-func ValidWorkflowID(id string) bool { return workflowIDPattern.MatchString(id) }
-
-// NewWorkflow validates and returns a workflow definition. It returns an error
-// wrapping [ErrInvalidWorkflowID] when id is not valid (see [ValidWorkflowID]),
-// or [ErrInvalidWorkflow] when fn is nil or the payload schema is not a JSON
+// NewWorkflow validates and returns a workflow definition. fn is the body
+// of the workflow; it runs from the top on every call the service makes for
+// the run, so it must be deterministic (see the package documentation):
+// only steps may do I/O or look at the clock. It must return as soon as a
+// step returns an error; returning nil means the workflow is completed.
+//
+// fn receives the trigger payload decoded into P with encoding/json, on
+// every execution. A payload that does not decode into P (a string where P
+// has a number, say) answers 400 and fails the run without calling fn. Use
+// a struct for a known shape, map[string]any for an open one (numbers come
+// back as float64), json.RawMessage to decode it yourself, or struct{} when
+// the workflow reads no payload.
+//
+// NewWorkflow returns an error wrapping [ErrInvalidWorkflowID] when id does
+// not match ^([a-zA-Z]|_[a-zA-Z0-9])[a-zA-Z0-9_]*$ (letters, digits and
+// underscores, not starting with a digit, and not a lone "_"), or
+// [ErrInvalidWorkflow] when fn is nil or the payload schema is not a JSON
 // object.
-func NewWorkflow(id string, fn WorkflowFunc, opts ...WorkflowOption) (*Workflow, error) {
-	if !ValidWorkflowID(id) {
+func NewWorkflow[P any](id string, fn func(ctx *Context, payload P) error, opts ...WorkflowOption) (*Workflow, error) {
+	if !wire.ValidWorkflowID(id) {
 		return nil, fmt.Errorf("%w: %q", ErrInvalidWorkflowID, id)
-	}
-	w := &Workflow{id: id, fn: fn}
-	for _, opt := range opts {
-		opt(w)
 	}
 	if fn == nil {
 		return nil, fmt.Errorf("%w: %q has a nil function", ErrInvalidWorkflow, id)
+	}
+	w := &Workflow{id: id, bind: func(raw json.RawMessage) (func(*Context) error, error) {
+		var p P
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, fmt.Errorf("%w: the payload does not decode as %T: %v", errInvalidRequest, p, err)
+		}
+		return func(c *Context) error { return fn(c, p) }, nil
+	}}
+	for _, opt := range opts {
+		opt(w)
 	}
 	if w.payloadSchema != nil {
 		var obj map[string]json.RawMessage
@@ -78,7 +87,7 @@ func NewWorkflow(id string, fn WorkflowFunc, opts ...WorkflowOption) (*Workflow,
 
 // MustWorkflow is like [NewWorkflow] but panics on error. It is meant for
 // definitions fixed in the source, where an invalid id is a programming error.
-func MustWorkflow(id string, fn WorkflowFunc, opts ...WorkflowOption) *Workflow {
+func MustWorkflow[P any](id string, fn func(ctx *Context, payload P) error, opts ...WorkflowOption) *Workflow {
 	w, err := NewWorkflow(id, fn, opts...)
 	if err != nil {
 		panic(err)
@@ -90,8 +99,8 @@ func MustWorkflow(id string, fn WorkflowFunc, opts ...WorkflowOption) *Workflow 
 func (w *Workflow) ID() string { return w.id }
 
 // info describes the workflow for discover.
-func (w *Workflow) info() WorkflowInfo {
-	wi := WorkflowInfo{WorkflowID: w.id, PayloadSchema: w.payloadSchema}
+func (w *Workflow) info() wire.WorkflowInfo {
+	wi := wire.WorkflowInfo{WorkflowID: w.id, PayloadSchema: w.payloadSchema}
 	if w.schedule != "" {
 		s := w.schedule
 		wi.Schedule = &s

@@ -6,9 +6,10 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/bridge/wire"
 )
 
-func noop(*bridge.Context) error { return nil }
+func noop(*bridge.Context, any) error { return nil }
 
 func TestValidWorkflowID(t *testing.T) {
 	for id, want := range map[string]bool{
@@ -28,7 +29,7 @@ func TestValidWorkflowID(t *testing.T) {
 		"é":            false,
 		"welcome\n":    false,
 	} {
-		if got := bridge.ValidWorkflowID(id); got != want {
+		if got := wire.ValidWorkflowID(id); got != want {
 			t.Errorf("ValidWorkflowID(%q) = %v, want %v", id, got, want)
 		}
 	}
@@ -38,7 +39,7 @@ func TestNewWorkflow(t *testing.T) {
 	tests := []struct {
 		name string
 		id   string
-		fn   bridge.WorkflowFunc
+		fn   func(*bridge.Context, any) error
 		opts []bridge.WorkflowOption
 		want error
 	}{

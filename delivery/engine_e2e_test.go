@@ -1,6 +1,7 @@
 package delivery_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
@@ -12,8 +13,8 @@ import (
 )
 
 // welcome is a workflow of one send step to the run's subscriber.
-var welcome = bridge.MustWorkflow("welcome", func(ctx *bridge.Context) error {
-	_, err := bridge.Send(ctx, "greet", "email", func() (bridge.SendContent, error) {
+var welcome = bridge.MustWorkflow("welcome", func(ctx *bridge.Context, _ any) error {
+	_, err := bridge.Send(ctx, "greet", "email", func(context.Context) (bridge.SendContent, error) {
 		return bridge.SendContent{Subject: "Welcome", Body: "Hello from the engine"}, nil
 	})
 	return err

@@ -11,7 +11,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/heraldhq/herald/apierr"
-	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/bridge/wire"
+	"github.com/heraldhq/herald/bridgeclient"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/projections"
@@ -107,12 +108,12 @@ type turn struct {
 	// woke: the turn woke from a timer and has not yet stepped aside.
 	woke bool
 	// out is the Bridge answer a turn that stepped aside still records.
-	out *bridge.Outcome
+	out *bridgeclient.Outcome
 	// due is the instant a woken turn's run came due (unix nanoseconds);
 	// zero once the turn reached the Bridge, or when it did not wake.
 	due int64
 	// sub is the run's subscriber as the Bridge sees it, read once a turn.
-	sub *bridge.Subscriber
+	sub *wire.Subscriber
 	// resumed is a resume (a delay's end, a signal taken, a timeout) that
 	// st already holds but the log does not yet: it is appended with the
 	// turn's next write, after the Bridge call it leads to (see resume).
@@ -199,7 +200,7 @@ func (e *Engine) resumable(runID string) *runstate.State {
 	if st == nil {
 		return nil
 	}
-	if act := Decide(st, e.now()); act.Kind != ActResume || act.StepType == string(bridge.StepDigest) {
+	if act := Decide(st, e.now()); act.Kind != ActResume || act.StepType == string(wire.StepDigest) {
 		return nil
 	}
 	return st
@@ -322,7 +323,7 @@ func (t *turn) step(ctx context.Context) error {
 		}
 		return errYield
 	case ActResume:
-		if act.StepType == string(bridge.StepDigest) {
+		if act.StepType == string(wire.StepDigest) {
 			return t.closeDigest(ctx, act.StepID)
 		}
 		return t.resume(act)
@@ -350,15 +351,15 @@ func (t *turn) execute(ctx context.Context) error {
 		t.e.noteLate(t.due)
 		t.due = 0
 	}
-	req := bridge.ExecuteRequest{WorkflowID: t.st.WorkflowID, RunID: t.st.RunID, Payload: payload, Subscriber: t.sub}
+	req := wire.ExecuteRequest{WorkflowID: t.st.WorkflowID, RunID: t.st.RunID, Payload: payload, Subscriber: t.sub}
 	for _, s := range t.st.CompletedSteps() {
-		req.Steps = append(req.Steps, bridge.CompletedStep{StepID: s.StepID, Type: bridge.StepType(s.Type), Output: s.Output})
+		req.Steps = append(req.Steps, wire.CompletedStep{StepID: s.StepID, Type: wire.StepType(s.Type), Output: s.Output})
 	}
 	out, err := t.e.client.Execute(ctx, url, secret, req)
 	if err != nil {
 		return err
 	}
-	if out.Kind == bridge.OutcomeTerminal && out.Code == bridge.CodeBridgeUnauthorized {
+	if out.Kind == bridgeclient.OutcomeTerminal && out.Code == bridgeclient.CodeBridgeUnauthorized {
 		// The secret may have rotated since this process last looked:
 		// refused with an old secret is not refused with the newest.
 		if url2, secret2, err := t.e.binding(ctx, t.tenant, true); err == nil && (secret2 != secret || url2 != url) {
@@ -375,18 +376,18 @@ func (t *turn) execute(ctx context.Context) error {
 }
 
 // answer records what the Bridge answered.
-func (t *turn) answer(ctx context.Context, out bridge.Outcome) error {
+func (t *turn) answer(ctx context.Context, out bridgeclient.Outcome) error {
 	// The run's writes keep their order: the resume the call followed
 	// goes before whatever the answer leads to (a delivery, a digest).
 	if err := t.flush(ctx); err != nil {
 		return err
 	}
 	switch out.Kind {
-	case bridge.OutcomeCompleted:
+	case bridgeclient.OutcomeCompleted:
 		return t.record(ctx, events.RunCompleted, events.RunCompletedData{})
-	case bridge.OutcomeTerminal:
+	case bridgeclient.OutcomeTerminal:
 		return t.fail(ctx, t.pendingID(out.StepID), out.Code, out.Message)
-	case bridge.OutcomeRetryable:
+	case bridgeclient.OutcomeRetryable:
 		return t.retry(ctx, t.pendingID(out.StepID), "", out.Code, out.Message)
 	}
 	return t.stepAnswer(ctx, out.Step)
@@ -404,7 +405,7 @@ func (t *turn) pendingID(id string) string {
 	return ""
 }
 
-// Bounds of one run, on top of each answer's (see bridge.MaxOutputBytes).
+// Bounds of one run, on top of each answer's (see bridgeclient.MaxOutputBytes).
 const (
 	// MaxRunSteps bounds the steps of a run.
 	MaxRunSteps = 1000
@@ -416,7 +417,7 @@ const (
 
 // runBounds reports whether recording s would take the run over one of
 // its bounds.
-func (t *turn) runBounds(s *bridge.Step) error {
+func (t *turn) runBounds(s *wire.Step) error {
 	done := t.st.CompletedSteps()
 	if len(done) >= MaxRunSteps {
 		return fmt.Errorf("the run already has %d steps, the most a run may have", len(done))
@@ -432,37 +433,37 @@ func (t *turn) runBounds(s *bridge.Step) error {
 }
 
 // stepAnswer records a step the Bridge ran or describes.
-func (t *turn) stepAnswer(ctx context.Context, s *bridge.Step) error {
+func (t *turn) stepAnswer(ctx context.Context, s *wire.Step) error {
 	if err := t.runBounds(s); err != nil {
-		return t.fail(ctx, s.StepID, bridge.CodeInvalidStep, err.Error())
+		return t.fail(ctx, s.StepID, bridgeclient.CodeInvalidStep, err.Error())
 	}
 	now := t.e.now()
 	switch s.Type {
-	case bridge.StepRun:
+	case wire.StepRun:
 		return t.record(ctx, events.StepCompleted, events.StepCompletedData{StepID: s.StepID, Type: string(s.Type), Output: s.Output})
-	case bridge.StepSend:
+	case wire.StepSend:
 		return t.send(ctx, s)
-	case bridge.StepDelay:
+	case wire.StepDelay:
 		until := s.ResumeAt(now)
 		if !until.After(now) {
 			return t.record(ctx, events.StepCompleted, events.StepCompletedData{StepID: s.StepID, Type: string(s.Type), Output: jsonNull})
 		}
 		return t.record(ctx, events.RunSleeping, events.RunSleepingData{StepID: s.StepID, Until: until.UTC()})
-	case bridge.StepWaitForEvent:
+	case wire.StepWaitForEvent:
 		d := events.RunWaitingData{StepID: s.StepID, Event: s.Event}
 		if s.Timeout != nil {
 			at := now.Add(s.Timeout.Duration()).UTC()
 			d.TimeoutAt = &at
 		}
 		return t.record(ctx, events.RunWaiting, d)
-	case bridge.StepDigest:
+	case wire.StepDigest:
 		return t.digest(ctx, s)
 	}
 	return t.fail(ctx, s.StepID, CodeUnsupportedStep, fmt.Sprintf("step type %q is not supported", s.Type))
 }
 
 // send hands a send step to delivery under the key <runId>:<stepId>.
-func (t *turn) send(ctx context.Context, s *bridge.Step) error {
+func (t *turn) send(ctx context.Context, s *wire.Step) error {
 	to := t.st.SubscriberID
 	if s.To != nil {
 		to = s.To
@@ -571,11 +572,11 @@ func (e *Engine) payload(ctx context.Context, tenant, txn string) (json.RawMessa
 
 // subscriber is the run's recipient as the Bridge sees it: the stored
 // subscriber, or just its id when it is unknown; nil for a cron run.
-func (e *Engine) subscriber(tenant string, id *string) *bridge.Subscriber {
+func (e *Engine) subscriber(tenant string, id *string) *wire.Subscriber {
 	if id == nil {
 		return nil
 	}
-	sub := &bridge.Subscriber{SubscriberID: *id}
+	sub := &wire.Subscriber{SubscriberID: *id}
 	s, err := e.store.Subscriber(tenant, *id)
 	if errors.Is(err, projections.ErrNotFound) || err != nil {
 		return sub

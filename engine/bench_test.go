@@ -17,7 +17,7 @@ import (
 // run is completed (read from the runs projection).
 func BenchmarkFanoutRuns(b *testing.B) {
 	const subscribers = 10000
-	wf := bridge.MustWorkflow("ping", func(ctx *bridge.Context) error {
+	wf := bridge.MustWorkflow("ping", func(ctx *bridge.Context, _ any) error {
 		_, err := bridge.Run(ctx, "one", func(context.Context) (int, error) { return 1, nil })
 		return err
 	})

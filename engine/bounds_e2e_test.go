@@ -127,6 +127,10 @@ func TestBridgeAnswerOverABoundFailsTheRunAndServiceStaysReady(t *testing.T) {
 		if run["status"] != "failed" || runErr["code"] != want {
 			t.Errorf("%s: run %.300v", wf, run)
 		}
+		// A bridge_rejected run error names the Bridge's status.
+		if msg, _ := runErr["message"].(string); want == "bridge_rejected" && msg != "bridge answered 422: unprocessable entity" {
+			t.Errorf("%s: run error message %q does not name the status", wf, msg)
+		}
 		if msg, _ := runErr["message"].(string); len(msg) > 1100 || (want == "invalid_step" && strings.Contains(msg, "kkkkkkkk")) {
 			t.Errorf("%s: error message of %d bytes: %.200q", wf, len(msg), msg)
 		}

@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // tick is the body of a cron tick message.

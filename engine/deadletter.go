@@ -7,12 +7,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/heraldhq/herald/bridge"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/heraldhq/herald/bridgeclient"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/runstate"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Work that fails on an infrastructure error (the log unreachable, a
@@ -20,7 +21,7 @@ import (
 // WorkRetryMax; a run's work at most MaxWorkFailures times in a row, then
 // it is dead: the run fails with CodeInfrastructureExhausted. Work that fails on a permanent error (an
 // event the log refuses whatever the attempt: too large, a subject the
-// server refuses) is dead at once: a run fails with bridge.CodeInvalidStep,
+// server refuses) is dead at once: a run fails with bridgeclient.CodeInvalidStep,
 // since what it could not record is what its Bridge answered; other work
 // is dropped with an error in the log.
 
@@ -155,7 +156,7 @@ func (e *Engine) failed(ctx context.Context, m jetstream.Msg, err error) {
 	code := CodeInfrastructureExhausted
 	msg := fmt.Sprintf("the service failed to advance the run %d times in a row and gave up", n)
 	if perm {
-		code = bridge.CodeInvalidStep
+		code = bridgeclient.CodeInvalidStep
 		msg = "the run's next step could not be recorded: it is over the event log's limits"
 	}
 	if ferr := e.deadLetter(ctx, tenant, runID, code, msg); ferr != nil {

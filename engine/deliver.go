@@ -10,24 +10,24 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/bridge/wire"
 )
 
 // DeliverRequest is the body of POST /v1/deliver.
 type DeliverRequest struct {
-	IdempotencyKey string             `json:"idempotencyKey"`
-	RunID          string             `json:"runId"`
-	StepID         string             `json:"stepId"`
-	SubscriberID   string             `json:"subscriberId"`
-	Channel        string             `json:"channel"`
-	Content        bridge.SendContent `json:"content"`
+	IdempotencyKey string           `json:"idempotencyKey"`
+	RunID          string           `json:"runId"`
+	StepID         string           `json:"stepId"`
+	SubscriberID   string           `json:"subscriberId"`
+	Channel        string           `json:"channel"`
+	Content        wire.SendContent `json:"content"`
 }
 
 // Deliverer hands a send step to delivery.
 type Deliverer interface {
 	// Deliver sends once per req.IdempotencyKey and returns the result. A
 	// failure is a *DeliveryError saying whether retrying can help.
-	Deliver(ctx context.Context, tenant string, req DeliverRequest) (bridge.SendResult, error)
+	Deliver(ctx context.Context, tenant string, req DeliverRequest) (wire.SendResult, error)
 }
 
 // DeliveryError is a failed delivery.
@@ -57,14 +57,14 @@ var defaultDeliverClient = &http.Client{Timeout: 60 * time.Second}
 // Deliver implements Deliverer. Statuses: 200 a SendResult; 422 terminal
 // with the body's code; anything else (409 in progress, 502, network) is
 // retried.
-func (d *HTTPDeliverer) Deliver(ctx context.Context, tenant string, req DeliverRequest) (bridge.SendResult, error) {
+func (d *HTTPDeliverer) Deliver(ctx context.Context, tenant string, req DeliverRequest) (wire.SendResult, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
-		return bridge.SendResult{}, err
+		return wire.SendResult{}, err
 	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, d.BaseURL+"/v1/deliver", bytes.NewReader(body))
 	if err != nil {
-		return bridge.SendResult{}, err
+		return wire.SendResult{}, err
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("x-herald-internal-token", d.Token)
@@ -76,14 +76,14 @@ func (d *HTTPDeliverer) Deliver(ctx context.Context, tenant string, req DeliverR
 	resp, err := client.Do(hreq)
 	if err != nil {
 		if ctx.Err() != nil {
-			return bridge.SendResult{}, ctx.Err()
+			return wire.SendResult{}, ctx.Err()
 		}
-		return bridge.SendResult{}, &DeliveryError{Code: "delivery_unreachable", Message: err.Error()}
+		return wire.SendResult{}, &DeliveryError{Code: "delivery_unreachable", Message: err.Error()}
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode == http.StatusOK {
-		var res bridge.SendResult
+		var res wire.SendResult
 		if err := json.Unmarshal(data, &res); err != nil {
 			return res, &DeliveryError{Code: "delivery_invalid_answer", Message: err.Error()}
 		}
@@ -101,7 +101,7 @@ func (d *HTTPDeliverer) Deliver(ctx context.Context, tenant string, req DeliverR
 	if de.Message == "" {
 		de.Message = fmt.Sprintf("delivery answered %d", resp.StatusCode)
 	}
-	return bridge.SendResult{}, de
+	return wire.SendResult{}, de
 }
 
 // deliveryFailure reads a Deliverer error.

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/bridge/wire"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 )
@@ -199,7 +199,7 @@ func (d *digestState) joinedBy(runID string) *window {
 // until it closes. Every write expects the digest subject's last sequence,
 // so joins, opens and the close are ordered; a step replayed after a
 // crash finds what it already wrote.
-func (t *turn) digest(ctx context.Context, s *bridge.Step) error {
+func (t *turn) digest(ctx context.Context, s *wire.Step) error {
 	sub := ""
 	if t.st.SubscriberID != nil {
 		sub = *t.st.SubscriberID
@@ -263,7 +263,7 @@ func (t *turn) digested(ctx context.Context, stepID, window string) error {
 }
 
 func (t *turn) sleepDigest(ctx context.Context, stepID, digestID string, until time.Time) error {
-	return t.record(ctx, events.RunSleeping, events.RunSleepingData{StepID: stepID, Until: until, Type: string(bridge.StepDigest), Digest: digestID})
+	return t.record(ctx, events.RunSleeping, events.RunSleepingData{StepID: stepID, Until: until, Type: string(wire.StepDigest), Digest: digestID})
 }
 
 // closeDigest ends the window the run opened, once it is due: it closes
@@ -305,11 +305,11 @@ func (t *turn) closeDigest(ctx context.Context, stepID string) error {
 		if err != nil {
 			return err
 		}
-		res := bridge.DigestResult{Count: 1 + len(w.joined), Events: make([]bridge.DigestEvent, 0, 1+len(w.joined))}
+		res := wire.DigestResult{Count: 1 + len(w.joined), Events: make([]wire.DigestEvent, 0, 1+len(w.joined))}
 		add := func(runID string, p json.RawMessage, at time.Time) {
 			var m map[string]any
 			_ = json.Unmarshal(p, &m)
-			res.Events = append(res.Events, bridge.DigestEvent{Payload: m, RunID: runID, At: at.UTC()})
+			res.Events = append(res.Events, wire.DigestEvent{Payload: m, RunID: runID, At: at.UTC()})
 		}
 		add(runID, payload, w.openedAt)
 		for _, j := range w.joined {
@@ -319,7 +319,7 @@ func (t *turn) closeDigest(ctx context.Context, stepID string) error {
 		if err != nil {
 			return err
 		}
-		return t.record(ctx, events.StepCompleted, events.StepCompletedData{StepID: stepID, Type: string(bridge.StepDigest), Output: out})
+		return t.record(ctx, events.StepCompleted, events.StepCompletedData{StepID: stepID, Type: string(wire.StepDigest), Output: out})
 	}
 	return fmt.Errorf("%w: digest %s kept changing", eventlog.ErrConflict, subject)
 }

@@ -19,8 +19,8 @@ import (
 // finished.
 func TestDigestAggregateIsBounded(t *testing.T) {
 	const n, size = 17, 250_000
-	wf := bridge.MustWorkflow("big", func(ctx *bridge.Context) error {
-		res, err := bridge.Digest(ctx, "batch", 4*time.Second, "")
+	wf := bridge.MustWorkflow("big", func(ctx *bridge.Context, _ any) error {
+		res, err := bridge.Digest(ctx, "batch", 4*time.Second)
 		if err != nil {
 			return err
 		}

@@ -80,7 +80,7 @@ func one(t *testing.T, runs []map[string]any) string {
 
 func TestThreeStepWorkflowRunsEachCallbackOnce(t *testing.T) {
 	var calls counter
-	wf := bridge.MustWorkflow("welcome", func(ctx *bridge.Context) error {
+	wf := bridge.MustWorkflow("welcome", func(ctx *bridge.Context, _ any) error {
 		name, err := bridge.Run(ctx, "fetch", func(context.Context) (string, error) {
 			calls.inc("fetch")
 			return "Ada", nil
@@ -95,7 +95,7 @@ func TestThreeStepWorkflowRunsEachCallbackOnce(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		_, err = bridge.Send(ctx, "email", "email", func() (bridge.SendContent, error) {
+		_, err = bridge.Send(ctx, "email", "email", func(context.Context) (bridge.SendContent, error) {
 			calls.inc("render")
 			return bridge.SendContent{Subject: greeting, Body: "Welcome, " + name}, nil
 		})
@@ -136,7 +136,7 @@ func TestThreeStepWorkflowRunsEachCallbackOnce(t *testing.T) {
 
 func TestFailingCallbackIsRetriedThenCompletes(t *testing.T) {
 	var calls counter
-	wf := bridge.MustWorkflow("flaky", func(ctx *bridge.Context) error {
+	wf := bridge.MustWorkflow("flaky", func(ctx *bridge.Context, _ any) error {
 		_, err := bridge.Run(ctx, "call", func(context.Context) (int, error) {
 			if n := calls.inc("call"); n <= 2 {
 				return 0, fmt.Errorf("upstream down (%d)", n)
@@ -155,7 +155,7 @@ func TestFailingCallbackIsRetriedThenCompletes(t *testing.T) {
 }
 
 func TestAttemptsExhaustedFailsTheRun(t *testing.T) {
-	wf := bridge.MustWorkflow("broken", func(ctx *bridge.Context) error {
+	wf := bridge.MustWorkflow("broken", func(ctx *bridge.Context, _ any) error {
 		_, err := bridge.Run(ctx, "call", func(context.Context) (int, error) { return 0, errors.New("always") })
 		return err
 	})
@@ -174,7 +174,7 @@ func TestAttemptsExhaustedFailsTheRun(t *testing.T) {
 }
 
 func TestUnknownWorkflowFailsTerminally(t *testing.T) {
-	f := start(t, bridge.NewRegistry().MustRegister(bridge.MustWorkflow("known", func(*bridge.Context) error { return nil })))
+	f := start(t, bridge.NewRegistry().MustRegister(bridge.MustWorkflow("known", func(*bridge.Context, any) error { return nil })))
 	runID := one(t, f.trigger(t, map[string]any{"workflowId": "unknown", "to": map[string]any{"subscriberId": "u1"}}))
 	run := f.h.WaitRun(f.key, runID, 10*time.Second, "failed", "completed")
 	if run["error"].(map[string]any)["code"] != "workflow_not_found" {
@@ -183,8 +183,8 @@ func TestUnknownWorkflowFailsTerminally(t *testing.T) {
 }
 
 func TestTerminalDeliveryFailureFailsTheRun(t *testing.T) {
-	wf := bridge.MustWorkflow("notify", func(ctx *bridge.Context) error {
-		_, err := bridge.Send(ctx, "email", "email", func() (bridge.SendContent, error) { return bridge.SendContent{Body: "x"}, nil })
+	wf := bridge.MustWorkflow("notify", func(ctx *bridge.Context, _ any) error {
+		_, err := bridge.Send(ctx, "email", "email", func(context.Context) (bridge.SendContent, error) { return bridge.SendContent{Body: "x"}, nil })
 		return err
 	})
 	f := start(t, bridge.NewRegistry().MustRegister(wf))
@@ -206,7 +206,7 @@ func TestTerminalDeliveryFailureFailsTheRun(t *testing.T) {
 func TestTopicTriggerStartsOneRunPerDistinctSubscriber(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string]int{}
-	wf := bridge.MustWorkflow("news", func(ctx *bridge.Context) error {
+	wf := bridge.MustWorkflow("news", func(ctx *bridge.Context, _ any) error {
 		_, err := bridge.Run(ctx, "note", func(context.Context) (bool, error) {
 			mu.Lock()
 			seen[ctx.Subscriber.SubscriberID]++
@@ -245,7 +245,7 @@ func TestTopicTriggerStartsOneRunPerDistinctSubscriber(t *testing.T) {
 
 func TestDelayResumesAfterTheDelay(t *testing.T) {
 	var resumed atomic.Int64
-	wf := bridge.MustWorkflow("pause", func(ctx *bridge.Context) error {
+	wf := bridge.MustWorkflow("pause", func(ctx *bridge.Context, _ any) error {
 		if err := bridge.Delay(ctx, "wait", 2*time.Second); err != nil {
 			return err
 		}
@@ -269,8 +269,8 @@ func TestDelayResumesAfterTheDelay(t *testing.T) {
 }
 
 func approvalWorkflow(timeout time.Duration, got chan<- json.RawMessage) *bridge.Workflow {
-	return bridge.MustWorkflow("approval", func(ctx *bridge.Context) error {
-		v, err := bridge.WaitForEvent(ctx, "decision", "approved", timeout)
+	return bridge.MustWorkflow("approval", func(ctx *bridge.Context, _ any) error {
+		v, _, err := bridge.WaitForEvent[json.RawMessage](ctx, "decision", "approved", timeout)
 		if err != nil {
 			return err
 		}
@@ -312,11 +312,11 @@ func TestWaitResumesWithTheSignalPayload(t *testing.T) {
 func TestSignalBeforeTheWaitIsBuffered(t *testing.T) {
 	got := make(chan json.RawMessage, 1)
 	gate := make(chan struct{})
-	wf := bridge.MustWorkflow("approval", func(ctx *bridge.Context) error {
+	wf := bridge.MustWorkflow("approval", func(ctx *bridge.Context, _ any) error {
 		if _, err := bridge.Run(ctx, "slow", func(context.Context) (bool, error) { <-gate; return true, nil }); err != nil {
 			return err
 		}
-		v, err := bridge.WaitForEvent(ctx, "decision", "approved", time.Hour)
+		v, _, err := bridge.WaitForEvent[json.RawMessage](ctx, "decision", "approved", time.Hour)
 		if err != nil {
 			return err
 		}
@@ -395,7 +395,7 @@ func TestCancelEndsAWaitingRun(t *testing.T) {
 }
 
 func TestTriggerValidationAndIdempotency(t *testing.T) {
-	f := start(t, bridge.NewRegistry().MustRegister(bridge.MustWorkflow("w", func(*bridge.Context) error { return nil })))
+	f := start(t, bridge.NewRegistry().MustRegister(bridge.MustWorkflow("w", func(*bridge.Context, any) error { return nil })))
 	bad := []map[string]any{
 		{"workflowId": "w", "to": map[string]any{}},
 		{"workflowId": "w", "to": map[string]any{"subscriberId": "u1", "topics": []string{"a"}}},

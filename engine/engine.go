@@ -14,7 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/bridgeclient"
 	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/projections"
@@ -70,7 +70,7 @@ type Config struct {
 	BridgeTransport func(http.RoundTripper) http.RoundTripper
 	// Egress, when set, is the policy every Bridge call New's client makes
 	// dials through (and, with private egress off, https only): a refused
-	// call fails the run terminally (bridge.CodeEgressRefused). Nil: any
+	// call fails the run terminally (bridgeclient.CodeEgressRefused). Nil: any
 	// address, as the OS routes it.
 	Egress *egress.Policy
 	// WokeLate, when set, hears how late each run woken by its timer
@@ -158,8 +158,8 @@ type Deps struct {
 	Store     *projections.Store
 	Bridges   Bridges
 	Deliverer Deliverer
-	// Client calls Bridges. Zero: a bridge.Client with Config.BridgeTimeout.
-	Client *bridge.Client
+	// Client calls Bridges. Zero: a bridgeclient.Client with Config.BridgeTimeout.
+	Client *bridgeclient.Client
 	// Work is the connection the engine consumes work on: one of its own
 	// keeps due work from queueing behind other traffic (the projector's
 	// tail of the event stream above all). Zero: Log's connection.
@@ -174,7 +174,7 @@ type Engine struct {
 	bridgeSrc Bridges
 	bridges   bridgeCache
 	deliver   Deliverer
-	client    *bridge.Client
+	client    *bridgeclient.Client
 	logger    *slog.Logger
 	states    *stateCache
 	payloads  *byteCache[[]byte]
@@ -209,7 +209,7 @@ func New(cfg Config, deps Deps) *Engine {
 		if cfg.BridgeTransport != nil {
 			rt = cfg.BridgeTransport(rt)
 		}
-		client = &bridge.Client{Timeout: cfg.BridgeTimeout, HTTP: &http.Client{Transport: rt}, Logger: cfg.Logger}
+		client = &bridgeclient.Client{Timeout: cfg.BridgeTimeout, HTTP: &http.Client{Transport: rt}, Logger: cfg.Logger}
 	}
 	if hd, ok := deps.Deliverer.(*HTTPDeliverer); ok && hd.Client == nil {
 		hd.Client = &http.Client{Timeout: 60 * time.Second, Transport: pooledTransport(cfg.Workers)}

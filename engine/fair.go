@@ -5,8 +5,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/heraldhq/herald/eventlog"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/heraldhq/herald/eventlog"
 )
 
 // Fairness between tenants. A worker that takes a run's work message from

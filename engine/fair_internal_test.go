@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald/eventlog"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/heraldhq/herald/eventlog"
 )
 
 // runMsg is a run's work message of a tenant, counting what the server is

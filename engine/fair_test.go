@@ -50,7 +50,7 @@ func (g *gauge) read() (now, most, calls int) {
 func TestSlowTenantDoesNotDelayAnotherTenant(t *testing.T) {
 	const slow = 8 * time.Second
 	var g gauge
-	slowWF := bridge.MustWorkflow("slow", func(ctx *bridge.Context) error {
+	slowWF := bridge.MustWorkflow("slow", func(ctx *bridge.Context, _ any) error {
 		_, err := bridge.Run(ctx, "sleep", func(context.Context) (int, error) {
 			g.enter()
 			defer g.leave()
@@ -59,7 +59,7 @@ func TestSlowTenantDoesNotDelayAnotherTenant(t *testing.T) {
 		})
 		return err
 	})
-	fastWF := bridge.MustWorkflow("fast", func(ctx *bridge.Context) error {
+	fastWF := bridge.MustWorkflow("fast", func(ctx *bridge.Context, _ any) error {
 		_, err := bridge.Run(ctx, "quick", func(context.Context) (int, error) { return 1, nil })
 		return err
 	})
@@ -140,7 +140,7 @@ func TestSlowTenantDoesNotDelayAnotherTenant(t *testing.T) {
 // worker at a time, though three are free.
 func TestTenantConcurrencySetting(t *testing.T) {
 	var g gauge
-	wf := bridge.MustWorkflow("slow", func(ctx *bridge.Context) error {
+	wf := bridge.MustWorkflow("slow", func(ctx *bridge.Context, _ any) error {
 		_, err := bridge.Run(ctx, "sleep", func(context.Context) (int, error) {
 			g.enter()
 			defer g.leave()

@@ -24,11 +24,7 @@ func TestTimersResumeOnTheInstant(t *testing.T) {
 			until := map[string]time.Time{}
 			late := map[string]time.Duration{}
 			done := make(chan struct{})
-			wf := bridge.MustWorkflow("pause", func(ctx *bridge.Context) error {
-				var p struct{ N int }
-				if err := ctx.DecodePayload(&p); err != nil {
-					return err
-				}
+			wf := bridge.MustWorkflow("pause", func(ctx *bridge.Context, p struct{ N int }) error {
 				// The instant is read only when the step is first
 				// described; a recorded delay is not re-evaluated.
 				at := time.Now().Add(delay + time.Duration(p.N)*10*time.Millisecond)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/bridge/wire"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testherald"
@@ -111,7 +112,7 @@ func metric(t *testing.T, h *testherald.Herald, name string) float64 {
 
 // pauseThen is a workflow that sleeps 300ms then runs after.
 func pauseThen(after func(runID string)) *bridge.Workflow {
-	return bridge.MustWorkflow("pause", func(ctx *bridge.Context) error {
+	return bridge.MustWorkflow("pause", func(ctx *bridge.Context, _ any) error {
 		if err := bridge.Delay(ctx, "wait", 300*time.Millisecond); err != nil {
 			return err
 		}
@@ -171,7 +172,7 @@ func TestResumeSurvivesABridgeCallLost(t *testing.T) {
 	f := startResume(t, bridge.NewRegistry().MustRegister(pauseThen(func(string) { ran.Add(1) })))
 	var dropped atomic.Bool
 	f.drop = func(body []byte) bool {
-		var req bridge.ExecuteRequest
+		var req wire.ExecuteRequest
 		if json.Unmarshal(body, &req) != nil || len(req.Steps) == 0 {
 			return false
 		}
@@ -206,11 +207,7 @@ const burstRuns = 300
 
 func (b *burst) workflow() *bridge.Workflow {
 	b.ran = map[string]int{}
-	return bridge.MustWorkflow("burst", func(ctx *bridge.Context) error {
-		var p struct{ At time.Time }
-		if err := ctx.DecodePayload(&p); err != nil {
-			return err
-		}
+	return bridge.MustWorkflow("burst", func(ctx *bridge.Context, p struct{ At time.Time }) error {
 		if err := bridge.DelayUntil(ctx, "wait", p.At); err != nil {
 			return err
 		}

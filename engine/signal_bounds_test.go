@@ -13,8 +13,8 @@ import (
 // 409 too_many_signals and is not recorded. On main they grew without
 // bound, each re-read on every step.
 func TestUnconsumedSignalsAreBounded(t *testing.T) {
-	wf := bridge.MustWorkflow("approval", func(ctx *bridge.Context) error {
-		_, err := bridge.WaitForEvent(ctx, "wait", "approved", time.Hour)
+	wf := bridge.MustWorkflow("approval", func(ctx *bridge.Context, _ any) error {
+		_, _, err := bridge.WaitForEvent[any](ctx, "wait", "approved", time.Hour)
 		return err
 	})
 	f := start(t, bridge.NewRegistry().MustRegister(wf))

@@ -11,7 +11,8 @@ import (
 	"github.com/adhocore/gronx"
 
 	"github.com/heraldhq/herald/apierr"
-	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/bridge/wire"
+	"github.com/heraldhq/herald/bridgeclient"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 )
@@ -79,7 +80,7 @@ func (e *Engine) Sync(ctx context.Context, tenant string) (SyncResult, error) {
 	}
 	infos, err := e.client.Discover(ctx, url, secret)
 	switch {
-	case errors.Is(err, bridge.ErrUnreachable):
+	case errors.Is(err, bridgeclient.ErrUnreachable):
 		return SyncResult{}, &apierr.Error{Kind: apierr.ErrUnavailable, Code: "bridge_unreachable", Message: err.Error()}
 	case err != nil:
 		return SyncResult{}, &apierr.Error{Kind: apierr.ErrUnavailable, Code: "bridge_rejected", Message: err.Error()}
@@ -92,7 +93,7 @@ func (e *Engine) Sync(ctx context.Context, tenant string) (SyncResult, error) {
 	seen := map[string]bool{}
 	for i, w := range infos {
 		field := fmt.Sprintf("workflows[%d]", i)
-		if !bridge.ValidWorkflowID(w.WorkflowID) || len(w.WorkflowID) > MaxWorkflowIDChars {
+		if !wire.ValidWorkflowID(w.WorkflowID) || len(w.WorkflowID) > MaxWorkflowIDChars {
 			p.Add(field+".workflowId", "%q does not match ^([a-zA-Z]|_[a-zA-Z0-9])[a-zA-Z0-9_]*$ (at most %d characters)", clip(w.WorkflowID, MaxWorkflowIDChars), MaxWorkflowIDChars)
 			continue
 		}
@@ -193,7 +194,7 @@ const (
 // syncBounds refuses a discover answer with more workflows or schedules
 // than a sync takes, or a schedule ticking more often than
 // Config.CronMinInterval (naming each such workflow).
-func (e *Engine) syncBounds(infos []bridge.WorkflowInfo) error {
+func (e *Engine) syncBounds(infos []wire.WorkflowInfo) error {
 	if len(infos) > MaxSyncWorkflows {
 		return &apierr.ValidationError{Code: CodeTooManyWorkflows, Problems: []apierr.FieldProblem{{Field: "workflows",
 			Problem: fmt.Sprintf("the Bridge reports %d workflows; a sync takes at most %d", len(infos), MaxSyncWorkflows)}}}

@@ -54,8 +54,8 @@ func TestParseSchedule(t *testing.T) {
 }
 
 func TestSync(t *testing.T) {
-	daily := bridge.MustWorkflow("daily_digest", func(*bridge.Context) error { return nil }, bridge.WithSchedule("0 9 * * *"))
-	welcome := bridge.MustWorkflow("welcome", func(*bridge.Context) error { return nil })
+	daily := bridge.MustWorkflow("daily_digest", func(*bridge.Context, any) error { return nil }, bridge.WithSchedule("0 9 * * *"))
+	welcome := bridge.MustWorkflow("welcome", func(*bridge.Context, any) error { return nil })
 	d := testherald.NewStandInDelivery(t)
 	h := testherald.Start(t, testherald.Options{DeliverURL: d.URL})
 	_, key := h.Tenant("Acme")
@@ -110,7 +110,8 @@ func TestSync(t *testing.T) {
 	rejecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(401) }))
 	defer rejecting.Close()
 	h.Do("PUT", "/v1/bridge", key, map[string]string{"webhookUrl": rejecting.URL})
-	if r := h.Do("POST", "/v1/sync", key, nil); r.Status != 502 || r.ErrorCode() != "bridge_rejected" || !strings.Contains(r.ErrorCode()+string(r.Body), "401") {
+	// The message names the Bridge's status (CONTRACT.md §5).
+	if r := h.Do("POST", "/v1/sync", key, nil); r.Status != 502 || r.ErrorCode() != "bridge_rejected" || !strings.Contains(string(r.Body), `"bridge answered 401: signature mismatch`) {
 		t.Fatalf("rejecting: %d %s", r.Status, r.Body)
 	}
 }
@@ -132,7 +133,7 @@ func TestCronFiresAndResyncStopsIt(t *testing.T) {
 	var nilSubscriber atomic.Bool
 	nilSubscriber.Store(true)
 	tickWF := func(schedule string) *bridge.Workflow {
-		return bridge.MustWorkflow("heartbeat", func(ctx *bridge.Context) error {
+		return bridge.MustWorkflow("heartbeat", func(ctx *bridge.Context, _ any) error {
 			if ctx.Subscriber != nil {
 				nilSubscriber.Store(false)
 			}
@@ -174,7 +175,7 @@ func TestCronFiresAndResyncStopsIt(t *testing.T) {
 		t.Fatalf("%d ticks in 3.2s of an every-second schedule", n)
 	}
 	// Re-sync without the schedule: it stops.
-	h.Bridge(key, bridge.NewRegistry().MustRegister(bridge.MustWorkflow("heartbeat", func(*bridge.Context) error { return nil })))
+	h.Bridge(key, bridge.NewRegistry().MustRegister(bridge.MustWorkflow("heartbeat", func(*bridge.Context, any) error { return nil })))
 	if r := h.Do("POST", "/v1/sync", key, nil); r.Status != 200 {
 		t.Fatalf("re-sync: %d %s", r.Status, r.Body)
 	}
@@ -187,12 +188,12 @@ func TestCronFiresAndResyncStopsIt(t *testing.T) {
 }
 
 func digestWorkflow(window time.Duration) *bridge.Workflow {
-	return bridge.MustWorkflow("comments", func(ctx *bridge.Context) error {
-		res, err := bridge.Digest(ctx, "batch", window, "post-1")
+	return bridge.MustWorkflow("comments", func(ctx *bridge.Context, _ any) error {
+		res, err := bridge.Digest(ctx, "batch", window, bridge.DigestKey("post-1"))
 		if err != nil {
 			return err
 		}
-		_, err = bridge.Send(ctx, "summary", "email", func() (bridge.SendContent, error) {
+		_, err = bridge.Send(ctx, "summary", "email", func(context.Context) (bridge.SendContent, error) {
 			var lines []string
 			for _, ev := range res.Events {
 				lines = append(lines, fmt.Sprint(ev.Payload["n"]))

@@ -12,7 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/heraldhq/herald/apierr"
-	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/bridge/wire"
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
@@ -90,7 +90,7 @@ func (r TriggerRequest) validate() (events.TriggerAcceptedData, error) {
 	var acc events.TriggerAcceptedData
 	if r.WorkflowID == "" {
 		p.Add("workflowId", "is required")
-	} else if !bridge.ValidWorkflowID(r.WorkflowID) || len(r.WorkflowID) > MaxWorkflowIDChars {
+	} else if !wire.ValidWorkflowID(r.WorkflowID) || len(r.WorkflowID) > MaxWorkflowIDChars {
 		p.Add("workflowId", "must match ^([a-zA-Z]|_[a-zA-Z0-9])[a-zA-Z0-9_]*$ and be at most %d characters", MaxWorkflowIDChars)
 	}
 	switch {

@@ -200,16 +200,16 @@ func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
 		v, _ := m.LoadOrStore(runID, new(atomic.Int32))
 		v.(*atomic.Int32).Add(1)
 	}
-	ping := bridge.MustWorkflow("ping", func(ctx *bridge.Context) error {
+	ping := bridge.MustWorkflow("ping", func(ctx *bridge.Context, _ any) error {
 		if _, err := bridge.Run(ctx, "work", func(context.Context) (bool, error) { count(&calls, ctx.RunID); return true, nil }); err != nil {
 			return err
 		}
-		_, err := bridge.Send(ctx, "mail", "email", func() (bridge.SendContent, error) {
+		_, err := bridge.Send(ctx, "mail", "email", func(context.Context) (bridge.SendContent, error) {
 			return bridge.SendContent{Subject: ctx.RunID, Body: "ping " + ctx.Subscriber.SubscriberID}, nil
 		})
 		return err
 	})
-	tick := func(ctx *bridge.Context) error {
+	tick := func(ctx *bridge.Context, _ any) error {
 		_, err := bridge.Run(ctx, "work", func(context.Context) (bool, error) { count(&tickCalls, ctx.RunID); return true, nil })
 		return err
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/bridge/wire"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/engine"
 )
@@ -36,24 +36,24 @@ var deliveryCodes = []struct {
 }
 
 // Deliver implements engine.Deliverer.
-func (d localDeliverer) Deliver(ctx context.Context, tenant string, req engine.DeliverRequest) (bridge.SendResult, error) {
+func (d localDeliverer) Deliver(ctx context.Context, tenant string, req engine.DeliverRequest) (wire.SendResult, error) {
 	res, err := d.svc.Deliver(ctx, tenant, delivery.Request{
 		IdempotencyKey: req.IdempotencyKey, RunID: req.RunID, StepID: req.StepID,
 		SubscriberID: req.SubscriberID, Channel: req.Channel,
 		Subject: req.Content.Subject, Body: req.Content.Body,
 	})
 	if err == nil {
-		return bridge.SendResult{AttemptID: res.AttemptID, Status: res.Status, ProviderMessageID: res.ProviderMessageID}, nil
+		return wire.SendResult{AttemptID: res.AttemptID, Status: res.Status, ProviderMessageID: res.ProviderMessageID}, nil
 	}
 	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-		return bridge.SendResult{}, ctx.Err()
+		return wire.SendResult{}, ctx.Err()
 	}
 	for _, c := range deliveryCodes {
 		if errors.Is(err, c.kind) {
-			return bridge.SendResult{}, &engine.DeliveryError{Terminal: c.terminal, Code: c.code, Message: err.Error()}
+			return wire.SendResult{}, &engine.DeliveryError{Terminal: c.terminal, Code: c.code, Message: err.Error()}
 		}
 	}
 	// The endpoint answers 500 "internal error" and keeps the cause in its
 	// log; here the cause goes with the retried step.
-	return bridge.SendResult{}, &engine.DeliveryError{Code: "delivery_failed", Message: err.Error()}
+	return wire.SendResult{}, &engine.DeliveryError{Code: "delivery_failed", Message: err.Error()}
 }

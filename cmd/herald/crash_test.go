@@ -178,8 +178,8 @@ func newCrashWorld(t *testing.T) *crashWorld {
 		v, _ := w.calls.LoadOrStore(runID, new(atomic.Int32))
 		v.(*atomic.Int32).Add(1)
 	}
-	wf := func(delay time.Duration) bridge.WorkflowFunc {
-		return func(ctx *bridge.Context) error {
+	wf := func(delay time.Duration) func(*bridge.Context, any) error {
+		return func(ctx *bridge.Context, _ any) error {
 			if _, err := bridge.Run(ctx, "work", func(context.Context) (bool, error) { count(ctx.RunID); return true, nil }); err != nil {
 				return err
 			}
@@ -188,7 +188,7 @@ func newCrashWorld(t *testing.T) *crashWorld {
 					return err
 				}
 			}
-			_, err := bridge.Send(ctx, "mail", "email", func() (bridge.SendContent, error) {
+			_, err := bridge.Send(ctx, "mail", "email", func(context.Context) (bridge.SendContent, error) {
 				return bridge.SendContent{Subject: ctx.RunID, Body: "hello " + ctx.Subscriber.SubscriberID}, nil
 			})
 			return err

@@ -73,8 +73,8 @@ func TestEraseSubscriber(t *testing.T) {
 	mail := testsmtp.StartCatcher(t, 0)
 	must("POST", "/v1/channels", key, map[string]any{"channelKey": "email-smtp", "config": map[string]any{
 		"host": mail.Host, "port": mail.Port, "fromEmail": "noreply@acme.test"}}, 201)
-	h.Bridge(key, bridge.NewRegistry().MustRegister(bridge.MustWorkflow("welcome", func(ctx *bridge.Context) error {
-		_, err := bridge.Send(ctx, "mail", "email", func() (bridge.SendContent, error) {
+	h.Bridge(key, bridge.NewRegistry().MustRegister(bridge.MustWorkflow("welcome", func(ctx *bridge.Context, _ any) error {
+		_, err := bridge.Send(ctx, "mail", "email", func(context.Context) (bridge.SendContent, error) {
 			return bridge.SendContent{Subject: "Welcome", Body: "hello"}, nil
 		})
 		return err

@@ -133,24 +133,24 @@ func newOpsWorld(t *testing.T) *opsWorld {
 
 	// The Bridge, registered twice (a rotation); the secrets are captured.
 	reg := bridge.NewRegistry().MustRegister(
-		bridge.MustWorkflow("welcome", func(ctx *bridge.Context) error {
+		bridge.MustWorkflow("welcome", func(ctx *bridge.Context, _ any) error {
 			if _, err := bridge.Run(ctx, "work", func(context.Context) (int, error) { w.workRuns.Add(1); return 42, nil }); err != nil {
 				return err
 			}
-			_, err := bridge.Send(ctx, "mail", "email", func() (bridge.SendContent, error) {
+			_, err := bridge.Send(ctx, "mail", "email", func(context.Context) (bridge.SendContent, error) {
 				return bridge.SendContent{Subject: "Welcome", Body: "hello " + ctx.Subscriber.SubscriberID}, nil
 			})
 			return err
 		}),
-		bridge.MustWorkflow("approval", func(ctx *bridge.Context) error {
-			if _, err := bridge.WaitForEvent(ctx, "wait", "approved", time.Hour); err != nil {
+		bridge.MustWorkflow("approval", func(ctx *bridge.Context, _ any) error {
+			if _, _, err := bridge.WaitForEvent[any](ctx, "wait", "approved", time.Hour); err != nil {
 				return err
 			}
 			_, err := bridge.Run(ctx, "after", func(context.Context) (string, error) { return "done", nil })
 			return err
 		}),
-		bridge.MustWorkflow("texting", func(ctx *bridge.Context) error {
-			_, err := bridge.Send(ctx, "sms", "sms", func() (bridge.SendContent, error) {
+		bridge.MustWorkflow("texting", func(ctx *bridge.Context, _ any) error {
+			_, err := bridge.Send(ctx, "sms", "sms", func(context.Context) (bridge.SendContent, error) {
 				return bridge.SendContent{Body: "hi"}, nil
 			})
 			return err

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/bridge/wire"
 )
 
 func main() {
@@ -98,7 +99,7 @@ func lookupProfile(ctx context.Context, sub *bridge.Subscriber) (profile, error)
 	return p, nil
 }
 
-func welcome(ctx *bridge.Context) error {
+func welcome(ctx *bridge.Context, _ struct{}) error {
 	if ctx.Subscriber == nil {
 		return errors.New("welcome needs a subscriber")
 	}
@@ -108,7 +109,7 @@ func welcome(ctx *bridge.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = bridge.Send(ctx, "welcome-email", "email", func() (bridge.SendContent, error) {
+	_, err = bridge.Send(ctx, "welcome-email", bridge.Email, func(context.Context) (bridge.SendContent, error) {
 		return bridge.SendContent{
 			Subject: "Welcome to Acme, " + p.FirstName + "!",
 			Body:    fmt.Sprintf("Hi %s,\n\nYour %s plan is ready. Reply to this e-mail if you need a hand.\n", p.FirstName, p.Plan),
@@ -124,24 +125,26 @@ type approvalRequest struct {
 	Timeout    string `json:"timeout"` // optional duration string, default 48h
 }
 
-func approval(ctx *bridge.Context) error {
-	var req approvalRequest
-	if err := ctx.DecodePayload(&req); err != nil {
-		return fmt.Errorf("approval payload: %w", err)
-	}
+// approvalDecision is the payload of the "approved" signal.
+type approvalDecision struct {
+	By   string `json:"by"`
+	Note string `json:"note"`
+}
+
+func approval(ctx *bridge.Context, req approvalRequest) error {
 	if req.ApproverID == "" || req.Title == "" {
 		return errors.New("approval payload needs title and approverId")
 	}
 	timeout := 48 * time.Hour
 	if req.Timeout != "" {
-		d, err := bridge.ParseDuration(req.Timeout)
+		d, err := wire.ParseDuration(req.Timeout)
 		if err != nil {
 			return err
 		}
 		timeout = d
 	}
 
-	_, err := bridge.Send(ctx, "ask-approver", "email", func() (bridge.SendContent, error) {
+	_, err := bridge.Send(ctx, "ask-approver", bridge.Email, func(context.Context) (bridge.SendContent, error) {
 		return bridge.SendContent{
 			Subject: "Approval needed: " + req.Title,
 			Body:    fmt.Sprintf("Please approve %q (run %s) within %s.\n", req.Title, ctx.RunID, timeout),
@@ -151,12 +154,12 @@ func approval(ctx *bridge.Context) error {
 		return err
 	}
 
-	ev, err := bridge.WaitForEvent(ctx, "wait-approval", "approved", timeout)
+	decision, ok, err := bridge.WaitForEvent[approvalDecision](ctx, "wait-approval", "approved", timeout)
 	if err != nil {
 		return err
 	}
-	if ev == nil {
-		_, err = bridge.Send(ctx, "notify-expired", "email", func() (bridge.SendContent, error) {
+	if !ok {
+		_, err = bridge.Send(ctx, "notify-expired", bridge.Email, func(context.Context) (bridge.SendContent, error) {
 			return bridge.SendContent{
 				Subject: "No decision on " + req.Title,
 				Body:    "Your request expired without an approval. Submit it again if it still matters.\n",
@@ -164,8 +167,8 @@ func approval(ctx *bridge.Context) error {
 		})
 		return err
 	}
-	_, err = bridge.Send(ctx, "notify-approved", "email", func() (bridge.SendContent, error) {
-		return bridge.SendContent{Subject: "Approved: " + req.Title, Body: "Details: " + string(ev) + "\n"}, nil
+	_, err = bridge.Send(ctx, "notify-approved", bridge.Email, func(context.Context) (bridge.SendContent, error) {
+		return bridge.SendContent{Subject: "Approved: " + req.Title, Body: fmt.Sprintf("Approved by %s. %s\n", decision.By, decision.Note)}, nil
 	})
 	return err
 }
@@ -179,8 +182,8 @@ type dailyStats struct {
 
 // dailyDigest returns the schedule-triggered digest workflow. A cron run has
 // no subscriber, so the e-mail names its recipient with bridge.To.
-func dailyDigest(recipient string) bridge.WorkflowFunc {
-	return func(ctx *bridge.Context) error {
+func dailyDigest(recipient string) func(*bridge.Context, struct{}) error {
+	return func(ctx *bridge.Context, _ struct{}) error {
 		stats, err := bridge.Run(ctx, "collect-stats", func(context.Context) (dailyStats, error) {
 			// The clock is read inside the step, so replays see the same day.
 			day := time.Now().UTC().AddDate(0, 0, -1)
@@ -189,7 +192,7 @@ func dailyDigest(recipient string) bridge.WorkflowFunc {
 		if err != nil {
 			return err
 		}
-		_, err = bridge.Send(ctx, "send-digest", "email", func() (bridge.SendContent, error) {
+		_, err = bridge.Send(ctx, "send-digest", bridge.Email, func(context.Context) (bridge.SendContent, error) {
 			return bridge.SendContent{
 				Subject: "Acme daily digest for " + stats.Day,
 				Body:    fmt.Sprintf("Signups: %d\nOrders: %d\n", stats.Signups, stats.Orders),

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/bridge/wire"
+	"github.com/heraldhq/herald/bridgeclient"
 )
 
 const secret = "whsec_example"
@@ -15,37 +17,37 @@ const secret = "whsec_example"
 // drive plays the engine for one run: it executes until the run completes,
 // answering each waitForEvent with signal, and returns the steps in order
 // with the subject of each e-mail.
-func drive(t *testing.T, url string, req bridge.ExecuteRequest, signal json.RawMessage) []string {
+func drive(t *testing.T, url string, req wire.ExecuteRequest, signal json.RawMessage) []string {
 	t.Helper()
-	var c bridge.Client
+	var c bridgeclient.Client
 	var trail []string
 	for range 10 {
 		o, err := c.Execute(context.Background(), url, secret, req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if o.Kind == bridge.OutcomeCompleted {
+		if o.Kind == bridgeclient.OutcomeCompleted {
 			return trail
 		}
-		if o.Kind != bridge.OutcomeStep {
+		if o.Kind != bridgeclient.OutcomeStep {
 			t.Fatalf("outcome %+v", o)
 		}
 		s := o.Step
 		entry, output := s.StepID, s.Output
 		switch s.Type {
-		case bridge.StepSend:
+		case wire.StepSend:
 			to := "subscriber"
 			if s.To != nil {
 				to = *s.To
 			}
 			entry += " → " + to + ": " + s.Content.Subject
 			output = json.RawMessage(`{"attemptId":"att_1","status":"sent"}`)
-		case bridge.StepWaitForEvent:
+		case wire.StepWaitForEvent:
 			entry += " (" + s.Event + ", " + s.Timeout.Duration().String() + ")"
 			output = signal
 		}
 		trail = append(trail, entry)
-		req.Steps = append(req.Steps, bridge.CompletedStep{StepID: s.StepID, Type: s.Type, Output: output})
+		req.Steps = append(req.Steps, wire.CompletedStep{StepID: s.StepID, Type: s.Type, Output: output})
 	}
 	t.Fatal("run did not complete")
 	return nil
@@ -57,28 +59,28 @@ func TestWorkflows(t *testing.T) {
 
 	tests := []struct {
 		name   string
-		req    bridge.ExecuteRequest
+		req    wire.ExecuteRequest
 		signal string
 		want   []string // each step's entry starts with its line
 	}{
-		{"welcome", bridge.ExecuteRequest{WorkflowID: "welcome", Subscriber: &bridge.Subscriber{
+		{"welcome", wire.ExecuteRequest{WorkflowID: "welcome", Subscriber: &bridge.Subscriber{
 			SubscriberID: "u1", Attributes: map[string]any{"firstName": "Ada"},
 		}}, "", []string{"fetch-profile", "welcome-email → subscriber: Welcome to Acme, Ada!"}},
-		{"approval granted", bridge.ExecuteRequest{WorkflowID: "approval", Subscriber: &bridge.Subscriber{SubscriberID: "u1"},
+		{"approval granted", wire.ExecuteRequest{WorkflowID: "approval", Subscriber: &bridge.Subscriber{SubscriberID: "u1"},
 			Payload: json.RawMessage(`{"title":"New laptop","approverId":"boss"}`),
 		}, `{"by":"boss"}`, []string{
 			"ask-approver → boss: Approval needed: New laptop",
 			"wait-approval (approved, 48h0m0s)",
 			"notify-approved → subscriber: Approved: New laptop",
 		}},
-		{"approval timed out", bridge.ExecuteRequest{WorkflowID: "approval", Subscriber: &bridge.Subscriber{SubscriberID: "u1"},
+		{"approval timed out", wire.ExecuteRequest{WorkflowID: "approval", Subscriber: &bridge.Subscriber{SubscriberID: "u1"},
 			Payload: json.RawMessage(`{"title":"New laptop","approverId":"boss","timeout":"1d"}`),
 		}, "null", []string{
 			"ask-approver → boss: Approval needed: New laptop",
 			"wait-approval (approved, 24h0m0s)",
 			"notify-expired → subscriber: No decision on New laptop",
 		}},
-		{"daily digest", bridge.ExecuteRequest{WorkflowID: "daily_digest"}, "", []string{
+		{"daily digest", wire.ExecuteRequest{WorkflowID: "daily_digest"}, "", []string{
 			"collect-stats", "send-digest → ops: Acme daily digest for 20", // the day the step read from the clock
 		}},
 	}
@@ -95,7 +97,7 @@ func TestWorkflows(t *testing.T) {
 		})
 	}
 
-	wfs, err := (&bridge.Client{}).Discover(context.Background(), srv.URL, secret)
+	wfs, err := (&bridgeclient.Client{}).Discover(context.Background(), srv.URL, secret)
 	if err != nil || len(wfs) != 3 || wfs[2].Schedule == nil || *wfs[2].Schedule != "0 9 * * *" {
 		t.Fatalf("discover: %+v, %v", wfs, err)
 	}

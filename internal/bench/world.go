@@ -86,26 +86,18 @@ func (w *world) close() {
 
 // registry returns the Bridge's workflows.
 func (w *world) registry() *bridge.Registry {
-	send := bridge.MustWorkflow(wfSend, func(ctx *bridge.Context) error {
-		var p struct {
-			Tag string `json:"tag"`
-		}
-		if err := ctx.DecodePayload(&p); err != nil {
-			return err
-		}
-		_, err := bridge.Send(ctx, "mail", "email", func() (bridge.SendContent, error) {
+	send := bridge.MustWorkflow(wfSend, func(ctx *bridge.Context, p struct {
+		Tag string `json:"tag"`
+	}) error {
+		_, err := bridge.Send(ctx, "mail", "email", func(context.Context) (bridge.SendContent, error) {
 			return bridge.SendContent{Subject: p.Tag, Body: "Hello " + ctx.Subscriber.SubscriberID + ", this is Herald's benchmark."}, nil
 		})
 		return err
 	})
-	delay := bridge.MustWorkflow(wfDelay, func(ctx *bridge.Context) error {
-		var p struct {
-			DelayMs  int64 `json:"delayMs"`
-			SpreadMs int64 `json:"spreadMs"`
-		}
-		if err := ctx.DecodePayload(&p); err != nil {
-			return err
-		}
+	delay := bridge.MustWorkflow(wfDelay, func(ctx *bridge.Context, p struct {
+		DelayMs  int64 `json:"delayMs"`
+		SpreadMs int64 `json:"spreadMs"`
+	}) error {
 		// The until instant is read from the clock only when the step is
 		// first described (a recorded delay step is never re-evaluated),
 		// so the Bridge knows the exact instant the run's RunSleeping

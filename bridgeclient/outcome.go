@@ -1,6 +1,8 @@
-package bridge
+package bridgeclient
 
 import (
+	"github.com/heraldhq/herald/bridge/wire"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,9 +58,10 @@ const (
 	CodeBridgeError       = "bridge_error"          // another 5xx, 408, 425, 429, 409 replayed
 	CodeBridgeUnreachable = "bridge_unreachable"    // no answer: network error, timeout
 	CodeInvalidAnswer     = "bridge_invalid_answer" // a 200 that is not a valid answer; 1xx
-	// The error code of a Bridge's 409: a replayed request.
-	CodeReplayed = "replayed"
 )
+
+// codeReplayed is the error code of a Bridge's 409: a replayed request.
+const codeReplayed = "replayed"
 
 // Outcome classifies the answer to an execute call.
 //
@@ -87,7 +90,7 @@ const (
 // answer or the failure said, clipped to 1 KiB, for the operator's log.
 type Outcome struct {
 	Kind       OutcomeKind
-	Step       *Step
+	Step       *wire.Step
 	HTTPStatus int
 	Code       string
 	Message    string
@@ -103,7 +106,7 @@ func outcomeOf(status int, body []byte) Outcome {
 	info, hasInfo := errorInfo(body)
 	fail := func(kind OutcomeKind, code string) Outcome {
 		o.Kind, o.Code = kind, code
-		o.Message = strings.TrimSpace(fmt.Sprintf("bridge answered %d %s", status, http.StatusText(status)))
+		o.Message = answered(status)
 		o.Detail = o.Message
 		if hasInfo && info.Message != "" {
 			o.Detail = clip(info.Message)
@@ -112,7 +115,7 @@ func outcomeOf(status int, body []byte) Outcome {
 	}
 	switch {
 	case status == http.StatusOK:
-		var a ExecuteAnswer
+		var a wire.ExecuteAnswer
 		if err := json.Unmarshal(body, &a); err != nil {
 			if why := rawOverBound(body); why != "" {
 				o.Kind, o.Code, o.Message = OutcomeTerminal, CodeInvalidStep, why
@@ -121,18 +124,18 @@ func outcomeOf(status int, body []byte) Outcome {
 			return invalidAnswer(o, fmt.Sprintf("not an execute answer: %v", err))
 		}
 		switch a.Status {
-		case StatusCompleted:
+		case wire.StatusCompleted:
 			o.Kind = OutcomeCompleted
 			return o
-		case StatusStep:
+		case wire.StatusStep:
 			if a.Step == nil {
 				return invalidAnswer(o, `status "step" without a step`)
 			}
-			if err := a.Step.bounds(); err != nil {
+			if err := bounds(a.Step); err != nil {
 				o.Kind, o.Code, o.Message = OutcomeTerminal, CodeInvalidStep, clip(err.Error())
 				return o
 			}
-			if err := a.Step.check(); err != nil {
+			if err := check(a.Step); err != nil {
 				return invalidAnswer(o, err.Error())
 			}
 			o.Kind, o.Step = OutcomeStep, a.Step
@@ -156,7 +159,7 @@ func outcomeOf(status int, body []byte) Outcome {
 		return fail(OutcomeTerminal, CodeBridgeBadRequest)
 	case status == http.StatusRequestTimeout, status == http.StatusTooEarly, status == http.StatusTooManyRequests:
 		return fail(OutcomeRetryable, CodeBridgeError)
-	case status == http.StatusConflict && hasInfo && info.Code == CodeReplayed:
+	case status == http.StatusConflict && hasInfo && info.Code == codeReplayed:
 		// Another process sent the same bytes in the same second: the
 		// next attempt is signed afresh.
 		return fail(OutcomeRetryable, CodeBridgeError)
@@ -172,11 +175,24 @@ func outcomeOf(status int, body []byte) Outcome {
 	case status >= 500 && status < 600:
 		return fail(OutcomeRetryable, CodeBridgeError)
 	case status >= 300 && status < 400:
-		o = fail(OutcomeTerminal, CodeBridgeRejected)
-		o.Message += " (redirects are not followed)"
-		return o
+		return fail(OutcomeTerminal, CodeBridgeRejected)
 	}
 	return fail(OutcomeRetryable, CodeInvalidAnswer)
+}
+
+// answered is the tenant's message for an answer of status: the status and
+// a fixed reason, never text that came from the network.
+func answered(status int) string {
+	reason := strings.ToLower(http.StatusText(status))
+	switch {
+	case status == http.StatusUnauthorized:
+		reason = "signature mismatch or clock skew"
+	case status >= 300 && status < 400:
+		reason = "redirects are not followed"
+	case reason == "":
+		reason = "unknown status"
+	}
+	return fmt.Sprintf("bridge answered %d: %s", status, reason)
 }
 
 func invalidAnswer(o Outcome, why string) Outcome {
@@ -214,10 +230,10 @@ func egressRefused(err error) bool {
 }
 
 // errorInfo reads an error body, if body is one.
-func errorInfo(body []byte) (ErrorInfo, bool) {
-	var b ErrorBody
+func errorInfo(body []byte) (wire.ErrorInfo, bool) {
+	var b wire.ErrorBody
 	if json.Unmarshal(body, &b) != nil || (b.Error.Code == "" && b.Error.Message == "") {
-		return ErrorInfo{}, false
+		return wire.ErrorInfo{}, false
 	}
 	return b.Error, true
 }
@@ -237,14 +253,14 @@ func clip(s string) string {
 
 // check validates a step answered by a Bridge: what the engine needs of
 // each type is there and well-formed.
-func (s *Step) check() error {
+func check(s *wire.Step) error {
 	var problem string
 	switch s.Type {
-	case StepRun:
+	case wire.StepRun:
 		if len(s.Output) == 0 {
 			s.Output = json.RawMessage("null")
 		}
-	case StepSend:
+	case wire.StepSend:
 		switch {
 		case s.Channel == "":
 			problem = "no channel"
@@ -253,18 +269,18 @@ func (s *Step) check() error {
 		case s.To != nil && *s.To == "":
 			problem = "an empty to"
 		}
-	case StepDelay:
+	case wire.StepDelay:
 		switch {
 		case (s.Seconds == nil) == (s.Until == nil):
 			problem = "not exactly one of seconds and until"
-		case s.Seconds != nil && (*s.Seconds < 0 || *s.Seconds > maxSeconds):
+		case s.Seconds != nil && (*s.Seconds < 0 || *s.Seconds > wire.MaxSeconds):
 			problem = "seconds out of range"
 		}
-	case StepWaitForEvent:
+	case wire.StepWaitForEvent:
 		if s.Event == "" {
 			problem = "no event"
 		}
-	case StepDigest:
+	case wire.StepDigest:
 		if s.Window == nil || s.Window.Duration() <= 0 {
 			problem = "no positive window"
 		}
@@ -306,7 +322,7 @@ func validID(s string) bool {
 // bounds reports the first field of s over its bound, whatever the type
 // (a field foreign to the type is not recorded, but it is not trusted
 // either).
-func (s *Step) bounds() error {
+func bounds(s *wire.Step) error {
 	for _, f := range []struct {
 		name string
 		v    *string

@@ -1,11 +1,12 @@
-package bridge_test
+package bridgeclient_test
 
 import (
 	"context"
 	"strings"
 	"testing"
 
-	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/bridge/wire"
+	"github.com/heraldhq/herald/bridgeclient"
 )
 
 // Every string a Bridge supplies in an answer, 10 KB long, and every
@@ -13,7 +14,7 @@ import (
 // invalid_step; values at their bound pass.
 func TestClientBoundsFailTerminally(t *testing.T) {
 	long := strings.Repeat("x", 10_000)
-	atBound := strings.Repeat("é", bridge.MaxIDChars) // characters, not bytes
+	atBound := strings.Repeat("é", bridgeclient.MaxIDChars) // characters, not bytes
 	big := func(n int) string { return `"` + strings.Repeat("a", n) + `"` }
 	tests := []struct {
 		name   string
@@ -28,8 +29,8 @@ func TestClientBoundsFailTerminally(t *testing.T) {
 		{"send to", 200, `{"status":"step","step":{"stepId":"s","type":"send","channel":"email","to":"` + long + `","content":{"body":"b"}}}`},
 		{"digest key", 200, `{"status":"step","step":{"stepId":"g","type":"digest","window":"10m","key":"` + long + `"}}`},
 		{"throttle key", 200, `{"status":"step","step":{"stepId":"t","type":"throttle","limit":1,"window":60,"key":"` + long + `"}}`},
-		{"run output over 1 MiB", 200, `{"status":"step","step":{"stepId":"a","type":"run","output":` + big(bridge.MaxOutputBytes) + `}}`},
-		{"send content over 256 KiB", 200, `{"status":"step","step":{"stepId":"s","type":"send","channel":"email","content":{"body":` + big(bridge.MaxContentBytes) + `}}}`},
+		{"run output over 1 MiB", 200, `{"status":"step","step":{"stepId":"a","type":"run","output":` + big(bridgeclient.MaxOutputBytes) + `}}`},
+		{"send content over 256 KiB", 200, `{"status":"step","step":{"stepId":"s","type":"send","channel":"email","content":{"body":` + big(bridgeclient.MaxContentBytes) + `}}}`},
 		{"answer over 2 MiB", 200, `{"status":"step","step":{"stepId":"a","type":"run","output":` + big(5<<20) + `}}`},
 		{"digest window", 200, `{"status":"step","step":{"stepId":"g","type":"digest","window":"` + long + `"}}`},
 		{"wait timeout", 200, `{"status":"step","step":{"stepId":"w","type":"waitForEvent","event":"e","timeout":"` + long + `"}}`},
@@ -38,14 +39,14 @@ func TestClientBoundsFailTerminally(t *testing.T) {
 		{"status", 200, `{"status":"` + long + `"}`},
 		{"500 stepId", 500, `{"error":{"message":"boom","stepId":"` + long + `"}}`},
 	}
-	var c bridge.Client
+	var c bridgeclient.Client
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o, err := c.Execute(context.Background(), answering(t, tt.status, tt.body), testKey, bridge.ExecuteRequest{WorkflowID: "wf"})
+			o, err := c.Execute(context.Background(), answering(t, tt.status, tt.body), testKey, wire.ExecuteRequest{WorkflowID: "wf"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if o.Kind != bridge.OutcomeTerminal || o.Code != bridge.CodeInvalidStep || o.Step != nil || len(o.Message) > 1100 {
+			if o.Kind != bridgeclient.OutcomeTerminal || o.Code != bridgeclient.CodeInvalidStep || o.Step != nil || len(o.Message) > 1100 {
 				t.Fatalf("got kind %v code %q step %v message %.200q", o.Kind, o.Code, o.Step, o.Message)
 			}
 		})
@@ -55,12 +56,12 @@ func TestClientBoundsFailTerminally(t *testing.T) {
 		{"ids at their bound", `{"status":"step","step":{"stepId":"` + atBound + `","type":"send","channel":"` + atBound +
 			`","to":"` + atBound + `","content":{"body":"b"}}}`},
 		{"key at its bound", `{"status":"step","step":{"stepId":"g","type":"digest","window":"10m","key":"` + atBound + `"}}`},
-		{"output at its bound", `{"status":"step","step":{"stepId":"a","type":"run","output":` + big(bridge.MaxOutputBytes-2) + `}}`},
+		{"output at its bound", `{"status":"step","step":{"stepId":"a","type":"run","output":` + big(bridgeclient.MaxOutputBytes-2) + `}}`},
 	}
 	for _, tt := range ok {
 		t.Run(tt.name, func(t *testing.T) {
-			o, err := c.Execute(context.Background(), answering(t, 200, tt.body), testKey, bridge.ExecuteRequest{WorkflowID: "wf"})
-			if err != nil || o.Kind != bridge.OutcomeStep {
+			o, err := c.Execute(context.Background(), answering(t, 200, tt.body), testKey, wire.ExecuteRequest{WorkflowID: "wf"})
+			if err != nil || o.Kind != bridgeclient.OutcomeStep {
 				t.Fatalf("got %v %q %.200q, %v", o.Kind, o.Code, o.Message, err)
 			}
 		})
@@ -69,8 +70,8 @@ func TestClientBoundsFailTerminally(t *testing.T) {
 
 // Discover refuses an answer over MaxAnswerBytes instead of reading on.
 func TestDiscoverRefusesAnOversizedAnswer(t *testing.T) {
-	var c bridge.Client
-	body := `{"workflows":[{"workflowId":"` + strings.Repeat("a", bridge.MaxAnswerBytes) + `"}]}`
+	var c bridgeclient.Client
+	body := `{"workflows":[{"workflowId":"` + strings.Repeat("a", bridgeclient.MaxAnswerBytes) + `"}]}`
 	if _, err := c.Discover(context.Background(), answering(t, 200, body), testKey); err == nil || !strings.Contains(err.Error(), "over") {
 		t.Fatalf("err = %v", err)
 	}

@@ -1,8 +1,9 @@
-package bridge
+package wire
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -10,8 +11,12 @@ import (
 	"time"
 )
 
-// maxSeconds is the longest span a time.Duration holds, in whole seconds.
-const maxSeconds = float64(math.MaxInt64 / int64(time.Second))
+// ErrInvalidDuration is returned by [ParseDuration] and when a [Duration] on
+// the wire is neither a non-negative number of seconds nor a duration string.
+var ErrInvalidDuration = errors.New("bridge: invalid duration")
+
+// MaxSeconds is the longest span a time.Duration holds, in whole seconds.
+const MaxSeconds = float64(math.MaxInt64 / int64(time.Second))
 
 // Duration is a span of time as the protocol carries it (a waitForEvent
 // timeout, a digest window): either a JSON number of seconds (3600, 1.5) or a
@@ -80,7 +85,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 // parseSeconds reads a JSON number of seconds.
 func parseSeconds(s string) (time.Duration, error) {
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || !json.Valid([]byte(s)) || f < 0 || f > maxSeconds {
+	if err != nil || !json.Valid([]byte(s)) || f < 0 || f > MaxSeconds {
 		return 0, fmt.Errorf("%w: %s (want seconds ≥ 0 or a duration string)", ErrInvalidDuration, s)
 	}
 	return time.Duration(math.Round(f * float64(time.Second))), nil
@@ -103,7 +108,7 @@ func ParseDuration(s string) (time.Duration, error) {
 			return bad()
 		}
 		days, _ = strconv.ParseFloat(s[:i], 64) // isDecimal makes it parse
-		if days*86400 > maxSeconds {
+		if days*86400 > MaxSeconds {
 			return bad()
 		}
 		rest = s[i+1:]

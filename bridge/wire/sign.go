@@ -1,9 +1,10 @@
-package bridge
+package wire
 
 import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -13,6 +14,21 @@ import (
 const (
 	HeaderTimestamp = "x-svc-timestamp" // unix seconds, decimal
 	HeaderSignature = "x-svc-signature" // lowercase hex HMAC-SHA256
+)
+
+// Signature errors, returned by [Verify]. A Bridge answers every one of them
+// with 401.
+var (
+	// ErrNotSigned: the timestamp or the signature header is missing.
+	ErrNotSigned = errors.New("bridge: request not signed")
+	// ErrInvalidHeader: the timestamp header is not whole unix seconds in decimal.
+	ErrInvalidHeader = errors.New("bridge: invalid signature timestamp")
+	// ErrNoValidSignature: the signature matches none of the accepted secrets
+	// (or no secret is configured).
+	ErrNoValidSignature = errors.New("bridge: no valid signature")
+	// ErrStale: the timestamp is further than the tolerance from the clock, in
+	// the past or in the future.
+	ErrStale = errors.New("bridge: signature timestamp outside tolerance")
 )
 
 // DefaultTolerance is how far a request's timestamp may be from the

@@ -1,4 +1,4 @@
-package bridge_test
+package wire_test
 
 import (
 	"encoding/json"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/bridge/wire"
 )
 
 func TestParseDuration(t *testing.T) {
@@ -41,11 +41,11 @@ func TestParseDuration(t *testing.T) {
 		{"106751d23h47m17s", 0, false},
 	}
 	for _, tt := range tests {
-		got, err := bridge.ParseDuration(tt.in)
+		got, err := wire.ParseDuration(tt.in)
 		if tt.ok != (err == nil) || got != tt.want {
 			t.Errorf("ParseDuration(%q) = %v, %v; want %v (ok %v)", tt.in, got, err, tt.want, tt.ok)
 		}
-		if err != nil && !errors.Is(err, bridge.ErrInvalidDuration) {
+		if err != nil && !errors.Is(err, wire.ErrInvalidDuration) {
 			t.Errorf("ParseDuration(%q) error %v does not wrap ErrInvalidDuration", tt.in, err)
 		}
 	}
@@ -73,7 +73,7 @@ func TestDurationJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var v struct {
-			Timeout *bridge.Duration `json:"timeout"`
+			Timeout *wire.Duration `json:"timeout"`
 		}
 		err := json.Unmarshal([]byte(`{"timeout":`+tt.in+`}`), &v)
 		if tt.ok != (err == nil) {
@@ -93,7 +93,7 @@ func TestDurationJSON(t *testing.T) {
 	}
 
 	var v struct {
-		Timeout *bridge.Duration `json:"timeout"`
+		Timeout *wire.Duration `json:"timeout"`
 	}
 	if err := json.Unmarshal([]byte(`{"timeout":null}`), &v); err != nil || v.Timeout != nil {
 		t.Errorf("null: %v, %v; want nil, nil", v.Timeout, err)
@@ -106,12 +106,12 @@ func TestDurationOf(t *testing.T) {
 		1500 * time.Millisecond: "1.5",
 		0:                       "0",
 	} {
-		got := bridge.DurationOf(d)
+		got := wire.DurationOf(d)
 		if out, _ := json.Marshal(got); string(out) != want || got.Duration() != d || got.String() != want {
 			t.Errorf("DurationOf(%v) = %s (%q), want %s", d, out, got.String(), want)
 		}
 	}
-	if out, _ := json.Marshal(bridge.Duration{}); string(out) != "null" {
+	if out, _ := json.Marshal(wire.Duration{}); string(out) != "null" {
 		t.Errorf("zero Duration marshals as %s, want null", out)
 	}
 }

@@ -1,4 +1,4 @@
-package bridge
+package bridgeclient
 
 import (
 	"net/http"
@@ -11,7 +11,7 @@ import (
 // answers and checks it never panics, always classifies, and lets through
 // only steps within the bounds the engine relies on.
 //
-//	go test -run='^$' -fuzz=FuzzOutcome -fuzztime=30s ./bridge
+//	go test -run='^$' -fuzz=FuzzOutcome -fuzztime=30s ./bridgeclient
 func FuzzOutcome(f *testing.F) {
 	long := strings.Repeat("x", MaxIDChars+1) // small seeds keep the fuzzer fast
 	for _, seed := range []struct {
@@ -53,7 +53,7 @@ func FuzzOutcome(f *testing.F) {
 				t.Fatalf("step outcome %+v for status %d", o, status)
 			}
 			s := o.Step
-			if s.StepID == "" || s.check() != nil || s.bounds() != nil {
+			if s.StepID == "" || check(s) != nil || bounds(s) != nil {
 				t.Fatalf("step %+v let through", s)
 			}
 			for _, v := range []string{s.StepID, s.Event, s.Channel, string(s.Type)} {

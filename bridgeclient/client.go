@@ -1,25 +1,29 @@
-package bridge
+package bridgeclient
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	neturl "net/url"
 	"strconv"
+	"sync"
 	"time"
+
+	"github.com/heraldhq/herald/bridge/wire"
 )
 
 // DefaultClientTimeout bounds one call of a [Client] whose Timeout is zero.
 const DefaultClientTimeout = 30 * time.Second
 
 // Client calls tenant Bridges on behalf of the engine. Every call is a POST
-// signed afresh with the current time (see [Sign]); a call whose body this
+// signed afresh with the current time (see [wire.Sign]); a call whose body this
 // Client already sent with that second's timestamp is signed with the next
-// second, so that no two of its requests are byte-identical (a [Serve]
+// second, so that no two of its requests are byte-identical (a [bridge.Serve]
 // handler refuses the second as a replay). The zero Client is ready to
 // use; a Client is safe for concurrent use and must not be copied after
 // first use.
@@ -50,17 +54,19 @@ type Client struct {
 // encode, url is not a valid request URL, or ctx ended (ctx.Err() is
 // returned). Every answer of the Bridge and every network failure, the
 // Client's own Timeout included, is an Outcome.
-func (c *Client) Execute(ctx context.Context, url, secret string, req ExecuteRequest) (Outcome, error) {
+func (c *Client) Execute(ctx context.Context, url, secret string, req wire.ExecuteRequest) (Outcome, error) {
 	if len(req.Payload) == 0 {
 		req.Payload = json.RawMessage("{}")
 	}
-	steps := make([]CompletedStep, len(req.Steps))
+	steps := make([]wire.CompletedStep, len(req.Steps))
 	for i, s := range req.Steps {
-		s.Output = orNull(s.Output)
+		if len(s.Output) == 0 {
+			s.Output = json.RawMessage("null")
+		}
 		steps[i] = s
 	}
 	req.Steps = steps
-	body, err := marshal(Request{Action: ActionExecute, ExecuteRequest: &req})
+	body, err := wire.Marshal(wire.Request{Action: wire.ActionExecute, ExecuteRequest: &req})
 	if err != nil {
 		return Outcome{}, fmt.Errorf("bridge: encoding the execute request: %w", err)
 	}
@@ -79,44 +85,73 @@ func (c *Client) Execute(ctx context.Context, url, secret string, req ExecuteReq
 		o = outcomeOf(rep.status, rep.body)
 	}
 	if o.Detail != "" {
-		c.logger().Warn("bridge: call failed", "action", ActionExecute, "runId", req.RunID, "host", hostOf(url),
+		c.logger().Warn("bridge: call failed", "action", wire.ActionExecute, "runId", req.RunID, "host", hostOf(url),
 			"status", o.HTTPStatus, "code", o.Code, "detail", o.Detail)
 	}
 	return o, nil
 }
 
 // Discover asks the Bridge at url for its workflows. It does not check their
-// ids; see [ValidWorkflowID]. Errors: ctx.Err() when ctx ended, an invalid
-// url, or an error wrapping [ErrUnreachable] (no answer) or [ErrRejected]
-// (another status than 200, with the status in the message, or a body that
-// is not a discover answer).
-func (c *Client) Discover(ctx context.Context, url, secret string) ([]WorkflowInfo, error) {
-	var a DiscoverAnswer
-	if err := c.ask(ctx, url, secret, ActionDiscover, &a); err != nil {
+// ids (see bridge.ValidWorkflowID). Errors: ctx.Err() when ctx ended, an
+// invalid url, or an error wrapping [ErrUnreachable] (no answer) or
+// [ErrRejected] (another status than 200, or a body that is not a discover
+// answer), whose message names the status.
+func (c *Client) Discover(ctx context.Context, url, secret string) ([]wire.WorkflowInfo, error) {
+	var a wire.DiscoverAnswer
+	if err := c.ask(ctx, url, secret, wire.ActionDiscover, &a); err != nil {
 		return nil, err
 	}
 	if a.Workflows == nil {
-		return nil, fmt.Errorf("%w: a discover answer without workflows", ErrRejected)
+		return nil, rejected(http.StatusOK, "a discover answer without workflows")
 	}
 	return a.Workflows, nil
 }
 
 // Health asks the Bridge at url whether it is up and signed requests pass.
 // Its errors are those of [Client.Discover].
-func (c *Client) Health(ctx context.Context, url, secret string) (HealthAnswer, error) {
-	var a HealthAnswer
-	if err := c.ask(ctx, url, secret, ActionHealth, &a); err != nil {
-		return HealthAnswer{}, err
+func (c *Client) Health(ctx context.Context, url, secret string) (wire.HealthAnswer, error) {
+	var a wire.HealthAnswer
+	if err := c.ask(ctx, url, secret, wire.ActionHealth, &a); err != nil {
+		return wire.HealthAnswer{}, err
 	}
-	if a.Status != StatusOK {
-		return HealthAnswer{}, fmt.Errorf("%w: health status %q", ErrRejected, a.Status)
+	if a.Status != wire.StatusOK {
+		return wire.HealthAnswer{}, rejected(http.StatusOK, "a health status other than ok")
 	}
 	return a, nil
 }
 
+// Errors of [Client.Discover] and [Client.Health]. [Client.Execute] reports
+// the same situations as an [Outcome] instead. The message of an error that
+// wraps one of them is safe to show the tenant, like [Outcome.Message]: a
+// rejection reads "bridge answered <status>: <reason>".
+var (
+	// ErrUnreachable: no answer came back (connection refused, DNS, TLS,
+	// timeout), or the egress policy refused the address.
+	ErrUnreachable = errors.New("bridge unreachable")
+	// ErrRejected: the Bridge answered with a status other than 200, or with
+	// a body that is not the expected answer.
+	ErrRejected = errors.New("bridge rejected the call")
+)
+
+// callError is an error of a health or discover call: its message is the
+// tenant's, and it wraps ErrUnreachable or ErrRejected.
+type callError struct {
+	kind error
+	msg  string
+}
+
+func (e *callError) Error() string { return e.msg }
+func (e *callError) Unwrap() error { return e.kind }
+
+// rejected is the error of a call the Bridge answered with status, for a
+// fixed reason.
+func rejected(status int, reason string) error {
+	return &callError{ErrRejected, fmt.Sprintf("bridge answered %d: %s", status, reason)}
+}
+
 // ask makes a health or discover call and decodes its 200 answer into v.
-func (c *Client) ask(ctx context.Context, url, secret string, action Action, v any) error {
-	body, _ := marshal(Request{Action: action}) // a string field always encodes
+func (c *Client) ask(ctx context.Context, url, secret string, action wire.Action, v any) error {
+	body, _ := wire.Marshal(wire.Request{Action: action}) // a string field always encodes
 	rep, err := c.post(ctx, url, secret, body)
 	var o Outcome
 	switch {
@@ -124,17 +159,17 @@ func (c *Client) ask(ctx context.Context, url, secret string, action Action, v a
 		return err
 	case rep.err != nil:
 		o = unreachable(rep.status, rep.err)
-		err = fmt.Errorf("%w: %s", ErrUnreachable, o.Message)
+		err = &callError{ErrUnreachable, o.Message}
 	case rep.tooLarge:
 		o = Outcome{HTTPStatus: rep.status}
-		err = fmt.Errorf("%w: the answer is over %d bytes", ErrRejected, MaxAnswerBytes)
+		err = rejected(rep.status, fmt.Sprintf("the answer is over %d bytes", MaxAnswerBytes))
 	case rep.status != http.StatusOK:
 		o = outcomeOf(rep.status, rep.body)
-		err = fmt.Errorf("%w: %s", ErrRejected, o.Message)
+		err = &callError{ErrRejected, o.Message}
 	default:
 		if uerr := json.Unmarshal(rep.body, v); uerr != nil {
 			o = Outcome{HTTPStatus: rep.status, Detail: clip(uerr.Error())}
-			err = fmt.Errorf("%w: not a %s answer", ErrRejected, action)
+			err = rejected(rep.status, fmt.Sprintf("not a %s answer", action))
 		}
 	}
 	if err != nil {
@@ -192,8 +227,8 @@ func (c *Client) post(ctx context.Context, url, secret string, body []byte) (rep
 	}
 	ts, sig := c.sent.stamp(secret, now().Unix(), body)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
-	req.Header.Set(HeaderSignature, sig)
+	req.Header.Set(wire.HeaderTimestamp, strconv.FormatInt(ts, 10))
+	req.Header.Set(wire.HeaderSignature, sig)
 
 	hc := http.Client{}
 	if c.HTTP != nil {
@@ -219,4 +254,39 @@ func (c *Client) post(ctx context.Context, url, secret string, body []byte) (rep
 		return reply{status: resp.StatusCode, tooLarge: true}, nil
 	}
 	return reply{status: resp.StatusCode, body: data}, nil
+}
+
+// sent remembers what a Client signed in the current second, so that it
+// never sends two byte-identical signed requests (which a Bridge would
+// refuse as a replay): a repeat is signed with the next second instead.
+type sent struct {
+	mu     sync.Mutex
+	at     map[string]int64 // signature → its timestamp, none before pruned
+	pruned int64
+}
+
+// stamp returns the timestamp and signature for body: now, or the first
+// later second whose signature this Client has not sent yet.
+func (s *sent) stamp(secret string, now int64, body []byte) (int64, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.at == nil {
+		s.at = map[string]int64{}
+	}
+	if s.pruned < now {
+		// Timestamps before now are never signed again: they cannot collide.
+		for sig, ts := range s.at {
+			if ts < now {
+				delete(s.at, sig)
+			}
+		}
+		s.pruned = now
+	}
+	for ts := now; ; ts++ {
+		sig := wire.Sign(secret, ts, body)
+		if _, dup := s.at[sig]; !dup {
+			s.at[sig] = ts
+			return ts, sig
+		}
+	}
 }

@@ -1,4 +1,4 @@
-package bridge_test
+package bridgeclient_test
 
 import (
 	"context"
@@ -17,6 +17,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/bridge/wire"
+	"github.com/heraldhq/herald/bridgeclient"
 )
 
 // answering starts a server that answers every request with status and body.
@@ -32,20 +34,20 @@ func answering(t *testing.T, status int, body string) string {
 
 // safeMessage matches every Outcome.Message of a failed call: fixed
 // sentences naming the status at most.
-var safeMessage = regexp.MustCompile(`^(bridge answered \d{3}( [A-Za-z -]+)?( \(redirects are not followed\))?|invalid answer from the bridge \(status \d+\)|bridge unreachable: no answer|bridge unreachable: the answer \(status \d+\) was cut off)$`)
+var safeMessage = regexp.MustCompile(`^(bridge answered \d{3}: [a-z -]+|invalid answer from the bridge \(status \d+\)|bridge unreachable: no answer|bridge unreachable: the answer \(status \d+\) was cut off)$`)
 
 func TestClientOutcome(t *testing.T) {
 	const (
-		completed = bridge.OutcomeCompleted
-		step      = bridge.OutcomeStep
-		retry     = bridge.OutcomeRetryable
-		terminal  = bridge.OutcomeTerminal
+		completed = bridgeclient.OutcomeCompleted
+		step      = bridgeclient.OutcomeStep
+		retry     = bridgeclient.OutcomeRetryable
+		terminal  = bridgeclient.OutcomeTerminal
 	)
 	tests := []struct {
 		name    string
 		status  int
 		body    string
-		kind    bridge.OutcomeKind
+		kind    bridgeclient.OutcomeKind
 		code    string
 		stepID  string
 		message string
@@ -68,7 +70,7 @@ func TestClientOutcome(t *testing.T) {
 		{"unparseable 200", 200, `<html>hello</html>`, retry, "bridge_invalid_answer", "", "invalid answer"},
 		{"500 from a step", 500, `{"error":{"message":"boom","stepId":"a"}}`, retry, "step_failed", "a", "boom"},
 		{"500 from the workflow", 500, `{"error":{"code":"workflow_failed","message":"bad payload"}}`, retry, "bridge_error", "", "bad payload"},
-		{"500 without body", 500, ``, retry, "bridge_error", "", "bridge answered 500 Internal Server Error"},
+		{"500 without body", 500, ``, retry, "bridge_error", "", "bridge answered 500: internal server error"},
 		{"502", 502, `bad gateway`, retry, "bridge_error", "", "502"},
 		{"503", 503, ``, retry, "bridge_error", "", "503"},
 		{"401", 401, `{"error":{"code":"unauthorized","message":"bridge: no valid signature"}}`, terminal, "bridge_unauthorized", "", "no valid signature"},
@@ -78,7 +80,7 @@ func TestClientOutcome(t *testing.T) {
 		{"422 without a code", 422, `nope`, terminal, "bridge_rejected", "", "422"},
 		{"422 with a malformed code", 422, `{"error":{"code":"Not A Code","message":"x"}}`, terminal, "bridge_rejected", "", "x"},
 		{"400", 400, `{"error":{"code":"invalid_json","message":"bad"}}`, terminal, "bridge_bad_request", "", "bad"},
-		{"403", 403, ``, terminal, "bridge_rejected", "", "403 Forbidden"},
+		{"403", 403, ``, terminal, "bridge_rejected", "", "403: forbidden"},
 		{"413", 413, ``, terminal, "bridge_rejected", "", "413"},
 		{"429", 429, ``, retry, "bridge_error", "", "429"},
 		{"409 replayed", 409, `{"error":{"code":"replayed","message":"bridge: replayed request"}}`, retry, "bridge_error", "", "replayed"},
@@ -86,10 +88,10 @@ func TestClientOutcome(t *testing.T) {
 		{"408", 408, ``, retry, "bridge_error", "", "408"},
 		{"302 without location", 302, ``, terminal, "bridge_rejected", "", "302"},
 	}
-	var c bridge.Client
+	var c bridgeclient.Client
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o, err := c.Execute(context.Background(), answering(t, tt.status, tt.body), testKey, bridge.ExecuteRequest{WorkflowID: "wf"})
+			o, err := c.Execute(context.Background(), answering(t, tt.status, tt.body), testKey, wire.ExecuteRequest{WorkflowID: "wf"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,7 +103,7 @@ func TestClientOutcome(t *testing.T) {
 			if o.Code != "" && !safeMessage.MatchString(o.Message) {
 				t.Fatalf("message %q is not one of the fixed sentences", o.Message)
 			}
-			if (o.Kind == bridge.OutcomeStep) != (o.Step != nil) {
+			if (o.Kind == bridgeclient.OutcomeStep) != (o.Step != nil) {
 				t.Fatalf("Step = %+v for kind %v", o.Step, o.Kind)
 			}
 		})
@@ -109,18 +111,18 @@ func TestClientOutcome(t *testing.T) {
 }
 
 func TestClientClipsMessages(t *testing.T) {
-	var c bridge.Client
+	var c bridgeclient.Client
 	long := strings.Repeat("é", 2000)
-	o, err := c.Execute(context.Background(), answering(t, 500, `{"error":{"message":"`+long+`","stepId":"a"}}`), testKey, bridge.ExecuteRequest{WorkflowID: "wf"})
+	o, err := c.Execute(context.Background(), answering(t, 500, `{"error":{"message":"`+long+`","stepId":"a"}}`), testKey, wire.ExecuteRequest{WorkflowID: "wf"})
 	if err != nil || len(o.Detail) > 1024+len("…") || !utf8.ValidString(o.Detail) || !strings.HasPrefix(long, strings.TrimSuffix(o.Detail, "…")) {
 		t.Fatalf("detail of %d bytes: %q, %v", len(o.Detail), o.Detail, err)
 	}
 }
 
 func TestOutcomeKindString(t *testing.T) {
-	for k, want := range map[bridge.OutcomeKind]string{
-		bridge.OutcomeCompleted: "completed", bridge.OutcomeStep: "step",
-		bridge.OutcomeRetryable: "retryable", bridge.OutcomeTerminal: "terminal", 0: "OutcomeKind(0)",
+	for k, want := range map[bridgeclient.OutcomeKind]string{
+		bridgeclient.OutcomeCompleted: "completed", bridgeclient.OutcomeStep: "step",
+		bridgeclient.OutcomeRetryable: "retryable", bridgeclient.OutcomeTerminal: "terminal", 0: "OutcomeKind(0)",
 	} {
 		if k.String() != want {
 			t.Errorf("%d.String() = %q, want %q", int(k), k.String(), want)
@@ -129,9 +131,9 @@ func TestOutcomeKindString(t *testing.T) {
 }
 
 func TestClientParsesStep(t *testing.T) {
-	var c bridge.Client
+	var c bridgeclient.Client
 	url := answering(t, 200, `{"status":"step","step":{"stepId":"w","type":"waitForEvent","event":"approved","timeout":"1d12h"}}`)
-	o, err := c.Execute(context.Background(), url, testKey, bridge.ExecuteRequest{WorkflowID: "wf"})
+	o, err := c.Execute(context.Background(), url, testKey, wire.ExecuteRequest{WorkflowID: "wf"})
 	if err != nil || o.Step == nil {
 		t.Fatalf("%+v, %v", o, err)
 	}
@@ -140,25 +142,8 @@ func TestClientParsesStep(t *testing.T) {
 	}
 
 	url = answering(t, 200, `{"status":"step","step":{"stepId":"r","type":"run"}}`)
-	if o, _ = c.Execute(context.Background(), url, testKey, bridge.ExecuteRequest{WorkflowID: "wf"}); string(o.Step.Output) != "null" {
+	if o, _ = c.Execute(context.Background(), url, testKey, wire.ExecuteRequest{WorkflowID: "wf"}); string(o.Step.Output) != "null" {
 		t.Fatalf("omitted run output = %q, want null", o.Step.Output)
-	}
-}
-
-func TestStepResumeAt(t *testing.T) {
-	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	secs, until := 1.5, now.Add(time.Hour)
-	for _, tt := range []struct {
-		step bridge.Step
-		want time.Time
-	}{
-		{bridge.Step{Type: bridge.StepDelay, Seconds: &secs}, now.Add(1500 * time.Millisecond)},
-		{bridge.Step{Type: bridge.StepDelay, Until: &until}, until},
-		{bridge.Step{Type: bridge.StepRun}, now},
-	} {
-		if got := tt.step.ResumeAt(now); !got.Equal(tt.want) {
-			t.Errorf("ResumeAt of %+v = %v, want %v", tt.step, got, tt.want)
-		}
 	}
 }
 
@@ -171,26 +156,26 @@ func TestClientRequest(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		got <- seen{r.Method, r.Header.Get("Content-Type"), string(body),
-			bridge.Verify(body, r.Header.Get(bridge.HeaderTimestamp), r.Header.Get(bridge.HeaderSignature), time.Now(), 0, "whsec_x")}
+			wire.Verify(body, r.Header.Get(wire.HeaderTimestamp), r.Header.Get(wire.HeaderSignature), time.Now(), 0, "whsec_x")}
 		_, _ = io.WriteString(w, `{"status":"completed"}`)
 	}))
 	defer srv.Close()
 
-	var c bridge.Client
+	var c bridgeclient.Client
 	tests := []struct {
 		name string
-		req  bridge.ExecuteRequest
+		req  wire.ExecuteRequest
 		want string
 	}{
-		{"cron run", bridge.ExecuteRequest{WorkflowID: "daily", RunID: "run_1"},
+		{"cron run", wire.ExecuteRequest{WorkflowID: "daily", RunID: "run_1"},
 			`{"action":"execute","workflowId":"daily","runId":"run_1","payload":{},"subscriber":null,"steps":[]}`},
-		{"with history", bridge.ExecuteRequest{
+		{"with history", wire.ExecuteRequest{
 			WorkflowID: "welcome", RunID: "run_2",
 			Payload:    json.RawMessage(`{"plan":"<pro>"}`),
-			Subscriber: &bridge.Subscriber{SubscriberID: "u1", Contacts: map[string][]string{"email": {"a@x.io"}}, Locale: "en"},
-			Steps: []bridge.CompletedStep{
-				{StepID: "fetch", Type: bridge.StepRun, Output: json.RawMessage(`{"name":"Ada"}`)},
-				{StepID: "pause", Type: bridge.StepDelay},
+			Subscriber: &wire.Subscriber{SubscriberID: "u1", Contacts: map[string][]string{"email": {"a@x.io"}}, Locale: "en"},
+			Steps: []wire.CompletedStep{
+				{StepID: "fetch", Type: wire.StepRun, Output: json.RawMessage(`{"name":"Ada"}`)},
+				{StepID: "pause", Type: wire.StepDelay},
 			},
 		}, `{"action":"execute","workflowId":"welcome","runId":"run_2","payload":{"plan":"<pro>"},` +
 			`"subscriber":{"subscriberId":"u1","contacts":{"email":["a@x.io"]},"locale":"en"},` +
@@ -198,7 +183,7 @@ func TestClientRequest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		o, err := c.Execute(context.Background(), srv.URL, "whsec_x", tt.req)
-		if err != nil || o.Kind != bridge.OutcomeCompleted {
+		if err != nil || o.Kind != bridgeclient.OutcomeCompleted {
 			t.Fatalf("%s: %+v, %v", tt.name, o, err)
 		}
 		s := <-got
@@ -222,35 +207,35 @@ func TestClientFailures(t *testing.T) {
 	defer slow.Close()
 	defer close(release)
 
-	req := bridge.ExecuteRequest{WorkflowID: "wf"}
+	req := wire.ExecuteRequest{WorkflowID: "wf"}
 	t.Run("connection refused", func(t *testing.T) {
-		o, err := (&bridge.Client{}).Execute(context.Background(), closed.URL, testKey, req)
-		if err != nil || o.Kind != bridge.OutcomeRetryable || o.Code != "bridge_unreachable" || o.HTTPStatus != 0 || o.Message == "" {
+		o, err := (&bridgeclient.Client{}).Execute(context.Background(), closed.URL, testKey, req)
+		if err != nil || o.Kind != bridgeclient.OutcomeRetryable || o.Code != "bridge_unreachable" || o.HTTPStatus != 0 || o.Message == "" {
 			t.Fatalf("%+v, %v", o, err)
 		}
 	})
 	t.Run("client timeout", func(t *testing.T) {
-		o, err := (&bridge.Client{Timeout: 50 * time.Millisecond}).Execute(context.Background(), slow.URL, testKey, req)
-		if err != nil || o.Kind != bridge.OutcomeRetryable || o.Code != "bridge_unreachable" {
+		o, err := (&bridgeclient.Client{Timeout: 50 * time.Millisecond}).Execute(context.Background(), slow.URL, testKey, req)
+		if err != nil || o.Kind != bridgeclient.OutcomeRetryable || o.Code != "bridge_unreachable" {
 			t.Fatalf("%+v, %v", o, err)
 		}
 	})
 	t.Run("caller's context ends", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
-		_, err := (&bridge.Client{}).Execute(ctx, slow.URL, testKey, req)
+		_, err := (&bridgeclient.Client{}).Execute(ctx, slow.URL, testKey, req)
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("err = %v, want context.DeadlineExceeded", err)
 		}
 	})
 	t.Run("invalid url", func(t *testing.T) {
-		if _, err := (&bridge.Client{}).Execute(context.Background(), "http://a b", testKey, req); err == nil {
+		if _, err := (&bridgeclient.Client{}).Execute(context.Background(), "http://a b", testKey, req); err == nil {
 			t.Fatal("no error for an invalid url")
 		}
 	})
 	t.Run("invalid payload", func(t *testing.T) {
-		bad := bridge.ExecuteRequest{WorkflowID: "wf", Payload: json.RawMessage(`{`)}
-		if _, err := (&bridge.Client{}).Execute(context.Background(), slow.URL, testKey, bad); err == nil {
+		bad := wire.ExecuteRequest{WorkflowID: "wf", Payload: json.RawMessage(`{`)}
+		if _, err := (&bridgeclient.Client{}).Execute(context.Background(), slow.URL, testKey, bad); err == nil {
 			t.Fatal("no error for a payload that is not JSON")
 		}
 	})
@@ -264,29 +249,29 @@ func TestClientDrivesBridge(t *testing.T) {
 	srv := httptest.NewServer(bridge.Serve(reg, bridge.Options{SigningKey: "whsec_new", SigningKeys: []string{"whsec_old"}}))
 	defer srv.Close()
 
-	c := &bridge.Client{Timeout: 5 * time.Second}
-	req := bridge.ExecuteRequest{WorkflowID: "onboarding", RunID: "run_1", Subscriber: &bridge.Subscriber{SubscriberID: "u1"}}
+	c := &bridgeclient.Client{Timeout: 5 * time.Second}
+	req := wire.ExecuteRequest{WorkflowID: "onboarding", RunID: "run_1", Subscriber: &wire.Subscriber{SubscriberID: "u1"}}
 	var trail []string
 	for range 10 {
 		o, err := c.Execute(context.Background(), srv.URL, "whsec_old", req) // signed with the previous secret
 		if err != nil {
 			t.Fatal(err)
 		}
-		if o.Kind == bridge.OutcomeCompleted {
+		if o.Kind == bridgeclient.OutcomeCompleted {
 			break
 		}
-		if o.Kind != bridge.OutcomeStep {
+		if o.Kind != bridgeclient.OutcomeStep {
 			t.Fatalf("unexpected outcome %+v", o)
 		}
 		trail = append(trail, o.Step.StepID+":"+string(o.Step.Type))
 		output := o.Step.Output
 		switch o.Step.Type {
-		case bridge.StepSend:
+		case wire.StepSend:
 			output = json.RawMessage(`{"attemptId":"att_1","status":"sent"}`)
-		case bridge.StepDelay:
+		case wire.StepDelay:
 			output = nil
 		}
-		req.Steps = append(req.Steps, bridge.CompletedStep{StepID: o.Step.StepID, Type: o.Step.Type, Output: output})
+		req.Steps = append(req.Steps, wire.CompletedStep{StepID: o.Step.StepID, Type: o.Step.Type, Output: output})
 	}
 	if got, want := strings.Join(trail, " "), "fetch:run welcome:send pause:delay score:run"; got != want {
 		t.Fatalf("steps %q, want %q", got, want)
@@ -296,9 +281,9 @@ func TestClientDrivesBridge(t *testing.T) {
 	}
 
 	// A clock off by more than the tolerance is refused for good.
-	skewed := &bridge.Client{Now: func() time.Time { return time.Now().Add(-10 * time.Minute) }}
+	skewed := &bridgeclient.Client{Now: func() time.Time { return time.Now().Add(-10 * time.Minute) }}
 	o, err := skewed.Execute(context.Background(), srv.URL, "whsec_new", req)
-	if err != nil || o.Kind != bridge.OutcomeTerminal || o.Code != "bridge_unauthorized" {
+	if err != nil || o.Kind != bridgeclient.OutcomeTerminal || o.Code != "bridge_unauthorized" {
 		t.Fatalf("skewed clock: %+v, %v", o, err)
 	}
 }
@@ -311,7 +296,7 @@ func TestClientDiscoverAndHealth(t *testing.T) {
 	srv := httptest.NewServer(bridge.Serve(reg, bridge.Options{SigningKey: testKey}))
 	defer srv.Close()
 	ctx := context.Background()
-	var c bridge.Client
+	var c bridgeclient.Client
 
 	wfs, err := c.Discover(ctx, srv.URL, testKey)
 	if err != nil || len(wfs) != 2 || wfs[0].WorkflowID != "welcome" || wfs[0].Schedule != nil ||
@@ -319,7 +304,7 @@ func TestClientDiscoverAndHealth(t *testing.T) {
 		t.Fatalf("Discover = %+v, %v", wfs, err)
 	}
 	h, err := c.Health(ctx, srv.URL, testKey)
-	if err != nil || h != (bridge.HealthAnswer{Status: "ok", Workflows: 2}) {
+	if err != nil || h != (wire.HealthAnswer{Status: "ok", Workflows: 2}) {
 		t.Fatalf("Health = %+v, %v", h, err)
 	}
 
@@ -330,10 +315,10 @@ func TestClientDiscoverAndHealth(t *testing.T) {
 		want              error
 		message           string
 	}{
-		{"wrong secret", srv.URL, "whsec_wrong", bridge.ErrRejected, "401"},
-		{"not a bridge", answering(t, 200, `{"hello":1}`), testKey, bridge.ErrRejected, ""},
-		{"server error", answering(t, 503, ``), testKey, bridge.ErrRejected, "503"},
-		{"unreachable", closed.URL, testKey, bridge.ErrUnreachable, ""},
+		{"wrong secret", srv.URL, "whsec_wrong", bridgeclient.ErrRejected, "401"},
+		{"not a bridge", answering(t, 200, `{"hello":1}`), testKey, bridgeclient.ErrRejected, ""},
+		{"server error", answering(t, 503, ``), testKey, bridgeclient.ErrRejected, "503"},
+		{"unreachable", closed.URL, testKey, bridgeclient.ErrUnreachable, ""},
 	}
 	for _, tt := range tests {
 		_, err := c.Discover(ctx, tt.url, tt.secret)
@@ -351,11 +336,11 @@ func TestClientDiscoverAndHealth(t *testing.T) {
 // them (only the status does), while the detail for the operator does.
 func TestClientLeaksNoAnswer(t *testing.T) {
 	const secret = "db_password=hunter2"
-	var c bridge.Client
+	var c bridgeclient.Client
 	c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	for _, status := range []int{200, 400, 401, 422, 500} {
 		url := answering(t, status, `{"error":{"code":"x","message":"`+secret+`","stepId":"`+secret+`"},"status":"`+secret+`"}`)
-		o, err := c.Execute(context.Background(), url, testKey, bridge.ExecuteRequest{WorkflowID: "wf"})
+		o, err := c.Execute(context.Background(), url, testKey, wire.ExecuteRequest{WorkflowID: "wf"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -385,12 +370,12 @@ func TestClientFollowsNoRedirect(t *testing.T) {
 		http.Redirect(w, r, target.URL+"/admin", http.StatusTemporaryRedirect)
 	}))
 	defer redirector.Close()
-	c := bridge.Client{HTTP: &http.Client{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	o, err := c.Execute(context.Background(), redirector.URL, testKey, bridge.ExecuteRequest{WorkflowID: "wf"})
-	if err != nil || o.Kind != bridge.OutcomeTerminal || o.Code != bridge.CodeBridgeRejected || o.HTTPStatus != 307 {
+	c := bridgeclient.Client{HTTP: &http.Client{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	o, err := c.Execute(context.Background(), redirector.URL, testKey, wire.ExecuteRequest{WorkflowID: "wf"})
+	if err != nil || o.Kind != bridgeclient.OutcomeTerminal || o.Code != bridgeclient.CodeBridgeRejected || o.HTTPStatus != 307 {
 		t.Fatalf("Execute = %+v, %v", o, err)
 	}
-	if _, err := c.Discover(context.Background(), redirector.URL, testKey); !errors.Is(err, bridge.ErrRejected) || !strings.Contains(err.Error(), "307") {
+	if _, err := c.Discover(context.Background(), redirector.URL, testKey); !errors.Is(err, bridgeclient.ErrRejected) || !strings.Contains(err.Error(), "307") {
 		t.Fatalf("Discover = %v", err)
 	}
 	if n := targetCalls.Load(); n != 0 {
@@ -408,12 +393,101 @@ func TestClientEgressRefusedIsTerminal(t *testing.T) {
 	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 		return nil, &net.OpError{Op: "dial", Net: network, Err: refusal{}}
 	}}}
-	c := bridge.Client{HTTP: hc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	o, err := c.Execute(context.Background(), "http://internal.example/", testKey, bridge.ExecuteRequest{WorkflowID: "wf"})
-	if err != nil || o.Kind != bridge.OutcomeTerminal || o.Code != bridge.CodeEgressRefused || strings.Contains(o.Message, "127.0.0.1") {
+	c := bridgeclient.Client{HTTP: hc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	o, err := c.Execute(context.Background(), "http://internal.example/", testKey, wire.ExecuteRequest{WorkflowID: "wf"})
+	if err != nil || o.Kind != bridgeclient.OutcomeTerminal || o.Code != bridgeclient.CodeEgressRefused || strings.Contains(o.Message, "127.0.0.1") {
 		t.Fatalf("Execute = %+v, %v", o, err)
 	}
-	if _, err := c.Discover(context.Background(), "http://internal.example/", testKey); !errors.Is(err, bridge.ErrUnreachable) || strings.Contains(err.Error(), "127.0.0.1") {
+	if _, err := c.Discover(context.Background(), "http://internal.example/", testKey); !errors.Is(err, bridgeclient.ErrUnreachable) || strings.Contains(err.Error(), "127.0.0.1") {
 		t.Fatalf("Discover = %v", err)
+	}
+}
+
+// TestClientNeverRepeatsASignature: calls with the same body in the same
+// second reach a replay-checking Bridge as distinct requests, all answered.
+func TestClientNeverRepeatsASignature(t *testing.T) {
+	reg := bridge.NewRegistry().MustRegister(bridge.MustWorkflow("wf", noop))
+	srv := httptest.NewServer(bridge.Serve(reg, bridge.Options{SigningKey: testKey}))
+	defer srv.Close()
+	frozen := time.Now()
+	c := &bridgeclient.Client{Now: func() time.Time { return frozen }}
+	for i := range 5 {
+		if _, err := c.Health(context.Background(), srv.URL, testKey); err != nil {
+			t.Fatalf("health %d: %v", i, err)
+		}
+		o, err := c.Execute(context.Background(), srv.URL, testKey, wire.ExecuteRequest{WorkflowID: "wf", RunID: "run_1"})
+		if err != nil || o.Kind != bridgeclient.OutcomeCompleted {
+			t.Fatalf("execute %d: %+v %v", i, o, err)
+		}
+	}
+}
+
+const testKey = "whsec_test"
+
+func noop(*bridge.Context, any) error { return nil }
+
+// onboarding runs, sends, sleeps and runs again, counting in calls each time
+// tenant code runs.
+func onboarding(calls map[string]int) *bridge.Workflow {
+	return bridge.MustWorkflow("onboarding", func(ctx *bridge.Context, _ any) error {
+		name, err := bridge.Run(ctx, "fetch", func(context.Context) (string, error) {
+			calls["fetch"]++
+			return "Ada", nil
+		})
+		if err != nil {
+			return err
+		}
+		_, err = bridge.Send(ctx, "welcome", bridge.Email, func(context.Context) (bridge.SendContent, error) {
+			calls["render"]++
+			return bridge.SendContent{Subject: "Hi " + name, Body: "<p>Welcome & enjoy</p>"}, nil
+		})
+		if err != nil {
+			return err
+		}
+		if err := bridge.Delay(ctx, "pause", 90*time.Second); err != nil {
+			return err
+		}
+		_, err = bridge.Run(ctx, "score", func(context.Context) (int, error) {
+			calls["score"]++
+			return 42, nil
+		})
+		return err
+	})
+}
+
+// A rejection names the Bridge's status in its message, for the discover
+// of a sync and for the outcome of an execute (CONTRACT.md §5, §8).
+func TestRejectionNamesTheStatus(t *testing.T) {
+	ctx := context.Background()
+	var c bridgeclient.Client
+	for _, tt := range []struct {
+		status int
+		body   string
+		want   string
+	}{
+		{401, `{"error":{"code":"unauthorized","message":"bridge: no valid signature"}}`, "bridge answered 401: signature mismatch or clock skew"},
+		{403, ``, "bridge answered 403: forbidden"},
+		{302, ``, "bridge answered 302: redirects are not followed"},
+		{200, `[]`, "bridge answered 200: not a discover answer"},
+		{200, `{"status":"ok"}`, "bridge answered 200: a discover answer without workflows"},
+	} {
+		_, err := c.Discover(ctx, answering(t, tt.status, tt.body), testKey)
+		if !errors.Is(err, bridgeclient.ErrRejected) || err.Error() != tt.want {
+			t.Errorf("discover answered %d: error %v, want %q", tt.status, err, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		status int
+		body   string
+		want   string
+	}{
+		{403, `{"error":{"message":"go away"}}`, "bridge answered 403: forbidden"},
+		{422, `{"error":{"message":"no code"}}`, "bridge answered 422: unprocessable entity"},
+		{307, ``, "bridge answered 307: redirects are not followed"},
+	} {
+		o, err := c.Execute(ctx, answering(t, tt.status, tt.body), testKey, wire.ExecuteRequest{WorkflowID: "wf"})
+		if err != nil || o.Code != bridgeclient.CodeBridgeRejected || o.Message != tt.want {
+			t.Errorf("execute answered %d: %+v %v, want bridge_rejected %q", tt.status, o, err, tt.want)
+		}
 	}
 }

@@ -1,8 +1,9 @@
-package bridge
+package wire
 
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"time"
 )
 
@@ -162,38 +163,38 @@ func (s Step) MarshalJSON() ([]byte, error) {
 		if len(out) == 0 {
 			out = json.RawMessage("null")
 		}
-		return marshal(struct {
+		return Marshal(struct {
 			head
 			Output json.RawMessage `json:"output"`
 		}{h, out})
 	case StepSend:
-		return marshal(struct {
+		return Marshal(struct {
 			head
 			Channel string       `json:"channel"`
 			To      *string      `json:"to"`
 			Content *SendContent `json:"content"`
 		}{h, s.Channel, s.To, s.Content})
 	case StepDelay:
-		return marshal(struct {
+		return Marshal(struct {
 			head
 			Seconds *float64   `json:"seconds,omitempty"`
 			Until   *time.Time `json:"until,omitempty"`
 		}{h, s.Seconds, s.Until})
 	case StepWaitForEvent:
-		return marshal(struct {
+		return Marshal(struct {
 			head
 			Event   string    `json:"event"`
 			Timeout *Duration `json:"timeout"`
 		}{h, s.Event, s.Timeout})
 	case StepDigest:
-		return marshal(struct {
+		return Marshal(struct {
 			head
 			Window *Duration `json:"window"`
 			Key    *string   `json:"key"`
 		}{h, s.Window, s.Key})
 	}
 	type plain Step // no MarshalJSON method: every non-empty field
-	return marshal(plain(s))
+	return Marshal(plain(s))
 }
 
 // SendContent is what a send step delivers. Subject is omitted when empty.
@@ -224,9 +225,10 @@ type DigestEvent struct {
 	At      time.Time      `json:"at"`
 }
 
-// marshal is json.Marshal without HTML escaping: bodies of e-mails carry
-// markup, and "<" is better read as "<" than as "\u003c".
-func marshal(v any) ([]byte, error) {
+// Marshal is json.Marshal without HTML escaping, as both sides write every
+// body of the protocol: bodies of e-mails carry markup, and "<" is better
+// read as "<" than as "\u003c".
+func Marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -235,3 +237,10 @@ func marshal(v any) ([]byte, error) {
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
+
+var workflowIDPattern = regexp.MustCompile(`^([a-zA-Z]|_[a-zA-Z0-9])[a-zA-Z0-9_]*$`)
+
+// ValidWorkflowID reports whether id is a valid workflow id: it matches
+// ^([a-zA-Z]|_[a-zA-Z0-9])[a-zA-Z0-9_]*$ (letters, digits and underscores, not
+// starting with a digit, and not a lone "_").
+func ValidWorkflowID(id string) bool { return workflowIDPattern.MatchString(id) }
