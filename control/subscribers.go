@@ -17,7 +17,7 @@ import (
 	"github.com/heraldhq/herald/projections"
 )
 
-// SubscriberInput is the body of a subscriber upsert, kept raw so that an
+// SubscriberInput is a subscriber upsert, its fields raw JSON so that an
 // omitted field, a null and a value stay apart:
 //
 //   - Contacts: a kind given a non-empty list overwrites that kind, `[]`
@@ -26,9 +26,9 @@ import (
 //   - Locale (a string) and Attributes (an object): omitted keeps the
 //     current value, null clears it, a value overwrites it.
 type SubscriberInput struct {
-	Contacts   map[string]json.RawMessage `json:"contacts"`
-	Locale     json.RawMessage            `json:"locale"`
-	Attributes json.RawMessage            `json:"attributes"`
+	Contacts   map[string]json.RawMessage
+	Locale     json.RawMessage
+	Attributes json.RawMessage
 }
 
 // subscriberPatch is a validated SubscriberInput.

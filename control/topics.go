@@ -11,12 +11,12 @@ import (
 	"github.com/heraldhq/herald/projections"
 )
 
-// TopicInput is the body of a topic upsert, raw like SubscriberInput:
+// TopicInput is a topic upsert, raw JSON like SubscriberInput:
 // Name and Description omitted keep the current value, null clears it, a
 // string overwrites it.
 type TopicInput struct {
-	Name        json.RawMessage `json:"name"`
-	Description json.RawMessage `json:"description"`
+	Name        json.RawMessage
+	Description json.RawMessage
 }
 
 // mergeTopic applies a topic upsert to cur (nil: no such topic yet) and

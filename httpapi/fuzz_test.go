@@ -32,8 +32,8 @@ func FuzzDecoders(f *testing.F) {
 	targets := []func() any{
 		func() any { return &triggerRequest{} },
 		func() any { return &signalRequest{} },
-		func() any { return &control.SubscriberInput{} },
-		func() any { return &control.TopicInput{} },
+		func() any { return &subscriberRequest{} },
+		func() any { return &topicRequest{} },
 		func() any { return &createChannelRequest{} },
 		func() any { return &patchChannelRequest{} },
 		func() any { return &putBridgeRequest{} },
