@@ -28,8 +28,8 @@ const (
 // BridgeRegistration is the answer to ConfigureBridge: the signing secret
 // is shown once.
 type BridgeRegistration struct {
-	WebhookURL    string `json:"webhookUrl"`
-	SigningSecret string `json:"signingSecret"`
+	WebhookURL    string
+	SigningSecret string
 }
 
 // ConfigureBridge registers the tenant's Bridge URL with a new signing

@@ -12,10 +12,6 @@ import (
 	"github.com/heraldhq/herald/secrets"
 )
 
-// maxAttempts bounds the re-read-and-retry loop of a command that lost an
-// optimistic-concurrency race.
-const maxAttempts = 8
-
 // Control executes commands. It is safe for concurrent use.
 type Control struct {
 	log    *eventlog.Log
@@ -27,6 +23,9 @@ type Control struct {
 	newToken func(prefix string, n int) (string, error)
 	// egress checks tenant-supplied destinations; nil allows any.
 	egress *egress.Policy
+	// rt executes runs; set by SetRuntime.
+	rt     Runtime
+	rtOpts RuntimeOptions
 }
 
 // SetEgress makes the configuration of Bridges and channels refuse
@@ -63,16 +62,13 @@ func (c *Control) commit(ctx context.Context, rec eventlog.Record) (uint64, erro
 	return seq, c.store.WaitFor(ctx, seq)
 }
 
-// retry runs attempt until it does not fail with eventlog.ErrConflict.
+// retry runs attempt, a read-validate-append, until it does not fail with
+// eventlog.ErrConflict (see eventlog.RetryConflicts); apierr.ErrBusy when
+// every try lost.
 func retry(ctx context.Context, attempt func() error) error {
-	for range maxAttempts {
-		err := attempt()
-		if !errors.Is(err, eventlog.ErrConflict) {
-			return err
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
+	err := eventlog.RetryConflicts(ctx, attempt)
+	if errors.Is(err, eventlog.ErrConflict) {
+		return apierr.ErrBusy
 	}
-	return apierr.ErrBusy
+	return err
 }

@@ -57,15 +57,15 @@ func base62Only(s string) bool {
 
 // NewTenant is the answer to CreateTenant: the raw API key is shown once.
 type NewTenant struct {
-	TenantID string `json:"tenantId"`
-	Name     string `json:"name"`
-	APIKey   string `json:"apiKey"`
+	TenantID string
+	Name     string
+	APIKey   string
 }
 
 // NewAPIKey is the answer to CreateAPIKey: the raw key is shown once.
 type NewAPIKey struct {
-	APIKey string `json:"apiKey"`
-	Prefix string `json:"prefix"`
+	APIKey string
+	Prefix string
 }
 
 // CreateTenant records a new tenant and its first API key.

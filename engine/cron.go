@@ -11,6 +11,7 @@ import (
 
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/schedule"
 )
 
 // tick is the body of a cron tick message.
@@ -24,9 +25,10 @@ func cronSched(tenant, workflow string) string {
 	return eventlog.SchedSubject(tenant, "cron", workflow)
 }
 
-// armAll arms the schedule of every scheduled workflow of a sync and
-// disarms those of the previous sync that are gone or unscheduled.
-func (e *Engine) armAll(ctx context.Context, tenant string, previous, current []events.SyncedWorkflow) error {
+// ArmSchedules arms the schedule of every scheduled workflow of a sync
+// (current) and disarms those of the previous sync that are gone or
+// unscheduled. Arming replaces the pending tick, so it is safe to repeat.
+func (e *Engine) ArmSchedules(ctx context.Context, tenant string, previous, current []events.SyncedWorkflow) error {
 	keep := map[string]bool{}
 	for _, w := range current {
 		if w.Schedule == nil {
@@ -49,8 +51,8 @@ func (e *Engine) armAll(ctx context.Context, tenant string, previous, current []
 
 // arm schedules a workflow's next tick after t, replacing whatever tick
 // was pending for it.
-func (e *Engine) arm(ctx context.Context, tenant, workflow, schedule string, after time.Time) error {
-	sch, err := ParseSchedule(schedule)
+func (e *Engine) arm(ctx context.Context, tenant, workflow, spec string, after time.Time) error {
+	sch, err := schedule.Parse(spec)
 	if err != nil {
 		return err
 	}
@@ -58,7 +60,7 @@ func (e *Engine) arm(ctx context.Context, tenant, workflow, schedule string, aft
 	if err != nil {
 		return err
 	}
-	data, _ := json.Marshal(tick{WorkflowID: workflow, Schedule: schedule, At: next})
+	data, _ := json.Marshal(tick{WorkflowID: workflow, Schedule: spec, At: next})
 	return e.log.Schedule(ctx, cronSched(tenant, workflow), eventlog.WorkTick(tenant, workflow), next, data)
 }
 
@@ -106,7 +108,7 @@ func (e *Engine) handleTick(ctx context.Context, m jetstream.Msg) error {
 
 // currentSchedule returns the workflow's schedule as of the last sync.
 func (e *Engine) currentSchedule(ctx context.Context, tenant, workflow string) (string, bool, error) {
-	wfs, _, err := e.synced(ctx, tenant)
+	wfs, err := e.synced(ctx, tenant)
 	if err != nil {
 		return "", false, err
 	}

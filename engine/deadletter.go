@@ -180,7 +180,7 @@ func (e *Engine) deadLetter(ctx context.Context, tenant, runID, code, message st
 	defer unlock()
 	e.states.drop(runID)
 	subject := eventlog.Subject(tenant, eventlog.AggRun, runID)
-	for range 8 {
+	return eventlog.RetryConflicts(ctx, func() error {
 		evs, err := e.log.History(ctx, subject, 0)
 		if err != nil {
 			return err
@@ -196,15 +196,10 @@ func (e *Engine) deadLetter(ctx context.Context, tenant, runID, code, message st
 		if p := st.Pending(); p != nil {
 			d.StepID = p.StepID
 		}
-		_, err = e.log.Append(ctx, eventlog.Record{Subject: subject, Type: events.RunFailed, Tenant: tenant, Data: d,
-			Expect: true, ExpectSeq: st.LastSeq, At: e.now().UTC()})
-		if errors.Is(err, eventlog.ErrConflict) {
-			continue
-		}
-		if err != nil {
+		if _, err := e.log.Append(ctx, eventlog.Record{Subject: subject, Type: events.RunFailed, Tenant: tenant, Data: d,
+			Expect: true, ExpectSeq: st.LastSeq, At: e.now().UTC()}); err != nil {
 			return err
 		}
 		return e.log.Cancel(ctx, eventlog.SchedSubject(tenant, "run", runID))
-	}
-	return fmt.Errorf("%w: run %s kept changing", eventlog.ErrConflict, runID)
+	})
 }

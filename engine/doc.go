@@ -1,5 +1,6 @@
-// Package engine is Herald's durable engine. It fans a trigger out to one
-// run per subscriber and drives each run step by step through the
+// Package engine is Herald's durable engine, the runtime behind control's
+// commands (it satisfies control.Runtime). It fans an accepted trigger out
+// to one run per subscriber and drives each run step by step through the
 // tenant's Bridge, recording every step result as an event and replaying
 // it, never re-running a completed step.
 //

@@ -331,11 +331,51 @@ func TestSignalBeforeTheWaitIsBuffered(t *testing.T) {
 	close(gate)
 	select {
 	case v := <-got:
-		if string(v) != `{}` {
-			t.Fatalf("buffered signal gave %s", v)
+		if v != nil && string(v) != "null" {
+			t.Fatalf("buffered signal without payload gave %s", v)
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("the buffered signal did not resume the wait")
+	}
+}
+
+// A signal without payload (or with payload null) resumes its wait with
+// output null (CONTRACT §8), long before the wait's timeout.
+func TestSignalWithoutPayloadResumesWithNull(t *testing.T) {
+	for name, body := range map[string]map[string]any{
+		"absent": {"event": "approved"},
+		"null":   {"event": "approved", "payload": nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := make(chan json.RawMessage, 1)
+			f := start(t, bridge.NewRegistry().MustRegister(approvalWorkflow(time.Hour, got)))
+			runID := one(t, f.trigger(t, map[string]any{"workflowId": "approval", "to": map[string]any{"subscriberId": "u1"}}))
+			f.h.WaitRun(f.key, runID, 5*time.Second, "waiting")
+			if r := f.h.Do("POST", "/v1/events/"+runID+"/signal", f.key, body); r.Status != http.StatusAccepted {
+				t.Fatalf("signal: %d %s", r.Status, r.Body)
+			}
+			select {
+			case v := <-got:
+				if v != nil && string(v) != "null" {
+					t.Fatalf("the wait resumed with %s", v)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the signal did not resume the wait")
+			}
+			f.h.WaitRun(f.key, runID, 5*time.Second, "completed")
+			var run struct {
+				Steps []struct {
+					StepID string
+					Output json.RawMessage
+				}
+			}
+			f.h.Do("GET", "/v1/runs/"+runID, f.key, nil).JSON(t, &run)
+			for _, s := range run.Steps {
+				if s.StepID == "decision" && string(s.Output) != "null" {
+					t.Fatalf("the wait's recorded output is %s", s.Output)
+				}
+			}
+		})
 	}
 }
 

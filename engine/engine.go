@@ -90,10 +90,6 @@ type Config struct {
 	// infrastructure_exhausted (see deadletter.go). Zero: 12 (about 7
 	// minutes with the default pauses).
 	MaxWorkFailures int
-	// CronMinInterval is the shortest interval between two ticks of a
-	// workflow's schedule that a sync accepts (422 schedule_too_frequent
-	// beyond). Zero: none (a schedule ticks at most every second).
-	CronMinInterval time.Duration
 	// Now is the clock. Zero: time.Now.
 	Now func() time.Time
 	// Logger receives the engine's logs. Zero: slog.Default().

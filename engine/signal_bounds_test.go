@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/bridge"
-	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/control"
 )
 
 // A run holds at most MaxPendingSignals unconsumed signals; one more is
@@ -20,7 +20,7 @@ func TestUnconsumedSignalsAreBounded(t *testing.T) {
 	f := start(t, bridge.NewRegistry().MustRegister(wf))
 	runID := one(t, f.trigger(t, map[string]any{"workflowId": "approval", "to": map[string]any{"subscriberId": "u1"}}))
 	f.h.WaitRun(f.key, runID, 10*time.Second, "waiting")
-	for i := range engine.MaxPendingSignals {
+	for i := range control.MaxPendingSignals {
 		if r := f.h.Do("POST", "/v1/events/"+runID+"/signal", f.key, map[string]any{"event": "noise"}); r.Status != http.StatusAccepted {
 			t.Fatalf("signal %d: %d %s", i, r.Status, r.Body)
 		}

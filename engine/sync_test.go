@@ -14,44 +14,8 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/bridge"
-	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/internal/testherald"
 )
-
-func TestParseSchedule(t *testing.T) {
-	from := time.Date(2026, 11, 22, 12, 0, 0, 500e6, time.UTC)
-	cases := []struct {
-		in   string
-		next time.Time
-		bad  bool
-	}{
-		{"*/2 * * * * *", time.Date(2026, 11, 22, 12, 0, 2, 0, time.UTC), false},
-		{"0 9 * * *", time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC), false},
-		{"@daily", time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC), false},
-		{"CRON_TZ=America/New_York 0 9 * * *", time.Date(2026, 11, 22, 14, 0, 0, 0, time.UTC), false},
-		{"TZ=Europe/Paris 0 9 * * *", time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC), false},
-		{"CRON_TZ=Mars/Olympus 0 9 * * *", time.Time{}, true},
-		{"every day", time.Time{}, true},
-		{"61 * * * *", time.Time{}, true},
-	}
-	for _, c := range cases {
-		sch, err := engine.ParseSchedule(c.in)
-		if c.bad {
-			if err == nil {
-				t.Errorf("%q accepted", c.in)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%q: %v", c.in, err)
-			continue
-		}
-		next, err := sch.Next(from)
-		if err != nil || !next.Equal(c.next) {
-			t.Errorf("%q: next %v (%v), want %v", c.in, next, err, c.next)
-		}
-	}
-}
 
 func TestSync(t *testing.T) {
 	daily := bridge.MustWorkflow("daily_digest", func(*bridge.Context, any) error { return nil }, bridge.WithSchedule("0 9 * * *"))

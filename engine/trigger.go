@@ -1,62 +1,21 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/heraldhq/herald/apierr"
-	"github.com/heraldhq/herald/bridge/wire"
-	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
-	"github.com/heraldhq/herald/projections"
 	"github.com/heraldhq/herald/runstate"
 )
 
-// Limits of a trigger.
-const (
-	MaxTopics       = 100
-	MaxPayloadBytes = 256 << 10
-	MaxTxnIDChars   = 128
-	// MaxWorkflowIDChars caps workflow ids (they end up in subjects).
-	MaxWorkflowIDChars = 128
-	fanoutChunk        = 1000
-)
-
-// TriggerRequest is POST /v1/events.
-type TriggerRequest struct {
-	WorkflowID    string          `json:"workflowId"`
-	To            *TriggerTarget  `json:"to"`
-	Payload       json.RawMessage `json:"payload"`
-	TransactionID *string         `json:"transactionId"`
-}
-
-// TriggerTarget is a trigger's `to`: exactly one of SubscriberID and
-// Topics.
-type TriggerTarget struct {
-	SubscriberID *string   `json:"subscriberId"`
-	Topics       *[]string `json:"topics"`
-}
-
-// RunRef is one run a trigger started (or failed to).
-type RunRef struct {
-	RunID        string `json:"runId,omitempty"`
-	SubscriberID string `json:"subscriberId"`
-	Status       string `json:"status"`
-}
-
-// TriggerResult is the answer to a trigger.
-type TriggerResult struct {
-	TransactionID string   `json:"transactionId"`
-	Runs          []RunRef `json:"runs"`
-}
+// fanoutChunk is how many runs one step of a fan-out starts.
+const fanoutChunk = 1000
 
 // RunID derives the id of the run of one subscriber in one transaction:
 // a fan-out resumed after a crash finds the same ids and starts nothing
@@ -66,200 +25,25 @@ func RunID(tenant, txn, subscriberID string) string {
 	return "run_" + hex.EncodeToString(h[:12])
 }
 
-// ValidRunID reports whether id has the form RunID gives every run:
-// "run_" and 24 lowercase hex digits. Anything else names no run.
-func ValidRunID(id string) bool {
-	if len(id) != len("run_")+24 || id[:4] != "run_" {
-		return false
-	}
-	for i := 4; i < len(id); i++ {
-		if c := id[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-// ValidTransactionID reports whether id is a valid transactionId: 1 to
-// MaxTxnIDChars printable characters.
-func ValidTransactionID(id string) bool { return validTxnID(id) }
-
-// validate checks a trigger and returns it as accepted.
-func (r TriggerRequest) validate() (events.TriggerAcceptedData, error) {
-	var p apierr.Problems
-	var acc events.TriggerAcceptedData
-	if r.WorkflowID == "" {
-		p.Add("workflowId", "is required")
-	} else if !wire.ValidWorkflowID(r.WorkflowID) || len(r.WorkflowID) > MaxWorkflowIDChars {
-		p.Add("workflowId", "must match ^([a-zA-Z]|_[a-zA-Z0-9])[a-zA-Z0-9_]*$ and be at most %d characters", MaxWorkflowIDChars)
-	}
-	switch {
-	case r.To == nil:
-		p.Add("to", "is required: give exactly one of subscriberId and topics")
-	case (r.To.SubscriberID == nil) == (r.To.Topics == nil):
-		p.Add("to", "must have exactly one of subscriberId and topics")
-	case r.To.SubscriberID != nil:
-		if !control.ValidExternalID(*r.To.SubscriberID) {
-			p.Add("to.subscriberId", "must be 1 to %d printable characters", control.MaxExternalIDChars)
-		}
-		acc.To.SubscriberID = r.To.SubscriberID
-	default:
-		topics := *r.To.Topics
-		if len(topics) == 0 {
-			p.Add("to.topics", "must name at least one topic")
-		}
-		if len(topics) > MaxTopics {
-			p.Add("to.topics", "must name at most %d topics", MaxTopics)
-		}
-		for i, k := range topics {
-			if !control.ValidTopicKey(k) {
-				p.Add(fmt.Sprintf("to.topics[%d]", i), "must be 1 to %d characters of A-Z, a-z, 0-9, '.', '_', ':' and '-'", control.MaxTopicKeyChars)
-			}
-		}
-		acc.To.Topics = topics
-	}
-	acc.Payload = json.RawMessage("{}")
-	if len(r.Payload) > 0 && !bytes.Equal(r.Payload, []byte("null")) {
-		if r.Payload[0] != '{' {
-			p.Add("payload", "must be a JSON object")
-		} else if len(r.Payload) > MaxPayloadBytes {
-			p.Add("payload", "must be at most %d bytes", MaxPayloadBytes)
-		} else {
-			var c bytes.Buffer
-			if err := json.Compact(&c, r.Payload); err != nil {
-				p.Add("payload", "must be a JSON object")
-			}
-			acc.Payload = c.Bytes()
-		}
-	}
-	if r.TransactionID != nil {
-		if !validTxnID(*r.TransactionID) {
-			p.Add("transactionId", "must be 1 to %d printable characters", MaxTxnIDChars)
-		}
-		acc.TransactionID = *r.TransactionID
-	} else {
-		acc.TransactionID = eventlog.NewID("txn_")
-	}
-	acc.WorkflowID = r.WorkflowID
-	if err := p.Err(); err != nil {
-		return acc, err
-	}
-	digest, err := requestDigest(acc)
-	if err != nil {
-		return acc, err
-	}
-	acc.RequestDigest = digest
-	return acc, nil
-}
-
-// requestDigest returns the hex SHA-256 of a trigger's canonical request:
-// its workflow id, its target (a subscriber id, or topics in the order
-// given) and its payload re-encoded with sorted keys (numbers kept as
-// written), so that the same request spelled with its keys in another
-// order or other spacing is the same request.
-func requestDigest(acc events.TriggerAcceptedData) (string, error) {
-	dec := json.NewDecoder(bytes.NewReader(acc.Payload))
-	dec.UseNumber()
-	var payload any
-	if err := dec.Decode(&payload); err != nil {
-		return "", fmt.Errorf("engine: canonical payload: %w", err)
-	}
-	canonical, err := json.Marshal(struct {
-		WorkflowID string        `json:"workflowId"`
-		To         events.Target `json:"to"`
-		Payload    any           `json:"payload"`
-	}{acc.WorkflowID, acc.To, payload})
-	if err != nil {
-		return "", fmt.Errorf("engine: canonical request: %w", err)
-	}
-	sum := sha256.Sum256(canonical)
-	return hex.EncodeToString(sum[:]), nil
-}
-
-// sameRequest reports whether a repeat of a transaction id carries the
-// request the transaction was accepted with.
-func sameRequest(first, repeat events.TriggerAcceptedData) (bool, error) {
-	want := first.RequestDigest
-	if want == "" { // written before digests were stored
-		var err error
-		if want, err = requestDigest(first); err != nil {
-			return false, err
-		}
-	}
-	return want == repeat.RequestDigest, nil
-}
-
-func validTxnID(s string) bool { return apierr.ValidID(s, MaxTxnIDChars) }
-
-// Trigger starts one run per resolved subscriber and answers once the
-// fan-out is finished. A repeated transaction id answers the first
-// trigger's runs and starts nothing new.
-func (e *Engine) Trigger(ctx context.Context, tenant string, req TriggerRequest) (TriggerResult, error) {
-	acc, err := req.validate()
-	if err != nil {
-		return TriggerResult{}, err
-	}
-	if err := e.bridgeConfigured(ctx, tenant); err != nil {
-		return TriggerResult{}, err
-	}
-	subject := eventlog.Subject(tenant, eventlog.AggTransaction, acc.TransactionID)
-	_, err = e.log.Append(ctx, eventlog.Record{Subject: subject, Type: events.TriggerAccepted, Tenant: tenant,
-		Data: acc, Expect: true})
-	if errors.Is(err, eventlog.ErrConflict) {
-		// The transaction exists: finish its fan-out if it is not finished
-		// (idempotent), and answer its runs.
-		first, ok, ferr := e.log.First(ctx, subject)
-		if ferr != nil || !ok {
-			return TriggerResult{}, errors.Join(err, ferr)
-		}
-		var accepted events.TriggerAcceptedData
-		if err := first.Decode(&accepted); err != nil {
-			return TriggerResult{}, err
-		}
-		// The same id with another request: refused, never answered
-		// with the first request's runs.
-		if same, err := sameRequest(accepted, acc); err != nil {
-			return TriggerResult{}, err
-		} else if !same {
-			return TriggerResult{}, errTransactionMismatch
-		}
-		return e.fanout(ctx, tenant, accepted)
-	}
-	if err != nil {
-		return TriggerResult{}, err
-	}
-	// The backstop: if this process dies mid fan-out, a fan-out worker
-	// finishes it once this timer fires.
+// FanOut starts the runs of an accepted trigger that are not started yet
+// and returns the dispatch of every recipient, in the order they were
+// resolved. It arms a backstop first: if this process dies mid fan-out, a
+// fan-out worker finishes it once the backstop fires. Safe to repeat and
+// to run concurrently (see fanout).
+func (e *Engine) FanOut(ctx context.Context, tenant string, acc events.TriggerAcceptedData) ([]events.Dispatch, error) {
 	sched := eventlog.SchedSubject(tenant, "fanout", acc.TransactionID)
 	if err := e.log.Schedule(ctx, sched, eventlog.WorkFanout(tenant, acc.TransactionID),
 		e.now().Add(e.cfg.FanoutBackstop), nil); err != nil {
-		return TriggerResult{}, err
+		return nil, err
 	}
 	res, err := e.fanout(ctx, tenant, acc)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	if err := e.log.Cancel(ctx, sched); err != nil {
 		e.logger.Warn("could not cancel a fan-out backstop; it will find the fan-out done", "err", err)
 	}
 	return res, nil
-}
-
-// bridgeConfigured checks the tenant registered a Bridge. A miss in the
-// local projections is checked again once they caught up with the stream,
-// so a registration made through another process a moment ago counts.
-func (e *Engine) bridgeConfigured(ctx context.Context, tenant string) error {
-	_, err := e.store.Bridge(tenant)
-	if errors.Is(err, projections.ErrNotFound) {
-		if err := e.store.WaitCaughtUp(ctx, e.log); err != nil {
-			return err
-		}
-		_, err = e.store.Bridge(tenant)
-	}
-	if errors.Is(err, projections.ErrNotFound) {
-		return errBridgeNotConfigured
-	}
-	return err
 }
 
 // handleFanout finishes a fan-out whose trigger did not (a crash).
@@ -289,11 +73,11 @@ func (e *Engine) handleFanout(ctx context.Context, m jetstream.Msg) error {
 // runs are submitted, then moved to dispatched or failed. It is safe to
 // run again and concurrently: run ids are derived, a run's start expects
 // an empty subject, and rows keep their first state.
-func (e *Engine) fanout(ctx context.Context, tenant string, acc events.TriggerAcceptedData) (TriggerResult, error) {
+func (e *Engine) fanout(ctx context.Context, tenant string, acc events.TriggerAcceptedData) ([]events.Dispatch, error) {
 	subject := eventlog.Subject(tenant, eventlog.AggTransaction, acc.TransactionID)
 	history, err := e.log.History(ctx, subject, 0)
 	if err != nil {
-		return TriggerResult{}, err
+		return nil, err
 	}
 	done := map[string]events.Dispatch{}
 	var completed bool
@@ -302,7 +86,7 @@ func (e *Engine) fanout(ctx context.Context, tenant string, acc events.TriggerAc
 		case events.NotificationsDispatched:
 			var d events.NotificationsDispatchedData
 			if err := ev.Decode(&d); err != nil {
-				return TriggerResult{}, err
+				return nil, err
 			}
 			for _, r := range d.Runs {
 				done[r.SubscriberID] = r
@@ -315,7 +99,7 @@ func (e *Engine) fanout(ctx context.Context, tenant string, acc events.TriggerAc
 	if completed {
 		recipients = dispatchedOrder(history)
 	} else if recipients, err = e.recipients(ctx, tenant, acc); err != nil {
-		return TriggerResult{}, err
+		return nil, err
 	}
 	var todo []string
 	for _, s := range recipients {
@@ -328,7 +112,7 @@ func (e *Engine) fanout(ctx context.Context, tenant string, acc events.TriggerAc
 		chunk := todo[start:min(start+fanoutChunk, len(todo))]
 		dispatched, err := e.dispatch(ctx, tenant, acc, chunk)
 		if err != nil {
-			return TriggerResult{}, err
+			return nil, err
 		}
 		for _, d := range dispatched {
 			done[d.SubscriberID] = d
@@ -342,13 +126,13 @@ func (e *Engine) fanout(ctx context.Context, tenant string, acc events.TriggerAc
 	if !completed {
 		if _, err := e.log.Append(ctx, eventlog.Record{Subject: subject, Type: events.FanoutCompleted, Tenant: tenant,
 			Data: events.FanoutCompletedData{Count: len(recipients)}, MsgID: tenant + ":" + acc.TransactionID + ":fanout-completed"}); err != nil {
-			return TriggerResult{}, err
+			return nil, err
 		}
 	}
-	res := TriggerResult{TransactionID: acc.TransactionID, Runs: make([]RunRef, 0, len(recipients))}
-	for _, s := range recipients {
+	res := make([]events.Dispatch, len(recipients))
+	for i, s := range recipients {
 		d := done[s]
-		res.Runs = append(res.Runs, RunRef{RunID: d.RunID, SubscriberID: s, Status: d.Status})
+		res[i] = events.Dispatch{RunID: d.RunID, SubscriberID: s, Status: d.Status}
 	}
 	return res, nil
 }

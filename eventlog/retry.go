@@ -3,6 +3,7 @@ package eventlog
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -63,4 +64,26 @@ func isLostAck(err error) bool {
 		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
 		errors.Is(err, jetstream.ErrAsyncPublishTimeout) || errors.Is(err, nats.ErrDisconnected) ||
 		errors.Is(err, nats.ErrConnectionReconnecting)
+}
+
+// ConflictAttempts is how many times RetryConflicts tries a write that
+// keeps losing its optimistic-concurrency race.
+const ConflictAttempts = 8
+
+// RetryConflicts runs attempt, a read-decide-append that expects a
+// subject's last sequence, again while it fails with ErrConflict, at most
+// ConflictAttempts times: each try re-reads what the winner wrote. It
+// returns attempt's first other result, ctx's error once ctx ends, or an
+// error wrapping ErrConflict when every try lost.
+func RetryConflicts(ctx context.Context, attempt func() error) error {
+	for range ConflictAttempts {
+		err := attempt()
+		if !errors.Is(err, ErrConflict) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return fmt.Errorf("%w: lost %d times in a row", ErrConflict, ConflictAttempts)
 }

@@ -44,3 +44,34 @@ func TestRetryingAsksAgainOnlyWithoutAnAnswer(t *testing.T) {
 		t.Fatalf("unbounded: %v after %v", err, time.Since(began))
 	}
 }
+
+func TestRetryConflicts(t *testing.T) {
+	ctx := context.Background()
+	tries := 0
+	err := RetryConflicts(ctx, func() error {
+		tries++
+		if tries < 3 {
+			return fmt.Errorf("append: %w", ErrConflict)
+		}
+		return nil
+	})
+	if err != nil || tries != 3 {
+		t.Fatalf("won on the third try: %v after %d", err, tries)
+	}
+	tries = 0
+	other := errors.New("other")
+	if err := RetryConflicts(ctx, func() error { tries++; return other }); err != other || tries != 1 {
+		t.Fatalf("another error is not retried: %v after %d", err, tries)
+	}
+	tries = 0
+	err = RetryConflicts(ctx, func() error { tries++; return ErrConflict })
+	if !errors.Is(err, ErrConflict) || tries != ConflictAttempts {
+		t.Fatalf("always losing: %v after %d", err, tries)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	tries = 0
+	if err := RetryConflicts(cctx, func() error { tries++; return ErrConflict }); !errors.Is(err, context.Canceled) || tries != 1 {
+		t.Fatalf("ended context: %v after %d", err, tries)
+	}
+}

@@ -70,16 +70,25 @@ func createdOr(created bool) int {
 	return http.StatusOK
 }
 
+// subscriberRequest is PUT /v1/subscribers/{externalId}: kept raw, so an
+// omitted field, null and a value are told apart (see
+// control.SubscriberInput).
+type subscriberRequest struct {
+	Contacts   map[string]json.RawMessage `json:"contacts"`
+	Locale     json.RawMessage            `json:"locale"`
+	Attributes json.RawMessage            `json:"attributes"`
+}
+
 func (s *Server) putSubscriber(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathVar(r, "externalId")
 	if err != nil {
 		return err
 	}
-	var in control.SubscriberInput
+	var in subscriberRequest
 	if err := decode(w, r, &in); err != nil {
 		return err
 	}
-	sub, created, err := s.deps.Control.UpsertSubscriber(r.Context(), tenantOf(r.Context()), id, in)
+	sub, created, err := s.deps.Control.UpsertSubscriber(r.Context(), tenantOf(r.Context()), id, control.SubscriberInput(in))
 	if err != nil {
 		return err
 	}
@@ -203,16 +212,22 @@ func (s *Server) unsubscribe(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// topicRequest is PUT /v1/topics/{key}, raw like subscriberRequest.
+type topicRequest struct {
+	Name        json.RawMessage `json:"name"`
+	Description json.RawMessage `json:"description"`
+}
+
 func (s *Server) putTopic(w http.ResponseWriter, r *http.Request) error {
 	key, err := pathVar(r, "key")
 	if err != nil {
 		return err
 	}
-	var in control.TopicInput
+	var in topicRequest
 	if err := decode(w, r, &in); err != nil {
 		return err
 	}
-	t, created, err := s.deps.Control.UpsertTopic(r.Context(), tenantOf(r.Context()), key, in)
+	t, created, err := s.deps.Control.UpsertTopic(r.Context(), tenantOf(r.Context()), key, control.TopicInput(in))
 	if err != nil {
 		return err
 	}

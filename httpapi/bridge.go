@@ -17,8 +17,15 @@ func (s *Server) putBridge(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, reg)
+	writeJSON(w, http.StatusOK, bridgeRegistrationView(reg))
 	return nil
+}
+
+// bridgeRegistrationView answers PUT /v1/bridge: the signing secret is
+// shown once.
+type bridgeRegistrationView struct {
+	WebhookURL    string `json:"webhookUrl"`
+	SigningSecret string `json:"signingSecret"`
 }
 
 type bridgeView struct {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/control"
-	"github.com/heraldhq/herald/engine"
 )
 
 // FuzzDecoders runs every request decoder of the API over arbitrary
@@ -31,10 +30,10 @@ func FuzzDecoders(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	targets := []func() any{
-		func() any { return &engine.TriggerRequest{} },
-		func() any { return &engine.SignalRequest{} },
-		func() any { return &control.SubscriberInput{} },
-		func() any { return &control.TopicInput{} },
+		func() any { return &triggerRequest{} },
+		func() any { return &signalRequest{} },
+		func() any { return &subscriberRequest{} },
+		func() any { return &topicRequest{} },
 		func() any { return &createChannelRequest{} },
 		func() any { return &patchChannelRequest{} },
 		func() any { return &putBridgeRequest{} },
@@ -63,7 +62,7 @@ func FuzzDecoders(f *testing.F) {
 			checkRefusal(t, err, http.StatusUnprocessableEntity)
 		}
 		for _, v := range q {
-			engine.ValidRunID(v[0])
+			control.ValidRunID(v[0])
 			control.ValidTenantID(v[0])
 			control.ValidKeyPrefix(v[0])
 		}

@@ -11,8 +11,6 @@ import (
 	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/delivery"
-	"github.com/heraldhq/herald/engine"
-	"github.com/heraldhq/herald/runstate"
 )
 
 // Ids at the edge: every id a request carries in its path, query or
@@ -44,15 +42,11 @@ func runIDVar(r *http.Request) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !engine.ValidRunID(id) {
+	if !control.ValidRunID(id) {
 		return "", errNoSuchRun
 	}
 	return id, nil
 }
-
-// runStatuses are the values of ?status=.
-var runStatuses = []runstate.Status{runstate.Running, runstate.Sleeping, runstate.Waiting,
-	runstate.Completed, runstate.Failed, runstate.Cancelled, runstate.Digested}
 
 // checkQueryIDs adds a problem for every id filter of the query that is
 // given (not empty) and out of its bounds: transactionId (1–128 printable
@@ -61,8 +55,8 @@ var runStatuses = []runstate.Status{runstate.Running, runstate.Sleeping, runstat
 // status).
 func checkQueryIDs(r *http.Request, p *apierr.Problems) {
 	q := r.URL.Query()
-	if v := q.Get("transactionId"); v != "" && !engine.ValidTransactionID(v) {
-		p.Add("transactionId", "must be 1 to %d printable characters", engine.MaxTxnIDChars)
+	if v := q.Get("transactionId"); v != "" && !control.ValidTransactionID(v) {
+		p.Add("transactionId", "must be 1 to %d printable characters", control.MaxTxnIDChars)
 	}
 	if v := q.Get("subscriberId"); v != "" && !control.ValidExternalID(v) {
 		p.Add("subscriberId", "must be 1 to %d printable characters", control.MaxExternalIDChars)
@@ -70,7 +64,7 @@ func checkQueryIDs(r *http.Request, p *apierr.Problems) {
 	if v := q.Get("runId"); v != "" && (len(v) > maxDeliveryIDBytes || !utf8.ValidString(v) || strings.ContainsFunc(v, unicode.IsControl)) {
 		p.Add("runId", "must be at most %d bytes of printable text", maxDeliveryIDBytes)
 	}
-	if v := q.Get("status"); v != "" && !slices.Contains(runStatuses, runstate.Status(v)) {
+	if v := q.Get("status"); v != "" && !slices.Contains(control.RunStatuses, v) {
 		p.Add("status", "must be one of running, sleeping, waiting, completed, failed, cancelled, digested")
 	}
 }

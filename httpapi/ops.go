@@ -12,8 +12,8 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/heraldhq/herald/apierr"
+	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/docs"
-	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/eventlog"
 )
 
@@ -81,10 +81,10 @@ func (s *Server) observe(w *statusRecorder, r *http.Request, route string, elaps
 		attrs = append(attrs, "tenant", t)
 	}
 	// Only ids of their form: a refused 10 KB id is not logged.
-	if run := mux.Vars(r)["runId"]; engine.ValidRunID(run) {
+	if run := mux.Vars(r)["runId"]; control.ValidRunID(run) {
 		attrs = append(attrs, "run", run)
 	}
-	if txn := r.URL.Query().Get("transactionId"); engine.ValidTransactionID(txn) {
+	if txn := r.URL.Query().Get("transactionId"); control.ValidTransactionID(txn) {
 		attrs = append(attrs, "transaction", txn)
 	}
 	s.logger.Debug("request", attrs...)

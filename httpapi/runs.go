@@ -6,17 +6,52 @@ import (
 	"net/http"
 
 	"github.com/heraldhq/herald/apierr"
-	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/projections"
-	"github.com/heraldhq/herald/runstate"
 )
 
+// triggerRequest is POST /v1/events.
+type triggerRequest struct {
+	WorkflowID    string          `json:"workflowId"`
+	To            *triggerTarget  `json:"to"`
+	Payload       json.RawMessage `json:"payload"`
+	TransactionID *string         `json:"transactionId"`
+}
+
+// triggerTarget is a trigger's `to`: exactly one of subscriberId and
+// topics, each told apart from its absence.
+type triggerTarget struct {
+	SubscriberID *string   `json:"subscriberId"`
+	Topics       *[]string `json:"topics"`
+}
+
+func (r triggerRequest) command() control.TriggerCommand {
+	cmd := control.TriggerCommand{WorkflowID: r.WorkflowID, Payload: r.Payload, TransactionID: r.TransactionID}
+	if r.To != nil {
+		cmd.To = &control.TriggerTarget{SubscriberID: r.To.SubscriberID, Topics: r.To.Topics}
+	}
+	return cmd
+}
+
+// runRefView is one run of a trigger's answer.
+type runRefView struct {
+	RunID        string `json:"runId,omitempty"`
+	SubscriberID string `json:"subscriberId"`
+	Status       string `json:"status"`
+}
+
+// triggerView is the answer to a trigger.
+type triggerView struct {
+	TransactionID string       `json:"transactionId"`
+	Runs          []runRefView `json:"runs"`
+}
+
 func (s *Server) trigger(w http.ResponseWriter, r *http.Request) error {
-	var req engine.TriggerRequest
+	var req triggerRequest
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	res, err := s.deps.Engine.Trigger(r.Context(), tenantOf(r.Context()), req)
+	res, err := s.deps.Control.Trigger(r.Context(), tenantOf(r.Context()), req.command())
 	if err != nil {
 		return err
 	}
@@ -24,10 +59,10 @@ func (s *Server) trigger(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// writeTrigger writes the answer to a trigger run by run, as writeJSON
-// would write it whole: a fan-out to 100,000 subscribers answers ~9 MB,
-// which one encoding would hold (and grow, by doubling) in memory.
-func writeTrigger(w http.ResponseWriter, res engine.TriggerResult) {
+// writeTrigger writes the answer to a trigger run by run, byte for byte
+// as writeJSON would write it whole, without holding the whole encoding
+// (about 90 bytes a run) in memory.
+func writeTrigger(w http.ResponseWriter, res control.TriggerResult) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusAccepted)
 	bw := bufio.NewWriterSize(w, 32<<10)
@@ -39,11 +74,23 @@ func writeTrigger(w http.ResponseWriter, res engine.TriggerResult) {
 		if i > 0 {
 			bw.WriteByte(',')
 		}
-		b, _ := json.Marshal(run)
+		b, _ := json.Marshal(runRefView(run))
 		bw.Write(b)
 	}
 	bw.WriteString("]}\n")
 	_ = bw.Flush()
+}
+
+// signalRequest is POST /v1/events/{runId}/signal.
+type signalRequest struct {
+	Event   string          `json:"event"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+type signalView struct {
+	RunID    string `json:"runId"`
+	Event    string `json:"event"`
+	Accepted bool   `json:"accepted"`
 }
 
 func (s *Server) signal(w http.ResponseWriter, r *http.Request) error {
@@ -51,15 +98,15 @@ func (s *Server) signal(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var req engine.SignalRequest
+	var req signalRequest
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	res, err := s.deps.Engine.Signal(r.Context(), tenantOf(r.Context()), runID, req)
-	if err != nil {
+	if err := s.deps.Control.Signal(r.Context(), tenantOf(r.Context()), runID,
+		control.SignalCommand{Event: req.Event, Payload: req.Payload}); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusAccepted, res)
+	writeJSON(w, http.StatusAccepted, signalView{RunID: runID, Event: req.Event, Accepted: true})
 	return nil
 }
 
@@ -71,41 +118,47 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &struct{}{}); err != nil {
 		return err
 	}
-	if err := s.deps.Engine.Cancel(r.Context(), tenantOf(r.Context()), runID); err != nil {
+	if err := s.deps.Control.Cancel(r.Context(), tenantOf(r.Context()), runID); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"runId": runID, "status": runstate.Cancelled})
+	writeJSON(w, http.StatusAccepted, map[string]any{"runId": runID, "status": control.StatusCancelled})
 	return nil
 }
 
 // runView is a run as the API shows it.
 type runView struct {
-	RunID         string          `json:"runId"`
-	TransactionID string          `json:"transactionId"`
-	WorkflowID    string          `json:"workflowId"`
-	SubscriberID  *string         `json:"subscriberId"`
-	Status        runstate.Status `json:"status"`
-	Steps         []stepView      `json:"steps"`
-	Error         *runstate.Error `json:"error"`
-	CreatedAt     string          `json:"createdAt"`
-	UpdatedAt     string          `json:"updatedAt"`
+	RunID         string     `json:"runId"`
+	TransactionID string     `json:"transactionId"`
+	WorkflowID    string     `json:"workflowId"`
+	SubscriberID  *string    `json:"subscriberId"`
+	Status        string     `json:"status"`
+	Steps         []stepView `json:"steps"`
+	Error         *errorView `json:"error"`
+	CreatedAt     string     `json:"createdAt"`
+	UpdatedAt     string     `json:"updatedAt"`
 }
 
 type stepView struct {
-	StepID   string          `json:"stepId"`
-	Type     string          `json:"type"`
-	Status   string          `json:"status"`
-	Attempts int             `json:"attempts"`
-	Output   any             `json:"output"`
-	Error    *runstate.Error `json:"error"`
+	StepID   string     `json:"stepId"`
+	Type     string     `json:"type"`
+	Status   string     `json:"status"`
+	Attempts int        `json:"attempts"`
+	Output   any        `json:"output"`
+	Error    *errorView `json:"error"`
 }
 
-func viewRun(st *runstate.State) runView {
+// errorView is a run's or a step's failure.
+type errorView struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func viewRun(st *projections.Run) runView {
 	v := runView{RunID: st.RunID, TransactionID: st.TransactionID, WorkflowID: st.WorkflowID,
-		SubscriberID: st.SubscriberID, Status: st.Status, Error: st.Error,
+		SubscriberID: st.SubscriberID, Status: string(st.Status), Error: (*errorView)(st.Error),
 		CreatedAt: ts(st.CreatedAt), UpdatedAt: ts(st.UpdatedAt), Steps: make([]stepView, 0, len(st.Steps))}
 	for _, s := range st.Steps {
-		sv := stepView{StepID: s.StepID, Type: s.Type, Status: s.Status, Attempts: s.Attempts, Error: s.Error}
+		sv := stepView{StepID: s.StepID, Type: s.Type, Status: s.Status, Attempts: s.Attempts, Error: (*errorView)(s.Error)}
 		if len(s.Output) > 0 {
 			sv.Output = s.Output
 		}

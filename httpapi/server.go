@@ -17,7 +17,6 @@ import (
 	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/delivery"
-	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/projections"
 )
@@ -64,7 +63,6 @@ type Deps struct {
 	Control *control.Control
 	Store   *projections.Store
 	Log     *eventlog.Log
-	Engine  *engine.Engine
 
 	// Delivery serves POST /v1/deliver.
 	Delivery *delivery.Service

@@ -6,6 +6,20 @@ import (
 	"github.com/heraldhq/herald/projections"
 )
 
+// newTenantView answers a tenant's creation: its first API key is shown
+// once.
+type newTenantView struct {
+	TenantID string `json:"tenantId"`
+	Name     string `json:"name"`
+	APIKey   string `json:"apiKey"`
+}
+
+// newAPIKeyView answers an API key's creation: the key is shown once.
+type newAPIKeyView struct {
+	APIKey string `json:"apiKey"`
+	Prefix string `json:"prefix"`
+}
+
 type createTenantRequest struct {
 	Name string `json:"name"`
 }
@@ -19,7 +33,7 @@ func (s *Server) createTenant(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, t)
+	writeJSON(w, http.StatusCreated, newTenantView(t))
 	return nil
 }
 
@@ -35,7 +49,7 @@ func (s *Server) adminCreateAPIKey(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, k)
+	writeJSON(w, http.StatusCreated, newAPIKeyView(k))
 	return nil
 }
 
@@ -47,7 +61,7 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, k)
+	writeJSON(w, http.StatusCreated, newAPIKeyView(k))
 	return nil
 }
 

@@ -3,7 +3,7 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/control"
 )
 
 type workflowView struct {
@@ -16,8 +16,8 @@ type workflowsView struct {
 	Workflows []workflowView `json:"workflows"`
 }
 
-func viewWorkflows(res engine.SyncResult) workflowsView {
-	return workflowsView{Workflows: mapSlice(res.Workflows, func(w engine.WorkflowView) workflowView {
+func viewWorkflows(wfs []control.Workflow) workflowsView {
+	return workflowsView{Workflows: mapSlice(wfs, func(w control.Workflow) workflowView {
 		return workflowView{WorkflowID: w.WorkflowID, Schedule: w.Schedule, NextRunAt: tsPtr(w.NextRunAt)}
 	})}
 }
@@ -26,7 +26,7 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &struct{}{}); err != nil {
 		return err
 	}
-	res, err := s.deps.Engine.Sync(r.Context(), tenantOf(r.Context()))
+	res, err := s.deps.Control.Sync(r.Context(), tenantOf(r.Context()))
 	if err != nil {
 		return err
 	}
@@ -35,7 +35,7 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) error {
-	res, err := s.deps.Engine.Workflows(r.Context(), tenantOf(r.Context()))
+	res, err := s.deps.Control.Workflows(r.Context(), tenantOf(r.Context()))
 	if err != nil {
 		return err
 	}

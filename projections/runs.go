@@ -198,6 +198,9 @@ func applyFanoutCompleted(tx *bolt.Tx, ev eventlog.Event) error {
 	return putJSON(b, key(ev.TenantID, txn), t)
 }
 
+// Run is a run as the projections hold it: the fold of its events.
+type Run = runstate.State
+
 // RunState returns one run's state, or ErrNotFound.
 func (s *Store) RunState(tenant, runID string) (*runstate.State, error) {
 	var st runstate.State

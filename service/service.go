@@ -167,8 +167,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		AckWait:        cfg.AckWait,
 		Logger:         logger,
 
-		CronMinInterval: cfg.CronMinInterval,
-		CacheBytes:      int64(cfg.CacheMiB) << 20,
+		CacheBytes: int64(cfg.CacheMiB) << 20,
 
 		BridgeTransport: s.metrics.BridgeTransport,
 		WokeLate:        s.metrics.WokeLate,
@@ -183,6 +182,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		Deliverer: deliverer,
 		Work:      s.workNC,
 	})
+	s.ctl.SetRuntime(s.engine, control.RuntimeOptions{CronMinInterval: cfg.CronMinInterval})
 
 	projReady := make(chan struct{})
 	s.goRun("projector", func() error { return s.store.Run(runCtx, s.log, projReady) })
@@ -208,7 +208,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 
 		SeparateInternal: cfg.InternalAddr != "",
 		RateLimit:        cfg.RateLimit,
-	}, httpapi.Deps{Control: s.ctl, Store: s.store, Log: s.log, Engine: s.engine, Delivery: s.delivery})
+	}, httpapi.Deps{Control: s.ctl, Store: s.store, Log: s.log, Delivery: s.delivery})
 	s.http = s.newHTTPServer(api.Handler())
 	s.http.RegisterOnShutdown(api.StopStreams)
 	s.sampleMetrics()

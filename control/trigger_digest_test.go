@@ -1,4 +1,4 @@
-package engine
+package control
 
 import (
 	"encoding/json"
@@ -14,11 +14,23 @@ import (
 func TestTriggerRequestDigest(t *testing.T) {
 	accept := func(body string) events.TriggerAcceptedData {
 		t.Helper()
-		var req TriggerRequest
+		var req struct {
+			WorkflowID string `json:"workflowId"`
+			To         *struct {
+				SubscriberID *string   `json:"subscriberId"`
+				Topics       *[]string `json:"topics"`
+			} `json:"to"`
+			Payload       json.RawMessage `json:"payload"`
+			TransactionID *string         `json:"transactionId"`
+		}
 		if err := json.Unmarshal([]byte(body), &req); err != nil {
 			t.Fatal(err)
 		}
-		acc, err := req.validate()
+		cmd := TriggerCommand{WorkflowID: req.WorkflowID, Payload: req.Payload, TransactionID: req.TransactionID}
+		if req.To != nil {
+			cmd.To = &TriggerTarget{SubscriberID: req.To.SubscriberID, Topics: req.To.Topics}
+		}
+		acc, err := cmd.validate()
 		if err != nil {
 			t.Fatalf("%s: %v", body, err)
 		}

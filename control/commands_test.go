@@ -1,0 +1,228 @@
+package control_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/heraldhq/herald/apierr"
+	"github.com/heraldhq/herald/bridge/wire"
+	"github.com/heraldhq/herald/bridgeclient"
+	"github.com/heraldhq/herald/control"
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+)
+
+// runtime records what the commands ask of the engine.
+type runtime struct {
+	mu        sync.Mutex
+	fanouts   []events.TriggerAcceptedData
+	woken     []uint64
+	cancelled []string
+	discover  func() ([]wire.WorkflowInfo, error)
+	armed     [][]events.SyncedWorkflow
+}
+
+func (r *runtime) FanOut(_ context.Context, _ string, acc events.TriggerAcceptedData) ([]events.Dispatch, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.fanouts = append(r.fanouts, acc)
+	return []events.Dispatch{{SubscriberID: "u1", RunID: "run_x", Status: "dispatched"}}, nil
+}
+
+func (r *runtime) Discover(context.Context, string, string) ([]wire.WorkflowInfo, error) {
+	return r.discover()
+}
+
+func (r *runtime) ArmSchedules(_ context.Context, _ string, _, current []events.SyncedWorkflow) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.armed = append(r.armed, current)
+	return nil
+}
+
+func (r *runtime) Wake(_ context.Context, _, _ string, seq uint64) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.woken = append(r.woken, seq)
+	return nil
+}
+
+func (r *runtime) Cancelled(_ context.Context, _, runID string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cancelled = append(r.cancelled, runID)
+	return nil
+}
+
+var _ control.Runtime = (*runtime)(nil)
+
+func code(err error) string {
+	var e *apierr.Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	var ve *apierr.ValidationError
+	if errors.As(err, &ve) {
+		return ve.Code
+	}
+	return fmt.Sprint(err)
+}
+
+func TestTriggerCommand(t *testing.T) {
+	h := newChannelHarness(t, channelKeyring(t, 1))
+	rt := &runtime{}
+	h.ctl.SetRuntime(rt, control.RuntimeOptions{})
+	ctx := context.Background()
+	u1, txn := "u1", "t1"
+	cmd := control.TriggerCommand{WorkflowID: "welcome", To: &control.TriggerTarget{SubscriberID: &u1},
+		TransactionID: &txn, Payload: json.RawMessage(` { "a" : 1 } `)}
+	if _, err := h.ctl.Trigger(ctx, "ten_1", cmd); code(err) != "bridge_not_configured" || !errors.Is(err, apierr.ErrConflict) {
+		t.Fatalf("before a Bridge: %v", err)
+	}
+	if _, err := h.ctl.ConfigureBridge(ctx, "ten_1", "https://bridge.example/h"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := h.ctl.Trigger(ctx, "ten_1", cmd)
+	if err != nil || res.TransactionID != "t1" || len(res.Runs) != 1 || res.Runs[0] != (control.RunRef{RunID: "run_x", SubscriberID: "u1", Status: "dispatched"}) {
+		t.Fatalf("trigger: %+v %v", res, err)
+	}
+	if len(rt.fanouts) != 1 || string(rt.fanouts[0].Payload) != `{"a":1}` || rt.fanouts[0].RequestDigest == "" {
+		t.Fatalf("fan-out of %+v", rt.fanouts)
+	}
+	// A repeat fans out the first request again (finishing it if need be).
+	if _, err := h.ctl.Trigger(ctx, "ten_1", cmd); err != nil || len(rt.fanouts) != 2 {
+		t.Fatalf("repeat: %v, %d fan-outs", err, len(rt.fanouts))
+	}
+	cmd.Payload = json.RawMessage(`{"a":2}`)
+	if _, err := h.ctl.Trigger(ctx, "ten_1", cmd); code(err) != "transaction_mismatch" {
+		t.Fatalf("repeat with another payload: %v", err)
+	}
+	bad := control.TriggerCommand{WorkflowID: "9x", Payload: json.RawMessage(`[1]`)}
+	var ve *apierr.ValidationError
+	if _, err := h.ctl.Trigger(ctx, "ten_1", bad); !errors.As(err, &ve) || len(ve.Problems) != 3 {
+		t.Fatalf("invalid trigger: %v", err)
+	}
+}
+
+func TestSignalAndCancelCommands(t *testing.T) {
+	h := newChannelHarness(t, channelKeyring(t, 1))
+	rt := &runtime{}
+	h.ctl.SetRuntime(rt, control.RuntimeOptions{})
+	ctx := context.Background()
+	const runID = "run_0123456789abcdef01234567"
+	if err := h.ctl.Signal(ctx, "ten_1", runID, control.SignalCommand{Event: "go"}); code(err) != "run_not_found" {
+		t.Fatalf("unknown run: %v", err)
+	}
+	if err := h.ctl.Signal(ctx, "ten_1", "run_nope", control.SignalCommand{Event: "go"}); code(err) != "run_not_found" {
+		t.Fatalf("malformed run id: %v", err)
+	}
+	subject := eventlog.Subject("ten_1", eventlog.AggRun, runID)
+	if _, err := h.log.Append(ctx, eventlog.Record{Subject: subject, Type: events.RunStarted, Tenant: "ten_1",
+		Data: events.RunStartedData{RunID: runID, TransactionID: "t", WorkflowID: "w"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.ctl.Signal(ctx, "ten_1", runID, control.SignalCommand{}); code(err) != "validation_failed" {
+		t.Fatalf("no event: %v", err)
+	}
+	if err := h.ctl.Signal(ctx, "ten_1", runID, control.SignalCommand{Event: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.ctl.Signal(ctx, "ten_1", runID, control.SignalCommand{Event: "go", Payload: json.RawMessage(`{ "k": 1 }`)}); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := h.log.History(ctx, subject, 0)
+	if err != nil || len(evs) != 3 {
+		t.Fatalf("history: %d events, %v", len(evs), err)
+	}
+	for i, want := range []string{"null", `{"k":1}`} {
+		var d events.SignalReceivedData
+		if err := evs[i+1].Decode(&d); err != nil || string(d.Payload) != want {
+			t.Fatalf("signal %d carries %s (%v), want %s", i, d.Payload, err, want)
+		}
+		if rt.woken[i] != evs[i+1].Seq {
+			t.Fatalf("woken at %v, events at %d", rt.woken, evs[i+1].Seq)
+		}
+	}
+	if err := h.ctl.Cancel(ctx, "ten_1", runID); err != nil || len(rt.cancelled) != 1 {
+		t.Fatalf("cancel: %v %v", err, rt.cancelled)
+	}
+	if err := h.ctl.Cancel(ctx, "ten_1", runID); code(err) != "run_finished" {
+		t.Fatalf("cancel a cancelled run: %v", err)
+	}
+	if err := h.ctl.Signal(ctx, "ten_1", runID, control.SignalCommand{Event: "go"}); code(err) != "run_finished" {
+		t.Fatalf("signal a cancelled run: %v", err)
+	}
+}
+
+// Each refused sync carries the code of the problem found, set where it
+// is found.
+func TestSyncCodes(t *testing.T) {
+	h := newChannelHarness(t, channelKeyring(t, 1))
+	rt := &runtime{}
+	h.ctl.SetRuntime(rt, control.RuntimeOptions{CronMinInterval: 60e9})
+	ctx := context.Background()
+	if _, err := h.ctl.Sync(ctx, "ten_1"); code(err) != "bridge_not_configured" || !errors.Is(err, apierr.ErrConflict) {
+		t.Fatalf("before a Bridge: %v", err)
+	}
+	if _, err := h.ctl.ConfigureBridge(ctx, "ten_1", "https://bridge.example/h"); err != nil {
+		t.Fatal(err)
+	}
+	s := func(v string) *string { return &v }
+	cases := []struct {
+		name   string
+		infos  []wire.WorkflowInfo
+		err    error
+		code   string
+		fields []string
+	}{
+		{"unreachable", nil, fmt.Errorf("x: %w", bridgeclient.ErrUnreachable), "bridge_unreachable", nil},
+		{"rejected", nil, errors.New("bridge answered 401"), "bridge_rejected", nil},
+		{"bad id", []wire.WorkflowInfo{{WorkflowID: "ok"}, {WorkflowID: "9bad"}}, nil,
+			"invalid_workflow_id", []string{"workflows[1].workflowId"}},
+		{"twice", []wire.WorkflowInfo{{WorkflowID: "a"}, {WorkflowID: "a"}}, nil,
+			"invalid_workflow_id", []string{"workflows[1].workflowId"}},
+		{"bad schedule", []wire.WorkflowInfo{{WorkflowID: "a", Schedule: s("every day")}}, nil,
+			"invalid_schedule", []string{"workflows[0].schedule"}},
+		{"bad id and bad schedule", []wire.WorkflowInfo{{WorkflowID: "9bad"}, {WorkflowID: "a", Schedule: s("nope")}}, nil,
+			"invalid_schedule", []string{"workflows[0].workflowId", "workflows[1].schedule"}},
+		{"a bad id's schedule is not checked", []wire.WorkflowInfo{{WorkflowID: "9bad", Schedule: s("nope")}}, nil,
+			"invalid_workflow_id", []string{"workflows[0].workflowId"}},
+		{"too frequent", []wire.WorkflowInfo{{WorkflowID: "a", Schedule: s("*/2 * * * * *")}, {WorkflowID: "9bad"}}, nil,
+			"schedule_too_frequent", []string{"workflows[0].schedule"}},
+	}
+	for _, c := range cases {
+		rt.discover = func() ([]wire.WorkflowInfo, error) { return c.infos, c.err }
+		_, err := h.ctl.Sync(ctx, "ten_1")
+		if code(err) != c.code {
+			t.Errorf("%s: %v, want %s", c.name, err, c.code)
+			continue
+		}
+		var ve *apierr.ValidationError
+		if errors.As(err, &ve) {
+			var fields []string
+			for _, p := range ve.Problems {
+				fields = append(fields, p.Field)
+			}
+			if fmt.Sprint(fields) != fmt.Sprint(c.fields) {
+				t.Errorf("%s: fields %v, want %v", c.name, fields, c.fields)
+			}
+		}
+	}
+	if len(rt.armed) != 0 {
+		t.Fatalf("a refused sync armed %v", rt.armed)
+	}
+	rt.discover = func() ([]wire.WorkflowInfo, error) {
+		return []wire.WorkflowInfo{{WorkflowID: "daily", Schedule: s("0 9 * * *")}, {WorkflowID: "welcome"}}, nil
+	}
+	wfs, err := h.ctl.Sync(ctx, "ten_1")
+	if err != nil || len(wfs) != 2 || wfs[0].NextRunAt == nil || wfs[1].NextRunAt != nil || len(rt.armed) != 1 {
+		t.Fatalf("sync: %+v %v armed %v", wfs, err, rt.armed)
+	}
+	if got, err := h.ctl.Workflows(ctx, "ten_1"); err != nil || len(got) != 2 || got[0].WorkflowID != "daily" {
+		t.Fatalf("workflows: %+v %v", got, err)
+	}
+}

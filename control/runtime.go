@@ -1,0 +1,60 @@
+package control
+
+import (
+	"context"
+	"time"
+
+	"github.com/heraldhq/herald/bridge/wire"
+	"github.com/heraldhq/herald/events"
+)
+
+// Runtime is what the commands of runs and workflows need of the engine
+// that executes runs. Its methods are safe for concurrent use and safe to
+// repeat: each write they make is idempotent.
+type Runtime interface {
+	// FanOut starts the runs of an accepted trigger that are not started
+	// yet and returns the dispatch of every recipient, in the order they
+	// were resolved. A fan-out this call does not finish (a crash) is
+	// finished later by the runtime.
+	FanOut(ctx context.Context, tenant string, acc events.TriggerAcceptedData) ([]events.Dispatch, error)
+	// Discover asks the Bridge at url, signing with secret, which
+	// workflows it serves. Errors wrap bridgeclient.ErrUnreachable when the
+	// Bridge gave no answer.
+	Discover(ctx context.Context, url, secret string) ([]wire.WorkflowInfo, error)
+	// ArmSchedules arms the cron schedule of every scheduled workflow of
+	// current and disarms those of previous that are gone or unscheduled.
+	ArmSchedules(ctx context.Context, tenant string, previous, current []events.SyncedWorkflow) error
+	// Wake has the run take a turn after the event at seq was appended to
+	// it (a signal).
+	Wake(ctx context.Context, tenant, runID string, seq uint64) error
+	// Cancelled forgets a cancelled run: its cached state and its pending
+	// timer.
+	Cancelled(ctx context.Context, tenant, runID string) error
+}
+
+// RuntimeOptions tune the commands of runs and workflows. The zero value
+// of each field is documented.
+type RuntimeOptions struct {
+	// CronMinInterval is the shortest interval between two ticks of a
+	// workflow's schedule that a sync accepts (422 schedule_too_frequent
+	// beyond). Zero: none (a schedule ticks at most every second).
+	CronMinInterval time.Duration
+	// Now is the clock. Zero: time.Now.
+	Now func() time.Time
+}
+
+// SetRuntime gives the commands of runs and workflows (Trigger, Signal,
+// Cancel, Sync) the runtime that executes them. Call it before serving.
+func (c *Control) SetRuntime(rt Runtime, opts RuntimeOptions) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	c.rt, c.rtOpts = rt, opts
+}
+
+func (c *Control) now() time.Time {
+	if c.rtOpts.Now == nil {
+		return time.Now()
+	}
+	return c.rtOpts.Now()
+}

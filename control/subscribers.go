@@ -1,0 +1,319 @@
+package control
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"net/mail"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald/apierr"
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/projections"
+)
+
+// SubscriberInput is a subscriber upsert, its fields raw JSON so that an
+// omitted field, a null and a value stay apart:
+//
+//   - Contacts: a kind given a non-empty list overwrites that kind, `[]`
+//     or null clears it, a kind not given is kept. Contacts itself
+//     omitted or null mentions no kind.
+//   - Locale (a string) and Attributes (an object): omitted keeps the
+//     current value, null clears it, a value overwrites it.
+type SubscriberInput struct {
+	Contacts   map[string]json.RawMessage
+	Locale     json.RawMessage
+	Attributes json.RawMessage
+}
+
+// subscriberPatch is a validated SubscriberInput.
+type subscriberPatch struct {
+	contacts   map[string][]string // a nil list clears the kind
+	setLocale  bool
+	locale     *string
+	setAttrs   bool
+	attributes json.RawMessage // nil clears
+}
+
+// parseSubscriberInput validates in on its own, naming each bad field.
+func parseSubscriberInput(in SubscriberInput) (subscriberPatch, apierr.Problems) {
+	var p apierr.Problems
+	patch := subscriberPatch{contacts: map[string][]string{}}
+	if len(in.Contacts) > MaxContactKinds {
+		p.Add("contacts", "must have at most %d kinds", MaxContactKinds)
+	}
+	kinds := slices.Sorted(maps.Keys(in.Contacts))
+	for _, kind := range kinds {
+		field := "contacts." + kind
+		raw := in.Contacts[kind]
+		if !validKind(kind) {
+			p.Add(field, "is not a valid kind: 1 to %d characters of A-Z, a-z, 0-9, '_' and '-'", MaxKindChars)
+			continue
+		}
+		if isNull(raw) {
+			patch.contacts[kind] = nil
+			continue
+		}
+		var items []json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil {
+			p.Add(field, "must be an array of strings")
+			continue
+		}
+		if len(items) > MaxAddressesPerKind {
+			p.Add(field, "must have at most %d addresses", MaxAddressesPerKind)
+			continue
+		}
+		addrs := make([]string, 0, len(items))
+		for i, item := range items {
+			afield := field + "[" + strconv.Itoa(i) + "]"
+			var a string
+			if err := json.Unmarshal(item, &a); err != nil {
+				p.Add(afield, "must be a string")
+				continue
+			}
+			if msg := addressProblem(kind, a); msg != "" {
+				p.Add(afield, "%s", msg)
+				continue
+			}
+			addrs = append(addrs, a)
+		}
+		if len(addrs) == 0 {
+			addrs = nil
+		}
+		patch.contacts[kind] = addrs
+	}
+	if in.Locale != nil {
+		patch.setLocale = true
+		if !isNull(in.Locale) {
+			var loc string
+			switch err := json.Unmarshal(in.Locale, &loc); {
+			case err != nil:
+				p.Add("locale", "must be a string")
+			case loc == "":
+				p.Add("locale", "must not be empty (null clears it)")
+			case utf8.RuneCountInString(loc) > MaxLocaleChars:
+				p.Add("locale", "must be at most %d characters", MaxLocaleChars)
+			case apierr.HasControl(loc, ""):
+				p.Add("locale", "must not contain control characters")
+			default:
+				patch.locale = &loc
+			}
+		}
+	}
+	if in.Attributes != nil {
+		patch.setAttrs = true
+		if !isNull(in.Attributes) {
+			attrs, msg := normalizeObject(in.Attributes)
+			switch {
+			case msg != "":
+				p.Add("attributes", "%s", msg)
+			case len(attrs) > MaxAttributesBytes:
+				p.Add("attributes", "must be at most 64 KiB")
+			default:
+				patch.attributes = attrs
+			}
+		}
+	}
+	return patch, p
+}
+
+// addressProblem says what is wrong with an address of kind, or "".
+func addressProblem(kind, a string) string {
+	switch {
+	case a == "":
+		return "must not be empty"
+	case utf8.RuneCountInString(a) > MaxAddressChars:
+		return "must be at most 320 characters"
+	case !utf8.ValidString(a) || apierr.HasControl(a, ""):
+		return "must not contain control characters"
+	}
+	if kind == "email" {
+		m, err := mail.ParseAddress(a)
+		if err != nil || m.Name != "" || m.Address != a {
+			return "must be an email address (bare, as in name@example.com)"
+		}
+	}
+	return ""
+}
+
+// normalizeObject returns raw as compact JSON, escaped the way the
+// projections store it, or a problem when it is not a JSON object.
+func normalizeObject(raw json.RawMessage) (json.RawMessage, string) {
+	obj, ok := compactObject(raw)
+	if !ok {
+		return nil, "must be a JSON object"
+	}
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return nil, "must be a JSON object"
+	}
+	return out, ""
+}
+
+// apply merges the patch into cur (nil: a new subscriber) and returns the
+// whole resulting state. It is pure.
+func (patch subscriberPatch) apply(externalID string, cur *projections.Subscriber) (events.SubscriberUpsertedData, apierr.Problems) {
+	next := events.SubscriberUpsertedData{SubscriberID: externalID, Contacts: map[string][]string{}}
+	if cur != nil {
+		maps.Copy(next.Contacts, cur.Contacts)
+		next.Locale = cur.Locale
+		next.Attributes = cur.Attributes
+	}
+	for kind, addrs := range patch.contacts {
+		if len(addrs) == 0 {
+			delete(next.Contacts, kind)
+		} else {
+			next.Contacts[kind] = addrs
+		}
+	}
+	if patch.setLocale {
+		next.Locale = patch.locale
+	}
+	if patch.setAttrs {
+		next.Attributes = patch.attributes
+	}
+	var p apierr.Problems
+	if len(next.Contacts) > MaxContactKinds {
+		p.Add("contacts", "would have %d kinds; at most %d are allowed", len(next.Contacts), MaxContactKinds)
+	}
+	return next, p
+}
+
+// mergeSubscriber applies the merge rules of an upsert to cur (nil: the
+// subscriber does not exist yet) and returns the whole resulting state, or
+// a *apierr.ValidationError naming each bad field. It is pure.
+func mergeSubscriber(externalID string, cur *projections.Subscriber, in SubscriberInput) (events.SubscriberUpsertedData, error) {
+	var p apierr.Problems
+	checkExternalID(&p, "externalId", externalID)
+	patch, pp := parseSubscriberInput(in)
+	p = append(p, pp...)
+	if err := p.Err(); err != nil {
+		return events.SubscriberUpsertedData{}, err
+	}
+	next, p := patch.apply(externalID, cur)
+	return next, p.Err()
+}
+
+// sameSubscriber reports whether next is cur's state already.
+func sameSubscriber(cur projections.Subscriber, next events.SubscriberUpsertedData) bool {
+	return maps.EqualFunc(cur.Contacts, next.Contacts, slices.Equal) &&
+		equalPtr(cur.Locale, next.Locale) && bytes.Equal(cur.Attributes, next.Attributes)
+}
+
+func equalPtr[T comparable](a, b *T) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
+}
+
+// UpsertSubscriber creates or updates a subscriber with the merge rules
+// (see SubscriberInput) and returns its state as the projections now
+// hold it, and whether it was created. An upsert that changes nothing
+// appends no event. Errors: *apierr.ValidationError (apierr.ErrInvalid), apierr.ErrBusy.
+//
+// The first attempt trusts the local projection and expects the
+// sequence it recorded for the subscriber (0 for none): when another
+// process wrote since, the append conflicts and the next attempts settle
+// on the subject's last sequence first. This saves a round trip to the
+// server on the common path.
+func (c *Control) UpsertSubscriber(ctx context.Context, tenant, externalID string, in SubscriberInput) (sub projections.Subscriber, created bool, err error) {
+	var p apierr.Problems
+	checkExternalID(&p, "externalId", externalID)
+	patch, pp := parseSubscriberInput(in)
+	if err := append(p, pp...).Err(); err != nil {
+		return sub, false, err
+	}
+	subject := eventlog.Subject(tenant, eventlog.AggSubscriber, externalID)
+	optimistic := true
+	err = retry(ctx, func() error {
+		trusted := optimistic
+		optimistic = false
+		var seq uint64
+		if !trusted {
+			var err error
+			if seq, err = c.settle(ctx, subject); err != nil {
+				return err
+			}
+		}
+		var cur *projections.Subscriber
+		switch s, err := c.store.Subscriber(tenant, externalID); {
+		case err == nil:
+			cur = &s
+		case !errors.Is(err, projections.ErrNotFound):
+			return err
+		}
+		if trusted && cur != nil {
+			seq = cur.Seq
+		}
+		next, p := patch.apply(externalID, cur)
+		if err := p.Err(); err != nil {
+			return err
+		}
+		if cur != nil && sameSubscriber(*cur, next) {
+			if trusted {
+				// Nothing to append, so nothing would catch a stale read:
+				// check the subject moved no further than what we read.
+				last, err := c.log.SubjectLastSeq(ctx, subject)
+				if err != nil {
+					return err
+				}
+				if last != seq {
+					return eventlog.ErrConflict
+				}
+			}
+			sub, created = *cur, false
+			return nil
+		}
+		if _, err := c.commit(ctx, eventlog.Record{Subject: subject, Type: events.SubscriberUpserted,
+			Tenant: tenant, Data: next, Expect: true, ExpectSeq: seq}); err != nil {
+			return err
+		}
+		created = cur == nil
+		sub, err = c.store.Subscriber(tenant, externalID)
+		return err
+	})
+	return sub, created, err
+}
+
+// DeleteSubscriber deletes a subscriber and, with it, its subscriptions.
+// Errors: apierr.ErrNotFound (subscriber_not_found), *apierr.ValidationError.
+func (c *Control) DeleteSubscriber(ctx context.Context, tenant, externalID string) error {
+	var p apierr.Problems
+	checkExternalID(&p, "externalId", externalID)
+	if err := p.Err(); err != nil {
+		return err
+	}
+	subject := eventlog.Subject(tenant, eventlog.AggSubscriber, externalID)
+	return retry(ctx, func() error {
+		seq, err := c.settle(ctx, subject)
+		if err != nil {
+			return err
+		}
+		if _, err := c.store.Subscriber(tenant, externalID); err != nil {
+			return subscriberErr(err, externalID)
+		}
+		_, err = c.commit(ctx, eventlog.Record{Subject: subject, Type: events.SubscriberDeleted, Tenant: tenant,
+			Data: events.SubscriberDeletedData{SubscriberID: externalID}, Expect: true, ExpectSeq: seq})
+		return err
+	})
+}
+
+// Subscriber returns one subscriber. Errors: apierr.ErrNotFound
+// (subscriber_not_found), *apierr.ValidationError.
+func (c *Control) Subscriber(tenant, externalID string) (projections.Subscriber, error) {
+	var p apierr.Problems
+	checkExternalID(&p, "externalId", externalID)
+	if err := p.Err(); err != nil {
+		return projections.Subscriber{}, err
+	}
+	s, err := c.store.Subscriber(tenant, externalID)
+	return s, subscriberErr(err, externalID)
+}
+
+// Subscribers lists a tenant's subscribers in externalId order.
+func (c *Control) Subscribers(tenant string, p projections.Page) ([]projections.Subscriber, string, error) {
+	return c.store.Subscribers(tenant, p)
+}

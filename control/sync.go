@@ -1,0 +1,207 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/heraldhq/herald/apierr"
+	"github.com/heraldhq/herald/bridge/wire"
+	"github.com/heraldhq/herald/bridgeclient"
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/schedule"
+)
+
+// Bounds of one sync.
+const (
+	// MaxSyncWorkflows bounds the workflows one sync records.
+	MaxSyncWorkflows = 1000
+	// MaxSyncSchedules bounds the cron schedules one sync arms.
+	MaxSyncSchedules = 100
+	// maxScheduleBytes bounds a schedule as a Bridge reports it.
+	maxScheduleBytes = 256
+)
+
+// Codes of a sync refused for what the Bridge reported (422).
+const (
+	CodeInvalidWorkflowID   = "invalid_workflow_id"
+	CodeInvalidSchedule     = "invalid_schedule"
+	CodeTooManyWorkflows    = "too_many_workflows"
+	CodeTooManySchedules    = "too_many_schedules"
+	CodeScheduleTooFrequent = "schedule_too_frequent"
+)
+
+// Workflow is one workflow of the tenant's last sync.
+type Workflow struct {
+	WorkflowID string
+	// Schedule is the cron schedule of a schedule-triggered workflow,
+	// nil for others.
+	Schedule *string
+	// NextRunAt is the schedule's next tick after now; nil without a
+	// schedule.
+	NextRunAt *time.Time
+}
+
+// Sync asks the tenant's Bridge which workflows it serves, records them,
+// and arms the cron schedules of the schedule-triggered ones (disarming
+// schedules that changed or went away). A refused sync records nothing.
+//
+// Errors: 409 bridge_not_configured; 502 bridge_unreachable or
+// bridge_rejected when the Bridge gave no answer or refused; a
+// *apierr.ValidationError whose code names what was wrong with the
+// answer (CodeInvalidWorkflowID, CodeInvalidSchedule, CodeTooMany…,
+// CodeScheduleTooFrequent).
+func (c *Control) Sync(ctx context.Context, tenant string) ([]Workflow, error) {
+	url, secret, err := c.BridgeSecret(ctx, tenant)
+	if errors.Is(err, apierr.ErrNotFound) {
+		return nil, errBridgeRequired
+	}
+	if err != nil {
+		return nil, err
+	}
+	infos, err := c.rt.Discover(ctx, url, secret)
+	switch {
+	case errors.Is(err, bridgeclient.ErrUnreachable):
+		return nil, apierr.New(apierr.ErrUnavailable, "bridge_unreachable", err.Error())
+	case err != nil:
+		return nil, apierr.New(apierr.ErrUnavailable, "bridge_rejected", err.Error())
+	}
+	synced, err := c.checkDiscovered(infos)
+	if err != nil {
+		return nil, err
+	}
+	previous, err := c.synced(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
+	seq, err := c.log.Append(ctx, eventlog.Record{Subject: eventlog.Subject(tenant, eventlog.AggWorkflows, tenant),
+		Type: events.WorkflowsSynced, Tenant: tenant, Data: events.WorkflowsSyncedData{Workflows: synced}})
+	if err != nil {
+		return nil, err
+	}
+	if err := c.rt.ArmSchedules(ctx, tenant, previous, synced); err != nil {
+		return nil, err
+	}
+	if err := c.store.WaitFor(ctx, seq); err != nil {
+		return nil, err
+	}
+	return c.view(synced), nil
+}
+
+// Workflows returns the tenant's last successful sync, with next run
+// times computed now; none before the first.
+func (c *Control) Workflows(ctx context.Context, tenant string) ([]Workflow, error) {
+	wfs, err := c.synced(ctx, tenant)
+	return c.view(wfs), err
+}
+
+func (c *Control) view(wfs []events.SyncedWorkflow) []Workflow {
+	out := make([]Workflow, 0, len(wfs))
+	now := c.now()
+	for _, w := range wfs {
+		v := Workflow{WorkflowID: w.WorkflowID, Schedule: w.Schedule}
+		if w.Schedule != nil {
+			if sch, err := schedule.Parse(*w.Schedule); err == nil {
+				if next, err := sch.Next(now); err == nil {
+					v.NextRunAt = &next
+				}
+			}
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// synced reads the tenant's last sync from the log (authoritative for
+// every process); nil when there was none.
+func (c *Control) synced(ctx context.Context, tenant string) ([]events.SyncedWorkflow, error) {
+	ev, ok, err := c.log.Last(ctx, eventlog.Subject(tenant, eventlog.AggWorkflows, tenant))
+	if err != nil || !ok {
+		return nil, err
+	}
+	var d events.WorkflowsSyncedData
+	if err := ev.Decode(&d); err != nil {
+		return nil, err
+	}
+	return d.Workflows, nil
+}
+
+// checkDiscovered validates a Bridge's discover answer and returns it as
+// a sync records it. A refusal is one *apierr.ValidationError whose code
+// is that of the first check that failed, in this order: the counts
+// (too_many_workflows, too_many_schedules), the schedules' frequency
+// (schedule_too_frequent), then the ids and the schedules themselves, all
+// problems listed (invalid_schedule when any schedule is bad, else
+// invalid_workflow_id). The schedule of a workflow with a bad id is
+// checked only for its frequency.
+func (c *Control) checkDiscovered(infos []wire.WorkflowInfo) ([]events.SyncedWorkflow, error) {
+	if len(infos) > MaxSyncWorkflows {
+		return nil, &apierr.ValidationError{Code: CodeTooManyWorkflows, Problems: []apierr.FieldProblem{{Field: "workflows",
+			Problem: fmt.Sprintf("the Bridge reports %d workflows; a sync takes at most %d", len(infos), MaxSyncWorkflows)}}}
+	}
+	scheduled := 0
+	for _, w := range infos {
+		if w.Schedule != nil {
+			scheduled++
+		}
+	}
+	if scheduled > MaxSyncSchedules {
+		return nil, &apierr.ValidationError{Code: CodeTooManySchedules, Problems: []apierr.FieldProblem{{Field: "workflows",
+			Problem: fmt.Sprintf("the Bridge reports %d scheduled workflows; a sync arms at most %d", scheduled, MaxSyncSchedules)}}}
+	}
+	var p, frequent apierr.Problems
+	code := CodeInvalidWorkflowID
+	synced := make([]events.SyncedWorkflow, 0, len(infos))
+	seen := map[string]bool{}
+	now := c.now()
+	for i, w := range infos {
+		field := fmt.Sprintf("workflows[%d]", i)
+		var sch schedule.Schedule
+		var schErr error
+		if w.Schedule != nil && len(*w.Schedule) <= maxScheduleBytes {
+			sch, schErr = schedule.Parse(*w.Schedule)
+			if schErr == nil {
+				if gap, ok := sch.MinInterval(now); ok && gap < c.rtOpts.CronMinInterval {
+					frequent.Add(field+".schedule", "workflow %q runs every %v; the minimum interval is %v",
+						clip(w.WorkflowID, MaxWorkflowIDChars), gap, c.rtOpts.CronMinInterval)
+				}
+			}
+		}
+		if !wire.ValidWorkflowID(w.WorkflowID) || len(w.WorkflowID) > MaxWorkflowIDChars {
+			p.Add(field+".workflowId", "%q does not match ^([a-zA-Z]|_[a-zA-Z0-9])[a-zA-Z0-9_]*$ (at most %d characters)",
+				clip(w.WorkflowID, MaxWorkflowIDChars), MaxWorkflowIDChars)
+			continue
+		}
+		if seen[w.WorkflowID] {
+			p.Add(field+".workflowId", "%q is reported twice", w.WorkflowID)
+		}
+		seen[w.WorkflowID] = true
+		if w.Schedule != nil {
+			if len(*w.Schedule) > maxScheduleBytes {
+				p.Add(field+".schedule", "is over %d bytes", maxScheduleBytes)
+				code = CodeInvalidSchedule
+			} else if schErr != nil {
+				p.Add(field+".schedule", "%s", schErr.Error())
+				code = CodeInvalidSchedule
+			}
+		}
+		synced = append(synced, events.SyncedWorkflow{WorkflowID: w.WorkflowID, Schedule: w.Schedule, PayloadSchema: w.PayloadSchema})
+	}
+	if len(frequent) > 0 {
+		return nil, &apierr.ValidationError{Code: CodeScheduleTooFrequent, Problems: frequent}
+	}
+	if len(p) > 0 {
+		return nil, &apierr.ValidationError{Code: code, Problems: p}
+	}
+	return synced, nil
+}
+
+// clip shortens a string taken from a Bridge for a message.
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
