@@ -18,29 +18,26 @@ type namedMsg struct {
 
 func (namedMsg) InProgress() error { return nil }
 
-func nameOf(m jetstream.Msg) string {
-	if w, ok := m.(wokeMsg); ok {
-		return "woke:" + nameOf(w.Msg)
+func nameOf(j job) string {
+	if j.woke {
+		return "woke:" + j.msg.(namedMsg).name
 	}
-	if l, ok := m.(laterMsg); ok {
-		return nameOf(l.Msg)
-	}
-	return m.(namedMsg).name
+	return j.msg.(namedMsg).name
 }
 
-// A worker takes due wakes first, then fired timers (both marked woke),
-// then turns that stepped aside, then new work.
+// A worker takes due wakes first, then fired timers (both woke), then
+// turns that stepped aside, then new work.
 func TestQueuesTakeWakesFirstThenTimersThenLaterThenNew(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	e := &Engine{}
-	q := e.newQueues(ctx, 1)
+	q := newScheduler(ctx, 1, &e.pressure)
 	go func() { q.msgs <- namedMsg{name: "new"} }()
 	go func() { q.timers <- namedMsg{name: "timer"} }()
 	go q.wake(namedMsg{name: "wake"})
 	// A turn that stepped aside comes back unmarked: it does not step
 	// aside again.
-	if !q.putLater(laterMsg{Msg: namedMsg{name: "turn"}}) {
+	if !q.putLater(job{msg: namedMsg{name: "turn"}, aside: &turn{}}) {
 		t.Fatal("later queue refused its first message")
 	}
 	time.Sleep(200 * time.Millisecond) // every sender is blocked on its queue
@@ -72,7 +69,7 @@ func TestSpareWorkersWaitForWakes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	e := &Engine{}
-	q := e.newQueues(ctx, 16)
+	q := newScheduler(ctx, 16, &e.pressure)
 	go func() {
 		for i := 0; ; i++ {
 			select {
@@ -82,15 +79,15 @@ func TestSpareWorkersWaitForWakes(t *testing.T) {
 			}
 		}
 	}()
-	var taken []jetstream.Msg
+	var taken []job
 	for range 15 {
 		m, ok := q.next()
 		if !ok || strings.HasPrefix(nameOf(m), "woke:") {
-			t.Fatalf("took %v", m)
+			t.Fatalf("took %v", nameOf(m))
 		}
 		taken = append(taken, m)
 	}
-	got := make(chan jetstream.Msg, 1)
+	got := make(chan job, 1)
 	go func() {
 		m, _ := q.next()
 		got <- m
@@ -115,9 +112,9 @@ func TestSpareWorkersWaitForWakes(t *testing.T) {
 // gives the message back to the server).
 func TestLaterQueueIsBounded(t *testing.T) {
 	e := &Engine{}
-	q := e.newQueues(context.Background(), 1)
+	q := newScheduler(context.Background(), 1, &e.pressure)
 	n := 0
-	for q.putLater(laterMsg{Msg: namedMsg{name: "x"}}) {
+	for q.putLater(job{msg: namedMsg{name: "x"}, aside: &turn{}}) {
 		if n++; n > 1000 {
 			t.Fatal("the later queue never fills")
 		}
@@ -148,7 +145,7 @@ func TestOtherWorkWaitsWhileWakesArePressing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	e := &Engine{}
-	q := e.newQueues(ctx, 16)
+	q := newScheduler(ctx, 16, &e.pressure)
 	if q.calm != 1 {
 		t.Fatalf("calm %d for 16 workers, want 1", q.calm)
 	}
@@ -160,7 +157,7 @@ func TestOtherWorkWaitsWhileWakesArePressing(t *testing.T) {
 			q.msgs <- namedMsg{name: n}
 		}
 	}()
-	got := make(chan jetstream.Msg, 1)
+	got := make(chan job, 1)
 	take := func() {
 		m, _ := q.next()
 		got <- m
@@ -170,10 +167,10 @@ func TestOtherWorkWaitsWhileWakesArePressing(t *testing.T) {
 	go q.wake(namedMsg{name: "prompt"})
 	time.Sleep(100 * time.Millisecond) // the wake is blocked on its queue
 	m, _ := q.next()
-	if nameOf(m) != "woke:prompt" || m.(wokeMsg).at != clock.Load() {
+	if nameOf(m) != "woke:prompt" || m.due != clock.Load() {
 		t.Fatalf("took %s, want the wake due now", nameOf(m))
 	}
-	e.noteLate(m.(wokeMsg).at)
+	e.noteLate(m.due)
 	first, _ := q.next()
 	second, _ := q.next()
 	if nameOf(first) != "new1" || nameOf(second) != "new2" {
@@ -182,7 +179,7 @@ func TestOtherWorkWaitsWhileWakesArePressing(t *testing.T) {
 	// A woken run that reaches its Bridge more than wakeSlack late
 	// presses.
 	clock.Add(int64(2 * wakeSlack))
-	e.noteLate(m.(wokeMsg).at)
+	e.noteLate(m.due)
 	q.done(first)
 	go take()
 	select {
