@@ -29,7 +29,7 @@ type Config struct {
 	Workers int
 	// MaxAckPending bounds unacknowledged work messages per consumer,
 	// shared by every process; runs held until their instant count (see
-	// hold.go), so it bounds the runs asleep on short delays at once.
+	// timers.go), so it bounds the runs asleep on short delays at once.
 	// Zero: 32768.
 	MaxAckPending int
 	// AckWait is how long a work message may go without word from its
@@ -57,7 +57,7 @@ type Config struct {
 	// TimerLead is how early a run's durable timer (a delay's end, a
 	// retry, a wait's timeout) fires; the worker then holds the run's work
 	// message in memory and resumes the run on the exact instant (see
-	// hold.go); a run due within 2×TimerLead is held without a durable
+	// timers.go); a run due within 2×TimerLead is held without a durable
 	// timer. It is capped at AckWait/6. Zero: 2.5s (with the default
 	// AckWait, the cap).
 	TimerLead time.Duration

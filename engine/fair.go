@@ -9,7 +9,7 @@ import (
 )
 
 // Fairness between tenants. A worker that takes a run's work message from
-// the queues (a wake, a timer, a turn that stepped aside, new work) first
+// the scheduler (a wake, a timer, a turn that stepped aside, new work) first
 // asks fair to admit it: a tenant advances at most limit runs at once in a
 // process (Config.TenantConcurrency). A message of a tenant at its limit
 // does not take a worker: it is parked, unacknowledged, in the tenant's
@@ -38,7 +38,7 @@ type fair struct {
 
 // parkedMsgs are one tenant's parked messages, oldest first: turns that
 // stepped aside (they hold a Bridge answer to record: finish runs before
-// starting new ones, as queues do) go before the rest.
+// starting new ones, as the scheduler does) go before the rest.
 type parkedMsgs struct{ later, other []job }
 
 func (p *parkedMsgs) push(j job) {

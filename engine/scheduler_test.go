@@ -209,3 +209,86 @@ func TestOtherWorkWaitsWhileWakesArePressing(t *testing.T) {
 		t.Fatal("other work still waits after the wakes stopped pressing")
 	}
 }
+
+// TestPressure: a woken run late by more than wakeSlack makes wakes press
+// for wakeQuiet; one on time, or late by wakeSlack at most, does not.
+func TestPressure(t *testing.T) {
+	const at = int64(1_000_000_000_000)
+	cases := []struct {
+		name  string
+		late  time.Duration // how late the woken run reached its Bridge
+		after time.Duration // when pressing is asked, after that
+		want  bool
+	}{
+		{"on time", 0, 0, false},
+		{"late by the slack", wakeSlack, 0, false},
+		{"late past the slack", wakeSlack + 1, 0, true},
+		{"still quiet", 2 * wakeSlack, wakeQuiet - 1, true},
+		{"quiet over", 2 * wakeSlack, wakeQuiet, false},
+	}
+	for _, c := range cases {
+		var p pressure
+		reached := at + int64(c.late)
+		p.note(reached, at)
+		if got := p.on(reached + int64(c.after)); got != c.want {
+			t.Errorf("%s: pressing %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// A held message comes back as a wake at its instant, not before, due at
+// the instant it was queued; a fired timer comes as woke with no instant.
+func TestHoldWakesAtTheInstant(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var p pressure
+	q := newScheduler(ctx, 4, &p)
+	start := time.Now()
+	q.hold(namedMsg{name: "held"}, 80*time.Millisecond)
+	j, ok := q.next()
+	if !ok || nameOf(j) != "woke:held" {
+		t.Fatalf("took %v, want the held message as a wake", nameOf(j))
+	}
+	if el := time.Since(start); el < 80*time.Millisecond {
+		t.Fatalf("the wake came after %v, before its instant", el)
+	}
+	if due := time.Unix(0, j.due); due.Before(start.Add(80*time.Millisecond)) || time.Since(due) > time.Second {
+		t.Fatalf("due %v, want the instant it was queued", due)
+	}
+	q.done(j)
+	go q.fire(namedMsg{name: "timer"})
+	if j, _ := q.next(); nameOf(j) != "woke:timer" || j.due != 0 || j.aside != nil {
+		t.Fatalf("took %+v, want the fired timer, woke, with no instant", j)
+	}
+}
+
+// release gives each held message back to the server, due at its
+// instant, and it never comes as a wake after.
+func TestReleaseGivesHeldMessagesBack(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var p pressure
+	q := newScheduler(ctx, 4, &p)
+	m := newTellMsg()
+	q.hold(m, time.Hour)
+	q.hold(namedMsg{name: "soon"}, 0) // its timer fires at once: not given back
+	time.Sleep(50 * time.Millisecond)
+	q.release()
+	told := m.said()
+	if len(told) != 1 || !strings.HasPrefix(told[0], "nak 59m") {
+		t.Fatalf("told the server %v, want a nak due in about an hour", told)
+	}
+	if j, _ := q.next(); nameOf(j) != "woke:soon" {
+		t.Fatalf("took %s, want the message whose instant came", nameOf(j))
+	}
+	got := make(chan job, 1)
+	go func() {
+		j, _ := q.next()
+		got <- j
+	}()
+	select {
+	case j := <-got:
+		t.Fatalf("took %+v after release", j)
+	case <-time.After(100 * time.Millisecond):
+	}
+}
