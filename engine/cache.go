@@ -46,8 +46,7 @@ func stateBytes(_ string, s *runstate.State) int64 {
 }
 
 // lock serialises the workers of one run inside this process. Each run
-// has a lock of its own: a run never waits for another's turn (striped
-// locks made a woken run wait behind an unrelated turn's slow append).
+// has a lock of its own: a run never waits for another run's turn.
 func (c *stateCache) lock(runID string) func() {
 	c.locksMu.Lock()
 	if c.locks == nil {

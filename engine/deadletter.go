@@ -107,9 +107,6 @@ func (e *Engine) workBackoff(n int) time.Duration {
 
 // runOf returns the run a work message advances, if it is run work.
 func runOf(m jetstream.Msg) (tenant, runID string, ok bool) {
-	if l, isLater := m.(laterMsg); isLater && l.t != nil {
-		return l.t.tenant, l.t.st.RunID, true
-	}
 	if m.Subject() == eventlog.WorkWake {
 		tenant, runID, _, err := parseWake(m.Data())
 		return tenant, runID, err == nil

@@ -97,7 +97,7 @@ func TestPermanentAppendErrorFailsTheRunAtOnce(t *testing.T) {
 	if m == nil {
 		t.Fatal("no work message")
 	}
-	f.e.settle(ctx, m, fmt.Errorf("engine: %w", appendErr), nil)
+	f.e.settle(ctx, job{msg: m}, verdict{}, fmt.Errorf("engine: %w", appendErr), nil)
 	st := f.state(t, "ten_1", "run_big")
 	if st.Status != runstate.Failed || st.Error == nil || st.Error.Code != "invalid_step" || strings.Contains(st.Error.Message, "nats") {
 		t.Fatalf("run %s %+v", st.Status, st.Error)
@@ -131,7 +131,7 @@ func TestInfrastructureFailuresAreBoundedThenTheRunFails(t *testing.T) {
 		if st := f.state(t, "ten_1", "run_flaky"); st.Status != runstate.Running {
 			t.Fatalf("delivery %d: run %s", i, st.Status)
 		}
-		f.e.settle(ctx, m, transient, nil)
+		f.e.settle(ctx, job{msg: m}, verdict{}, transient, nil)
 		last = time.Now()
 	}
 	if gaps[0] < 80*time.Millisecond || gaps[1] < 180*time.Millisecond {
@@ -179,13 +179,13 @@ func TestOtherWorkIsDroppedOnlyOnAPermanentError(t *testing.T) {
 		if m == nil {
 			t.Fatalf("tick dropped after %d transient failures", i-1)
 		}
-		f.e.settle(ctx, m, nats.ErrTimeout, nil)
+		f.e.settle(ctx, job{msg: m}, verdict{}, nats.ErrTimeout, nil)
 	}
 	m := f.next(t, 5*time.Second)
 	if m == nil {
 		t.Fatal("tick dropped after transient failures")
 	}
-	f.e.settle(ctx, m, fmt.Errorf("x: %w", nats.ErrMaxPayload), nil)
+	f.e.settle(ctx, job{msg: m}, verdict{}, fmt.Errorf("x: %w", nats.ErrMaxPayload), nil)
 	if m := f.next(t, time.Second); m != nil {
 		t.Fatal("tick came back after a permanent error")
 	}

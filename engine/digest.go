@@ -199,7 +199,7 @@ func (d *digestState) joinedBy(runID string) *window {
 // until it closes. Every write expects the digest subject's last sequence,
 // so joins, opens and the close are ordered; a step replayed after a
 // crash finds what it already wrote.
-func (t *turn) digest(ctx context.Context, s *wire.Step) error {
+func (t *turn) digest(ctx context.Context, s *wire.Step) (verdict, error) {
 	sub := ""
 	if t.st.SubscriberID != nil {
 		sub = *t.st.SubscriberID
@@ -212,7 +212,7 @@ func (t *turn) digest(ctx context.Context, s *wire.Step) error {
 	subject := eventlog.Subject(t.tenant, eventlog.AggDigest, id)
 	payload, err := t.e.payload(ctx, t.tenant, t.st.TransactionID)
 	if err != nil {
-		return err
+		return verdict{}, err
 	}
 	runID := t.st.RunID
 	unlock := t.e.lockDigest(subject)
@@ -220,14 +220,14 @@ func (t *turn) digest(ctx context.Context, s *wire.Step) error {
 	for range digestAttempts {
 		d, err := t.e.readDigest(ctx, subject)
 		if err != nil {
-			return err
+			return verdict{}, err
 		}
 		now := t.e.now()
 		if w := d.joinedBy(runID); w != nil {
 			return t.digested(ctx, s.StepID, w.opened.Window)
 		}
 		if w := d.windows[runID]; w != nil {
-			return t.sleepDigest(ctx, s.StepID, id, w.opened.ClosesAt)
+			return goOn, t.sleepDigest(ctx, s.StepID, id, w.opened.ClosesAt)
 		}
 		rec := eventlog.Record{Subject: subject, Tenant: t.tenant, Expect: true, ExpectSeq: d.last, At: now.UTC()}
 		w := d.open(now)
@@ -245,21 +245,23 @@ func (t *turn) digest(ctx context.Context, s *wire.Step) error {
 			continue
 		}
 		if err != nil {
-			return err
+			return verdict{}, err
 		}
 		if w != nil {
 			return t.digested(ctx, s.StepID, w.opened.Window)
 		}
-		return t.sleepDigest(ctx, s.StepID, id, rec.Data.(events.DigestOpenedData).ClosesAt)
+		return goOn, t.sleepDigest(ctx, s.StepID, id, rec.Data.(events.DigestOpenedData).ClosesAt)
 	}
-	return fmt.Errorf("%w: digest %s kept changing", eventlog.ErrConflict, subject)
+	return verdict{}, fmt.Errorf("%w: digest %s kept changing", eventlog.ErrConflict, subject)
 }
 
-func (t *turn) digested(ctx context.Context, stepID, window string) error {
+// digested ends the run: it joined window, whose opener completes the
+// step for every run of the window.
+func (t *turn) digested(ctx context.Context, stepID, window string) (verdict, error) {
 	if err := t.record(ctx, events.RunDigested, events.RunDigestedData{StepID: stepID, DigestRun: window}); err != nil {
-		return err
+		return verdict{}, err
 	}
-	return errYield
+	return finished, nil
 }
 
 func (t *turn) sleepDigest(ctx context.Context, stepID, digestID string, until time.Time) error {

@@ -30,7 +30,7 @@ type Config struct {
 	Workers int
 	// MaxAckPending bounds unacknowledged work messages per consumer,
 	// shared by every process; runs held until their instant count (see
-	// hold.go), so it bounds the runs asleep on short delays at once.
+	// timers.go), so it bounds the runs asleep on short delays at once.
 	// Zero: 32768.
 	MaxAckPending int
 	// AckWait is how long a work message may go without word from its
@@ -58,7 +58,7 @@ type Config struct {
 	// TimerLead is how early a run's durable timer (a delay's end, a
 	// retry, a wait's timeout) fires; the worker then holds the run's work
 	// message in memory and resumes the run on the exact instant (see
-	// hold.go); a run due within 2×TimerLead is held without a durable
+	// timers.go); a run due within 2×TimerLead is held without a durable
 	// timer. It is capped at AckWait/6. Zero: 2.5s (with the default
 	// AckWait, the cap).
 	TimerLead time.Duration
@@ -77,7 +77,7 @@ type Config struct {
 	// reached its Bridge call.
 	WokeLate func(time.Duration)
 	// SteppedAside, when set, hears of each woken turn that put off
-	// recording its Bridge answer (see errAside).
+	// recording its Bridge answer (see aside.go).
 	SteppedAside func()
 	// WorkRetryBase is the first pause before work that failed on an
 	// infrastructure error comes back; it doubles with each failure in a
@@ -175,11 +175,10 @@ type Engine struct {
 	states    *stateCache
 	payloads  *byteCache[[]byte]
 	digests   *byteCache[*digestState]
-	held      holds
 	work      *nats.Conn
-	// pressed is when a woken run was last late (see noteLate).
-	pressed atomic.Int64
-	// asides are the runs whose turn stepped aside (see errAside).
+	// pressure is when a woken run was last late (see noteLate).
+	pressure pressure
+	// asides are the runs whose turn stepped aside (see aside.go).
 	asides asides
 	// stopping is set when Run's context ends: turns end after their
 	// current step.
@@ -253,7 +252,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	consumers := []struct {
 		name, filter string
-		handle       func(context.Context, jetstream.Msg) error
+		handle       handler
 		workers      int
 		// pending bounds the consumer's unacknowledged messages.
 		pending int
@@ -262,11 +261,11 @@ func (e *Engine) Run(ctx context.Context) error {
 		fired bool
 	}{
 		{runsConsumer, eventlog.WorkRunPrefix + ">", e.handleRun, e.cfg.Workers, e.cfg.MaxAckPending, false},
-		// Fired timers are mostly held until their instant (hold.go): room
+		// Fired timers are mostly held until their instant (timers.go): room
 		// for every run of a large population waking within 2×lead.
 		{wakesConsumer, eventlog.WorkWake, e.handleRun, 0, 4 * e.cfg.MaxAckPending, true},
-		{fanoutConsumer, eventlog.WorkFanoutPrefix + ">", e.handleFanout, 4, e.cfg.MaxAckPending, false},
-		{ticksConsumer, eventlog.WorkTickPrefix + ">", e.handleTick, 4, e.cfg.MaxAckPending, false},
+		{fanoutConsumer, eventlog.WorkFanoutPrefix + ">", doneWhenNil(e.handleFanout), 4, e.cfg.MaxAckPending, false},
+		{ticksConsumer, eventlog.WorkTickPrefix + ">", doneWhenNil(e.handleTick), 4, e.cfg.MaxAckPending, false},
 	}
 	// work outlives ctx by the grace period: the turns under way finish
 	// their step; between steps they see stopping and end (see steps).
@@ -284,8 +283,8 @@ func (e *Engine) Run(ctx context.Context) error {
 	}()
 	var wg sync.WaitGroup
 	var stops []func()
-	var q *queues
-	var all []*queues
+	var q *scheduler
+	var all []*scheduler
 	for _, c := range consumers {
 		cons, err := js.CreateOrUpdateConsumer(ctx, eventlog.WorkStream, jetstream.ConsumerConfig{
 			Durable:       c.name,
@@ -306,7 +305,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			return fmt.Errorf("engine: consumer %s: %w", c.name, err)
 		}
 		if !c.fired {
-			q = e.newQueues(ctx, c.workers)
+			q = newScheduler(ctx, c.workers, &e.pressure)
 			all = append(all, q)
 			if c.name == runsConsumer {
 				q.fair = newFair(e.cfg.TenantConcurrency)
@@ -317,17 +316,11 @@ func (e *Engine) Run(ctx context.Context) error {
 		// waiting in the buffer gets no progress report, so one that waits
 		// past AckWait is delivered again, and a deep buffer behind slow
 		// turns turns into waves of redeliveries (each copy queued again).
-		into, batch := q.msgs, min(c.workers, 1024)
+		into, batch := q.add, min(c.workers, 1024)
 		if c.fired {
-			into, batch = q.timers, 1024
+			into, batch = q.fire, 1024
 		}
-		cc, err := cons.Consume(func(m jetstream.Msg) {
-			select {
-			case into <- m:
-			case <-ctx.Done():
-				_ = m.Nak() // for another process now, not after AckWait
-			}
-		}, jetstream.PullMaxMessages(batch), jetstream.PullHeartbeat(pullHeartbeat))
+		cc, err := cons.Consume(into, jetstream.PullMaxMessages(batch), jetstream.PullHeartbeat(pullHeartbeat))
 		if err != nil {
 			return fmt.Errorf("engine: consume %s: %w", c.name, err)
 		}
@@ -338,12 +331,12 @@ func (e *Engine) Run(ctx context.Context) error {
 			go func() {
 				defer wg.Done()
 				for {
-					m, ok := q.next()
+					j, ok := q.next()
 					if !ok {
 						return
 					}
-					e.process(work, m, c.handle, q)
-					q.done(m)
+					e.process(work, j, c.handle, q)
+					q.done(j)
 				}
 			}()
 		}
@@ -353,7 +346,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		stop()
 	}
 	wg.Wait()
-	e.held.release()
+	for _, q := range all {
+		q.release()
+	}
 	for _, q := range all {
 		e.drainLater(work, q)
 		e.drainFair(work, q)
@@ -364,7 +359,7 @@ func (e *Engine) Run(ctx context.Context) error {
 // drainFair gives the work messages parked by q's fairness back to the
 // server when the engine stops; a parked turn that stepped aside is
 // finished first, as in drainLater.
-func (e *Engine) drainFair(ctx context.Context, q *queues) {
+func (e *Engine) drainFair(ctx context.Context, q *scheduler) {
 	if q.fair == nil {
 		return
 	}
@@ -373,10 +368,9 @@ func (e *Engine) drainFair(ctx context.Context, q *queues) {
 	// period, and each one not finished calls its Bridge again.
 	sem := make(chan struct{}, max(1, e.cfg.Workers))
 	var wg sync.WaitGroup
-	for _, m := range q.fair.drain() {
-		l, ok := m.(laterMsg)
-		if !ok || ctx.Err() != nil {
-			_ = m.Nak()
+	for _, j := range q.fair.drain() {
+		if j.aside == nil || ctx.Err() != nil {
+			_ = j.msg.Nak()
 			continue
 		}
 		sem <- struct{}{}
@@ -384,10 +378,11 @@ func (e *Engine) drainFair(ctx context.Context, q *queues) {
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			if ctx.Err() != nil {
-				_ = l.Nak()
+				_ = j.msg.Nak()
 				return
 			}
-			e.settle(ctx, l, e.finishAside(ctx, l.t), nil)
+			v, err := e.finishAside(ctx, j.aside)
+			e.settle(ctx, j, v, err, nil)
 		}()
 	}
 	wg.Wait()
@@ -397,75 +392,77 @@ func (e *Engine) drainFair(ctx context.Context, q *queues) {
 // when the engine stops: each holds a Bridge answer that is lost unless
 // recorded now (its run would then call the Bridge again). Once ctx ends
 // (the grace period), the rest go back to the server.
-func (e *Engine) drainLater(ctx context.Context, q *queues) {
+func (e *Engine) drainLater(ctx context.Context, q *scheduler) {
 	for {
 		select {
-		case l := <-q.later:
+		case j := <-q.later:
 			if ctx.Err() != nil {
-				_ = l.Nak()
+				_ = j.msg.Nak()
 				continue
 			}
-			e.settle(ctx, l, e.finishAside(ctx, l.t), nil)
+			v, err := e.finishAside(ctx, j.aside)
+			e.settle(ctx, j, v, err, nil)
 		default:
 			return
 		}
 	}
 }
 
-// process runs one work message's handler and settles it (see settle). A
-// turn that stepped aside after its Bridge call goes to the later queue, or is
-// finished at once when that is full.
-func (e *Engine) process(ctx context.Context, m jetstream.Msg, handle func(context.Context, jetstream.Msg) error,
-	q *queues) {
-	stop := e.heartbeat(m)
-	err := handle(ctx, m)
+// handler takes one job of a consumer: a turn of a run, a fan-out, a
+// tick. Its error means only a failure, and then its verdict is unused.
+type handler func(context.Context, job) (verdict, error)
+
+// doneWhenNil is the handler of work that ends done when handle succeeds.
+func doneWhenNil(handle func(context.Context, jetstream.Msg) error) handler {
+	return func(ctx context.Context, j job) (verdict, error) { return finished, handle(ctx, j.msg) }
+}
+
+// process runs one job's handler, telling the server meanwhile that its
+// message is worked on, and settles it.
+func (e *Engine) process(ctx context.Context, j job, handle handler, q *scheduler) {
+	stop := e.heartbeat(j.msg)
+	v, err := handle(ctx, j)
 	stop()
-	if a, ok := errors.AsType[*asideError](err); ok {
-		if w, ok := m.(wokeMsg); ok {
-			m = w.Msg
-		}
-		if q.putLater(laterMsg{Msg: m, t: a.t}) {
-			return
-		}
-		stop = e.heartbeat(m)
-		err = e.finishAside(ctx, a.t)
-		stop()
-	}
-	e.settle(ctx, m, err, q)
+	e.settle(ctx, j, v, err, q)
 }
 
-// settle acknowledges a work message whose handler succeeded. A handler
-// failure (an infrastructure error) leaves it for redelivery after a
-// backoff, a bounded number of times (see failed); a hold keeps it until its instant, then passes it to q's wake
-// queue (with no q, when the engine stops, the server keeps it until then).
-func (e *Engine) settle(ctx context.Context, m jetstream.Msg, err error, q *queues) {
-	if h, ok := errors.AsType[*holdError](err); ok {
-		if q == nil {
-			_ = m.NakWithDelay(max(0, h.at.Sub(e.now())))
-			return
-		}
-		e.held.add(m, h.at.Sub(e.now()), q.wake)
-		return
-	}
-	if errors.Is(err, errAsideBusy) {
-		_ = m.NakWithDelay(asideRetry)
-		return
-	}
-	if err != nil && ctx.Err() != nil {
-		_ = m.NakWithDelay(time.Second) // the engine stops: not the work's fault
-		return
-	}
-	if err != nil {
+// settle acts on a job's verdict, or on its failure:
+//
+//   - a failure (an infrastructure error) leaves the message for
+//     redelivery after a backoff, a bounded number of times (see failed);
+//     after ctx ended (the engine stops: not the work's fault), after a
+//     second;
+//   - done and yield acknowledge it;
+//   - aside queues the turn in q's later queue; with q full or nil (the
+//     engine stops), the turn finishes at once and that is settled;
+//   - hold keeps the message until its instant, then passes it to q's
+//     wake queue (with no q, the server keeps it until then);
+//   - retry gives it back to the server until its instant.
+func (e *Engine) settle(ctx context.Context, j job, v verdict, err error, q *scheduler) {
+	m := j.msg
+	switch {
+	case err != nil && ctx.Err() != nil:
+		_ = m.NakWithDelay(time.Second)
+	case err != nil:
 		e.failed(ctx, m, err)
-		return
+	case v.kind == verdictAside:
+		later := job{msg: m, aside: v.turn}
+		if q != nil && q.putLater(later) {
+			return
+		}
+		stop := e.heartbeat(m)
+		v, err = e.finishAside(ctx, v.turn)
+		stop()
+		e.settle(ctx, later, v, err, q)
+	case v.kind == verdictHold && q != nil:
+		q.hold(m, v.at.Sub(e.now()))
+	case v.kind == verdictHold, v.kind == verdictRetry:
+		_ = m.NakWithDelay(max(0, v.at.Sub(e.now())))
+	default:
+		e.failures.succeeded(m)
+		_ = m.Ack()
 	}
-	e.failures.succeeded(m)
-	_ = m.Ack()
 }
-
-// asideRetry is how soon a work message refused with errAsideBusy comes
-// back.
-const asideRetry = 200 * time.Millisecond
 
 // heartbeat tells the server the message is still being worked on, every
 // AckWait/3, until the returned stop is called.

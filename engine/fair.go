@@ -5,13 +5,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/heraldhq/herald/eventlog"
 )
 
 // Fairness between tenants. A worker that takes a run's work message from
-// the queues (a wake, a timer, a turn that stepped aside, new work) first
+// the scheduler (a wake, a timer, a turn that stepped aside, new work) first
 // asks fair to admit it: a tenant advances at most limit runs at once in a
 // process (Config.TenantConcurrency). A message of a tenant at its limit
 // does not take a worker: it is parked, unacknowledged, in the tenant's
@@ -21,7 +19,7 @@ import (
 // the tenant's turns ends, its oldest parked message (a turn that stepped
 // aside first) is handed that turn's
 // place (the tenant stays at its limit) and waits in the ready list, which
-// workers take from alongside new work (see queues.next): another
+// workers take from alongside new work (see scheduler.next): another
 // tenant's new work and a busy tenant's backlog share the free workers at
 // random, so neither starves. Nothing waits on a semaphore, nothing is
 // dropped, and nothing goes back to the server until the engine stops.
@@ -34,32 +32,32 @@ type fair struct {
 	parked map[string]*parkedMsgs
 	// ready are parked messages handed a place, oldest first; readyc holds
 	// a token while ready is not empty.
-	ready  []jetstream.Msg
+	ready  []job
 	readyc chan struct{}
 }
 
 // parkedMsgs are one tenant's parked messages, oldest first: turns that
 // stepped aside (they hold a Bridge answer to record: finish runs before
-// starting new ones, as queues do) go before the rest.
-type parkedMsgs struct{ later, other []jetstream.Msg }
+// starting new ones, as the scheduler does) go before the rest.
+type parkedMsgs struct{ later, other []job }
 
-func (p *parkedMsgs) push(m jetstream.Msg) {
-	if _, ok := m.(laterMsg); ok {
-		p.later = append(p.later, m)
+func (p *parkedMsgs) push(j job) {
+	if j.aside != nil {
+		p.later = append(p.later, j)
 		return
 	}
-	p.other = append(p.other, m)
+	p.other = append(p.other, j)
 }
 
-func (p *parkedMsgs) pop() jetstream.Msg {
+func (p *parkedMsgs) pop() job {
 	q := &p.other
 	if len(p.later) > 0 {
 		q = &p.later
 	}
-	m := (*q)[0]
-	(*q)[0] = nil
+	j := (*q)[0]
+	(*q)[0] = job{}
 	*q = (*q)[1:]
-	return m
+	return j
 }
 
 func (p *parkedMsgs) len() int { return len(p.later) + len(p.other) }
@@ -69,15 +67,13 @@ func newFair(limit int) *fair {
 		readyc: make(chan struct{}, 1)}
 }
 
-// tenantOf reads the tenant of a run's work message; "" when it has none
+// tenantOf reads the tenant of a run's job; "" when it has none
 // (handleRun drops such a message).
-func tenantOf(m jetstream.Msg) string {
-	switch v := m.(type) {
-	case laterMsg:
-		return v.t.tenant
-	case wokeMsg:
-		return tenantOf(v.Msg)
+func tenantOf(j job) string {
+	if j.aside != nil {
+		return j.aside.tenant
 	}
+	m := j.msg
 	if m.Subject() == eventlog.WorkWake {
 		tenant, _, _, err := parseWake(m.Data())
 		if err != nil {
@@ -92,10 +88,10 @@ func tenantOf(m jetstream.Msg) string {
 	return tenant
 }
 
-// admit counts m's turn against its tenant and reports true, or parks m
+// admit counts j's turn against its tenant and reports true, or parks j
 // and reports false when the tenant is at its limit.
-func (f *fair) admit(m jetstream.Msg) bool {
-	tenant := tenantOf(m)
+func (f *fair) admit(j job) bool {
+	tenant := tenantOf(j)
 	if tenant == "" {
 		return true
 	}
@@ -110,14 +106,14 @@ func (f *fair) admit(m jetstream.Msg) bool {
 		p = &parkedMsgs{}
 		f.parked[tenant] = p
 	}
-	p.push(m)
+	p.push(j)
 	return false
 }
 
-// leave ends an admitted turn of m's tenant: its place goes to the
-// tenant's oldest parked message, if any.
-func (f *fair) leave(m jetstream.Msg) {
-	tenant := tenantOf(m)
+// leave ends an admitted turn of j's tenant: its place goes to the
+// tenant's oldest parked job, if any.
+func (f *fair) leave(j job) {
+	tenant := tenantOf(j)
 	if tenant == "" {
 		return
 	}
@@ -143,14 +139,14 @@ func (f *fair) leave(m jetstream.Msg) {
 
 // takeReady returns the oldest ready message (already admitted) after its
 // token was taken from readyc, passing the token on while more wait.
-func (f *fair) takeReady() (jetstream.Msg, bool) {
+func (f *fair) takeReady() (job, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.ready) == 0 {
-		return nil, false
+		return job{}, false
 	}
 	m := f.ready[0]
-	f.ready[0] = nil
+	f.ready[0] = job{}
 	f.ready = f.ready[1:]
 	if len(f.ready) > 0 {
 		select {
@@ -162,10 +158,10 @@ func (f *fair) takeReady() (jetstream.Msg, bool) {
 }
 
 // waiting returns every parked and ready message.
-func (f *fair) waiting() []jetstream.Msg {
+func (f *fair) waiting() []job {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	all := append([]jetstream.Msg(nil), f.ready...)
+	all := append([]job(nil), f.ready...)
 	for _, p := range f.parked {
 		all = append(append(all, p.later...), p.other...)
 	}
@@ -173,7 +169,7 @@ func (f *fair) waiting() []jetstream.Msg {
 }
 
 // drain empties fair when the engine stops and returns what waited.
-func (f *fair) drain() []jetstream.Msg {
+func (f *fair) drain() []job {
 	all := f.waiting()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -189,8 +185,8 @@ func (f *fair) keepAlive(ctx context.Context, every time.Duration) {
 	for {
 		select {
 		case <-t.C:
-			for _, m := range f.waiting() {
-				_ = m.InProgress()
+			for _, j := range f.waiting() {
+				_ = j.msg.InProgress()
 			}
 		case <-ctx.Done():
 			return

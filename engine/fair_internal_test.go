@@ -28,8 +28,8 @@ func (m runMsg) Data() []byte      { return nil }
 func (m runMsg) InProgress() error { m.progressed.Add(1); return nil }
 func (m runMsg) Nak() error        { m.naked.Add(1); return nil }
 
-// send offers m to the queues' new work as the consumer does.
-func send(ctx context.Context, q *queues, m jetstream.Msg) {
+// send offers m to the scheduler's new work as the consumer does.
+func send(ctx context.Context, q *scheduler, m jetstream.Msg) {
 	go func() {
 		select {
 		case q.msgs <- m:
@@ -39,12 +39,12 @@ func send(ctx context.Context, q *queues, m jetstream.Msg) {
 }
 
 // nextWithin takes the next message or fails after a second.
-func nextWithin(t *testing.T, q *queues) jetstream.Msg {
+func nextWithin(t *testing.T, q *scheduler) jetstream.Msg {
 	t.Helper()
 	got := make(chan jetstream.Msg, 1)
 	go func() {
-		m, _ := q.next()
-		got <- m
+		j, _ := q.next()
+		got <- j.msg
 	}()
 	select {
 	case m := <-got:
@@ -62,7 +62,7 @@ func TestFairParksATenantAtItsLimit(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	e := &Engine{}
-	q := e.newQueues(ctx, 16)
+	q := newScheduler(ctx, 16, &e.pressure)
 	q.fair = newFair(1)
 	a1, a2, a3, b1 := newRunMsg("ten_a", "r1"), newRunMsg("ten_a", "r2"), newRunMsg("ten_a", "r3"), newRunMsg("ten_b", "r1")
 
@@ -82,23 +82,23 @@ func TestFairParksATenantAtItsLimit(t *testing.T) {
 	if n := len(q.fair.waiting()); n != 2 {
 		t.Fatalf("%d parked, want 2", n)
 	}
-	q.done(b1)
-	q.done(a1)
+	q.done(job{msg: b1})
+	q.done(job{msg: a1})
 	if m := nextWithin(t, q); m != jetstream.Msg(a2) {
 		t.Fatalf("after ten_a's turn ended: %v, want its oldest parked run", m.Subject())
 	}
 	// ten_a is at its limit again with a2: a3 waits for a2's turn.
 	got := make(chan jetstream.Msg, 1)
 	go func() {
-		m, _ := q.next()
-		got <- m
+		j, _ := q.next()
+		got <- j.msg
 	}()
 	select {
 	case m := <-got:
 		t.Fatalf("took %v while ten_a was at its limit", m.Subject())
 	case <-time.After(100 * time.Millisecond):
 	}
-	q.done(a2)
+	q.done(job{msg: a2})
 	select {
 	case m := <-got:
 		if m != jetstream.Msg(a3) {
@@ -107,7 +107,7 @@ func TestFairParksATenantAtItsLimit(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a3 never came back")
 	}
-	q.done(a3)
+	q.done(job{msg: a3})
 	if len(q.fair.active) != 0 || len(q.fair.parked) != 0 || len(q.fair.ready) != 0 {
 		t.Fatalf("fair not empty: %+v", q.fair)
 	}
@@ -119,7 +119,7 @@ func TestFairKeepsParkedMessagesAliveAndGivesThemBack(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	e := &Engine{}
-	q := e.newQueues(ctx, 16)
+	q := newScheduler(ctx, 16, &e.pressure)
 	q.fair = newFair(1)
 	a1, a2 := newRunMsg("ten_a", "r1"), newRunMsg("ten_a", "r2")
 	send(ctx, q, a1)
@@ -162,18 +162,18 @@ func TestTenantConcurrencyDefault(t *testing.T) {
 func TestFairFinishesAsideTurnsFirst(t *testing.T) {
 	f := newFair(1)
 	a1, a2 := newRunMsg("ten_a", "r1"), newRunMsg("ten_a", "r2")
-	aside := laterMsg{Msg: newRunMsg("ten_a", "r3"), t: &turn{tenant: "ten_a"}}
-	if !f.admit(a1) || f.admit(a2) || f.admit(aside) {
+	aside := job{msg: newRunMsg("ten_a", "r3"), aside: &turn{tenant: "ten_a"}}
+	if !f.admit(job{msg: a1}) || f.admit(job{msg: a2}) || f.admit(aside) {
 		t.Fatal("admitted past the cap")
 	}
-	f.leave(a1)
+	f.leave(job{msg: a1})
 	<-f.readyc
-	if m, ok := f.takeReady(); !ok || m != jetstream.Msg(aside) {
+	if m, ok := f.takeReady(); !ok || m != aside {
 		t.Fatalf("got %v, want the aside turn", m)
 	}
 	f.leave(aside)
 	<-f.readyc
-	if m, ok := f.takeReady(); !ok || m != jetstream.Msg(a2) {
+	if m, ok := f.takeReady(); !ok || m.msg != jetstream.Msg(a2) {
 		t.Fatalf("got %v, want a2", m)
 	}
 }

@@ -18,29 +18,26 @@ type namedMsg struct {
 
 func (namedMsg) InProgress() error { return nil }
 
-func nameOf(m jetstream.Msg) string {
-	if w, ok := m.(wokeMsg); ok {
-		return "woke:" + nameOf(w.Msg)
+func nameOf(j job) string {
+	if j.woke {
+		return "woke:" + j.msg.(namedMsg).name
 	}
-	if l, ok := m.(laterMsg); ok {
-		return nameOf(l.Msg)
-	}
-	return m.(namedMsg).name
+	return j.msg.(namedMsg).name
 }
 
-// A worker takes due wakes first, then fired timers (both marked woke),
-// then turns that stepped aside, then new work.
+// A worker takes due wakes first, then fired timers (both woke), then
+// turns that stepped aside, then new work.
 func TestQueuesTakeWakesFirstThenTimersThenLaterThenNew(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	e := &Engine{}
-	q := e.newQueues(ctx, 1)
+	q := newScheduler(ctx, 1, &e.pressure)
 	go func() { q.msgs <- namedMsg{name: "new"} }()
 	go func() { q.timers <- namedMsg{name: "timer"} }()
 	go q.wake(namedMsg{name: "wake"})
 	// A turn that stepped aside comes back unmarked: it does not step
 	// aside again.
-	if !q.putLater(laterMsg{Msg: namedMsg{name: "turn"}}) {
+	if !q.putLater(job{msg: namedMsg{name: "turn"}, aside: &turn{}}) {
 		t.Fatal("later queue refused its first message")
 	}
 	time.Sleep(200 * time.Millisecond) // every sender is blocked on its queue
@@ -72,7 +69,7 @@ func TestSpareWorkersWaitForWakes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	e := &Engine{}
-	q := e.newQueues(ctx, 16)
+	q := newScheduler(ctx, 16, &e.pressure)
 	go func() {
 		for i := 0; ; i++ {
 			select {
@@ -82,15 +79,15 @@ func TestSpareWorkersWaitForWakes(t *testing.T) {
 			}
 		}
 	}()
-	var taken []jetstream.Msg
+	var taken []job
 	for range 15 {
 		m, ok := q.next()
 		if !ok || strings.HasPrefix(nameOf(m), "woke:") {
-			t.Fatalf("took %v", m)
+			t.Fatalf("took %v", nameOf(m))
 		}
 		taken = append(taken, m)
 	}
-	got := make(chan jetstream.Msg, 1)
+	got := make(chan job, 1)
 	go func() {
 		m, _ := q.next()
 		got <- m
@@ -115,9 +112,9 @@ func TestSpareWorkersWaitForWakes(t *testing.T) {
 // gives the message back to the server).
 func TestLaterQueueIsBounded(t *testing.T) {
 	e := &Engine{}
-	q := e.newQueues(context.Background(), 1)
+	q := newScheduler(context.Background(), 1, &e.pressure)
 	n := 0
-	for q.putLater(laterMsg{Msg: namedMsg{name: "x"}}) {
+	for q.putLater(job{msg: namedMsg{name: "x"}, aside: &turn{}}) {
 		if n++; n > 1000 {
 			t.Fatal("the later queue never fills")
 		}
@@ -148,7 +145,7 @@ func TestOtherWorkWaitsWhileWakesArePressing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	e := &Engine{}
-	q := e.newQueues(ctx, 16)
+	q := newScheduler(ctx, 16, &e.pressure)
 	if q.calm != 1 {
 		t.Fatalf("calm %d for 16 workers, want 1", q.calm)
 	}
@@ -160,7 +157,7 @@ func TestOtherWorkWaitsWhileWakesArePressing(t *testing.T) {
 			q.msgs <- namedMsg{name: n}
 		}
 	}()
-	got := make(chan jetstream.Msg, 1)
+	got := make(chan job, 1)
 	take := func() {
 		m, _ := q.next()
 		got <- m
@@ -170,10 +167,10 @@ func TestOtherWorkWaitsWhileWakesArePressing(t *testing.T) {
 	go q.wake(namedMsg{name: "prompt"})
 	time.Sleep(100 * time.Millisecond) // the wake is blocked on its queue
 	m, _ := q.next()
-	if nameOf(m) != "woke:prompt" || m.(wokeMsg).at != clock.Load() {
+	if nameOf(m) != "woke:prompt" || m.due != clock.Load() {
 		t.Fatalf("took %s, want the wake due now", nameOf(m))
 	}
-	e.noteLate(m.(wokeMsg).at)
+	e.noteLate(m.due)
 	first, _ := q.next()
 	second, _ := q.next()
 	if nameOf(first) != "new1" || nameOf(second) != "new2" {
@@ -182,7 +179,7 @@ func TestOtherWorkWaitsWhileWakesArePressing(t *testing.T) {
 	// A woken run that reaches its Bridge more than wakeSlack late
 	// presses.
 	clock.Add(int64(2 * wakeSlack))
-	e.noteLate(m.(wokeMsg).at)
+	e.noteLate(m.due)
 	q.done(first)
 	go take()
 	select {
@@ -210,5 +207,88 @@ func TestOtherWorkWaitsWhileWakesArePressing(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("other work still waits after the wakes stopped pressing")
+	}
+}
+
+// TestPressure: a woken run late by more than wakeSlack makes wakes press
+// for wakeQuiet; one on time, or late by wakeSlack at most, does not.
+func TestPressure(t *testing.T) {
+	const at = int64(1_000_000_000_000)
+	cases := []struct {
+		name  string
+		late  time.Duration // how late the woken run reached its Bridge
+		after time.Duration // when pressing is asked, after that
+		want  bool
+	}{
+		{"on time", 0, 0, false},
+		{"late by the slack", wakeSlack, 0, false},
+		{"late past the slack", wakeSlack + 1, 0, true},
+		{"still quiet", 2 * wakeSlack, wakeQuiet - 1, true},
+		{"quiet over", 2 * wakeSlack, wakeQuiet, false},
+	}
+	for _, c := range cases {
+		var p pressure
+		reached := at + int64(c.late)
+		p.note(reached, at)
+		if got := p.on(reached + int64(c.after)); got != c.want {
+			t.Errorf("%s: pressing %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// A held message comes back as a wake at its instant, not before, due at
+// the instant it was queued; a fired timer comes as woke with no instant.
+func TestHoldWakesAtTheInstant(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var p pressure
+	q := newScheduler(ctx, 4, &p)
+	start := time.Now()
+	q.hold(namedMsg{name: "held"}, 80*time.Millisecond)
+	j, ok := q.next()
+	if !ok || nameOf(j) != "woke:held" {
+		t.Fatalf("took %v, want the held message as a wake", nameOf(j))
+	}
+	if el := time.Since(start); el < 80*time.Millisecond {
+		t.Fatalf("the wake came after %v, before its instant", el)
+	}
+	if due := time.Unix(0, j.due); due.Before(start.Add(80*time.Millisecond)) || time.Since(due) > time.Second {
+		t.Fatalf("due %v, want the instant it was queued", due)
+	}
+	q.done(j)
+	go q.fire(namedMsg{name: "timer"})
+	if j, _ := q.next(); nameOf(j) != "woke:timer" || j.due != 0 || j.aside != nil {
+		t.Fatalf("took %+v, want the fired timer, woke, with no instant", j)
+	}
+}
+
+// release gives each held message back to the server, due at its
+// instant, and it never comes as a wake after.
+func TestReleaseGivesHeldMessagesBack(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var p pressure
+	q := newScheduler(ctx, 4, &p)
+	m := newTellMsg()
+	q.hold(m, time.Hour)
+	q.hold(namedMsg{name: "soon"}, 0) // its timer fires at once: not given back
+	time.Sleep(50 * time.Millisecond)
+	q.release()
+	told := m.said()
+	if len(told) != 1 || !strings.HasPrefix(told[0], "nak 59m") {
+		t.Fatalf("told the server %v, want a nak due in about an hour", told)
+	}
+	if j, _ := q.next(); nameOf(j) != "woke:soon" {
+		t.Fatalf("took %s, want the message whose instant came", nameOf(j))
+	}
+	got := make(chan job, 1)
+	go func() {
+		j, _ := q.next()
+		got <- j
+	}()
+	select {
+	case j := <-got:
+		t.Fatalf("took %+v after release", j)
+	case <-time.After(100 * time.Millisecond):
 	}
 }

@@ -1,0 +1,81 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+)
+
+// A turn's writes to its run each expect the state's last sequence: one
+// writer wins, a loser gets eventlog.ErrConflict and re-reads (see steps).
+// The state cache never holds what the log does not.
+
+// record appends an event to the run expecting the state's last sequence
+// and folds it into the state. A resume the turn holds is appended first.
+func (t *turn) record(ctx context.Context, typ string, data any) error {
+	if err := t.flush(ctx); err != nil {
+		return err
+	}
+	rec, raw, err := t.newRecord(typ, data)
+	if err != nil {
+		return err
+	}
+	seq, err := t.e.log.Append(ctx, rec)
+	if err != nil {
+		return err
+	}
+	if err := t.st.Apply(eventlog.Event{Type: typ, TenantID: t.tenant, At: rec.At, Data: raw, Seq: seq, Subject: rec.Subject}); err != nil {
+		return err
+	}
+	t.e.states.put(t.st)
+	return nil
+}
+
+// newRecord is an event of the run that expects the state's last sequence.
+func (t *turn) newRecord(typ string, data any) (eventlog.Record, json.RawMessage, error) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return eventlog.Record{}, nil, err
+	}
+	return eventlog.Record{Subject: eventlog.Subject(t.tenant, eventlog.AggRun, t.st.RunID), Type: typ, Tenant: t.tenant,
+		Data: json.RawMessage(raw), Expect: true, ExpectSeq: t.st.LastSeq, At: t.e.now().UTC()}, raw, nil
+}
+
+// resume completes the pending delay or wait in the turn's state only:
+// the Bridge call it leads to goes first and the event is appended right
+// after it (flush), so that a woken run's workflow resumes one append
+// sooner. Nothing is lost by the order: until the append, the log still
+// says the run is due, and a turn that ends before it (an error, a crash)
+// leaves the run to resume again. The state is a copy until then, so the
+// cache never holds what the log does not.
+func (t *turn) resume(act Action) error {
+	rec, raw, err := t.newRecord(events.StepCompleted, events.StepCompletedData{
+		StepID: act.StepID, Type: act.StepType, Output: act.Output, SignalSeq: act.SignalSeq})
+	if err != nil {
+		return err
+	}
+	st := t.st.Clone()
+	if err := st.Apply(eventlog.Event{Type: rec.Type, TenantID: t.tenant, At: rec.At, Data: raw, Subject: rec.Subject}); err != nil {
+		return err
+	}
+	t.st, t.resumed = st, &rec
+	return nil
+}
+
+// flush appends the resume the turn holds, if any.
+func (t *turn) flush(ctx context.Context) error {
+	rec := t.resumed
+	if rec == nil {
+		return nil
+	}
+	t.resumed = nil
+	seq, err := t.e.log.Append(ctx, *rec)
+	if err != nil {
+		return err
+	}
+	t.st.LastSeq = seq
+	t.e.states.put(t.st)
+	return nil
+}

@@ -1,0 +1,39 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/heraldhq/herald/bridge/wire"
+	"github.com/heraldhq/herald/events"
+)
+
+// send hands a send step to delivery under the key <runId>:<stepId>, so
+// that a step run again after a crash sends at most once.
+func (t *turn) send(ctx context.Context, s *wire.Step) (verdict, error) {
+	to := t.st.SubscriberID
+	if s.To != nil {
+		to = s.To
+	}
+	if to == nil {
+		return t.fail(ctx, s.StepID, CodeNoAddress, "the run has no subscriber and the send step names no `to`")
+	}
+	res, err := t.e.deliver.Deliver(ctx, t.tenant, DeliverRequest{
+		IdempotencyKey: t.st.RunID + ":" + s.StepID, RunID: t.st.RunID, StepID: s.StepID,
+		SubscriberID: *to, Channel: s.Channel, Content: *s.Content})
+	if err != nil {
+		if isCanceled(ctx, err) {
+			return verdict{}, err
+		}
+		de := deliveryFailure(err)
+		if de.Terminal {
+			return t.fail(ctx, s.StepID, de.Code, de.Message)
+		}
+		return t.retry(ctx, s.StepID, string(s.Type), de.Code, de.Message)
+	}
+	out, err := json.Marshal(res)
+	if err != nil {
+		return verdict{}, err
+	}
+	return goOn, t.record(ctx, events.StepCompleted, events.StepCompletedData{StepID: s.StepID, Type: string(s.Type), Output: out})
+}
