@@ -22,6 +22,7 @@ import (
 	"github.com/heraldhq/herald/embedded"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/internal/testnats"
 	"github.com/heraldhq/herald/internal/testsmtp"
 	"github.com/heraldhq/herald/service"
 )
@@ -36,11 +37,7 @@ func startNATSCluster(t *testing.T, n int) *natsCluster {
 	t.Helper()
 	routes := make([]int, n)
 	for i := range routes {
-		p, err := embedded.FreePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		routes[i] = p
+		routes[i] = testnats.FreePort(t)
 	}
 	c := &natsCluster{}
 	for i := range n {
@@ -235,9 +232,7 @@ func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
 			Type: events.SubscriberUpserted, Tenant: tn.TenantID,
 			Data: events.SubscriberUpsertedData{SubscriberID: id, Contacts: map[string][]string{"email": {id + "@example.com"}}}})
 	}
-	if _, err := a.Log().AppendBatch(context.Background(), recs); err != nil {
-		t.Fatal(err)
-	}
+	testnats.Append(t, a.Log(), recs)
 	for _, s := range []*service.Service{a, b} {
 		if err := s.Store().WaitCaughtUp(context.Background(), s.Log()); err != nil {
 			t.Fatal(err)
