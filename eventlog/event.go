@@ -76,10 +76,11 @@ func (r Record) message() (*nats.Msg, error) {
 	return msg, nil
 }
 
-// envelope marshals ev with data as its data. Marshalling the envelope
-// with Data inside would validate and compact the already marshalled data
-// a second time (half the cost of an append): the small envelope is
-// marshalled with "data":null instead and data spliced in its place.
+// envelope marshals ev with data as its data, which is valid JSON already
+// (marshalled by Record.message or by the caller). Marshalling the
+// envelope with Data inside would validate and compact data a second
+// time: the small envelope is marshalled with "data":null instead and
+// data spliced in its place.
 func envelope(ev Event, data []byte) ([]byte, error) {
 	head, err := json.Marshal(ev)
 	if err != nil {
