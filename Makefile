@@ -48,27 +48,27 @@ lint:
 	$(GO) vet $(PKGS)
 	@$(MAKE) --no-print-directory deps deadcode
 
-## deps: the pure run fold (runstate) and the tenant SDK (bridge/...) import
-## nothing that speaks NATS, and the SDK nothing of ours outside bridge/...
+## deps: the pure run fold (runstate) and the tenant SDK (bridge/...) depend
+## on nothing that speaks NATS, and bridge on nothing of ours outside bridge/...
 NATS_FREE ?= ./runstate ./bridge/...
 deps:
 	@deps=$$($(GO) list -deps $(NATS_FREE)) && bad=$$(echo "$$deps" | grep '^github.com/nats-io/'); \
 	if [ -n "$$bad" ]; then echo "deps: $(NATS_FREE) must not depend on NATS; they depend on:"; echo "$$bad" | sed 's/^/  /'; \
 	  echo "through these packages of ours:"; echo "$$deps" | grep '^github.com/heraldhq/herald/' | sed 's/^/  /'; exit 1; fi
-	@bad=$$($(GO) list -deps ./bridge/... | grep '^github.com/heraldhq/herald/' | grep -v '^github.com/heraldhq/herald/bridge\(/\|$$\)'); \
-	if [ -n "$$bad" ]; then echo "deps: the tenant SDK (bridge/...) imports packages of ours outside it:"; echo "$$bad"; exit 1; fi
+	@bad=$$($(GO) list -deps ./bridge | grep '^github.com/heraldhq/herald/' | grep -v '^github.com/heraldhq/herald/bridge\(/\|$$\)'); \
+	if [ -n "$$bad" ]; then echo "deps: the tenant SDK (bridge) depends on packages of ours outside bridge/...:"; echo "$$bad"; exit 1; fi
 
 ## deadcode: functions no program of the module (cmd/herald, examples/bridge)
 ## reaches, less the justified exceptions in deadcode.allow. The tool is
 ## golang.org/x/tools/cmd/deadcode at the version go.mod pins (its tool
 ## directive; update with go get -tool golang.org/x/tools/cmd/deadcode@vX).
 deadcode:
-	@out=$$(mktemp) && allow=$$(mktemp) && trap 'rm -f "$$out" "$$allow"' EXIT && \
-	$(GO) tool deadcode -f '{{range .Funcs}}{{printf "%s: unreachable func %s.%s\n" .Position $$.Path .Name}}{{end}}' ./... | \
-	  sed 's| github.com/heraldhq/herald/| |' > "$$out" && \
-	sed -e '/^[[:space:]]*#/d' -e '/^[[:space:]]*$$/d' -e 's/.*/unreachable func (&)$$/' deadcode.allow > "$$allow" && \
-	status=0 && \
-	dead=$$(grep -v -E -f "$$allow" "$$out"); \
+	@set -e; raw=$$(mktemp); out=$$(mktemp); allow=$$(mktemp); trap 'rm -f "$$raw" "$$out" "$$allow"' EXIT; \
+	$(GO) tool deadcode -f '{{range .Funcs}}{{printf "%s: unreachable func %s.%s\n" .Position $$.Path .Name}}{{end}}' ./... > "$$raw"; \
+	sed 's| github.com/heraldhq/herald/| |' "$$raw" > "$$out"; \
+	sed -e '/^[[:space:]]*#/d' -e '/^[[:space:]]*$$/d' -e 's/.*/unreachable func (&)$$/' deadcode.allow > "$$allow"; \
+	status=0; \
+	dead=$$(grep -v -E -f "$$allow" "$$out" || true); \
 	if [ -n "$$dead" ]; then \
 	  echo "deadcode: unreachable from every program of the module:"; echo "$$dead"; \
 	  echo "Delete each one. A helper only tests use goes in a _test.go file of its package (export_test.go"; \
@@ -76,8 +76,9 @@ deadcode:
 	  status=1; \
 	fi; \
 	while read -r entry; do \
-	  grep -q -E -e "$$entry" "$$out" || { e=$${entry#unreachable func (}; \
-	    echo "deadcode.allow: $${e%)\$$} matches nothing; delete it"; status=1; }; \
+	  if ! grep -q -E -e "$$entry" "$$out"; then \
+	    e=$${entry#unreachable func (}; echo "deadcode.allow: $${e%)\$$} matches nothing; delete it"; status=1; \
+	  fi; \
 	done < "$$allow"; \
 	exit $$status
 
