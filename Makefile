@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.buildVersion=$(VERSION) -X main.buildCommit=$(COMMIT)
 
-.PHONY: build run test test-short bench bench-quick bench-go lint fmt devmail clean fuzz
+.PHONY: build run test test-short bench bench-quick bench-go lint deadcode deps fmt devmail clean fuzz
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/herald
@@ -41,10 +41,46 @@ bench-quick: build
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m $(PKGS)
 
+## lint: gofmt, go vet, the import rules (deps) and deadcode
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
+	@$(MAKE) --no-print-directory deps deadcode
+
+## deps: the pure run fold (runstate) and the tenant SDK (bridge/...) depend
+## on nothing that speaks NATS, and bridge on nothing of ours outside bridge/...
+NATS_FREE ?= ./runstate ./bridge/...
+deps:
+	@deps=$$($(GO) list -deps $(NATS_FREE)) && bad=$$(echo "$$deps" | grep '^github.com/nats-io/'); \
+	if [ -n "$$bad" ]; then echo "deps: $(NATS_FREE) must not depend on NATS; they depend on:"; echo "$$bad" | sed 's/^/  /'; \
+	  echo "through these packages of ours:"; echo "$$deps" | grep '^github.com/heraldhq/herald/' | sed 's/^/  /'; exit 1; fi
+	@bad=$$($(GO) list -deps ./bridge | grep '^github.com/heraldhq/herald/' | grep -v '^github.com/heraldhq/herald/bridge\(/\|$$\)'); \
+	if [ -n "$$bad" ]; then echo "deps: the tenant SDK (bridge) depends on packages of ours outside bridge/...:"; echo "$$bad"; exit 1; fi
+
+## deadcode: functions no program of the module (cmd/herald, examples/bridge)
+## reaches, less the justified exceptions in deadcode.allow. The tool is
+## golang.org/x/tools/cmd/deadcode at the version go.mod pins (its tool
+## directive; update with go get -tool golang.org/x/tools/cmd/deadcode@vX).
+deadcode:
+	@set -e; raw=$$(mktemp); out=$$(mktemp); allow=$$(mktemp); trap 'rm -f "$$raw" "$$out" "$$allow"' EXIT; \
+	$(GO) tool deadcode -f '{{range .Funcs}}{{printf "%s: unreachable func %s.%s\n" .Position $$.Path .Name}}{{end}}' ./... > "$$raw"; \
+	sed 's| github.com/heraldhq/herald/| |' "$$raw" > "$$out"; \
+	sed -e '/^[[:space:]]*#/d' -e '/^[[:space:]]*$$/d' -e 's/.*/unreachable func (&)$$/' deadcode.allow > "$$allow"; \
+	status=0; \
+	dead=$$(grep -v -E -f "$$allow" "$$out" || true); \
+	if [ -n "$$dead" ]; then \
+	  echo "deadcode: unreachable from every program of the module:"; echo "$$dead"; \
+	  echo "Delete each one. A helper only tests use goes in a _test.go file of its package (export_test.go"; \
+	  echo "for an external test package) or in internal/test*; a true exception goes in deadcode.allow with its reason."; \
+	  status=1; \
+	fi; \
+	while read -r entry; do \
+	  if ! grep -q -E -e "$$entry" "$$out"; then \
+	    e=$${entry#unreachable func (}; echo "deadcode.allow: $${e%)\$$} matches nothing; delete it"; status=1; \
+	  fi; \
+	done < "$$allow"; \
+	exit $$status
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

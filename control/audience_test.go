@@ -419,12 +419,15 @@ func TestUpsertFromAStaleProcessLosesNothing(t *testing.T) {
 func applyUpTo(t *testing.T, log *eventlog.Log, st *projections.Store, upto uint64) {
 	t.Helper()
 	var evs []eventlog.Event
-	for seq := st.Applied() + 1; seq <= upto; seq++ {
-		ev, err := log.Get(context.Background(), seq)
-		if err != nil {
-			t.Fatal(err)
+	from := st.Applied()
+	err := log.Replay(context.Background(), eventlog.Filter{}, func(ev eventlog.Event) error {
+		if ev.Seq > from && ev.Seq <= upto {
+			evs = append(evs, ev)
 		}
-		evs = append(evs, ev)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	if err := st.ApplyBatch(evs); err != nil {
 		t.Fatal(err)
@@ -472,4 +475,19 @@ func TestSubscribeFromAStaleProcess(t *testing.T) {
 	if _, err := a.store.Subscription("ten_1", "u1", "news"); err != nil {
 		t.Fatalf("the subscription is lost: %v", err)
 	}
+}
+
+// mergeSubscriber applies the merge rules of an upsert to cur (nil: the
+// subscriber does not exist yet) and returns the whole resulting state, or
+// a *apierr.ValidationError naming each bad field. It is pure.
+func mergeSubscriber(externalID string, cur *projections.Subscriber, in SubscriberInput) (events.SubscriberUpsertedData, error) {
+	var p apierr.Problems
+	checkExternalID(&p, "externalId", externalID)
+	patch, pp := parseSubscriberInput(in)
+	p = append(p, pp...)
+	if err := p.Err(); err != nil {
+		return events.SubscriberUpsertedData{}, err
+	}
+	next, p := patch.apply(externalID, cur)
+	return next, p.Err()
 }

@@ -184,21 +184,6 @@ func (patch subscriberPatch) apply(externalID string, cur *projections.Subscribe
 	return next, p
 }
 
-// mergeSubscriber applies the merge rules of an upsert to cur (nil: the
-// subscriber does not exist yet) and returns the whole resulting state, or
-// a *apierr.ValidationError naming each bad field. It is pure.
-func mergeSubscriber(externalID string, cur *projections.Subscriber, in SubscriberInput) (events.SubscriberUpsertedData, error) {
-	var p apierr.Problems
-	checkExternalID(&p, "externalId", externalID)
-	patch, pp := parseSubscriberInput(in)
-	p = append(p, pp...)
-	if err := p.Err(); err != nil {
-		return events.SubscriberUpsertedData{}, err
-	}
-	next, p := patch.apply(externalID, cur)
-	return next, p.Err()
-}
-
 // sameSubscriber reports whether next is cur's state already.
 func sameSubscriber(cur projections.Subscriber, next events.SubscriberUpsertedData) bool {
 	return maps.EqualFunc(cur.Contacts, next.Contacts, slices.Equal) &&

@@ -3,9 +3,7 @@ package embedded
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -151,18 +149,6 @@ func (s *Server) JetStreamReady() bool {
 func (s *Server) Shutdown() {
 	s.ns.Shutdown()
 	s.ns.WaitForShutdown()
-}
-
-// FreePort returns a currently unused TCP port on 127.0.0.1, for cluster
-// route ports in tests.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	_, p, _ := net.SplitHostPort(l.Addr().String())
-	return strconv.Atoi(p)
 }
 
 func orDefault(s, d string) string {

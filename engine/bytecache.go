@@ -80,10 +80,3 @@ func (c *byteCache[V]) len() int {
 	defer c.mu.Unlock()
 	return len(c.items)
 }
-
-// bytes is the estimated size of the entries held.
-func (c *byteCache[V]) bytes() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.used
-}

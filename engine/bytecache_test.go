@@ -64,3 +64,10 @@ func TestStateCacheCountsOutputs(t *testing.T) {
 		t.Fatalf("%d bytes held", c.runs.bytes())
 	}
 }
+
+// bytes is the estimated size of the entries held.
+func (c *byteCache[V]) bytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.used
+}

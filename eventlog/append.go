@@ -42,28 +42,13 @@ func (l *Log) appendMsg(ctx context.Context, rec Record, msg *nats.Msg) (uint64,
 // retryable reports whether publishing rec again cannot store it twice.
 func retryable(rec Record) bool { return rec.MsgID != "" || rec.Expect }
 
-// AppendBatch writes many events with asynchronous publishes and waits for
-// every acknowledgement. It returns the sequences in the order of recs and
-// the first failure, if any: some events may then have been written, so
-// callers make batches idempotent (MsgID, Expect). A conflict is reported
-// as ErrConflict.
-func (l *Log) AppendBatch(ctx context.Context, recs []Record) ([]uint64, error) {
-	seqs, errs := l.AppendEach(ctx, recs)
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		return nil, ctxErr
-	}
-	for _, err := range errs {
-		if err != nil {
-			return seqs, err
-		}
-	}
-	return seqs, nil
-}
-
-// AppendEach is AppendBatch reporting each record's own outcome: errs[i]
-// is nil when recs[i] was stored at seqs[i] (or was a duplicate of a stored
-// event), ErrConflict when its expectation failed, another error when it
-// could not be written.
+// AppendEach writes many events with asynchronous publishes, waits for
+// every acknowledgement and reports each record's own outcome: errs[i] is
+// nil when recs[i] was stored at seqs[i] (or was a duplicate of a stored
+// event), ErrConflict when its expectation failed, another error (ctx's
+// among them) when it could not be written. Records are independent: some
+// may be stored while others fail, so callers make batches idempotent
+// (MsgID, Expect).
 func (l *Log) AppendEach(ctx context.Context, recs []Record) (seqs []uint64, errs []error) {
 	seqs, errs = make([]uint64, len(recs)), make([]error, len(recs))
 	futures := make([]jetstream.PubAckFuture, len(recs))

@@ -12,8 +12,9 @@
 //
 // Append writes one event, optionally expecting the subject's last
 // sequence (optimistic concurrency, ErrConflict on a lost race) and
-// optionally carrying a message id the stream de-duplicates on. AppendBatch
-// writes many events with one round of asynchronous acknowledgements.
+// optionally carrying a message id the stream de-duplicates on. AppendEach
+// writes many events with one round of asynchronous acknowledgements and
+// reports each one's outcome.
 //
 // History reads one subject from a sequence on, with a cost that does not
 // grow with the rest of the stream. Tail follows the whole stream from a

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/heraldhq/herald/events"
+
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -13,8 +15,9 @@ var (
 	ErrConflict = errors.New("eventlog: concurrent write to the same aggregate")
 	// ErrBadToken is returned by DecodeToken for a token Token did not make.
 	ErrBadToken = errors.New("eventlog: malformed subject token")
-	// ErrBadEvent is returned when a stored message is not an event envelope.
-	ErrBadEvent = errors.New("eventlog: malformed event")
+	// ErrBadEvent is returned when a stored message is not an event
+	// envelope; it is events.ErrBadEvent, which Event.Decode also wraps.
+	ErrBadEvent = events.ErrBadEvent
 	// ErrNoStreams is returned by Attach when the streams do not exist
 	// (nothing was ever written to this NATS server or cluster).
 	ErrNoStreams = errors.New("eventlog: no event log here")

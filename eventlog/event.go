@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/heraldhq/herald/events"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nuid"
 )
@@ -16,27 +17,9 @@ const (
 	HeaderTenant = "Herald-Tenant"
 )
 
-// Event is the envelope of every fact in the log. Data holds the
-// type-specific payload; secrets inside it are already sealed.
-type Event struct {
-	ID       string          `json:"id"`
-	Type     string          `json:"type"`
-	TenantID string          `json:"tenantId"`
-	At       time.Time       `json:"at"`
-	Data     json.RawMessage `json:"data"`
-
-	// Seq and Subject are where the event is stored; set when read.
-	Seq     uint64 `json:"-"`
-	Subject string `json:"-"`
-}
-
-// Decode unmarshals the event's Data into v.
-func (e Event) Decode(v any) error {
-	if err := json.Unmarshal(e.Data, v); err != nil {
-		return fmt.Errorf("%w: %s #%d: %v", ErrBadEvent, e.Type, e.Seq, err)
-	}
-	return nil
-}
+// Event is the envelope of every fact in the log, defined in package
+// events so that pure folds over events need not import the log.
+type Event = events.Event
 
 // Record is one event to append.
 type Record struct {
@@ -93,10 +76,11 @@ func (r Record) message() (*nats.Msg, error) {
 	return msg, nil
 }
 
-// envelope marshals ev with data as its data. Marshalling the envelope
-// with Data inside would validate and compact the already marshalled data
-// a second time (half the cost of an append): the small envelope is
-// marshalled with "data":null instead and data spliced in its place.
+// envelope marshals ev with data as its data, which is valid JSON already
+// (marshalled by Record.message or by the caller). Marshalling the
+// envelope with Data inside would validate and compact data a second
+// time: the small envelope is marshalled with "data":null instead and
+// data spliced in its place.
 func envelope(ev Event, data []byte) ([]byte, error) {
 	head, err := json.Marshal(ev)
 	if err != nil {

@@ -160,17 +160,14 @@ func TestDuplicateMsgIDStoredOnce(t *testing.T) {
 	}
 }
 
-func TestAppendBatchAndHistoryAfter(t *testing.T) {
+func TestAppendEachAndHistoryAfter(t *testing.T) {
 	l := testnats.Log(t)
 	ctx := context.Background()
 	var recs []eventlog.Record
 	for i := range 300 {
 		recs = append(recs, eventlog.Record{Subject: eventlog.Subject("t", "x", fmt.Sprint(i%3)), Type: "E", Tenant: "t", Data: i})
 	}
-	seqs, err := l.AppendBatch(ctx, recs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	seqs := testnats.Append(t, l, recs)
 	for i := 1; i < len(seqs); i++ {
 		if seqs[i] != seqs[i-1]+1 {
 			t.Fatalf("batch sequences not in order at %d: %d after %d", i, seqs[i], seqs[i-1])

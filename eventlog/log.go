@@ -27,8 +27,8 @@ type Config struct {
 	// Timeout bounds each JetStream call made without a context deadline,
 	// and the wait for each acknowledgement of a batch. Zero: 10s.
 	Timeout time.Duration
-	// Appended is called once for every event an Append, AppendBatch or
-	// AppendEach stored (a de-duplicated repeat is not counted), with the
+	// Appended is called once for every event an Append or AppendEach
+	// stored (a de-duplicated repeat is not counted), with the
 	// event's type: a metrics hook. It must be fast and safe for
 	// concurrent use. Zero: none.
 	Appended func(eventType string)

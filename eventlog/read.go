@@ -34,15 +34,6 @@ func (l *Log) History(ctx context.Context, subject string, after uint64) ([]Even
 	}
 }
 
-// Get returns the event stored at seq.
-func (l *Log) Get(ctx context.Context, seq uint64) (Event, error) {
-	m, err := l.getMsg(ctx, seq)
-	if err != nil {
-		return Event{}, fmt.Errorf("eventlog: get #%d: %w", seq, err)
-	}
-	return decodeRaw(m.Subject, m.Sequence, m.Data)
-}
-
 // First returns the first event on subject; ok is false when there is none.
 // It costs one direct get, however long the subject's history.
 func (l *Log) First(ctx context.Context, subject string) (ev Event, ok bool, err error) {

@@ -2,7 +2,6 @@ package eventlog
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -131,28 +130,4 @@ func (f Filter) keeps(ev Event) bool {
 		return false
 	}
 	return f.Since.IsZero() || !ev.At.Before(f.Since)
-}
-
-// auditLine is an event as `herald audit` and GET /v1/admin/events show
-// it: the stored envelope and where it is stored.
-type auditLine struct {
-	Seq      uint64          `json:"seq"`
-	Subject  string          `json:"subject"`
-	ID       string          `json:"id"`
-	Type     string          `json:"type"`
-	TenantID string          `json:"tenantId"`
-	At       time.Time       `json:"at"`
-	Data     json.RawMessage `json:"data"`
-}
-
-// MarshalLine encodes the event as one line of JSON (no newline): the
-// envelope (id, type, tenantId, at, data) with seq and subject. Data is
-// the stored data as is, so sealed secrets stay sealed.
-func (e Event) MarshalLine() ([]byte, error) {
-	data := e.Data
-	if len(data) == 0 {
-		data = json.RawMessage("null")
-	}
-	return json.Marshal(auditLine{Seq: e.Seq, Subject: e.Subject, ID: e.ID, Type: e.Type, TenantID: e.TenantID,
-		At: e.At, Data: data})
 }

@@ -38,9 +38,7 @@ func TestReplayFilters(t *testing.T) {
 		recs = append(recs, eventlog.Record{Subject: eventlog.Subject(tenant, eventlog.AggTopic, "t"), Type: typ,
 			Tenant: tenant, Data: map[string]int{"i": i}, At: base.Add(time.Duration(i) * time.Second)})
 	}
-	if _, err := l.AppendBatch(ctx, recs); err != nil {
-		t.Fatal(err)
-	}
+	testnats.Append(t, l, recs)
 	all := replayAll(t, l, eventlog.Filter{})
 	if len(all) != 30 || all[0].Seq != 1 || all[29].Seq != 30 {
 		t.Fatalf("all: %d events", len(all))
@@ -128,9 +126,7 @@ func TestMarshalLineAndAppendedHook(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := l.AppendBatch(ctx, []eventlog.Record{{Subject: subj, Type: "TopicUpserted", Tenant: "ten_a"}}); err != nil {
-		t.Fatal(err)
-	}
+	testnats.Append(t, l, []eventlog.Record{{Subject: subj, Type: "TopicUpserted", Tenant: "ten_a"}})
 	if n.Load() != 2 {
 		t.Fatalf("Appended counted %d events, want 2", n.Load())
 	}

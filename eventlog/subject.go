@@ -8,18 +8,17 @@ import (
 
 // Aggregates name the kinds of event subjects.
 const (
-	AggTenant       = "tenant"
-	AggAPIKey       = "apikey"
-	AggSubscriber   = "subscriber"
-	AggTopic        = "topic"
-	AggChannel      = "channel"
-	AggBridge       = "bridge"
-	AggWorkflows    = "workflows"
-	AggTransaction  = "txn"
-	AggRun          = "run"
-	AggDelivery     = "delivery"
-	AggDigest       = "digest"
-	AggNotification = "notification"
+	AggTenant      = "tenant"
+	AggAPIKey      = "apikey"
+	AggSubscriber  = "subscriber"
+	AggTopic       = "topic"
+	AggChannel     = "channel"
+	AggBridge      = "bridge"
+	AggWorkflows   = "workflows"
+	AggTransaction = "txn"
+	AggRun         = "run"
+	AggDelivery    = "delivery"
+	AggDigest      = "digest"
 )
 
 // Token encodes an arbitrary id (external ids may hold dots, spaces,

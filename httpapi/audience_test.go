@@ -2,8 +2,8 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"net/url"
@@ -678,20 +678,11 @@ func TestPagingWhileInserting(t *testing.T) {
 func BenchmarkSubscriberUpsertHTTP(b *testing.B) {
 	h := testherald.Start(b, testherald.Options{})
 	_, key := h.Tenant("Acme")
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	api := h.API(key)
+	api.HTTP = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	do := func(method, path string, body []byte) (int, []byte, error) {
-		req, err := http.NewRequest(method, h.URL()+path, bytes.NewReader(body))
-		if err != nil {
-			return 0, nil, err
-		}
-		req.Header.Set("Authorization", "Bearer "+key)
-		resp, err := client.Do(req)
-		if err != nil {
-			return 0, nil, err
-		}
-		defer resp.Body.Close()
-		data, err := io.ReadAll(resp.Body)
-		return resp.StatusCode, data, err
+		r, err := api.Send(context.Background(), method, path, body)
+		return r.Status, r.Body, err
 	}
 	var seq atomic.Int64
 	for _, mode := range []string{"create", "update", "put-then-get"} {

@@ -1,7 +1,7 @@
 package httpapi_test
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -32,23 +32,18 @@ type edgeCase struct {
 
 func (h edgeHarness) do(t *testing.T, c edgeCase) (int, []byte) {
 	t.Helper()
-	var rd io.Reader
-	if c.body != nil {
-		data, err := json.Marshal(c.body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd = bytes.NewReader(data)
+	token := ""
+	switch c.auth {
+	case "tenant":
+		token = h.key
+	case "admin":
+		token = h.AdminToken()
 	}
-	req, err := http.NewRequest(c.method, h.URL()+c.path, rd)
+	req, err := h.API(token).NewRequest(context.Background(), c.method, c.path, c.body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	switch {
-	case c.auth == "tenant":
-		req.Header.Set("Authorization", "Bearer "+h.key)
-	case c.auth == "admin":
-		req.Header.Set("Authorization", "Bearer "+h.AdminToken())
 	case c.auth == "internal":
 		req.Header.Set("x-herald-internal-token", h.InternalToken())
 		req.Header.Set("x-herald-tenant-id", h.tenant)

@@ -78,13 +78,6 @@ func (l *tenantLimits) sweep(now time.Time) {
 	}
 }
 
-// size is how many tenants have a bucket.
-func (l *tenantLimits) size() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.buckets)
-}
-
 // retryAfter is a Retry-After value: whole seconds, at least 1.
 func retryAfter(d time.Duration) string {
 	return strconv.Itoa(max(1, int(math.Ceil(d.Seconds()))))

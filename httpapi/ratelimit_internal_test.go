@@ -54,3 +54,10 @@ func TestTenantLimitsForgetIdleTenants(t *testing.T) {
 		t.Fatal("a limit of 0 is not off")
 	}
 }
+
+// size is how many tenants have a bucket.
+func (l *tenantLimits) size() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.buckets)
+}

@@ -135,9 +135,6 @@ func (s *Server) Handler() http.Handler { return s.router }
 // Config.SeparateInternal, the only one serving them; else Handler.
 func (s *Server) InternalHandler() http.Handler { return s.internal }
 
-// Router exposes the router, for tests that walk the routes.
-func (s *Server) Router() *mux.Router { return s.router }
-
 type authKind int
 
 const (

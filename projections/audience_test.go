@@ -337,10 +337,7 @@ func BenchmarkResolveTopic10k(b *testing.B) {
 				Data: events.SubscriberSubscribedData{SubscriberID: id, TopicKey: topic}})
 		}
 	}
-	seqs, err := a.log.AppendBatch(ctx, recs)
-	if err != nil {
-		b.Fatal(err)
-	}
+	seqs := testnats.Append(b, a.log, recs)
 	if err := a.st.WaitFor(ctx, seqs[len(seqs)-1]); err != nil {
 		b.Fatal(err)
 	}

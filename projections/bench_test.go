@@ -33,15 +33,11 @@ func BenchmarkProjectorApply(b *testing.B) {
 				Data: events.SubscriberSubscribedData{SubscriberID: fmt.Sprintf("s%08d", i-1), TopicKey: fmt.Sprintf("t%d", i%50)}})
 		}
 		if len(recs) == batch {
-			if _, err := l.AppendBatch(ctx, recs); err != nil {
-				b.Fatal(err)
-			}
+			testnats.Append(b, l, recs)
 			recs = recs[:0]
 		}
 	}
-	if _, err := l.AppendBatch(ctx, recs); err != nil {
-		b.Fatal(err)
-	}
+	testnats.Append(b, l, recs)
 	st, err := projections.Open(filepath.Join(b.TempDir(), "p.db"), projections.Options{})
 	if err != nil {
 		b.Fatal(err)

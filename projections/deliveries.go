@@ -141,23 +141,6 @@ func updateDelivery(tx *bolt.Tx, tenant, attemptID string, change func(*Delivery
 	return putJSON(b, k, row)
 }
 
-// DeliveryAttempt returns one delivery attempt of a tenant, or ErrNotFound.
-func (s *Store) DeliveryAttempt(tenant, attemptID string) (Delivery, error) {
-	var row Delivery
-	err := s.view(func(tx *bolt.Tx) error {
-		id := tx.Bucket(bucketDeliveryAttempts).Get(key(tenant, attemptID))
-		if id == nil {
-			return ErrNotFound
-		}
-		ok, err := getJSON(tx.Bucket(bucketDeliveries), key(tenant, string(id)), &row)
-		if err == nil && !ok {
-			return ErrNotFound
-		}
-		return err
-	})
-	return row, err
-}
-
 // Deliveries lists a tenant's delivery attempts oldest first: one run's
 // when runID is set, else every one.
 func (s *Store) Deliveries(tenant, runID string, p Page) (rows []Delivery, next string, err error) {

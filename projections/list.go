@@ -40,8 +40,8 @@ func listPrefix[T any](b *bolt.Bucket, prefix []byte, p Page, decode func(id str
 	if limit <= 0 {
 		limit = 50
 	}
-	// A small start: Channels lists without a limit on every delivery,
-	// and 64 channels' room was 7 KB of garbage a send.
+	// A small start, not room for limit rows: Channels lists without a
+	// limit on every delivery, and a tenant has a few channels.
 	out := make([]T, 0, min(limit, 8))
 	c := b.Cursor()
 	var lastID string

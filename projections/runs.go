@@ -248,19 +248,6 @@ func (s *Store) Runs(tenant string, f RunFilter, p Page) (runs []*runstate.State
 	return runs, next, err
 }
 
-// Transaction returns one trigger's record, or ErrNotFound.
-func (s *Store) Transaction(tenant, txn string) (Transaction, error) {
-	var t Transaction
-	err := s.view(func(tx *bolt.Tx) error {
-		ok, err := getJSON(tx.Bucket(bucketTxns), key(tenant, txn), &t)
-		if err == nil && !ok {
-			return ErrNotFound
-		}
-		return err
-	})
-	return t, err
-}
-
 // Notifications lists ingress rows: one transaction's (in subscriber id
 // order) when txn is set, else the tenant's (by transaction, then
 // subscriber).

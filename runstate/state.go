@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 )
 
@@ -93,7 +92,7 @@ type State struct {
 }
 
 // Fold applies evs, oldest first, to a new state.
-func Fold(evs []eventlog.Event) (*State, error) {
+func Fold(evs []events.Event) (*State, error) {
 	s := &State{}
 	for _, ev := range evs {
 		if err := s.Apply(ev); err != nil {
@@ -105,7 +104,7 @@ func Fold(evs []eventlog.Event) (*State, error) {
 
 // Apply folds one event into s. Events of unknown types only move
 // LastSeq.
-func (s *State) Apply(ev eventlog.Event) error {
+func (s *State) Apply(ev events.Event) error {
 	if ev.Type == events.RunStarted {
 		var d events.RunStartedData
 		if err := ev.Decode(&d); err != nil {
@@ -192,12 +191,12 @@ func (s *State) Apply(ev eventlog.Event) error {
 	return nil
 }
 
-func (s *State) touch(ev eventlog.Event) {
+func (s *State) touch(ev events.Event) {
 	s.UpdatedAt = ev.At
 	s.LastSeq = max(s.LastSeq, ev.Seq)
 }
 
-func (s *State) stepCompleted(ev eventlog.Event) error {
+func (s *State) stepCompleted(ev events.Event) error {
 	var d events.StepCompletedData
 	if err := ev.Decode(&d); err != nil {
 		return err
@@ -223,7 +222,7 @@ func (s *State) stepCompleted(ev eventlog.Event) error {
 	return nil
 }
 
-func (s *State) stepFailed(ev eventlog.Event) error {
+func (s *State) stepFailed(ev events.Event) error {
 	var d events.StepFailedData
 	if err := ev.Decode(&d); err != nil {
 		return err

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/runstate"
 )
@@ -20,16 +19,16 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 var t0 = time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 
 // history builds events from (type, payload) pairs, one second apart.
-func history(t *testing.T, pairs ...any) []eventlog.Event {
+func history(t *testing.T, pairs ...any) []events.Event {
 	t.Helper()
-	var evs []eventlog.Event
+	var evs []events.Event
 	for i := 0; i < len(pairs); i += 2 {
 		data, err := json.Marshal(pairs[i+1])
 		if err != nil {
 			t.Fatal(err)
 		}
 		n := len(evs)
-		evs = append(evs, eventlog.Event{ID: "e", Type: pairs[i].(string), TenantID: "ten_1",
+		evs = append(evs, events.Event{ID: "e", Type: pairs[i].(string), TenantID: "ten_1",
 			At: t0.Add(time.Duration(n) * time.Second), Data: data, Seq: uint64(n + 1)})
 	}
 	return evs
@@ -146,13 +145,13 @@ func TestGoldenHistories(t *testing.T) {
 				t.Fatal(err)
 			}
 			var evs []struct {
-				eventlog.Event
+				events.Event
 				Seq uint64 `json:"seq"`
 			}
 			if err := json.Unmarshal(data, &evs); err != nil {
 				t.Fatal(err)
 			}
-			var list []eventlog.Event
+			var list []events.Event
 			for _, e := range evs {
 				e.Event.Seq = e.Seq
 				list = append(list, e.Event)

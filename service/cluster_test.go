@@ -22,6 +22,8 @@ import (
 	"github.com/heraldhq/herald/embedded"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/internal/testapi"
+	"github.com/heraldhq/herald/internal/testnats"
 	"github.com/heraldhq/herald/internal/testsmtp"
 	"github.com/heraldhq/herald/service"
 )
@@ -36,11 +38,7 @@ func startNATSCluster(t *testing.T, n int) *natsCluster {
 	t.Helper()
 	routes := make([]int, n)
 	for i := range routes {
-		p, err := embedded.FreePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		routes[i] = p
+		routes[i] = testnats.FreePort(t)
 	}
 	c := &natsCluster{}
 	for i := range n {
@@ -126,27 +124,10 @@ func waitReady(t *testing.T, svc *service.Service) {
 	}
 }
 
-var clusterClient = &http.Client{Timeout: 30 * time.Second}
-
+// call sends one request to the API at base with token.
 func call(base, method, path, token string, body any) (int, []byte, error) {
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, base+path, rd)
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := clusterClient.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, data, err
+	r, err := testapi.New(base, token).Send(context.Background(), method, path, body)
+	return r.Status, r.Body, err
 }
 
 func mustCall(t *testing.T, base, method, path, token string, body any, want int) []byte {
@@ -191,8 +172,10 @@ func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
 
 	// A tenant, its channel, its Bridge and 1,000 subscribers.
 	admin := clusterEnv()("HERALD_ADMIN_TOKEN")
-	var tn struct{ TenantID, APIKey string }
-	json.Unmarshal(mustCall(t, a.URL(), "POST", "/v1/admin/tenants", admin, map[string]string{"name": "Cluster"}, 201), &tn)
+	tn, err := testapi.New(a.URL(), admin).CreateTenant(context.Background(), "Cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
 	mustCall(t, b.URL(), "POST", "/v1/channels", tn.APIKey, map[string]any{"channelKey": "email-smtp",
 		"config": map[string]any{"host": mail.Host, "port": mail.Port, "fromEmail": "noreply@herald.test"}}, 201)
 	var calls, tickCalls sync.Map // runId → *atomic.Int32 (executions of the `work` step)
@@ -220,8 +203,10 @@ func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
 	var handler atomic.Pointer[holder]
 	bridgeSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.Load().ServeHTTP(w, r) }))
 	t.Cleanup(bridgeSrv.Close)
-	var bind struct{ SigningSecret string }
-	json.Unmarshal(mustCall(t, a.URL(), "PUT", "/v1/bridge", tn.APIKey, map[string]string{"webhookUrl": bridgeSrv.URL}, 200), &bind)
+	bind, err := testapi.New(a.URL(), tn.APIKey).BindBridge(context.Background(), bridgeSrv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
 	serve := func(reg *bridge.Registry) {
 		handler.Store(&holder{bridge.Serve(reg, bridge.Options{SigningKey: bind.SigningSecret})})
 	}
@@ -235,9 +220,7 @@ func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
 			Type: events.SubscriberUpserted, Tenant: tn.TenantID,
 			Data: events.SubscriberUpsertedData{SubscriberID: id, Contacts: map[string][]string{"email": {id + "@example.com"}}}})
 	}
-	if _, err := a.Log().AppendBatch(context.Background(), recs); err != nil {
-		t.Fatal(err)
-	}
+	testnats.Append(t, a.Log(), recs)
 	for _, s := range []*service.Service{a, b} {
 		if err := s.Store().WaitCaughtUp(context.Background(), s.Log()); err != nil {
 			t.Fatal(err)
@@ -487,27 +470,17 @@ func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
 // listRuns returns every run of the tenant with its status, by workflow.
 func listRuns(t *testing.T, base, key string) map[string]map[string]string {
 	t.Helper()
-	out := map[string]map[string]string{}
-	cursor := ""
-	for {
-		path := "/v1/runs?limit=500"
-		if cursor != "" {
-			path += "&cursor=" + cursor
-		}
-		var page struct {
-			Data       []struct{ RunID, Status, WorkflowID string }
-			NextCursor *string
-		}
-		json.Unmarshal(mustCall(t, base, "GET", path, key, nil, 200), &page)
-		for _, r := range page.Data {
-			if out[r.WorkflowID] == nil {
-				out[r.WorkflowID] = map[string]string{}
-			}
-			out[r.WorkflowID][r.RunID] = r.Status
-		}
-		if page.NextCursor == nil {
-			return out
-		}
-		cursor = *page.NextCursor
+	runs, err := testapi.All[struct{ RunID, Status, WorkflowID string }](context.Background(),
+		testapi.New(base, key), "/v1/runs?limit=500")
+	if err != nil {
+		t.Fatal(err)
 	}
+	out := map[string]map[string]string{}
+	for _, r := range runs {
+		if out[r.WorkflowID] == nil {
+			out[r.WorkflowID] = map[string]string{}
+		}
+		out[r.WorkflowID][r.RunID] = r.Status
+	}
+	return out
 }

@@ -40,10 +40,10 @@ type Config struct {
 	RetryBase time.Duration
 	// MaxAttempts is how many times one step is tried. Default 8.
 	MaxAttempts int
-	// Workers is how many runs this process advances at once. Default
-	// 128 (zero: the engine's default, also 128): a turn mostly waits on the Bridge, so a slow Bridge wants
-	// many; on a small machine with a fast Bridge fewer contend less for
-	// the CPU (see BENCHMARKS.md).
+	// Workers is how many runs this process advances at once
+	// (HERALD_WORKERS). Default 128; zero: the engine's default, also 128.
+	// A turn mostly waits on the Bridge, so a slow Bridge wants many; with
+	// a fast Bridge on few cores, fewer workers contend less for the CPU.
 	Workers int
 	// FanoutBackstop is how long an unfinished fan-out waits before a
 	// fan-out worker takes it over after a crash. Zero: the engine's

@@ -11,7 +11,7 @@ import (
 
 // localDeliverer hands the engine's send steps to the delivery service of
 // the same process: what POST /v1/deliver does, without an HTTP round trip
-// to itself (a third of a send step's CPU went into it). Its outcomes are
+// to itself (JSON both ways, the router, auth). Its outcomes are
 // those engine.HTTPDeliverer reads from the endpoint: the same codes, the
 // same terminal failures (the endpoint's 422s), everything else retried.
 type localDeliverer struct {

@@ -420,9 +420,6 @@ func (s *Service) InternalToken() string { return s.internalToken }
 // Log returns the event log.
 func (s *Service) Log() *eventlog.Log { return s.log }
 
-// Metrics returns the process's instruments.
-func (s *Service) Metrics() *metrics.Metrics { return s.metrics }
-
 // Store returns the projections.
 func (s *Service) Store() *projections.Store { return s.store }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/devmail"
+	"github.com/heraldhq/herald/internal/testapi"
 	"github.com/heraldhq/herald/internal/testchild"
 	"github.com/heraldhq/herald/internal/testsmtp"
 	"github.com/heraldhq/herald/service"
@@ -98,29 +98,26 @@ func (c *child) kill() {
 	}
 }
 
+// api is the tenant's (or the admin's) client of the child's API.
 type api struct {
-	t    *testing.T
-	base string
-	key  string
+	t *testing.T
+	c *testapi.Client
 }
 
+func newAPI(t *testing.T, base, key string) api {
+	c := testapi.New(base, key)
+	c.HTTP = http.DefaultClient
+	return api{t: t, c: c}
+}
+
+// do sends a request; status 0 is no answer (the child was killed).
 func (a api) do(method, path string, body any) (int, []byte) {
 	a.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = strings.NewReader(string(b))
-	}
-	req, _ := http.NewRequest(method, a.base+path, rd)
-	req.Header.Set("Authorization", "Bearer "+a.key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	r, err := a.c.Send(context.Background(), method, path, body)
 	if err != nil {
 		return 0, []byte(err.Error())
 	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, data
+	return r.Status, r.Body
 }
 
 func (a api) must(method, path string, body any, want ...int) []byte {
@@ -167,10 +164,12 @@ func newCrashWorld(t *testing.T) *crashWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin := api{t: t, base: "http://" + w.addr, key: strings.TrimSpace(string(token))}
-	var tn struct{ APIKey string }
-	json.Unmarshal(admin.must("POST", "/v1/admin/tenants", map[string]string{"name": "Crash"}, 201), &tn)
-	w.api = api{t: t, base: "http://" + w.addr, key: tn.APIKey}
+	admin := newAPI(t, "http://"+w.addr, strings.TrimSpace(string(token)))
+	tn, err := admin.c.CreateTenant(context.Background(), "Crash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.api = newAPI(t, "http://"+w.addr, tn.APIKey)
 	w.api.must("POST", "/v1/channels", map[string]any{"channelKey": "email-smtp",
 		"config": map[string]any{"host": mail.Host, "port": mail.Port, "fromEmail": "noreply@herald.test"}}, 201)
 	// The Bridge: `work` counts executions per run, then a delay, then a send.
@@ -200,8 +199,10 @@ func newCrashWorld(t *testing.T) *crashWorld {
 		handler.Load().(http.Handler).ServeHTTP(rw, r)
 	}))
 	t.Cleanup(srv.Close)
-	var b struct{ SigningSecret string }
-	json.Unmarshal(w.api.must("PUT", "/v1/bridge", map[string]string{"webhookUrl": srv.URL}, 200), &b)
+	b, err := w.api.c.BindBridge(context.Background(), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
 	handler.Store(bridge.Serve(reg, bridge.Options{SigningKey: b.SigningSecret}))
 	return w
 }
@@ -230,28 +231,17 @@ func (w *crashWorld) restart() {
 
 // runsOf lists a transaction's runs with their status.
 func (w *crashWorld) runsOf(txn string) map[string]string {
-	out := map[string]string{}
-	cursor := ""
-	for {
-		path := "/v1/runs?limit=500&transactionId=" + txn
-		if cursor != "" {
-			path += "&cursor=" + cursor
-		}
-		var page struct {
-			Data []struct {
-				RunID, Status string
-			}
-			NextCursor *string
-		}
-		json.Unmarshal(w.api.must("GET", path, nil, 200), &page)
-		for _, r := range page.Data {
-			out[r.RunID] = r.Status
-		}
-		if page.NextCursor == nil {
-			return out
-		}
-		cursor = *page.NextCursor
+	w.t.Helper()
+	runs, err := testapi.All[struct{ RunID, Status string }](context.Background(), w.api.c,
+		"/v1/runs?limit=500&transactionId="+txn)
+	if err != nil {
+		w.t.Fatal(err)
 	}
+	out := map[string]string{}
+	for _, r := range runs {
+		out[r.RunID] = r.Status
+	}
+	return out
 }
 
 func (w *crashWorld) waitAll(txn string, n int, status string, timeout time.Duration) map[string]string {

@@ -1,6 +1,7 @@
 package testherald
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -42,14 +43,12 @@ func (h *Herald) Bridge(key string, reg *bridge.Registry) *TestBridge {
 // on accepts only the new secret.
 func (b *TestBridge) Rotate() {
 	b.h.t.Helper()
-	r := b.h.Do("PUT", "/v1/bridge", b.key, map[string]string{"webhookUrl": b.URL})
-	if r.Status != http.StatusOK {
-		b.h.t.Fatalf("PUT /v1/bridge: %d %s", r.Status, r.Body)
+	bind, err := b.h.API(b.key).BindBridge(context.Background(), b.URL)
+	if err != nil {
+		b.h.t.Fatal(err)
 	}
-	var body struct{ SigningSecret string }
-	r.JSON(b.h.t, &body)
 	b.mu.Lock()
-	b.handler = bridge.Serve(b.reg, bridge.Options{SigningKey: body.SigningSecret})
+	b.handler = bridge.Serve(b.reg, bridge.Options{SigningKey: bind.SigningSecret})
 	b.mu.Unlock()
 }
 

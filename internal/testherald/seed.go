@@ -6,6 +6,7 @@ import (
 
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/internal/testnats"
 )
 
 // SeedTopic writes n subscribers (s0000001…, each with an email address at
@@ -31,9 +32,7 @@ func (h *Herald) SeedTopic(tenant, topic string, n int, domain string) []string 
 			recs = append(recs, eventlog.Record{Subject: topicSubject, Type: events.SubscriberSubscribed, Tenant: tenant,
 				Data: events.SubscriberSubscribedData{SubscriberID: ids[i], TopicKey: topic}})
 		}
-		if _, err := h.Log().AppendBatch(ctx, recs); err != nil {
-			h.t.Fatalf("seed: %v", err)
-		}
+		testnats.Append(h.t, h.Log(), recs)
 	}
 	if err := h.Store().WaitCaughtUp(ctx, h.Log()); err != nil {
 		h.t.Fatalf("seed: %v", err)

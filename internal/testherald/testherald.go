@@ -1,12 +1,11 @@
 // Package testherald runs a whole herald service in-process for end-to-end
 // tests: embedded JetStream and projections in t.TempDir(), the API on a
-// loopback port, shut down by t.Cleanup. Client speaks its REST API.
+// loopback port, shut down by t.Cleanup. Do and API speak its REST API
+// through package testapi.
 package testherald
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/delivery/smtp"
+	"github.com/heraldhq/herald/internal/testapi"
 	"github.com/heraldhq/herald/service"
 )
 
@@ -88,85 +88,37 @@ func (h *Herald) Stop() {
 	_ = h.Shutdown(ctx)
 }
 
-// Response is a decoded answer.
-type Response struct {
-	Status int
-	Header http.Header
-	Body   []byte
+// Response is an answer as it came.
+type Response = testapi.Response
+
+// API returns a client of the service's API that authenticates with token
+// ("" for none) and sends with h.Client.
+func (h *Herald) API(token string) *testapi.Client {
+	c := testapi.New(h.URL(), token)
+	c.HTTP = h.Client
+	return c
 }
 
-// JSON decodes the body into v, failing the test on error.
-func (r Response) JSON(t testing.TB, v any) {
-	t.Helper()
-	if err := json.Unmarshal(r.Body, v); err != nil {
-		t.Fatalf("decode %s: %v", r.Body, err)
-	}
-}
-
-// Map decodes the body as a JSON object.
-func (r Response) Map(t testing.TB) map[string]any {
-	t.Helper()
-	var m map[string]any
-	r.JSON(t, &m)
-	return m
-}
-
-// ErrorCode returns error.code of an error body, or "".
-func (r Response) ErrorCode() string {
-	var b struct {
-		Error struct{ Code string } `json:"error"`
-	}
-	_ = json.Unmarshal(r.Body, &b)
-	return b.Error.Code
-}
-
-// Do sends a request with the bearer token (none when empty). body may be
-// nil, a string or []byte (sent as is) or a value (marshalled).
+// Do sends a request with the bearer token (none when empty) and fails the
+// test when no answer comes. body may be nil, a string or []byte (sent as
+// is) or a value (marshalled).
 func (h *Herald) Do(method, path, token string, body any) Response {
 	h.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = bytes.NewReader([]byte(b))
-	case []byte:
-		rd = bytes.NewReader(b)
-	default:
-		data, err := json.Marshal(b)
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		rd = bytes.NewReader(data)
-	}
-	req, err := http.NewRequest(method, h.URL()+path, rd)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := h.Client.Do(req)
+	r, err := h.API(token).Send(context.Background(), method, path, body)
 	if err != nil {
 		h.t.Fatalf("%s %s: %v", method, path, err)
 	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	return Response{Status: resp.StatusCode, Header: resp.Header, Body: data}
+	return r
 }
 
 // Tenant creates a tenant through the admin API and returns its id and key.
 func (h *Herald) Tenant(name string) (tenantID, apiKey string) {
 	h.t.Helper()
-	r := h.Do("POST", "/v1/admin/tenants", h.AdminToken(), map[string]string{"name": name})
-	if r.Status != http.StatusCreated {
-		h.t.Fatalf("create tenant: %d %s", r.Status, r.Body)
+	tn, err := h.API(h.AdminToken()).CreateTenant(context.Background(), name)
+	if err != nil {
+		h.t.Fatalf("create tenant: %v", err)
 	}
-	var t struct{ TenantID, APIKey string }
-	r.JSON(h.t, &t)
-	return t.TenantID, t.APIKey
+	return tn.TenantID, tn.APIKey
 }
 
 // WaitRun polls GET /v1/runs/{runID} until the run's status is one of

@@ -4,6 +4,8 @@ package testnats
 
 import (
 	"context"
+	"net"
+	"strconv"
 	"testing"
 
 	"github.com/heraldhq/herald/embedded"
@@ -37,4 +39,34 @@ func Log(tb testing.TB) *eventlog.Log {
 		tb.Fatalf("eventlog: %v", err)
 	}
 	return l
+}
+
+// Append writes recs with one round of acknowledgements (Log.AppendEach)
+// and returns their sequences; any record that was not stored fails tb.
+func Append(tb testing.TB, l *eventlog.Log, recs []eventlog.Record) []uint64 {
+	tb.Helper()
+	seqs, errs := l.AppendEach(context.Background(), recs)
+	for i, err := range errs {
+		if err != nil {
+			tb.Fatalf("append %s #%d of %d: %v", recs[i].Type, i, len(recs), err)
+		}
+	}
+	return seqs
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago, for
+// the cluster route ports of servers a test starts.
+func FreePort(tb testing.TB) int {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("free port: %v", err)
+	}
+	defer l.Close()
+	_, p, _ := net.SplitHostPort(l.Addr().String())
+	port, err := strconv.Atoi(p)
+	if err != nil {
+		tb.Fatalf("free port: %v", err)
+	}
+	return port
 }

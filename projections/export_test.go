@@ -1,0 +1,27 @@
+package projections
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/heraldhq/herald/eventlog"
+)
+
+// Rebuild discards the projection file at path and replays the whole log
+// into a new one, returning once it holds every event the stream had when
+// Rebuild started. The caller must not have the file open.
+func Rebuild(ctx context.Context, path string, log *eventlog.Log, opts Options) (*Store, error) {
+	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+		return nil, fmt.Errorf("projections: rebuild: %w", err)
+	}
+	s, err := Open(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.CatchUp(ctx, log); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
