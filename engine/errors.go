@@ -8,9 +8,7 @@ import (
 
 // Failure codes of runs and steps (the run's error.code).
 const (
-	CodeNoChannel           = "no_channel"
 	CodeNoAddress           = "no_address"
-	CodeProviderRejected    = "provider_rejected"
 	CodeAttemptsExhausted   = "attempts_exhausted"
 	CodeBridgeNotConfigured = "bridge_not_configured"
 	CodeUnsupportedStep     = "unsupported_step"
