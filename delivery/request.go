@@ -1,7 +1,7 @@
 package delivery
 
 import (
-	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/heraldhq/herald/apierr"
@@ -80,11 +80,26 @@ func (r Request) Validate() error {
 			p.Add("content.body", "must be valid UTF-8")
 		}
 	}
-	if err := p.Err(); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
+	if len(p) == 0 {
+		return nil
 	}
-	return nil
+	return &invalidRequest{ve: &apierr.ValidationError{Code: CodeInvalidRequest, Problems: p}}
 }
+
+// invalidRequest is the error of Validate: its text names every problem.
+type invalidRequest struct {
+	ve *apierr.ValidationError
+}
+
+func (e *invalidRequest) Error() string {
+	parts := make([]string, len(e.ve.Problems))
+	for i, p := range e.ve.Problems {
+		parts[i] = p.Field + " " + p.Problem
+	}
+	return "delivery: invalid request: " + strings.Join(parts, "; ")
+}
+
+func (e *invalidRequest) Unwrap() []error { return []error{ErrInvalidRequest, e.ve} }
 
 // StatusSent is the Status of a Result whose message the provider took.
 const StatusSent = "sent"

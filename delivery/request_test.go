@@ -42,6 +42,9 @@ func TestRequestValidate(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("problems\n%q\nwant\n%q", got, want)
 	}
+	if want := "delivery: invalid request: " + strings.Join(want, "; "); err.Error() != want {
+		t.Fatalf("message %q, want %q", err.Error(), want)
+	}
 	if c := Classify(err); c.Code != CodeInvalidRequest || !c.Terminal {
 		t.Fatalf("Classify = %+v", c)
 	}
