@@ -86,9 +86,9 @@ func SelectChannel(store *projections.Store, tenant, kind string) (projections.C
 
 // OpenChannelConfig returns the whole config of one of the tenant's
 // channels: its public fields with its secret fields opened with keys and
-// merged in. Numbers are float64, as encoding/json decodes them. The
-// result holds secrets in clear: it must never be logged, stored or
-// returned by the API.
+// merged in. Numbers are float64, as encoding/json decodes them. It is
+// the only place a channel secret is decrypted; the result holds secrets
+// in clear and must never be logged, stored or returned by the API.
 //
 // A sealed value that does not open (a key no longer in the keyring, a
 // value altered or copied from another tenant, channel or field) is an
