@@ -185,65 +185,12 @@ func (c *Control) Channels(tenant string) ([]projections.Channel, error) {
 	return c.store.Channels(tenant)
 }
 
-// SelectChannel returns the channel a send of the given kind uses: among
-// the tenant's enabled channels of that kind, the lowest priority; ties go
-// to the oldest (creation time, then creation sequence). With none it
-// returns an error wrapping delivery.ErrNoChannel. It reads the local
-// projections as they are: a caller that must see every earlier write
-// waits for them first (projections.Store.WaitCaughtUp).
-func (c *Control) SelectChannel(tenant, kind string) (projections.Channel, error) {
-	chs, err := c.store.Channels(tenant)
-	if err != nil {
-		return projections.Channel{}, err
-	}
-	cands := make([]delivery.Candidate, len(chs))
-	byKey := make(map[string]projections.Channel, len(chs))
-	for i, ch := range chs {
-		cands[i] = delivery.Candidate{ChannelKey: ch.ChannelKey, Kind: ch.Kind, Enabled: ch.Enabled,
-			Priority: ch.Priority, CreatedAt: ch.CreatedAt, Seq: ch.Seq}
-		byKey[ch.ChannelKey] = ch
-	}
-	best, err := delivery.Select(cands, kind)
-	if err != nil {
-		return projections.Channel{}, err
-	}
-	return byKey[best.ChannelKey], nil
-}
-
-// OpenChannelConfig returns the whole config of one of the tenant's
-// channels: its public fields with its secret fields opened and merged in.
-// It is the only place a channel secret is decrypted; the result holds
-// secrets in clear and must never be logged, stored or returned by the
-// API. Numbers are float64, as encoding/json decodes them.
-//
-// A sealed value that does not open (a key no longer in the keyring, a
-// value altered or copied from another tenant or field) is an error
-// wrapping the secrets sentinel (ErrUnknownKey, ErrDecrypt, ErrMalformed);
-// it names the field, never a value.
-func (c *Control) OpenChannelConfig(tenant string, ch projections.Channel) (map[string]any, error) {
-	entry, ok := delivery.LookupChannel(ch.ChannelKey)
-	if !ok {
-		return nil, fmt.Errorf("control: channel %q is not in the catalog", ch.ChannelKey)
-	}
-	opened := make(map[string]string, len(ch.Sealed))
-	for field, sealed := range ch.Sealed {
-		plain, err := c.keys.Open(sealed, events.ChannelSecretAAD(tenant, ch.ChannelKey, field))
-		if err != nil {
-			return nil, fmt.Errorf("control: opening %s of channel %q: %w", field, ch.ChannelKey, err)
-		}
-		opened[field] = string(plain)
-	}
-	return entry.Merge(ch.Public, opened), nil
-}
-
 // sealConfig validates raw against entry's schema, adding each problem to
 // p, and when it is valid splits it and seals its secret fields for
 // tenant. The error is for failures other than validation.
 func (c *Control) sealConfig(ctx context.Context, tenant string, entry delivery.CatalogEntry, raw json.RawMessage, p *apierr.Problems) (events.ChannelConfig, error) {
 	problems := entry.Validate(ctx, raw)
-	for _, fp := range problems {
-		p.Add(fp.Field, "%s", fp.Problem)
-	}
+	*p = append(*p, problems...)
 	if len(problems) > 0 {
 		return events.ChannelConfig{}, nil
 	}

@@ -86,7 +86,7 @@ func (h *channelHarness) setEnabled(t *testing.T, tenant, key string, enabled bo
 
 func (h *channelHarness) wantSelected(t *testing.T, tenant, kind, want string) {
 	t.Helper()
-	ch, err := h.ctl.SelectChannel(tenant, kind)
+	ch, err := delivery.SelectChannel(h.store, tenant, kind)
 	if want == "" {
 		if !errors.Is(err, delivery.ErrNoChannel) {
 			t.Fatalf("select %s: got %q, %v; want ErrNoChannel", kind, ch.ChannelKey, err)
@@ -159,7 +159,8 @@ func smtpConfig(password string) json.RawMessage {
 func TestOpenChannelConfigAndKeyRotation(t *testing.T) {
 	ctx := context.Background()
 	keyA := bytes.Repeat([]byte{0xA}, secrets.KeySize)
-	h := newChannelHarness(t, channelKeyring(t, 0xA))
+	krA := channelKeyring(t, 0xA)
+	h := newChannelHarness(t, krA)
 	const password = "Tr0ub4dor&3-rotation"
 	ch, err := h.ctl.ConfigureChannel(ctx, "ten_a", control.ChannelInput{ChannelKey: "email-smtp", Config: smtpConfig(password)})
 	if err != nil {
@@ -168,7 +169,7 @@ func TestOpenChannelConfigAndKeyRotation(t *testing.T) {
 	if _, inPublic := ch.Public["password"]; inPublic || !secrets.IsSealed(ch.Sealed["password"]) {
 		t.Fatalf("password not sealed in the projection: %+v", ch)
 	}
-	cfg, err := h.ctl.OpenChannelConfig("ten_a", ch)
+	cfg, err := delivery.OpenChannelConfig(krA, "ten_a", ch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,8 +178,9 @@ func TestOpenChannelConfigAndKeyRotation(t *testing.T) {
 	}
 
 	// Key B becomes current, A stays as a previous key: A's value opens.
-	rotated := control.New(h.log, h.store, channelKeyring(t, 0xB, keyA), nil)
-	if cfg, err := rotated.OpenChannelConfig("ten_a", ch); err != nil || cfg["password"] != password {
+	krBA := channelKeyring(t, 0xB, keyA)
+	rotated := control.New(h.log, h.store, krBA, nil)
+	if cfg, err := delivery.OpenChannelConfig(krBA, "ten_a", ch); err != nil || cfg["password"] != password {
 		t.Fatalf("after rotation: %v", err)
 	}
 	// Written again, the value is sealed with B and still opens.
@@ -189,17 +191,16 @@ func TestOpenChannelConfigAndKeyRotation(t *testing.T) {
 	if ch2.Sealed["password"][3:11] == ch.Sealed["password"][3:11] {
 		t.Fatal("re-written value still sealed with the old key")
 	}
-	if cfg, err := rotated.OpenChannelConfig("ten_a", ch2); err != nil || cfg["password"] != password {
+	if cfg, err := delivery.OpenChannelConfig(krBA, "ten_a", ch2); err != nil || cfg["password"] != password {
 		t.Fatalf("re-sealed value: %v", err)
 	}
 
 	// Without A, A's value fails loudly.
-	onlyB := control.New(h.log, h.store, channelKeyring(t, 0xB), nil)
-	if _, err := onlyB.OpenChannelConfig("ten_a", ch); !errors.Is(err, secrets.ErrUnknownKey) {
+	if _, err := delivery.OpenChannelConfig(channelKeyring(t, 0xB), "ten_a", ch); !errors.Is(err, secrets.ErrUnknownKey) {
 		t.Fatalf("opened without its key: %v", err)
 	}
 	// A sealed value copied to another tenant does not open there.
-	if _, err := h.ctl.OpenChannelConfig("ten_b", ch); !errors.Is(err, secrets.ErrDecrypt) {
+	if _, err := delivery.OpenChannelConfig(krA, "ten_b", ch); !errors.Is(err, secrets.ErrDecrypt) {
 		t.Fatalf("opened under another tenant: %v", err)
 	}
 }

@@ -1,7 +1,3 @@
-// Package delivery owns Herald's channels: the catalog of channel types a
-// tenant may enable and the JSON Schema of their config, the choice of the
-// channel a send step uses, the delivery ledger and the providers
-// (delivery/smtp).
 package delivery
 
 import (

@@ -69,13 +69,6 @@ func failureError(code, message string) error {
 	return fmt.Errorf("%w: %s", ErrProviderUnavailable, message)
 }
 
-// Failure codes recorded in DeliveryFailed, the same as the API's error
-// codes.
-const (
-	CodeProviderRejected    = "provider_rejected"
-	CodeProviderUnavailable = "provider_unavailable"
-)
-
 // waitMoved waits until the subject's last sequence moves past e.seq (the
 // attempt in flight recorded its outcome, or someone took it over), or the
 // attempt's lease runs out. It fails with ErrInProgress at deadline.

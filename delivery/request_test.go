@@ -2,29 +2,56 @@ package delivery
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/delivery/smtp"
 )
 
 func TestRequestValidate(t *testing.T) {
-	ok := Request{IdempotencyKey: "run_1:s", RunID: "run_1", StepID: "s", SubscriberID: "ada", Channel: "email"}
+	ok := Request{IdempotencyKey: "run_1:s", RunID: "run_1", StepID: "s", SubscriberID: "ada", Channel: "email",
+		Content: &Content{Body: "b"}}
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("valid request: %v", err)
 	}
-	bad := Request{IdempotencyKey: strings.Repeat("k", maxKeyBytes+1), RunID: "a\nb", To: "\x00", Subject: "\xff"}
+	// The byte bound holds where the characters would pass: 1024 bytes of
+	// 2-byte characters are 512 characters.
+	atBound := ok
+	atBound.IdempotencyKey = strings.Repeat("é", maxKeyBytes/2)
+	if err := atBound.Validate(); err != nil {
+		t.Fatalf("a key of %d bytes: %v", maxKeyBytes, err)
+	}
+	bad := Request{IdempotencyKey: strings.Repeat("é", maxKeyBytes/2+1), RunID: "a\nb", To: "\x00",
+		Content: &Content{Subject: "\xff", Body: "\xfe"}}
 	err := bad.Validate()
-	var re *RequestError
-	if !errors.Is(err, ErrInvalidRequest) || !errors.As(err, &re) {
+	var ve *apierr.ValidationError
+	if !errors.Is(err, ErrInvalidRequest) || !errors.Is(err, apierr.ErrInvalid) || !errors.As(err, &ve) {
 		t.Fatalf("err = %v", err)
 	}
-	var fields []string
-	for _, p := range re.Problems {
-		fields = append(fields, p.Field)
+	var got []string
+	for _, p := range ve.Problems {
+		got = append(got, p.Field+" "+p.Problem)
 	}
-	if got, want := strings.Join(fields, ","), "idempotencyKey,runId,stepId,subscriberId,to,channel,content.subject"; got != want {
-		t.Fatalf("fields %s, want %s", got, want)
+	want := []string{
+		"idempotencyKey must be at most 1024 bytes", "runId must be printable text", "stepId is required",
+		"subscriberId is required", "to must be printable text", "channel is required",
+		"content.subject must be valid UTF-8", "content.body must be valid UTF-8",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("problems\n%q\nwant\n%q", got, want)
+	}
+	if want := "delivery: invalid request: " + strings.Join(want, "; "); err.Error() != want {
+		t.Fatalf("message %q, want %q", err.Error(), want)
+	}
+	if c := Classify(err); c.Code != CodeInvalidRequest || !c.Terminal {
+		t.Fatalf("Classify = %+v", c)
+	}
+	noContent := ok
+	noContent.Content = nil
+	if err := noContent.Validate(); !errors.As(err, &ve) || len(ve.Problems) != 1 || ve.Problems[0].Field != "content" {
+		t.Fatalf("no content: %v", err)
 	}
 	if r := (Request{SubscriberID: "a", To: "b"}); r.Recipient() != "b" {
 		t.Fatal("To does not override the recipient")

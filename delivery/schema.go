@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/qri-io/jsonschema"
+
+	"github.com/heraldhq/herald/apierr"
 )
 
 const (
@@ -23,19 +25,6 @@ const (
 	// address must be bare: it becomes the SMTP envelope sender.
 	emailPattern = `^[^\s<>@]+@[^\s<>@]+$`
 )
-
-// FieldProblem names one config field that fails the catalog schema and says
-// what is wrong with it, in the shape of an error body's details:
-// {"field":"config.port","problem":"must be a number"}. Problem never quotes
-// the submitted value, so a secret cannot leak through it.
-type FieldProblem struct {
-	// Field is a dotted path starting with "config": "config" for the whole
-	// object, "config.<name>" for one of its keys.
-	Field string `json:"field"`
-	// Problem is a short sentence without a subject, such as "is required",
-	// "unknown field", "must be a number" or "must be between 1 and 65535".
-	Problem string `json:"problem"`
-}
 
 // objectSchema and propertySchema are the JSON Schema documents Schema
 // writes; their field order is the order of the JSON text.
@@ -109,8 +98,10 @@ func (f Field) schema() propertySchema {
 
 // Validate checks config, the raw JSON of a channel's config, against the
 // entry's [CatalogEntry.Schema] and returns one problem per bad field, or nil
-// when config is valid. The problems come in field order, then unknown keys
-// in lexical order:
+// when config is valid. Each problem's Field is "config" for the whole
+// object or "config.<name>" for one of its keys; its Problem never quotes
+// the submitted value, so a secret cannot leak through it. The problems
+// come in field order, then unknown keys in lexical order:
 //
 //   - config is not a JSON object: one problem on "config";
 //   - a required field is missing: "is required";
@@ -129,14 +120,14 @@ func (f Field) schema() propertySchema {
 //
 // Validate is safe for concurrent use; it panics if a field's Type is not
 // one of the Type constants, a mistake in the entry rather than in config.
-func (e CatalogEntry) Validate(ctx context.Context, config []byte) []FieldProblem {
+func (e CatalogEntry) Validate(ctx context.Context, config []byte) []apierr.FieldProblem {
 	var instance any
 	if err := json.Unmarshal(config, &instance); err != nil {
-		return []FieldProblem{{Field: "config", Problem: "must be a JSON object"}}
+		return []apierr.FieldProblem{{Field: "config", Problem: "must be a JSON object"}}
 	}
 	obj, ok := instance.(map[string]any)
 	if !ok {
-		return []FieldProblem{{Field: "config", Problem: "must be a JSON object"}}
+		return []apierr.FieldProblem{{Field: "config", Problem: "must be a JSON object"}}
 	}
 
 	// What the schema refused: keys of obj it found fault with, and whether
@@ -152,9 +143,9 @@ func (e CatalogEntry) Validate(ctx context.Context, config []byte) []FieldProble
 		}
 	}
 
-	var problems []FieldProblem
+	var problems []apierr.FieldProblem
 	report := func(name, problem string) {
-		problems = append(problems, FieldProblem{Field: "config." + name, Problem: problem})
+		problems = append(problems, apierr.FieldProblem{Field: "config." + name, Problem: problem})
 	}
 	declared := make(map[string]bool, len(e.Fields))
 	for _, f := range e.Fields {
@@ -186,7 +177,7 @@ func (e CatalogEntry) Validate(ctx context.Context, config []byte) []FieldProble
 		}
 	}
 	if len(problems) == 0 && objectFlagged {
-		problems = append(problems, FieldProblem{Field: "config", Problem: "is invalid"})
+		problems = append(problems, apierr.FieldProblem{Field: "config", Problem: "is invalid"})
 	}
 	return problems
 }

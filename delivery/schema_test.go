@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/heraldhq/herald/apierr"
 )
 
 func emailSMTP(t *testing.T) CatalogEntry {
@@ -64,11 +66,13 @@ func TestSchemaFollowsFields(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	const minimal = `"host":"smtp.example.com","port":587,"fromEmail":"ada@example.com"`
-	p := func(field, problem string) FieldProblem { return FieldProblem{Field: field, Problem: problem} }
+	p := func(field, problem string) apierr.FieldProblem {
+		return apierr.FieldProblem{Field: field, Problem: problem}
+	}
 	tests := []struct {
 		name   string
 		config string
-		want   []FieldProblem
+		want   []apierr.FieldProblem
 	}{
 		{"minimal", `{` + minimal + `}`, nil},
 		{"every field", `{` + minimal + `,"secure":true,"username":"ada","password":"hunter2","fromName":"Ada"}`, nil},
@@ -76,45 +80,45 @@ func TestValidate(t *testing.T) {
 		{"port as float that is whole", `{"host":"h","port":1025.0,"fromEmail":"a@b"}`, nil},
 		{"empty optional strings", `{` + minimal + `,"username":"","password":"","fromName":""}`, nil},
 
-		{"not JSON", `{`, []FieldProblem{p("config", "must be a JSON object")}},
-		{"array", `[]`, []FieldProblem{p("config", "must be a JSON object")}},
-		{"null", `null`, []FieldProblem{p("config", "must be a JSON object")}},
-		{"string", `"x"`, []FieldProblem{p("config", "must be a JSON object")}},
-		{"number", `42`, []FieldProblem{p("config", "must be a JSON object")}},
+		{"not JSON", `{`, []apierr.FieldProblem{p("config", "must be a JSON object")}},
+		{"array", `[]`, []apierr.FieldProblem{p("config", "must be a JSON object")}},
+		{"null", `null`, []apierr.FieldProblem{p("config", "must be a JSON object")}},
+		{"string", `"x"`, []apierr.FieldProblem{p("config", "must be a JSON object")}},
+		{"number", `42`, []apierr.FieldProblem{p("config", "must be a JSON object")}},
 
-		{"empty object", `{}`, []FieldProblem{p("config.host", "is required"), p("config.port", "is required"), p("config.fromEmail", "is required")}},
-		{"missing host", `{"port":587,"fromEmail":"a@b"}`, []FieldProblem{p("config.host", "is required")}},
-		{"missing fromEmail", `{"host":"h","port":587}`, []FieldProblem{p("config.fromEmail", "is required")}},
+		{"empty object", `{}`, []apierr.FieldProblem{p("config.host", "is required"), p("config.port", "is required"), p("config.fromEmail", "is required")}},
+		{"missing host", `{"port":587,"fromEmail":"a@b"}`, []apierr.FieldProblem{p("config.host", "is required")}},
+		{"missing fromEmail", `{"host":"h","port":587}`, []apierr.FieldProblem{p("config.fromEmail", "is required")}},
 
-		{"unknown field", `{` + minimal + `,"bogus":1}`, []FieldProblem{p("config.bogus", "unknown field")}},
+		{"unknown field", `{` + minimal + `,"bogus":1}`, []apierr.FieldProblem{p("config.bogus", "unknown field")}},
 		{"unknown fields, each named, sorted", `{` + minimal + `,"zeta":1,"alpha":{},"a/b":null}`,
-			[]FieldProblem{p("config.a/b", "unknown field"), p("config.alpha", "unknown field"), p("config.zeta", "unknown field")}},
+			[]apierr.FieldProblem{p("config.a/b", "unknown field"), p("config.alpha", "unknown field"), p("config.zeta", "unknown field")}},
 		{"names are case-sensitive", `{"Host":"h","port":587,"fromEmail":"a@b"}`,
-			[]FieldProblem{p("config.host", "is required"), p("config.Host", "unknown field")}},
+			[]apierr.FieldProblem{p("config.host", "is required"), p("config.Host", "unknown field")}},
 
-		{"port as string", `{"host":"h","port":"587","fromEmail":"a@b"}`, []FieldProblem{p("config.port", "must be a number")}},
-		{"port null", `{"host":"h","port":null,"fromEmail":"a@b"}`, []FieldProblem{p("config.port", "must be a number")}},
-		{"host as number", `{"host":1,"port":587,"fromEmail":"a@b"}`, []FieldProblem{p("config.host", "must be a string")}},
-		{"secure as string true", `{` + minimal + `,"secure":"true"}`, []FieldProblem{p("config.secure", "must be a boolean")}},
-		{"secure as number", `{` + minimal + `,"secure":1}`, []FieldProblem{p("config.secure", "must be a boolean")}},
-		{"username null", `{` + minimal + `,"username":null}`, []FieldProblem{p("config.username", "must be a string")}},
-		{"password as object", `{` + minimal + `,"password":{"p":"hunter2"}}`, []FieldProblem{p("config.password", "must be a string")}},
-		{"fromName as array", `{` + minimal + `,"fromName":["Ada"]}`, []FieldProblem{p("config.fromName", "must be a string")}},
+		{"port as string", `{"host":"h","port":"587","fromEmail":"a@b"}`, []apierr.FieldProblem{p("config.port", "must be a number")}},
+		{"port null", `{"host":"h","port":null,"fromEmail":"a@b"}`, []apierr.FieldProblem{p("config.port", "must be a number")}},
+		{"host as number", `{"host":1,"port":587,"fromEmail":"a@b"}`, []apierr.FieldProblem{p("config.host", "must be a string")}},
+		{"secure as string true", `{` + minimal + `,"secure":"true"}`, []apierr.FieldProblem{p("config.secure", "must be a boolean")}},
+		{"secure as number", `{` + minimal + `,"secure":1}`, []apierr.FieldProblem{p("config.secure", "must be a boolean")}},
+		{"username null", `{` + minimal + `,"username":null}`, []apierr.FieldProblem{p("config.username", "must be a string")}},
+		{"password as object", `{` + minimal + `,"password":{"p":"hunter2"}}`, []apierr.FieldProblem{p("config.password", "must be a string")}},
+		{"fromName as array", `{` + minimal + `,"fromName":["Ada"]}`, []apierr.FieldProblem{p("config.fromName", "must be a string")}},
 
-		{"port fractional", `{"host":"h","port":587.5,"fromEmail":"a@b"}`, []FieldProblem{p("config.port", "must be an integer")}},
-		{"port 0", `{"host":"h","port":0,"fromEmail":"a@b"}`, []FieldProblem{p("config.port", "must be between 1 and 65535")}},
-		{"port negative", `{"host":"h","port":-25,"fromEmail":"a@b"}`, []FieldProblem{p("config.port", "must be between 1 and 65535")}},
-		{"port 65536", `{"host":"h","port":65536,"fromEmail":"a@b"}`, []FieldProblem{p("config.port", "must be between 1 and 65535")}},
+		{"port fractional", `{"host":"h","port":587.5,"fromEmail":"a@b"}`, []apierr.FieldProblem{p("config.port", "must be an integer")}},
+		{"port 0", `{"host":"h","port":0,"fromEmail":"a@b"}`, []apierr.FieldProblem{p("config.port", "must be between 1 and 65535")}},
+		{"port negative", `{"host":"h","port":-25,"fromEmail":"a@b"}`, []apierr.FieldProblem{p("config.port", "must be between 1 and 65535")}},
+		{"port 65536", `{"host":"h","port":65536,"fromEmail":"a@b"}`, []apierr.FieldProblem{p("config.port", "must be between 1 and 65535")}},
 		{"port bounds are inclusive", `{"host":"h","port":65535,"fromEmail":"a@b"}`, nil},
-		{"host empty", `{"host":"","port":587,"fromEmail":"a@b"}`, []FieldProblem{p("config.host", "must not be empty")}},
-		{"fromEmail not an address", `{"host":"h","port":587,"fromEmail":"ada"}`, []FieldProblem{p("config.fromEmail", "must be an email address")}},
-		{"fromEmail empty", `{"host":"h","port":587,"fromEmail":""}`, []FieldProblem{p("config.fromEmail", "must be an email address")}},
-		{"fromEmail with display name", `{"host":"h","port":587,"fromEmail":"Ada <ada@example.com>"}`, []FieldProblem{p("config.fromEmail", "must be an email address")}},
-		{"fromEmail with spaces", `{"host":"h","port":587,"fromEmail":"ada @example.com"}`, []FieldProblem{p("config.fromEmail", "must be an email address")}},
+		{"host empty", `{"host":"","port":587,"fromEmail":"a@b"}`, []apierr.FieldProblem{p("config.host", "must not be empty")}},
+		{"fromEmail not an address", `{"host":"h","port":587,"fromEmail":"ada"}`, []apierr.FieldProblem{p("config.fromEmail", "must be an email address")}},
+		{"fromEmail empty", `{"host":"h","port":587,"fromEmail":""}`, []apierr.FieldProblem{p("config.fromEmail", "must be an email address")}},
+		{"fromEmail with display name", `{"host":"h","port":587,"fromEmail":"Ada <ada@example.com>"}`, []apierr.FieldProblem{p("config.fromEmail", "must be an email address")}},
+		{"fromEmail with spaces", `{"host":"h","port":587,"fromEmail":"ada @example.com"}`, []apierr.FieldProblem{p("config.fromEmail", "must be an email address")}},
 
 		{"every problem at once, in field order",
 			`{"port":"587","secure":"yes","password":5,"fromEmail":"nope","extra":true}`,
-			[]FieldProblem{
+			[]apierr.FieldProblem{
 				p("config.host", "is required"),
 				p("config.port", "must be a number"),
 				p("config.secure", "must be a boolean"),
@@ -160,7 +164,7 @@ func TestValidateOtherChecks(t *testing.T) {
 		{Name: "max", Type: TypeNumber, Check: Check{Max: new(2.5)}},
 	}}
 	got := e.Validate(context.Background(), []byte(`{"min":9.5,"max":3}`))
-	want := []FieldProblem{{"config.min", "must be at least 10"}, {"config.max", "must be at most 2.5"}}
+	want := []apierr.FieldProblem{{Field: "config.min", Problem: "must be at least 10"}, {Field: "config.max", Problem: "must be at most 2.5"}}
 	if !slices.Equal(got, want) {
 		t.Fatalf("Validate = %v; want %v", got, want)
 	}
@@ -201,13 +205,13 @@ func TestValidateConcurrently(t *testing.T) {
 	e.Label = t.Name()
 	cases := []struct {
 		config string
-		want   []FieldProblem
+		want   []apierr.FieldProblem
 	}{
 		{`{"host":"h","port":587,"fromEmail":"a@b"}`, nil},
-		{`{"host":"h","port":"587","fromEmail":"a@b","secure":false,"username":"u"}`, []FieldProblem{{"config.port", "must be a number"}}},
-		{`{"port":0,"bogus":1,"fromName":"n","password":"p"}`, []FieldProblem{
-			{"config.host", "is required"}, {"config.port", "must be between 1 and 65535"},
-			{"config.fromEmail", "is required"}, {"config.bogus", "unknown field"},
+		{`{"host":"h","port":"587","fromEmail":"a@b","secure":false,"username":"u"}`, []apierr.FieldProblem{{Field: "config.port", Problem: "must be a number"}}},
+		{`{"port":0,"bogus":1,"fromName":"n","password":"p"}`, []apierr.FieldProblem{
+			{Field: "config.host", Problem: "is required"}, {Field: "config.port", Problem: "must be between 1 and 65535"},
+			{Field: "config.fromEmail", Problem: "is required"}, {Field: "config.bogus", Problem: "unknown field"},
 		}},
 	}
 	start := make(chan struct{})

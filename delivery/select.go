@@ -4,6 +4,10 @@ import (
 	"cmp"
 	"fmt"
 	"time"
+
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/projections"
+	"github.com/heraldhq/herald/secrets"
 )
 
 // Candidate is what [Select] needs to know of one of a tenant's channels.
@@ -55,4 +59,53 @@ func prefer(a, b Candidate) bool {
 		cmp.Compare(a.Seq, b.Seq),
 		cmp.Compare(a.ChannelKey, b.ChannelKey),
 	) < 0
+}
+
+// SelectChannel returns the channel a send of kind uses among the tenant's
+// channels as store holds them (see [Select] for the order), or an error
+// wrapping [ErrNoChannel]. A caller that must see every earlier write
+// waits for the projections first (projections.Store.WaitCaughtUp).
+func SelectChannel(store *projections.Store, tenant, kind string) (projections.Channel, error) {
+	chs, err := store.Channels(tenant)
+	if err != nil {
+		return projections.Channel{}, err
+	}
+	cands := make([]Candidate, len(chs))
+	byKey := make(map[string]projections.Channel, len(chs))
+	for i, ch := range chs {
+		cands[i] = Candidate{ChannelKey: ch.ChannelKey, Kind: ch.Kind, Enabled: ch.Enabled,
+			Priority: ch.Priority, CreatedAt: ch.CreatedAt, Seq: ch.Seq}
+		byKey[ch.ChannelKey] = ch
+	}
+	best, err := Select(cands, kind)
+	if err != nil {
+		return projections.Channel{}, err
+	}
+	return byKey[best.ChannelKey], nil
+}
+
+// OpenChannelConfig returns the whole config of one of the tenant's
+// channels: its public fields with its secret fields opened with keys and
+// merged in. Numbers are float64, as encoding/json decodes them. It is
+// the only place a channel secret is decrypted; the result holds secrets
+// in clear and must never be logged, stored or returned by the API.
+//
+// A sealed value that does not open (a key no longer in the keyring, a
+// value altered or copied from another tenant, channel or field) is an
+// error wrapping the secrets sentinel (ErrUnknownKey, ErrDecrypt,
+// ErrMalformed); it names the field, never a value.
+func OpenChannelConfig(keys *secrets.Keyring, tenant string, ch projections.Channel) (map[string]any, error) {
+	entry, ok := LookupChannel(ch.ChannelKey)
+	if !ok {
+		return nil, fmt.Errorf("delivery: channel %q is not in the catalog", ch.ChannelKey)
+	}
+	opened := make(map[string]string, len(ch.Sealed))
+	for field, sealed := range ch.Sealed {
+		plain, err := keys.Open(sealed, events.ChannelSecretAAD(tenant, ch.ChannelKey, field))
+		if err != nil {
+			return nil, fmt.Errorf("delivery: opening %s of channel %q: %w", field, ch.ChannelKey, err)
+		}
+		opened[field] = string(plain)
+	}
+	return entry.Merge(ch.Public, opened), nil
 }

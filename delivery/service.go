@@ -15,18 +15,8 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/projections"
+	"github.com/heraldhq/herald/secrets"
 )
-
-// Channels resolves a tenant's channels for a delivery; *control.Control
-// implements it (control imports delivery, so delivery names only what it
-// needs). Both methods must be safe for concurrent use.
-type Channels interface {
-	// SelectChannel returns the channel a send of kind uses, or an error
-	// wrapping ErrNoChannel.
-	SelectChannel(tenant, kind string) (projections.Channel, error)
-	// OpenChannelConfig returns the channel's whole config, secrets opened.
-	OpenChannelConfig(tenant string, ch projections.Channel) (map[string]any, error)
-}
 
 // Defaults of Config.
 const (
@@ -43,16 +33,16 @@ const recordTimeout = 10 * time.Second
 // answers, waits, or lost a claim to a writer that made progress.
 const maxRounds = 64
 
-// Config configures a Service. Log, Store, Channels and SMTP are required;
+// Config configures a Service. Log, Store, Keys and SMTP are required;
 // the zero value of every other field is documented.
 type Config struct {
 	// Log holds the delivery ledger.
 	Log *eventlog.Log
-	// Store is read for subscribers, and waited on so that an answer is
-	// visible to reads (GET /v1/deliveries) at once.
+	// Store is read for channels and subscribers, and waited on so that
+	// an answer is visible to reads (GET /v1/deliveries) at once.
 	Store *projections.Store
-	// Channels selects and opens channels.
-	Channels Channels
+	// Keys opens the sealed secrets of channel configs.
+	Keys *secrets.Keyring
 	// SMTP sends email-smtp channels' messages. The Service does not own
 	// it: its creator closes it after the last Deliver.
 	SMTP *smtp.Sender
@@ -97,8 +87,8 @@ func (c Config) Validate() error {
 	if c.Store == nil {
 		errs = append(errs, errors.New("delivery: Config.Store is required"))
 	}
-	if c.Channels == nil {
-		errs = append(errs, errors.New("delivery: Config.Channels is required"))
+	if c.Keys == nil {
+		errs = append(errs, errors.New("delivery: Config.Keys is required"))
 	}
 	if c.SMTP == nil {
 		errs = append(errs, errors.New("delivery: Config.SMTP is required"))
@@ -165,13 +155,14 @@ type plan struct {
 }
 
 // Deliver delivers req for tenant, at most once per req.IdempotencyKey,
-// and returns the SendResult (see Service for the ledger's rules).
+// and returns its Result (see Service for the ledger's rules).
 //
-// Errors: a *RequestError (ErrInvalidRequest); ErrNoChannel; ErrNoAddress;
-// ErrProviderRejected (terminal: an SMTP 5xx reply, or a channel config
-// that cannot work); ErrProviderUnavailable (transient: SMTP 4xx, network,
-// timeout); ErrInProgress (transient); other errors are internal (the log
-// or a secret that does not open).
+// Errors wrap ErrInvalidRequest (with a *apierr.ValidationError),
+// ErrNoChannel, ErrNoAddress, ErrProviderRejected (an SMTP 5xx reply, or a
+// channel config that cannot work), ErrProviderUnavailable (SMTP 4xx,
+// network, timeout) or ErrInProgress; [Classify] tells terminal from
+// transient. Other errors are internal (the log, or a secret that does not
+// open).
 //
 // Once Deliver has claimed an attempt it calls the provider and records
 // the outcome even if ctx ends meanwhile (bounded by Config.SendTimeout),
@@ -197,7 +188,7 @@ func (s *Service) Deliver(ctx context.Context, tenant string, req Request) (Resu
 			if err := s.cfg.Store.WaitFor(ctx, e.seq); err != nil {
 				return Result{}, err
 			}
-			return Result{AttemptID: e.sent.AttemptID, Status: projections.DeliverySent,
+			return Result{AttemptID: e.sent.AttemptID, Status: StatusSent,
 				ProviderMessageID: e.sent.ProviderMessageID}, nil
 		case keyFailed:
 			if e.attemptID == waitedFor {
@@ -240,7 +231,7 @@ func (s *Service) resolve(ctx context.Context, tenant string, req Request) (*pla
 	if err := s.cfg.Store.WaitCaughtUp(ctx, s.cfg.Log); err != nil {
 		return nil, err
 	}
-	ch, err := s.cfg.Channels.SelectChannel(tenant, req.Channel)
+	ch, err := SelectChannel(s.cfg.Store, tenant, req.Channel)
 	if err != nil {
 		return nil, err
 	}
@@ -262,14 +253,14 @@ func (s *Service) resolve(ctx context.Context, tenant string, req Request) (*pla
 		if a, err := mail.ParseAddress(p.address); err != nil || a.Address != p.address {
 			return nil, fmt.Errorf("%w: the first email address of subscriber %.100q is not a bare email address", ErrNoAddress, recipient)
 		}
-		config, err := s.cfg.Channels.OpenChannelConfig(tenant, ch)
+		config, err := OpenChannelConfig(s.cfg.Keys, tenant, ch)
 		if err != nil {
 			return nil, err
 		}
 		if p.smtp, err = smtpConfig(config); err != nil {
 			return nil, fmt.Errorf("%w: channel %s: its config cannot work: %w", ErrProviderRejected, ch.ChannelKey, err)
 		}
-		p.message = smtp.Message{To: p.address, Subject: req.Subject, Body: req.Body,
+		p.message = smtp.Message{To: p.address, Subject: req.Content.Subject, Body: req.Content.Body,
 			MessageID: messageID(tenant, req.IdempotencyKey, p.smtp.FromEmail)}
 		if err := p.message.Validate(); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrNoAddress, err)
@@ -351,7 +342,7 @@ func (s *Service) attempt(ctx context.Context, tenant, subject string, req Reque
 	if answer != nil {
 		return Result{}, answer
 	}
-	return Result{AttemptID: attemptID, Status: projections.DeliverySent, ProviderMessageID: sent.MessageID}, nil
+	return Result{AttemptID: attemptID, Status: StatusSent, ProviderMessageID: sent.MessageID}, nil
 }
 
 // record appends an attempt's outcome, retrying failures other than a

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/delivery/smtp"
 	"github.com/heraldhq/herald/eventlog"
@@ -17,7 +16,7 @@ import (
 )
 
 // newDirectService builds a delivery.Service on the fixture's log and
-// projections (with the real control and keyring), tuned by tune.
+// projections (with the real keyring), tuned by tune.
 func newDirectService(t *testing.T, f *fixture, dataDir string, tune func(*delivery.Config)) *delivery.Service {
 	t.Helper()
 	kr, _, err := secrets.LoadKeyring(func(string) string { return "" }, dataDir, true)
@@ -26,7 +25,7 @@ func newDirectService(t *testing.T, f *fixture, dataDir string, tune func(*deliv
 	}
 	sender := smtp.NewSender(smtp.Options{})
 	t.Cleanup(func() { sender.Close() })
-	cfg := delivery.Config{Log: f.h.Log(), Store: f.h.Store(), Channels: control.New(f.h.Log(), f.h.Store(), kr, nil), SMTP: sender}
+	cfg := delivery.Config{Log: f.h.Log(), Store: f.h.Store(), Keys: kr, SMTP: sender}
 	if tune != nil {
 		tune(&cfg)
 	}
@@ -55,7 +54,7 @@ func claim(t *testing.T, f *fixture, key, attemptID string) uint64 {
 func request(key string) delivery.Request {
 	run, step, _ := strings.Cut(key, ":")
 	return delivery.Request{IdempotencyKey: key, RunID: run, StepID: step, SubscriberID: "ada", Channel: "email",
-		Subject: "s", Body: "b"}
+		Content: &delivery.Content{Subject: "s", Body: "b"}}
 }
 
 // TestInFlightAttempt: a request finding an attempt of its key in flight
@@ -107,7 +106,7 @@ func TestInFlightAttempt(t *testing.T) {
 
 func TestServiceConfig(t *testing.T) {
 	_, err := delivery.NewService(delivery.Config{})
-	for _, want := range []string{"Log", "Store", "Channels", "SMTP"} {
+	for _, want := range []string{"Log", "Store", "Keys", "SMTP"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("NewService(zero) = %v, want it to name %s", err, want)
 		}

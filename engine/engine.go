@@ -206,9 +206,6 @@ func New(cfg Config, deps Deps) *Engine {
 		}
 		client = &bridgeclient.Client{Timeout: cfg.BridgeTimeout, HTTP: &http.Client{Transport: rt}, Logger: cfg.Logger}
 	}
-	if hd, ok := deps.Deliverer.(*HTTPDeliverer); ok && hd.Client == nil {
-		hd.Client = &http.Client{Timeout: 60 * time.Second, Transport: pooledTransport(cfg.Workers)}
-	}
 	return &Engine{cfg: cfg, log: deps.Log, store: deps.Store, bridgeSrc: deps.Bridges, deliver: deps.Deliverer,
 		client: client, logger: cfg.Logger, states: newStateCache(cfg.CacheBytes / 2),
 		payloads: newByteCache(cfg.CacheBytes/4, payloadBytes), digests: newByteCache(cfg.CacheBytes/4, digestBytes),

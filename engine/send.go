@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/heraldhq/herald/bridge/wire"
+	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/events"
 )
 
@@ -18,20 +19,22 @@ func (t *turn) send(ctx context.Context, s *wire.Step) (verdict, error) {
 	if to == nil {
 		return t.fail(ctx, s.StepID, CodeNoAddress, "the run has no subscriber and the send step names no `to`")
 	}
-	res, err := t.e.deliver.Deliver(ctx, t.tenant, DeliverRequest{
+	res, err := t.e.deliver.Deliver(ctx, t.tenant, delivery.Request{
 		IdempotencyKey: t.st.RunID + ":" + s.StepID, RunID: t.st.RunID, StepID: s.StepID,
-		SubscriberID: *to, Channel: s.Channel, Content: *s.Content})
+		SubscriberID: *to, Channel: s.Channel,
+		Content: &delivery.Content{Subject: s.Content.Subject, Body: s.Content.Body}})
 	if err != nil {
 		if isCanceled(ctx, err) {
 			return verdict{}, err
 		}
-		de := deliveryFailure(err)
-		if de.Terminal {
-			return t.fail(ctx, s.StepID, de.Code, de.Message)
+		f := delivery.Classify(err)
+		if f.Terminal {
+			return t.fail(ctx, s.StepID, f.Code, f.Message)
 		}
-		return t.retry(ctx, s.StepID, string(s.Type), de.Code, de.Message)
+		return t.retry(ctx, s.StepID, string(s.Type), f.Code, f.Message)
 	}
-	out, err := json.Marshal(res)
+	out, err := json.Marshal(wire.SendResult{AttemptID: res.AttemptID, Status: res.Status,
+		ProviderMessageID: res.ProviderMessageID})
 	if err != nil {
 		return verdict{}, err
 	}

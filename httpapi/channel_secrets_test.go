@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/control"
+	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/secrets"
@@ -142,11 +143,11 @@ func TestChannelSecretsNeverInClear(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctl := control.New(h.Log(), h.Store(), kr, nil)
-	ch, err := ctl.SelectChannel(tenant, "email")
+	ch, err := delivery.SelectChannel(h.Store(), tenant, "email")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg, err := ctl.OpenChannelConfig(tenant, ch); err != nil || cfg["password"] != password2 {
+	if cfg, err := delivery.OpenChannelConfig(kr, tenant, ch); err != nil || cfg["password"] != password2 {
 		t.Fatalf("opening the stored config: %v", err)
 	}
 	if _, s, err := ctl.BridgeSecret(context.Background(), tenant); err != nil || s != signing2 {
@@ -264,7 +265,7 @@ func TestChannelSecretsAcrossMasterKeyRotation(t *testing.T) {
 	if !strings.HasPrefix(ch.Sealed["password"], "v1:"+secrets.KeyID(keyA)+":") {
 		t.Fatal("the password was not sealed with key A")
 	}
-	if cfg, err := ctl.OpenChannelConfig(tenant, ch); err != nil || cfg["password"] != password {
+	if cfg, err := delivery.OpenChannelConfig(kr, tenant, ch); err != nil || cfg["password"] != password {
 		t.Fatalf("value sealed with A after B became current: %v", err)
 	}
 	if _, s, err := ctl.BridgeSecret(context.Background(), tenant); err != nil || s != reg.SigningSecret {
@@ -278,7 +279,7 @@ func TestChannelSecretsAcrossMasterKeyRotation(t *testing.T) {
 	if !strings.HasPrefix(ch.Sealed["password"], "v1:"+secrets.KeyID(keyB)+":") {
 		t.Fatal("the service did not seal with the new current key")
 	}
-	if cfg, err := ctl.OpenChannelConfig(tenant, ch); err != nil || cfg["password"] != password {
+	if cfg, err := delivery.OpenChannelConfig(kr, tenant, ch); err != nil || cfg["password"] != password {
 		t.Fatalf("value sealed with B: %v", err)
 	}
 }

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/heraldhq/herald/apierr"
@@ -9,51 +8,15 @@ import (
 	"github.com/heraldhq/herald/projections"
 )
 
-// deliverRequest is the body of POST /v1/deliver.
-type deliverRequest struct {
-	IdempotencyKey string          `json:"idempotencyKey"`
-	RunID          string          `json:"runId"`
-	StepID         string          `json:"stepId"`
-	SubscriberID   string          `json:"subscriberId"`
-	To             *string         `json:"to"`
-	Channel        string          `json:"channel"`
-	Content        *deliverContent `json:"content"`
-}
-
-type deliverContent struct {
-	Subject string `json:"subject"`
-	Body    string `json:"body"`
-}
-
-// deliver is POST /v1/deliver (internal: the engine's send steps). It
-// answers 200 with the SendResult, also for a repeat of a sent key; the
-// failures are mapped in statusTable (no_channel, no_address,
-// provider_rejected: 422; provider_unavailable: 502;
-// delivery_in_progress: 409).
+// deliver is POST /v1/deliver (internal: the send steps of engines that
+// reach delivery through a delivery.Client). The body is a
+// delivery.Request, validated by Deliver. It answers 200 with the
+// delivery.Result, also for a repeat of a sent key; the failures are
+// mapped in statusTable (no_channel, no_address, provider_rejected: 422;
+// provider_unavailable: 502; delivery_in_progress: 409).
 func (s *Server) deliver(w http.ResponseWriter, r *http.Request) error {
-	var body deliverRequest
-	if err := decode(w, r, &body); err != nil {
-		return err
-	}
-	req := delivery.Request{IdempotencyKey: body.IdempotencyKey, RunID: body.RunID, StepID: body.StepID,
-		SubscriberID: body.SubscriberID, Channel: body.Channel}
-	if body.To != nil {
-		req.To = *body.To
-	}
-	if body.Content != nil {
-		req.Subject, req.Body = body.Content.Subject, body.Content.Body
-	}
-	var p apierr.Problems
-	if body.Content == nil {
-		p.Add("content", "is required")
-	}
-	var re *delivery.RequestError
-	if err := req.Validate(); errors.As(err, &re) {
-		for _, fp := range re.Problems {
-			p.Add(fp.Field, "%s", fp.Problem)
-		}
-	}
-	if err := p.Err(); err != nil {
+	var req delivery.Request
+	if err := decode(w, r, &req); err != nil {
 		return err
 	}
 	res, err := s.deps.Delivery.Deliver(r.Context(), tenantOf(r.Context()), req)

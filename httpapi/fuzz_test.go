@@ -10,6 +10,7 @@ import (
 
 	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/control"
+	"github.com/heraldhq/herald/delivery"
 )
 
 // FuzzDecoders runs every request decoder of the API over arbitrary
@@ -38,7 +39,7 @@ func FuzzDecoders(f *testing.F) {
 		func() any { return &patchChannelRequest{} },
 		func() any { return &putBridgeRequest{} },
 		func() any { return &createTenantRequest{} },
-		func() any { return &deliverRequest{} },
+		func() any { return &delivery.Request{} },
 		func() any { return &struct{}{} },
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -13,7 +13,7 @@ var bucketChannels = []byte("channels") // tenant\x00channelKey → Channel
 
 // Channel is the read model of one of a tenant's channels. Its config is
 // kept as the log holds it: the public fields, and the secret fields
-// sealed. Nothing here opens them (see control.Control.OpenChannelConfig).
+// sealed. Nothing here opens them (see delivery.OpenChannelConfig).
 type Channel struct {
 	ChannelKey string `json:"channelKey"`
 	Kind       string `json:"kind"`

@@ -148,16 +148,16 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 	}
 	s.smtp = smtp.NewSender(smtpOpts)
 	if s.delivery, err = delivery.NewService(delivery.Config{
-		Log: s.log, Store: s.store, Channels: s.ctl, SMTP: s.smtp, Logger: logger,
+		Log: s.log, Store: s.store, Keys: s.keys, SMTP: s.smtp, Logger: logger,
 	}); err != nil {
 		return nil, err
 	}
 
 	// Send steps go to this process's delivery service, unless DeliverURL
 	// names another API.
-	var deliverer engine.Deliverer = localDeliverer{svc: s.delivery}
+	var deliverer engine.Deliverer = s.delivery
 	if cfg.DeliverURL != "" {
-		deliverer = &engine.HTTPDeliverer{BaseURL: cfg.DeliverURL, Token: s.internalToken}
+		deliverer = delivery.NewClient(cfg.DeliverURL, s.internalToken, cfg.Workers)
 	}
 	s.engine = engine.New(engine.Config{
 		RetryBase:      cfg.RetryBase,
