@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -61,11 +62,16 @@ func (e *Engine) handleFanout(ctx context.Context, m jetstream.Msg) error {
 	if err := first.Decode(&acc); err != nil {
 		return err
 	}
-	_, err = e.fanout(ctx, tenant, acc)
-	if err == nil {
-		e.logger.Info("finished an interrupted fan-out", "tenant", tenant, "transaction", txn)
+	if _, err = e.fanout(ctx, tenant, acc); err != nil {
+		return err
 	}
-	return err
+	e.logger.Info("finished an interrupted fan-out", "tenant", tenant, "transaction", txn)
+	// The fan-out is done: the backstop that fanout kept ahead has nothing
+	// left to take over.
+	if err := e.log.Cancel(ctx, eventlog.SchedSubject(tenant, "fanout", txn)); err != nil {
+		e.logger.Warn("could not cancel a fan-out backstop; it will find the fan-out done", "err", err)
+	}
+	return nil
 }
 
 // fanout starts the runs of a transaction that are not started yet, in
@@ -74,6 +80,7 @@ func (e *Engine) handleFanout(ctx context.Context, m jetstream.Msg) error {
 // run again and concurrently: run ids are derived, a run's start expects
 // an empty subject, and rows keep their first state.
 func (e *Engine) fanout(ctx context.Context, tenant string, acc events.TriggerAcceptedData) ([]events.Dispatch, error) {
+	defer e.keepBackstop(ctx, tenant, acc.TransactionID)()
 	subject := eventlog.Subject(tenant, eventlog.AggTransaction, acc.TransactionID)
 	history, err := e.log.History(ctx, subject, 0)
 	if err != nil {
@@ -107,7 +114,6 @@ func (e *Engine) fanout(ctx context.Context, tenant string, acc events.TriggerAc
 			todo = append(todo, s)
 		}
 	}
-	sched := eventlog.SchedSubject(tenant, "fanout", acc.TransactionID)
 	for start := 0; start < len(todo); start += fanoutChunk {
 		chunk := todo[start:min(start+fanoutChunk, len(todo))]
 		dispatched, err := e.dispatch(ctx, tenant, acc, chunk)
@@ -116,11 +122,6 @@ func (e *Engine) fanout(ctx context.Context, tenant string, acc events.TriggerAc
 		}
 		for _, d := range dispatched {
 			done[d.SubscriberID] = d
-		}
-		if start+fanoutChunk < len(todo) {
-			// Keep the backstop ahead of a long fan-out.
-			_ = e.log.Schedule(ctx, sched, eventlog.WorkFanout(tenant, acc.TransactionID),
-				e.now().Add(e.cfg.FanoutBackstop), nil)
 		}
 	}
 	if !completed {
@@ -135,6 +136,37 @@ func (e *Engine) fanout(ctx context.Context, tenant string, acc events.TriggerAc
 		res[i] = events.Dispatch{RunID: d.RunID, SubscriberID: s, Status: d.Status}
 	}
 	return res, nil
+}
+
+// keepBackstop keeps a transaction's fan-out backstop (see Trigger) at
+// least two thirds of FanoutBackstop ahead while this process works on its
+// fan-out, until the returned stop is called: a fan-out worker takes the
+// fan-out over only once this process stopped working on it (it died),
+// not while one of its steps (resolving the audience, a chunk) outlasts
+// FanoutBackstop, which would have two processes do the same chunks at
+// once. stop returns once no re-arm is in flight, so a Cancel after it
+// stays cancelled.
+func (e *Engine) keepBackstop(ctx context.Context, tenant, txn string) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(e.cfg.FanoutBackstop / 3)
+		defer t.Stop()
+		sched := eventlog.SchedSubject(tenant, "fanout", txn)
+		for {
+			select {
+			case <-t.C:
+				if err := e.log.Schedule(ctx, sched, eventlog.WorkFanout(tenant, txn),
+					e.now().Add(e.cfg.FanoutBackstop), nil); err != nil && ctx.Err() == nil {
+					e.logger.Warn("could not keep a fan-out backstop ahead", "tenant", tenant, "transaction", txn, "err", err)
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // chunkID names a fan-out chunk by its transaction and recipients.

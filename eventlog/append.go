@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -62,6 +63,11 @@ func (l *Log) AppendEach(ctx context.Context, recs []Record) (seqs []uint64, err
 		msgs[i] = msg
 		futures[i], errs[i] = l.publishAsync(ctx, msg, publishOpts(rec))
 	}
+	// A failed publish is settled by another round trip (a retry, or the
+	// read of the subject's last event): those run side by side, a batch
+	// of conflicts (a fan-out taken over after a crash finds every run of
+	// its chunk started) costs a few round trips, not one per record.
+	failed := make(chan int, len(recs))
 	for i, f := range futures {
 		if f == nil {
 			continue
@@ -71,19 +77,34 @@ func (l *Log) AppendEach(ctx context.Context, recs []Record) (seqs []uint64, err
 			seqs[i] = ack.Sequence
 			l.appended(recs[i].Type, ack)
 		case err := <-f.Err():
-			if retryable(recs[i]) && isLostAck(err) {
-				// Ask again (the stream cannot store it twice), and learn
-				// where it is stored.
-				seqs[i], errs[i] = l.appendMsg(ctx, recs[i], msgs[i])
-				continue
-			}
-			seqs[i], errs[i] = l.appendFailure(ctx, recs[i], msgs[i], err)
+			errs[i] = err
+			failed <- i
 		case <-ctx.Done():
 			errs[i] = ctx.Err()
 		}
 	}
+	close(failed)
+	var wg sync.WaitGroup
+	for range min(len(failed), settleParallel) {
+		wg.Go(func() {
+			for i := range failed {
+				if retryable(recs[i]) && isLostAck(errs[i]) {
+					// Ask again (the stream cannot store it twice), and
+					// learn where it is stored.
+					seqs[i], errs[i] = l.appendMsg(ctx, recs[i], msgs[i])
+					continue
+				}
+				seqs[i], errs[i] = l.appendFailure(ctx, recs[i], msgs[i], errs[i])
+			}
+		})
+	}
+	wg.Wait()
 	return seqs, errs
 }
+
+// settleParallel bounds the failed publishes of one AppendEach settled at
+// once.
+const settleParallel = 32
 
 // publish publishes msg and waits for its acknowledgement. An idempotent
 // message (one with a Msg-Id, which the stream de-duplicates) is published
