@@ -12,6 +12,15 @@
 //
 //	cmd := testchild.Command("HERALD_DATA_DIR="+dir, "HERALD_HTTP_ADDR="+addr)
 //
+// A child is the test binary built without the race detector: when the
+// tests run under -race, Main builds the package's test binary once more
+// without it (go test -c, from the build cache after the first time) and
+// children run that copy. A child then runs at the speed herald serve
+// runs in production, so what a test measures of it (the time a crash
+// takes to recover) is the service's, not the race detector's; the
+// service's own code keeps its race coverage in the in-process tests.
+// Without a go command on PATH children run the test binary itself.
+//
 // A child reads its configuration from the environment, as herald serve
 // does, logs warnings and errors to stderr, prints READY on stdout once
 // started, and drains on SIGTERM or an interrupt.
@@ -29,6 +38,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -52,14 +63,57 @@ func Main(m *testing.M, tune func(*service.Config)) {
 	if os.Getenv(Env) != "" {
 		os.Exit(serve(tune))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if childDir != "" {
+		os.RemoveAll(childDir)
+	}
+	os.Exit(code)
 }
 
-// Command returns the command that re-executes the running test binary as
-// a child, running no tests, with this process's environment plus Env and
+var (
+	childOnce sync.Once
+	childBin  string // the binary children run
+	childDir  string // holds childBin when Main built it; removed at exit
+)
+
+// binary returns the binary children run: the test binary itself, or,
+// when it was built with the race detector, a copy of it built without.
+func binary() string {
+	childOnce.Do(func() {
+		childBin = os.Args[0]
+		if !raceEnabled {
+			return
+		}
+		goCmd, err := exec.LookPath("go")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "testchild: no go command; children run under the race detector:", err)
+			return
+		}
+		dir, err := os.MkdirTemp("", "testchild-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "testchild:", err)
+			return
+		}
+		bin := filepath.Join(dir, "child.test")
+		// go test runs a test binary in its package's directory: "." is
+		// the package whose TestMain called Main.
+		build := exec.Command(goCmd, "test", "-c", "-o", bin, ".")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "testchild: building the child without the race detector failed; children run under it:", err)
+			os.RemoveAll(dir)
+			return
+		}
+		childBin, childDir = bin, dir
+	})
+	return childBin
+}
+
+// Command returns the command that runs the test binary (see binary) as a
+// child, running no tests, with this process's environment plus Env and
 // env ("KEY=value" each). Its output is not redirected.
 func Command(env ...string) *exec.Cmd {
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd := exec.Command(binary(), "-test.run=^$")
 	cmd.Env = append(append(os.Environ(), Env+"=1"), env...)
 	return cmd
 }
