@@ -40,7 +40,11 @@ func drive(t *testing.T, url string, req wire.ExecuteRequest, signal json.RawMes
 			if s.To != nil {
 				to = *s.To
 			}
-			entry += " → " + to + ": " + s.Content.Subject
+			var content wire.EmailContent
+			if err := json.Unmarshal(s.Content, &content); err != nil {
+				t.Fatal(err)
+			}
+			entry += " → " + to + ": " + content.Subject
 			output = json.RawMessage(`{"attemptId":"att_1","status":"sent"}`)
 		case wire.StepWaitForEvent:
 			entry += " (" + s.Event + ", " + s.Timeout.Duration().String() + ")"
