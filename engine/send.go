@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 
@@ -43,9 +44,9 @@ func (t *turn) send(ctx context.Context, s *wire.Step) (verdict, error) {
 // content is a send step's content, the JSON object of its kind, as
 // delivery takes it.
 func content(raw json.RawMessage) *delivery.Content {
-	var c delivery.Content
+	var c struct{ Subject, Body, HTML, Text string }
 	_ = json.Unmarshal(raw, &c) // an object: bridgeclient checked it
-	return &c
+	return &delivery.Content{Subject: c.Subject, Body: cmp.Or(c.Body, c.HTML, c.Text)}
 }
 
 // sendResult is the output of a send step: the result's fields the
