@@ -44,8 +44,9 @@ type Request struct {
 	*ExecuteRequest
 }
 
-// ExecuteRequest carries the fields of an execute call. Subscriber is nil for a
-// schedule-triggered run and is then sent as "subscriber": null.
+// ExecuteRequest carries the fields of an execute call. Subscriber is the
+// run's subscriber as of the run's start, the same in every request of the
+// run; nil for a schedule-triggered run, sent as "subscriber": null.
 type ExecuteRequest struct {
 	WorkflowID string          `json:"workflowId"`
 	RunID      string          `json:"runId"`
