@@ -49,8 +49,10 @@ func content(raw json.RawMessage) *delivery.Content {
 	return &delivery.Content{Subject: c.Subject, Body: cmp.Or(c.Body, c.HTML, c.Text)}
 }
 
-// sendResult is the output of a send step: the result's fields the
-// SendResult names (a skipped send's reason too), as JSON.
+// sendResult is the output of a send step: the fields of the result that
+// the SendResult names, as JSON. The two share their JSON names, so each
+// field of the wire's SendResult (a skipped send's reason) passes through
+// as delivery reports it.
 func sendResult(res delivery.Result) (json.RawMessage, error) {
 	raw, err := json.Marshal(res)
 	if err != nil {
