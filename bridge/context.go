@@ -21,7 +21,9 @@ type Context struct {
 	WorkflowID string
 	RunID      string
 	// Subscriber is the run's single recipient, or nil for a
-	// schedule-triggered run.
+	// schedule-triggered run: as it was at the run's start, the same on
+	// every execution of the run, so the workflow may branch on it. Sends
+	// go to the subscriber's current addresses.
 	Subscriber *Subscriber
 
 	ctx context.Context

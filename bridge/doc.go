@@ -32,12 +32,36 @@
 //	reg := bridge.NewRegistry().MustRegister(welcome)
 //	http.Handle("/herald", bridge.Serve(reg, bridge.Options{SigningKey: os.Getenv("HERALD_SIGNING_SECRET")}))
 //
-// The steps are [Run] (tenant code, result recorded), [Send] (the service
-// delivers a message on a [Channel] kind such as [Email]), [Delay] and
+// The steps are [Run] (tenant code, result recorded), [Send] and [Notify]
+// (the service delivers a message on a [Channel] kind such as [Email]), [Delay] and
 // [DelayUntil] (the run sleeps), [WaitForEvent] (the run waits for a signal,
 // whose payload it decodes) and [Digest] (runs are batched over a window,
 // per [DigestKey] when given). Each has a step id, unique within the
 // workflow, that names its recorded result.
+//
+// # Sending
+//
+// [Notify] takes the content of a channel kind in full, and the content's
+// type names the channel: an [EmailContent] (subject, html and text, a
+// reply-to) is an email, an [SMSContent] a text message, and so on with
+// [ChatContent], [PushContent], [InAppContent] and [WebhookContent]. A
+// content of the wrong kind does not compile. [Send] is the short form for
+// a subject and a body on any kind that has them.
+//
+//	res, err := bridge.Notify(ctx, "shipped-sms", func(context.Context) (bridge.SMSContent, error) {
+//		return bridge.SMSContent{Body: "Your order is on its way."}, nil
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	if res.Skipped() && res.Reason == bridge.NoAddress {
+//		// no phone number: e-mail instead
+//	}
+//
+// A send the service skips (the recipient has no address of the kind,
+// opted out, or is suppressed) completes its step: [SendResult.Skipped]
+// reports it and its Reason is [NoAddress], [Preference] or [Suppressed].
+// The run goes on.
 //
 // # Steps and replay
 //
@@ -77,7 +101,10 @@
 //
 // Because the function is re-run from the top for every step, it must take
 // the same path through its steps every time, given the same payload,
-// subscriber and recorded outputs. Like a Temporal workflow:
+// subscriber and recorded outputs. The service sends the same subscriber
+// on every call of a run, as it was at the run's start, so an edit of the
+// subscriber in the middle of a run does not change its path. Like a
+// Temporal workflow:
 //
 //   - Do I/O only inside [Run] callbacks (HTTP, databases, files, queues,
 //     random numbers). The [Context] is not a context.Context for this reason;

@@ -148,3 +148,48 @@ func ExampleSend() {
 	// Output:
 	// 200 {"status":"step","step":{"stepId":"report","type":"send","channel":"email","to":"ops","content":{"subject":"Weekly report","body":"Your weekly report is ready."}}}
 }
+
+// Notify takes the content of each channel kind in full; the content's
+// type names the channel. A send the service skipped (the subscriber has
+// no phone number) is read from its result, without string compares:
+// here the workflow falls back to e-mail.
+func ExampleNotify() {
+	wf := bridge.MustWorkflow("shipped", func(ctx *bridge.Context, _ struct{}) error {
+		res, err := bridge.Notify(ctx, "sms", func(context.Context) (bridge.SMSContent, error) {
+			return bridge.SMSContent{Body: "Your order is on its way."}, nil
+		})
+		if err != nil || !res.Skipped() || res.Reason != bridge.NoAddress {
+			return err
+		}
+		_, err = bridge.Notify(ctx, "email", func(context.Context) (bridge.EmailContent, error) {
+			return bridge.EmailContent{Subject: "Shipped", HTML: "<p>On its way.</p>", Text: "On its way."}, nil
+		})
+		return err
+	})
+	h := bridge.Serve(bridge.NewRegistry().MustRegister(wf), bridge.Options{SigningKey: "whsec_example"})
+	call(h, `{"action":"execute","workflowId":"shipped","runId":"run_1","payload":{},"subscriber":{"subscriberId":"u1"},"steps":[]}`)
+	call(h, `{"action":"execute","workflowId":"shipped","runId":"run_1","payload":{},"subscriber":{"subscriberId":"u1"},`+
+		`"steps":[{"stepId":"sms","type":"send","output":{"attemptId":"att_1","status":"skipped","reason":"no_address"}}]}`)
+	// Output:
+	// 200 {"status":"step","step":{"stepId":"sms","type":"send","channel":"sms","to":null,"content":{"body":"Your order is on its way."}}}
+	// 200 {"status":"step","step":{"stepId":"email","type":"send","channel":"email","to":null,"content":{"subject":"Shipped","html":"<p>On its way.</p>","text":"On its way."}}}
+}
+
+// A skipped send completes its step: Skipped reports it and Reason says
+// why, one of NoAddress, Preference and Suppressed.
+func ExampleSendResult_Skipped() {
+	for _, res := range []bridge.SendResult{
+		{AttemptID: "att_1", Status: "sent", ProviderMessageID: "m1"},
+		{AttemptID: "att_2", Status: "skipped", Reason: bridge.Preference},
+	} {
+		switch {
+		case !res.Skipped():
+			fmt.Println(res.AttemptID, "sent as", res.ProviderMessageID)
+		case res.Reason == bridge.Preference:
+			fmt.Println(res.AttemptID, "skipped: the subscriber opted out")
+		}
+	}
+	// Output:
+	// att_1 sent as m1
+	// att_2 skipped: the subscriber opted out
+}

@@ -162,6 +162,32 @@ func TestExecuteDescribesSteps(t *testing.T) {
 			})
 			return err
 		}, `{"stepId":"s","type":"send","channel":"sms","to":null,"content":{"body":"B"}}`},
+		{"notify: the content's type names the channel", func(ctx *bridge.Context, _ any) error {
+			_, err := bridge.Notify(ctx, "p", func(context.Context) (bridge.PushContent, error) {
+				return bridge.PushContent{Title: "T", Body: "<b>", Data: map[string]string{"k": "v"}}, nil
+			})
+			return err
+		}, `{"stepId":"p","type":"send","channel":"push","to":null,"content":{"title":"T","body":"<b>","data":{"k":"v"}}}`},
+		{"notify in-app with an action", func(ctx *bridge.Context, _ any) error {
+			_, err := bridge.Notify(ctx, "i", func(context.Context) (bridge.InAppContent, error) {
+				return bridge.InAppContent{Body: "B", PrimaryAction: &bridge.InAppAction{Label: "Open", URL: "https://x.test/1"}}, nil
+			}, bridge.To("u2"))
+			return err
+		}, `{"stepId":"i","type":"send","channel":"in_app","to":"u2","content":{"body":"B","primaryAction":{"label":"Open","url":"https://x.test/1"}}}`},
+		{"notify a webhook", func(ctx *bridge.Context, _ any) error {
+			_, err := bridge.Notify(ctx, "w", func(context.Context) (bridge.WebhookContent, error) {
+				return bridge.WebhookContent{Data: json.RawMessage(`{"order":7}`)}, nil
+			})
+			return err
+		}, `{"stepId":"w","type":"send","channel":"webhook","to":null,"content":{"data":{"order":7}}}`},
+		{"notify an email with html and text", func(ctx *bridge.Context, _ any) error {
+			if _, err := bridge.Notify(ctx, "e", func(context.Context) (bridge.EmailContent, error) {
+				return bridge.EmailContent{Subject: "S", HTML: "<p>h</p>", Text: "t", ReplyTo: "r@x.test"}, nil
+			}); err != nil {
+				return err
+			}
+			return nil
+		}, `{"stepId":"e","type":"send","channel":"email","to":null,"content":{"subject":"S","html":"<p>h</p>","text":"t","replyTo":"r@x.test"}}`},
 		{"delay in seconds", func(ctx *bridge.Context, _ any) error {
 			return bridge.Delay(ctx, "d", 1500*time.Millisecond)
 		}, `{"stepId":"d","type":"delay","seconds":1.5}`},
@@ -630,5 +656,41 @@ func TestServeReplayMemoryIsBounded(t *testing.T) {
 	}
 	if status, _ := post(h, bodies[0], testKey, testNow); status != 200 {
 		t.Fatalf("the forgotten oldest: %d", status)
+	}
+}
+
+func TestNotifyChannelsAndSkippedResult(t *testing.T) {
+	var got []string
+	wf := bridge.MustWorkflow("wf", func(ctx *bridge.Context, _ any) error {
+		sms, err := bridge.Notify(ctx, "sms", func(context.Context) (bridge.SMSContent, error) {
+			return bridge.SMSContent{Body: "hi"}, nil
+		})
+		if err != nil {
+			return err
+		}
+		chat, err := bridge.Notify(ctx, "chat", func(context.Context) (bridge.ChatContent, error) {
+			return bridge.ChatContent{Body: "hi"}, nil
+		})
+		if err != nil {
+			return err
+		}
+		got = []string{strconv.FormatBool(sms.Skipped()), string(sms.Reason), strconv.FormatBool(sms.Reason == bridge.NoAddress),
+			strconv.FormatBool(chat.Skipped()), string(chat.Reason)}
+		return nil
+	})
+	h := serve(wf)
+	// The first call describes the sms step on the sms channel.
+	if status, body := execute(t, h, "wf", `{}`); status != http.StatusOK ||
+		body != `{"status":"step","step":{"stepId":"sms","type":"send","channel":"sms","to":null,"content":{"body":"hi"}}}` {
+		t.Fatalf("got %d %s", status, body)
+	}
+	status, body := execute(t, h, "wf", `{}`,
+		done("sms", wire.StepSend, `{"attemptId":"att_1","status":"skipped","reason":"no_address"}`),
+		done("chat", wire.StepSend, `{"attemptId":"att_2","status":"sent","providerMessageId":"m2"}`))
+	if status != http.StatusOK || body != `{"status":"completed"}` {
+		t.Fatalf("got %d %s", status, body)
+	}
+	if strings.Join(got, " ") != "true no_address true false " {
+		t.Fatalf("results read %q", got)
 	}
 }

@@ -60,11 +60,36 @@ func To(subscriberID string) SendOption {
 
 // Send is a step that has the service deliver a message on channel, a
 // channel kind such as [Email], to the run's subscriber (or the one named by
-// [To]). render builds the content and receives the request's context; it
-// is called only when the step is described, never on replay, so it may do
-// I/O (load a template, say). Send returns the delivery's [SendResult]. A
-// render error or panic fails the step like a [Run] callback's.
+// [To]). render builds the content, a subject and a body, and receives the
+// request's context; it is called only when the step is described, never on
+// replay, so it may do I/O (load a template, say). Send returns the
+// delivery's [SendResult]: sent, or skipped when the recipient has no
+// address of the kind ([SendResult.Skipped], [NoAddress]). A render error
+// or panic fails the step like a [Run] callback's. [Notify] takes the
+// content of each kind in full.
 func Send(ctx *Context, stepID string, channel Channel, render func(context.Context) (SendContent, error), opts ...SendOption) (SendResult, error) {
+	if render == nil {
+		return send(ctx, stepID, channel, nil, opts)
+	}
+	return send(ctx, stepID, channel, func() (any, error) { return render(ctx.ctx) }, opts)
+}
+
+// Notify is a [Send] step whose content's type names the channel kind:
+// render returns an [EmailContent] to send an email, an [SMSContent] for a
+// text message, and so on, each with every field of its kind (CONTRACT
+// §10). A content missing a required field fails the run with
+// invalid_content.
+func Notify[C Content](ctx *Context, stepID string, render func(context.Context) (C, error), opts ...SendOption) (SendResult, error) {
+	var zero C
+	if render == nil {
+		return send(ctx, stepID, channelOf(zero), nil, opts)
+	}
+	return send(ctx, stepID, channelOf(zero), func() (any, error) { return render(ctx.ctx) }, opts)
+}
+
+// send is the step of Send and Notify: render returns the content, which
+// must encode as a JSON object.
+func send(ctx *Context, stepID string, channel Channel, render func() (any, error), opts []SendOption) (SendResult, error) {
 	rec, err := ctx.begin(stepID, wire.StepSend)
 	if err != nil {
 		return SendResult{}, err
@@ -85,11 +110,15 @@ func Send(ctx *Context, stepID string, channel Channel, render func(context.Cont
 	case o.to != nil && *o.to == "":
 		return SendResult{}, ctx.invalid(stepID, "empty recipient in To")
 	}
-	content, err := callback(ctx, stepID, func() (SendContent, error) { return render(ctx.ctx) })
+	content, err := callback(ctx, stepID, render)
 	if err != nil {
 		return SendResult{}, err
 	}
-	return SendResult{}, ctx.answer(wire.Step{StepID: stepID, Type: wire.StepSend, Channel: string(channel), To: o.to, Content: &content})
+	raw, err := wire.Marshal(content)
+	if err != nil {
+		return SendResult{}, ctx.fail(&StepError{StepID: stepID, Err: fmt.Errorf("content does not encode as JSON: %w", err)})
+	}
+	return SendResult{}, ctx.answer(wire.Step{StepID: stepID, Type: wire.StepSend, Channel: string(channel), To: o.to, Content: raw})
 }
 
 // Delay is a step that pauses the run for d (whole or fractional seconds on

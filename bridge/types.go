@@ -8,11 +8,29 @@ type (
 	// Subscriber is the run's single recipient as the service forwards it:
 	// its id, contacts (kind → addresses), locale and attributes.
 	Subscriber = wire.Subscriber
-	// SendContent is what a [Send] step delivers.
+	// SendContent is what a [Send] step delivers: a subject and a body.
 	SendContent = wire.SendContent
-	// SendResult is the output of a [Send] step: the delivery attempt the
-	// service recorded.
+	// SendResult is the output of a [Send] or [Notify] step: the delivery
+	// attempt the service recorded, sent or [SendResult.Skipped].
 	SendResult = wire.SendResult
+	// SkipReason is why the service skipped a send: [NoAddress],
+	// [Preference] or [Suppressed].
+	SkipReason = wire.SkipReason
+
+	// EmailContent is the content of an email [Notify] step.
+	EmailContent = wire.EmailContent
+	// SMSContent is the content of an SMS [Notify] step.
+	SMSContent = wire.SMSContent
+	// ChatContent is the content of a chat [Notify] step.
+	ChatContent = wire.ChatContent
+	// PushContent is the content of a push [Notify] step.
+	PushContent = wire.PushContent
+	// InAppContent is the content of an in-app [Notify] step.
+	InAppContent = wire.InAppContent
+	// InAppAction is an in-app message's button.
+	InAppAction = wire.InAppAction
+	// WebhookContent is the content of a webhook [Notify] step.
+	WebhookContent = wire.WebhookContent
 	// DigestResult is the output of a [Digest] step.
 	DigestResult = wire.DigestResult
 	// DigestEvent is one trigger gathered by a [Digest] window.
@@ -32,3 +50,36 @@ const (
 	InApp   Channel = "in_app"
 	Webhook Channel = "webhook"
 )
+
+// The reasons of a skipped send: a [SendResult] whose Skipped reports true
+// has one of these as its Reason.
+const (
+	NoAddress  SkipReason = wire.SkipNoAddress  // the recipient has no address of the kind
+	Preference SkipReason = wire.SkipPreference // the recipient opted out
+	Suppressed SkipReason = wire.SkipSuppressed // the address is suppressed
+)
+
+// Content is the content of a [Notify] step: its type names the channel
+// kind the step delivers on (EmailContent: [Email], and so on).
+type Content interface {
+	EmailContent | SMSContent | ChatContent | PushContent | InAppContent | WebhookContent
+}
+
+// channelOf is the channel kind content's type names.
+func channelOf(content any) Channel {
+	switch content.(type) {
+	case EmailContent:
+		return Email
+	case SMSContent:
+		return SMS
+	case ChatContent:
+		return Chat
+	case PushContent:
+		return Push
+	case InAppContent:
+		return InApp
+	case WebhookContent:
+		return Webhook
+	}
+	return ""
+}

@@ -76,3 +76,21 @@ func TestDiscoverRefusesAnOversizedAnswer(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A send step's content is the kind's JSON object as the Bridge wrote it,
+// every field kept, up to the bound.
+func TestSendContentKeptAsWritten(t *testing.T) {
+	content := `{"title":"T","body":"B","data":{"k":"v"},"extra":[1,2]}`
+	fits := `{"body":"` + strings.Repeat("x", bridgeclient.MaxContentBytes-len(`{"body":""}`)) + `"}`
+	var c bridgeclient.Client
+	for _, want := range []string{content, fits} {
+		body := `{"status":"step","step":{"stepId":"s","type":"send","channel":"push","content":` + want + `}}`
+		o, err := c.Execute(context.Background(), answering(t, 200, body), testKey, wire.ExecuteRequest{WorkflowID: "wf"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Kind != bridgeclient.OutcomeStep || string(o.Step.Content) != want {
+			t.Fatalf("got kind %v code %q message %.200q content %.200s", o.Kind, o.Code, o.Message, o.Step.Content)
+		}
+	}
+}

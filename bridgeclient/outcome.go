@@ -1,6 +1,7 @@
 package bridgeclient
 
 import (
+	"bytes"
 	"github.com/heraldhq/herald/bridge/wire"
 
 	"encoding/json"
@@ -264,8 +265,10 @@ func check(s *wire.Step) error {
 		switch {
 		case s.Channel == "":
 			problem = "no channel"
-		case s.Content == nil:
+		case len(s.Content) == 0 || string(s.Content) == "null":
 			problem = "no content"
+		case !isObject(s.Content):
+			problem = "a content that is not a JSON object"
 		case s.To != nil && *s.To == "":
 			problem = "an empty to"
 		}
@@ -337,12 +340,16 @@ func bounds(s *wire.Step) error {
 	if len(s.Output) > MaxOutputBytes {
 		return fmt.Errorf("invalid step from the bridge: a run output of %d bytes, over %d", len(s.Output), MaxOutputBytes)
 	}
-	if s.Content != nil {
-		if b, err := json.Marshal(s.Content); err == nil && len(b) > MaxContentBytes {
-			return fmt.Errorf("invalid step from the bridge: a send content of %d bytes, over %d", len(b), MaxContentBytes)
-		}
+	if len(s.Content) > MaxContentBytes {
+		return fmt.Errorf("invalid step from the bridge: a send content of %d bytes, over %d", len(s.Content), MaxContentBytes)
 	}
 	return nil
+}
+
+// isObject reports whether raw, valid JSON, is an object.
+func isObject(raw json.RawMessage) bool {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	return len(raw) > 0 && raw[0] == '{'
 }
 
 // maxRawFieldBytes bounds the JSON of a step field other than output and

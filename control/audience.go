@@ -17,6 +17,7 @@ const (
 	MaxContactKinds     = 16
 	MaxAddressesPerKind = 10
 	MaxAddressChars     = 320
+	MaxPushTokenChars   = 4096 // a push address (device token): CONTRACT §10
 	MaxAttributesBytes  = 64 << 10
 	MaxLocaleChars      = 64
 	MaxKindChars        = 64

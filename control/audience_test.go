@@ -81,8 +81,8 @@ func TestMergeSubscriberRules(t *testing.T) {
 				Locale: ptr("en"), Attributes: json.RawMessage(`{"plan":"pro"}`)}},
 		{name: "new kind added, others kept",
 			cur:  existing(),
-			body: `{"contacts":{"chat":["@u1"]}}`,
-			want: events.SubscriberUpsertedData{Contacts: map[string][]string{"email": {"a@x.io"}, "sms": {"+15550001"}, "chat": {"@u1"}},
+			body: `{"contacts":{"chat":["U0123ABCD"]}}`,
+			want: events.SubscriberUpsertedData{Contacts: map[string][]string{"email": {"a@x.io"}, "sms": {"+15550001"}, "chat": {"U0123ABCD"}},
 				Locale: ptr("en"), Attributes: json.RawMessage(`{"plan":"pro"}`)}},
 		{name: "contacts {} and null mention no kind",
 			cur:  existing(),
@@ -108,14 +108,27 @@ func TestMergeSubscriberRules(t *testing.T) {
 			want: events.SubscriberUpsertedData{Contacts: map[string][]string{},
 				Attributes: json.RawMessage(`{"h":"\u003cb\u003e\u0026"}`)}},
 		{name: "addresses of other kinds stored unparsed",
-			body: `{"contacts":{"sms":["not a phone, still fine"],"push":["Bob <b@x.io>"]}}`,
-			want: events.SubscriberUpsertedData{Contacts: map[string][]string{"sms": {"not a phone, still fine"}, "push": {"Bob <b@x.io>"}}}},
+			body: `{"contacts":{"fax":["not a phone, still fine"],"push":["Bob <b@x.io>"]}}`,
+			want: events.SubscriberUpsertedData{Contacts: map[string][]string{"fax": {"not a phone, still fine"}, "push": {"Bob <b@x.io>"}}}},
+		{name: "addresses of sms, chat and push in their forms",
+			body: `{"contacts":{"sms":["+14155550123","+12345678"],"chat":["C0123ABCD","U024BE7LH","W0123456789ABCDEFG"],"push":["` + strings.Repeat("t", 4096) + `"]}}`,
+			want: events.SubscriberUpsertedData{Contacts: map[string][]string{"sms": {"+14155550123", "+12345678"},
+				"chat": {"C0123ABCD", "U024BE7LH", "W0123456789ABCDEFG"}, "push": {strings.Repeat("t", 4096)}}}},
+		{name: "sms not in E.164",
+			body:  `{"contacts":{"sms":["+1415555012","14155550123","+1234567","+1234567890123456","+04155550123","+1 415 555 0123"]}}`,
+			wantP: []string{"contacts.sms[1]", "contacts.sms[2]", "contacts.sms[3]", "contacts.sms[4]", "contacts.sms[5]"}},
+		{name: "chat not a Slack id",
+			body:  `{"contacts":{"chat":["@u1","#general","c0123abcd","X0123ABCD","U01"]}}`,
+			wantP: []string{"contacts.chat[0]", "contacts.chat[1]", "contacts.chat[2]", "contacts.chat[3]", "contacts.chat[4]"}},
+		{name: "push token over 4096 characters",
+			body:  `{"contacts":{"push":["` + strings.Repeat("t", 4097) + `"]}}`,
+			wantP: []string{"contacts.push[0]"}},
 
 		{name: "bad email named by index",
 			body:  `{"contacts":{"email":["ok@x.io","not-an-email","Bob <b@x.io>","<c@x.io>"]}}`,
 			wantP: []string{"contacts.email[1]", "contacts.email[2]", "contacts.email[3]"}},
 		{name: "address not a string",
-			body:  `{"contacts":{"sms":["+1",7]}}`,
+			body:  `{"contacts":{"sms":["+14155550123",7]}}`,
 			wantP: []string{"contacts.sms[1]"}},
 		{name: "kind not a list",
 			body:  `{"contacts":{"email":"a@x.io"}}`,
@@ -124,14 +137,14 @@ func TestMergeSubscriberRules(t *testing.T) {
 			body:  `{"contacts":{"sms":["1","2","3","4","5","6","7","8","9","10","11"]}}`,
 			wantP: []string{"contacts.sms"}},
 		{name: "address too long and empty",
-			body:  `{"contacts":{"sms":["` + strings.Repeat("9", 321) + `",""]}}`,
-			wantP: []string{"contacts.sms[0]", "contacts.sms[1]"}},
+			body:  `{"contacts":{"fax":["` + strings.Repeat("9", 321) + `",""]}}`,
+			wantP: []string{"contacts.fax[0]", "contacts.fax[1]"}},
 		{name: "address at the limit",
-			body: `{"contacts":{"sms":["` + strings.Repeat("9", 320) + `"]}}`,
-			want: events.SubscriberUpsertedData{Contacts: map[string][]string{"sms": {strings.Repeat("9", 320)}}}},
+			body: `{"contacts":{"fax":["` + strings.Repeat("9", 320) + `"]}}`,
+			want: events.SubscriberUpsertedData{Contacts: map[string][]string{"fax": {strings.Repeat("9", 320)}}}},
 		{name: "address with a control character",
-			body:  `{"contacts":{"sms":["a\nb"]}}`,
-			wantP: []string{"contacts.sms[0]"}},
+			body:  `{"contacts":{"fax":["a\nb"]}}`,
+			wantP: []string{"contacts.fax[0]"}},
 		{name: "bad kind name",
 			body:  `{"contacts":{"e mail":["a@x.io"]}}`,
 			wantP: []string{"contacts.e mail"}},
@@ -207,7 +220,7 @@ func kinds(n int) string {
 
 func TestMergeSubscriberDoesNotTouchCurrent(t *testing.T) {
 	cur := existing()
-	if _, err := mergeSubscriber("u1", cur, input(t, `{"contacts":{"email":[],"sms":["+2"]},"locale":null}`)); err != nil {
+	if _, err := mergeSubscriber("u1", cur, input(t, `{"contacts":{"email":[],"sms":["+22345678"]},"locale":null}`)); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(cur, existing()) {
@@ -400,8 +413,8 @@ func TestUpsertFromAStaleProcessLosesNothing(t *testing.T) {
 
 	// A is now behind B: its trusted attempt conflicts, it settles, and
 	// the merge keeps what B wrote.
-	s, created := upsert(a, `{"contacts":{"sms":["+1"]}}`)
-	if created || *s.Locale != "en" || s.Contacts["email"][0] != "a@x.io" || s.Contacts["sms"][0] != "+1" {
+	s, created := upsert(a, `{"contacts":{"sms":["+12345678"]}}`)
+	if created || *s.Locale != "en" || s.Contacts["email"][0] != "a@x.io" || s.Contacts["sms"][0] != "+12345678" {
 		t.Fatalf("A after B: %+v", s)
 	}
 	// A deleted-then-recreated subscriber: its subject is not empty, so a

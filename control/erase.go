@@ -16,8 +16,9 @@ import (
 // then secure-deletes from the log every earlier event that held the data:
 // the subscriber's own events (contacts, locale, attributes), the
 // TriggerAccepted of each transaction addressed to it alone (the payload),
-// and the attempts and failures of its deliveries (the address, a
-// provider's reply). Its runs stay, with their status and steps.
+// the subscriber its runs froze at their first turn, and the attempts and
+// failures of its deliveries (the address, a provider's reply). Its runs
+// stay, with their status and steps.
 //
 // An erase cut short (a crash after the event) is finished by calling it
 // again: a subscriber already deleted, with or without erasure, whose
@@ -94,6 +95,10 @@ func (c *Control) eraseHistory(ctx context.Context, tenant, externalID, subject 
 				return 0, err
 			}
 			seqs = append(seqs, s...)
+			if s, err = c.frozenSubscriberOf(ctx, tenant, run.RunID); err != nil {
+				return 0, err
+			}
+			seqs = append(seqs, s...)
 		}
 		if next == "" {
 			break
@@ -106,6 +111,23 @@ func (c *Control) eraseHistory(ctx context.Context, tenant, externalID, subject 
 		}
 	}
 	return len(seqs), nil
+}
+
+// frozenSubscriberOf returns the sequences of the run's
+// RunSubscriberRecorded: the subscriber as of the run's start. A run still
+// going on afterwards reads the current subscriber (none) at each turn.
+func (c *Control) frozenSubscriberOf(ctx context.Context, tenant, runID string) ([]uint64, error) {
+	evs, err := c.log.History(ctx, eventlog.Subject(tenant, eventlog.AggRun, runID), 0)
+	if err != nil {
+		return nil, err
+	}
+	var seqs []uint64
+	for _, ev := range evs {
+		if ev.Type == events.RunSubscriberRecorded {
+			seqs = append(seqs, ev.Seq)
+		}
+	}
+	return seqs, nil
 }
 
 // triggerOf returns the sequence of txn's TriggerAccepted when it was

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"net/mail"
+	"regexp"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -124,22 +126,43 @@ func parseSubscriberInput(in SubscriberInput) (subscriberPatch, apierr.Problems)
 
 // addressProblem says what is wrong with an address of kind, or "".
 func addressProblem(kind, a string) string {
+	limit := MaxAddressChars
+	if kind == "push" {
+		limit = MaxPushTokenChars
+	}
 	switch {
 	case a == "":
 		return "must not be empty"
-	case utf8.RuneCountInString(a) > MaxAddressChars:
-		return "must be at most 320 characters"
+	case utf8.RuneCountInString(a) > limit:
+		return fmt.Sprintf("must be at most %d characters", limit)
 	case !utf8.ValidString(a) || apierr.HasControl(a, ""):
 		return "must not contain control characters"
 	}
-	if kind == "email" {
+	switch kind {
+	case "email":
 		m, err := mail.ParseAddress(a)
 		if err != nil || m.Name != "" || m.Address != a {
 			return "must be an email address (bare, as in name@example.com)"
 		}
+	case "sms":
+		if !e164.MatchString(a) {
+			return "must be a phone number in E.164 form: '+' and 8 to 15 digits, as in +14155550123"
+		}
+	case "chat":
+		if !slackID.MatchString(a) {
+			return "must be a Slack channel or user id, as in C0123ABCD or U0123ABCD"
+		}
 	}
 	return ""
 }
+
+// Addresses of the kinds with a form (CONTRACT §10): an E.164 number
+// (its country code never starts with 0), a Slack conversation id (C, G:
+// channels; D: direct messages; U, W: users).
+var (
+	e164    = regexp.MustCompile(`^\+[1-9][0-9]{7,14}$`)
+	slackID = regexp.MustCompile(`^[CDGUW][A-Z0-9]{8,31}$`)
+)
 
 // normalizeObject returns raw as compact JSON, escaped the way the
 // projections store it, or a problem when it is not a JSON object.

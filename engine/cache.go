@@ -29,7 +29,7 @@ func newStateCache(maxBytes int64) *stateCache {
 // stateBytes estimates the memory a state holds: a fixed part, then what
 // grows with the run (its steps and their outputs, its signals).
 func stateBytes(_ string, s *runstate.State) int64 {
-	n := 512 + len(s.RunID) + len(s.TenantID) + len(s.TransactionID) + len(s.WorkflowID) + len(s.WaitEvent) + len(s.Digest)
+	n := 512 + len(s.RunID) + len(s.TenantID) + len(s.TransactionID) + len(s.WorkflowID) + len(s.WaitEvent) + len(s.Digest) + len(s.Subscriber)
 	for _, st := range s.Steps {
 		n += 112 + len(st.StepID) + len(st.Type) + len(st.Status) + len(st.Output)
 		if st.Error != nil {

@@ -26,7 +26,9 @@ func (t *turn) execute(ctx context.Context) (verdict, error) {
 		return verdict{}, err
 	}
 	if t.sub == nil {
-		t.sub = t.e.subscriber(t.tenant, t.st.SubscriberID)
+		if t.sub, err = t.subscriber(); err != nil {
+			return verdict{}, err
+		}
 	}
 	if t.due != 0 {
 		t.e.noteLate(t.due)

@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
+	"github.com/heraldhq/herald/bridge/wire"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 )
@@ -64,8 +66,59 @@ func (t *turn) resume(act Action) error {
 	return nil
 }
 
-// flush appends the resume the turn holds, if any.
+// subscriber is the run's subscriber as every execute request of the run
+// carries it: the one frozen at the run's first turn. A run not yet
+// answered freezes the current one now, in the turn's state only: the
+// record is appended with the turn's next write (flush), before the
+// answer it led to, so that no answer is on record without it. A run
+// answered without one (started before subscribers were frozen, or whose
+// subscriber was erased) reads the current subscriber at every turn.
+func (t *turn) subscriber() (*wire.Subscriber, error) {
+	if t.st.SubscriberID == nil {
+		return nil, nil
+	}
+	if len(t.st.Subscriber) > 0 {
+		var sub wire.Subscriber
+		if err := json.Unmarshal(t.st.Subscriber, &sub); err != nil {
+			return nil, fmt.Errorf("run %s: recorded subscriber: %w", t.st.RunID, err)
+		}
+		return &sub, nil
+	}
+	sub := t.e.subscriber(t.tenant, t.st.SubscriberID)
+	if t.st.Answered() {
+		return sub, nil
+	}
+	raw, err := json.Marshal(sub)
+	if err != nil {
+		return nil, err
+	}
+	rec, data, err := t.newRecord(events.RunSubscriberRecorded, events.RunSubscriberRecordedData{Subscriber: raw})
+	if err != nil {
+		return nil, err
+	}
+	st := t.st.Clone()
+	if err := st.Apply(eventlog.Event{Type: rec.Type, TenantID: t.tenant, At: rec.At, Data: data, Subject: rec.Subject}); err != nil {
+		return nil, err
+	}
+	t.st, t.frozen = st, &rec
+	return sub, nil
+}
+
+// flush appends what the turn holds and the log does not: the frozen
+// subscriber, then the resume, if any.
 func (t *turn) flush(ctx context.Context) error {
+	if rec := t.frozen; rec != nil {
+		t.frozen = nil
+		seq, err := t.e.log.Append(ctx, *rec)
+		if err != nil {
+			return err
+		}
+		t.st.LastSeq = seq
+		if t.resumed != nil {
+			t.resumed.ExpectSeq = seq
+		}
+		t.e.states.put(t.st)
+	}
 	rec := t.resumed
 	if rec == nil {
 		return nil

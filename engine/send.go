@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 
@@ -22,7 +23,7 @@ func (t *turn) send(ctx context.Context, s *wire.Step) (verdict, error) {
 	res, err := t.e.deliver.Deliver(ctx, t.tenant, delivery.Request{
 		IdempotencyKey: t.st.RunID + ":" + s.StepID, RunID: t.st.RunID, StepID: s.StepID,
 		SubscriberID: *to, Channel: s.Channel,
-		Content: &delivery.Content{Subject: s.Content.Subject, Body: s.Content.Body}})
+		Content: content(s.Content)})
 	if err != nil {
 		if isCanceled(ctx, err) {
 			return verdict{}, err
@@ -33,10 +34,33 @@ func (t *turn) send(ctx context.Context, s *wire.Step) (verdict, error) {
 		}
 		return t.retry(ctx, s.StepID, string(s.Type), f.Code, f.Message)
 	}
-	out, err := json.Marshal(wire.SendResult{AttemptID: res.AttemptID, Status: res.Status,
-		ProviderMessageID: res.ProviderMessageID})
+	out, err := sendResult(res)
 	if err != nil {
 		return verdict{}, err
 	}
 	return goOn, t.record(ctx, events.StepCompleted, events.StepCompletedData{StepID: s.StepID, Type: string(s.Type), Output: out})
+}
+
+// content is a send step's content, the JSON object of its kind, as
+// delivery takes it.
+func content(raw json.RawMessage) *delivery.Content {
+	var c struct{ Subject, Body, HTML, Text string }
+	_ = json.Unmarshal(raw, &c) // an object: bridgeclient checked it
+	return &delivery.Content{Subject: c.Subject, Body: cmp.Or(c.Body, c.HTML, c.Text)}
+}
+
+// sendResult is the output of a send step: the fields of the result that
+// the SendResult names, as JSON. The two share their JSON names, so each
+// field of the wire's SendResult (a skipped send's reason) passes through
+// as delivery reports it.
+func sendResult(res delivery.Result) (json.RawMessage, error) {
+	raw, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	var r wire.SendResult
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, err
+	}
+	return json.Marshal(r)
 }

@@ -83,6 +83,10 @@ type turn struct {
 	// st already holds but the log does not yet: it is appended with the
 	// turn's next write, after the Bridge call it leads to (see resume).
 	resumed *eventlog.Record
+	// frozen is the run's subscriber frozen at its first turn, which st
+	// already holds but the log does not yet: appended first by the
+	// turn's next write (see subscriber).
+	frozen *eventlog.Record
 }
 
 // handleRun takes a turn of the run j names, or finishes the turn that
@@ -148,7 +152,7 @@ func (e *Engine) steps(ctx context.Context, t *turn, first func(context.Context)
 		case errors.Is(err, eventlog.ErrConflict):
 			// Another writer (a signal, a cancel, another worker) moved
 			// the run: re-read and decide again.
-			t.resumed, t.out = nil, nil
+			t.resumed, t.frozen, t.sub, t.out = nil, nil, nil, nil
 			e.states.drop(runID)
 			if t.st, err = e.load(ctx, t.tenant, runID); err != nil || t.st == nil {
 				return finished, err

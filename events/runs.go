@@ -17,6 +17,9 @@ const (
 	RunFailed      = "RunFailed"
 	RunCancelled   = "RunCancelled"
 	RunDigested    = "RunDigested"
+	// RunSubscriberRecorded freezes the run's subscriber at its first
+	// turn, before any answer of the Bridge is recorded.
+	RunSubscriberRecorded = "RunSubscriberRecorded"
 )
 
 // RunStartedData starts a run. The trigger payload is not copied here: it
@@ -27,6 +30,15 @@ type RunStartedData struct {
 	WorkflowID    string `json:"workflowId"`
 	// SubscriberID is the run's one recipient; nil for a cron run.
 	SubscriberID *string `json:"subscriberId"`
+}
+
+// RunSubscriberRecordedData is the run's subscriber as the Bridge sees it
+// (the JSON of the Bridge protocol's subscriber), read from the current
+// subscriber at the run's first turn: every execute request of the run
+// carries it, whatever the subscriber becomes later. It holds personal
+// data: erasing the subscriber deletes this event.
+type RunSubscriberRecordedData struct {
+	Subscriber json.RawMessage `json:"subscriber"`
 }
 
 // StepCompletedData records a step's result, replayed to the Bridge ever

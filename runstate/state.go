@@ -89,6 +89,12 @@ type State struct {
 	UpdatedAt time.Time `json:"updatedAt"`
 	// LastSeq is the stream sequence of the last event applied.
 	LastSeq uint64 `json:"lastSeq"`
+	// Subscriber is the run's subscriber frozen at its first turn (the
+	// Bridge protocol's JSON, from RunSubscriberRecorded); nil when none
+	// was recorded: a cron run, a run not yet past its first turn, a run
+	// started before subscribers were frozen, or one whose subscriber was
+	// erased. It is personal data and never leaves the engine: no JSON.
+	Subscriber json.RawMessage `json:"-"`
 }
 
 // Fold applies evs, oldest first, to a new state.
@@ -157,6 +163,11 @@ func (s *State) Apply(ev events.Event) error {
 			st.Status = StepWaiting
 			st.Attempts++
 			s.Status, s.WakeAt, s.WaitEvent = Waiting, d.TimeoutAt, d.Event
+		}
+	case events.RunSubscriberRecorded:
+		var d events.RunSubscriberRecordedData
+		if err = ev.Decode(&d); err == nil && s.Subscriber == nil {
+			s.Subscriber = d.Subscriber // the first one recorded is the run's
 		}
 	case events.RunCompleted:
 		s.Status, s.WakeAt, s.WaitEvent = Completed, nil, ""
@@ -285,6 +296,10 @@ func (s *State) Signal(event string) (Signal, bool) {
 	}
 	return Signal{}, false
 }
+
+// Answered reports whether an answer of the Bridge is on record: a step
+// of any status. A run not yet answered may still freeze its subscriber.
+func (s *State) Answered() bool { return len(s.Steps) > 0 }
 
 // Clone returns a deep enough copy for a caller to mutate by Apply.
 func (s *State) Clone() *State {

@@ -175,3 +175,31 @@ func TestGoldenHistories(t *testing.T) {
 		})
 	}
 }
+
+func TestSubscriberFrozenOnce(t *testing.T) {
+	st, sd := started()
+	evs := history(t, st, sd,
+		events.RunSubscriberRecorded, events.RunSubscriberRecordedData{Subscriber: json.RawMessage(`{"subscriberId":"u1","locale":"fr"}`)},
+		events.StepCompleted, events.StepCompletedData{StepID: "a", Type: "run", Output: json.RawMessage(`1`)},
+		events.RunSubscriberRecorded, events.RunSubscriberRecordedData{Subscriber: json.RawMessage(`{"subscriberId":"u1","locale":"de"}`)})
+	s, err := runstate.Fold(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(s.Subscriber); got != `{"subscriberId":"u1","locale":"fr"}` {
+		t.Fatalf("subscriber = %s, want the first recorded", got)
+	}
+	if s.LastSeq != 4 || !s.Answered() {
+		t.Fatalf("lastSeq %d answered %v", s.LastSeq, s.Answered())
+	}
+	out, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "locale") {
+		t.Fatalf("the frozen subscriber leaks into the state's JSON: %s", out)
+	}
+	if fresh, _ := runstate.Fold(evs[:1]); fresh.Subscriber != nil || fresh.Answered() {
+		t.Fatal("a just started run has no subscriber on record and no answer")
+	}
+}

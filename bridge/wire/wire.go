@@ -44,8 +44,9 @@ type Request struct {
 	*ExecuteRequest
 }
 
-// ExecuteRequest carries the fields of an execute call. Subscriber is nil for a
-// schedule-triggered run and is then sent as "subscriber": null.
+// ExecuteRequest carries the fields of an execute call. Subscriber is the
+// run's subscriber as of the run's start, the same in every request of the
+// run; nil for a schedule-triggered run, sent as "subscriber": null.
 type ExecuteRequest struct {
 	WorkflowID string          `json:"workflowId"`
 	RunID      string          `json:"runId"`
@@ -113,8 +114,10 @@ type ErrorInfo struct {
 // fields are set depends on Type:
 //
 //   - run: Output, the callback's result (JSON null when it has none).
-//   - send: Channel (a channel kind such as "email"), Content, and To, a
-//     subscriber id overriding the run's recipient (nil: the run's subscriber).
+//   - send: Channel (a channel kind such as "email"), Content, the JSON
+//     object of the kind's content (EmailContent, SMSContent, … at most
+//     256 KiB), and To, a subscriber id overriding the run's recipient
+//     (nil: the run's subscriber).
 //   - delay: exactly one of Seconds and Until.
 //   - waitForEvent: Event, and Timeout (nil: wait forever).
 //   - digest: Window, and Key (nil: one digest per workflow and subscriber).
@@ -126,7 +129,7 @@ type Step struct {
 	Output  json.RawMessage `json:"output,omitempty"`
 	Channel string          `json:"channel,omitempty"`
 	To      *string         `json:"to,omitempty"`
-	Content *SendContent    `json:"content,omitempty"`
+	Content json.RawMessage `json:"content,omitempty"`
 	Seconds *float64        `json:"seconds,omitempty"`
 	Until   *time.Time      `json:"until,omitempty"`
 	Event   string          `json:"event,omitempty"`
@@ -170,10 +173,10 @@ func (s Step) MarshalJSON() ([]byte, error) {
 	case StepSend:
 		return Marshal(struct {
 			head
-			Channel string       `json:"channel"`
-			To      *string      `json:"to"`
-			Content *SendContent `json:"content"`
-		}{h, s.Channel, s.To, s.Content})
+			Channel string          `json:"channel"`
+			To      *string         `json:"to"`
+			Content json.RawMessage `json:"content"`
+		}{h, s.Channel, s.To, orNull(s.Content)})
 	case StepDelay:
 		return Marshal(struct {
 			head
@@ -197,19 +200,42 @@ func (s Step) MarshalJSON() ([]byte, error) {
 	return Marshal(plain(s))
 }
 
-// SendContent is what a send step delivers. Subject is omitted when empty.
+// SendContent is a subject and a body: the content of the SDK's Send, a
+// subset of EmailContent, SMSContent, ChatContent and InAppContent.
+// Subject is omitted when empty.
 type SendContent struct {
 	Subject string `json:"subject,omitempty"`
 	Body    string `json:"body"`
 }
 
 // SendResult is the output of a send step: the delivery attempt the service
-// recorded.
+// recorded. Status is SendSent, or SendSkipped with a Reason.
 type SendResult struct {
-	AttemptID         string `json:"attemptId"`
-	Status            string `json:"status"`
-	ProviderMessageID string `json:"providerMessageId,omitempty"`
+	AttemptID         string     `json:"attemptId"`
+	Status            string     `json:"status"`
+	Reason            SkipReason `json:"reason,omitempty"`
+	ProviderMessageID string     `json:"providerMessageId,omitempty"`
 }
+
+// Skipped reports whether the service skipped the send (Reason says why):
+// the step completed without a message, and the run goes on.
+func (r SendResult) Skipped() bool { return r.Status == SendSkipped }
+
+// Statuses of a SendResult.
+const (
+	SendSent    = "sent"    // a provider took the message
+	SendSkipped = "skipped" // no message was sent; see SendResult.Reason
+)
+
+// SkipReason is why a send was skipped.
+type SkipReason string
+
+// The reasons of a skipped send (CONTRACT §10).
+const (
+	SkipNoAddress  SkipReason = "no_address" // the recipient has no address of the channel's kind
+	SkipPreference SkipReason = "preference" // the recipient opted out
+	SkipSuppressed SkipReason = "suppressed" // the address is suppressed (bounces, complaints)
+)
 
 // DigestResult is the output of a digest step. Count includes the run that
 // opened the window; Events are the digested triggers, oldest first.
@@ -236,6 +262,14 @@ func Marshal(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// orNull returns raw, or the JSON null when raw is empty.
+func orNull(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("null")
+	}
+	return raw
 }
 
 var workflowIDPattern = regexp.MustCompile(`^([a-zA-Z]|_[a-zA-Z0-9])[a-zA-Z0-9_]*$`)

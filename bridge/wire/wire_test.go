@@ -1,6 +1,7 @@
 package wire_test
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -21,5 +22,34 @@ func TestStepResumeAt(t *testing.T) {
 		if got := tt.step.ResumeAt(now); !got.Equal(tt.want) {
 			t.Errorf("ResumeAt of %+v = %v, want %v", tt.step, got, tt.want)
 		}
+	}
+}
+
+func TestSendStepCarriesItsContentAsWritten(t *testing.T) {
+	s := wire.Step{StepID: "s", Type: wire.StepSend, Channel: "chat", Content: json.RawMessage(`{"body":"<b>","blocks":[{"type":"divider"}]}`)}
+	got, err := wire.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"stepId":"s","type":"send","channel":"chat","to":null,"content":{"body":"<b>","blocks":[{"type":"divider"}]}}`; string(got) != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	var back wire.Step
+	if err := json.Unmarshal(got, &back); err != nil || string(back.Content) != string(s.Content) {
+		t.Fatalf("decoded content %s, %v", back.Content, err)
+	}
+}
+
+func TestSendResultSkipped(t *testing.T) {
+	var r wire.SendResult
+	if err := json.Unmarshal([]byte(`{"attemptId":"a","status":"skipped","reason":"suppressed"}`), &r); err != nil {
+		t.Fatal(err)
+	}
+	if !r.Skipped() || r.Reason != wire.SkipSuppressed {
+		t.Fatalf("%+v", r)
+	}
+	sent := wire.SendResult{AttemptID: "a", Status: wire.SendSent}
+	if out, _ := json.Marshal(sent); sent.Skipped() || string(out) != `{"attemptId":"a","status":"sent"}` {
+		t.Fatalf("sent result %s", out)
 	}
 }

@@ -1,7 +1,8 @@
 // Command bridge is a small tenant Bridge: the HTTP endpoint Herald calls to
 // run a tenant's workflows. It serves three of them:
 //
-//   - welcome: look the subscriber up in a (stand-in) CRM, then e-mail them.
+//   - welcome: look the subscriber up in a (stand-in) CRM, e-mail them, and
+//     text them instead when they have no e-mail address.
 //   - approval: ask an approver by e-mail, wait up to 48 h for the "approved"
 //     signal, and tell the requester how it went.
 //   - daily_digest: every day at 09:00, gather yesterday's figures and e-mail
@@ -109,11 +110,23 @@ func welcome(ctx *bridge.Context, _ struct{}) error {
 	if err != nil {
 		return err
 	}
-	_, err = bridge.Send(ctx, "welcome-email", bridge.Email, func(context.Context) (bridge.SendContent, error) {
-		return bridge.SendContent{
+	// Notify's content type names the channel: an EmailContent is an e-mail.
+	mail, err := bridge.Notify(ctx, "welcome-email", func(context.Context) (bridge.EmailContent, error) {
+		return bridge.EmailContent{
 			Subject: "Welcome to Acme, " + p.FirstName + "!",
-			Body:    fmt.Sprintf("Hi %s,\n\nYour %s plan is ready. Reply to this e-mail if you need a hand.\n", p.FirstName, p.Plan),
+			HTML:    fmt.Sprintf("<p>Hi %s,</p><p>Your <b>%s</b> plan is ready. Reply to this e-mail if you need a hand.</p>", p.FirstName, p.Plan),
+			Text:    fmt.Sprintf("Hi %s,\n\nYour %s plan is ready. Reply to this e-mail if you need a hand.\n", p.FirstName, p.Plan),
 		}, nil
+	})
+	if err != nil {
+		return err
+	}
+	if !mail.Skipped() || mail.Reason != bridge.NoAddress {
+		return nil // sent, or skipped because they opted out
+	}
+	// No e-mail address: a text instead (the tenant needs an sms channel).
+	_, err = bridge.Notify(ctx, "welcome-sms", func(context.Context) (bridge.SMSContent, error) {
+		return bridge.SMSContent{Body: fmt.Sprintf("Welcome to Acme, %s! Your %s plan is ready.", p.FirstName, p.Plan)}, nil
 	})
 	return err
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http/httptest"
@@ -40,8 +41,15 @@ func drive(t *testing.T, url string, req wire.ExecuteRequest, signal json.RawMes
 			if s.To != nil {
 				to = *s.To
 			}
-			entry += " → " + to + ": " + s.Content.Subject
+			var content wire.EmailContent // the subject of an email, the body of the others
+			if err := json.Unmarshal(s.Content, &content); err != nil {
+				t.Fatal(err)
+			}
+			entry += " → " + to + " (" + s.Channel + "): " + cmp.Or(content.Subject, content.Body)
 			output = json.RawMessage(`{"attemptId":"att_1","status":"sent"}`)
+			if s.To == nil && req.Subscriber != nil && len(req.Subscriber.Contacts[s.Channel]) == 0 {
+				output = json.RawMessage(`{"attemptId":"att_1","status":"skipped","reason":"no_address"}`)
+			}
 		case wire.StepWaitForEvent:
 			entry += " (" + s.Event + ", " + s.Timeout.Duration().String() + ")"
 			output = signal
@@ -63,25 +71,28 @@ func TestWorkflows(t *testing.T) {
 		signal string
 		want   []string // each step's entry starts with its line
 	}{
-		{"welcome", wire.ExecuteRequest{WorkflowID: "welcome", Subscriber: &bridge.Subscriber{
-			SubscriberID: "u1", Attributes: map[string]any{"firstName": "Ada"},
-		}}, "", []string{"fetch-profile", "welcome-email → subscriber: Welcome to Acme, Ada!"}},
+		{"welcome by e-mail", wire.ExecuteRequest{WorkflowID: "welcome", Subscriber: &bridge.Subscriber{
+			SubscriberID: "u1", Attributes: map[string]any{"firstName": "Ada"}, Contacts: map[string][]string{"email": {"ada@example.com"}},
+		}}, "", []string{"fetch-profile", "welcome-email → subscriber (email): Welcome to Acme, Ada!"}},
+		{"welcome by text without an e-mail address", wire.ExecuteRequest{WorkflowID: "welcome", Subscriber: &bridge.Subscriber{
+			SubscriberID: "u1", Attributes: map[string]any{"firstName": "Ada"}, Contacts: map[string][]string{"sms": {"+14155550123"}},
+		}}, "", []string{"fetch-profile", "welcome-email → subscriber (email): Welcome to Acme, Ada!", "welcome-sms → subscriber (sms): Welcome to Acme, Ada!"}},
 		{"approval granted", wire.ExecuteRequest{WorkflowID: "approval", Subscriber: &bridge.Subscriber{SubscriberID: "u1"},
 			Payload: json.RawMessage(`{"title":"New laptop","approverId":"boss"}`),
 		}, `{"by":"boss"}`, []string{
-			"ask-approver → boss: Approval needed: New laptop",
+			"ask-approver → boss (email): Approval needed: New laptop",
 			"wait-approval (approved, 48h0m0s)",
-			"notify-approved → subscriber: Approved: New laptop",
+			"notify-approved → subscriber (email): Approved: New laptop",
 		}},
 		{"approval timed out", wire.ExecuteRequest{WorkflowID: "approval", Subscriber: &bridge.Subscriber{SubscriberID: "u1"},
 			Payload: json.RawMessage(`{"title":"New laptop","approverId":"boss","timeout":"1d"}`),
 		}, "null", []string{
-			"ask-approver → boss: Approval needed: New laptop",
+			"ask-approver → boss (email): Approval needed: New laptop",
 			"wait-approval (approved, 24h0m0s)",
-			"notify-expired → subscriber: No decision on New laptop",
+			"notify-expired → subscriber (email): No decision on New laptop",
 		}},
 		{"daily digest", wire.ExecuteRequest{WorkflowID: "daily_digest"}, "", []string{
-			"collect-stats", "send-digest → ops: Acme daily digest for 20", // the day the step read from the clock
+			"collect-stats", "send-digest → ops (email): Acme daily digest for 20", // the day the step read from the clock
 		}},
 	}
 	for _, tt := range tests {
