@@ -13,7 +13,7 @@
 // [Classify]: its code, and whether it is terminal (the run fails) or
 // transient (the step is retried with the same key).
 //
-// The service selects the channel from the projections ([SelectChannel])
+// The service selects the channel from the projections ([SelectChannels])
 // and opens its sealed config with the keyring ([OpenChannelConfig]); it
 // depends on no command layer.
 package delivery

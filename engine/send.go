@@ -19,10 +19,13 @@ func (t *turn) send(ctx context.Context, s *wire.Step) (verdict, error) {
 	if to == nil {
 		return t.fail(ctx, s.StepID, CodeNoAddress, "the run has no subscriber and the send step names no `to`")
 	}
+	content, err := json.Marshal(s.Content)
+	if err != nil {
+		return verdict{}, err
+	}
 	res, err := t.e.deliver.Deliver(ctx, t.tenant, delivery.Request{
 		IdempotencyKey: t.st.RunID + ":" + s.StepID, RunID: t.st.RunID, StepID: s.StepID,
-		SubscriberID: *to, Channel: s.Channel,
-		Content: &delivery.Content{Subject: s.Content.Subject, Body: s.Content.Body}})
+		SubscriberID: *to, Channel: s.Channel, Content: content})
 	if err != nil {
 		if isCanceled(ctx, err) {
 			return verdict{}, err
@@ -33,8 +36,10 @@ func (t *turn) send(ctx context.Context, s *wire.Step) (verdict, error) {
 		}
 		return t.retry(ctx, s.StepID, string(s.Type), f.Code, f.Message)
 	}
-	out, err := json.Marshal(wire.SendResult{AttemptID: res.AttemptID, Status: res.Status,
-		ProviderMessageID: res.ProviderMessageID})
+	// The step's output is the Result as delivery answers it: sent
+	// {"attemptId","status","providerMessageId"} or skipped
+	// {"attemptId","status":"skipped","reason"}; the run goes on either way.
+	out, err := json.Marshal(res)
 	if err != nil {
 		return verdict{}, err
 	}

@@ -143,10 +143,11 @@ func TestChannelSecretsNeverInClear(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctl := control.New(h.Log(), h.Store(), kr, nil)
-	ch, err := delivery.SelectChannel(h.Store(), tenant, "email")
+	chs, err := delivery.SelectChannels(h.Store(), tenant, "email")
 	if err != nil {
 		t.Fatal(err)
 	}
+	ch := chs[0]
 	if cfg, err := delivery.OpenChannelConfig(kr, tenant, ch); err != nil || cfg["password"] != password2 {
 		t.Fatalf("opening the stored config: %v", err)
 	}
