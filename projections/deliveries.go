@@ -49,8 +49,8 @@ type Delivery struct {
 	Error             *DeliveryError `json:"error,omitempty"`
 	// Reason is why a skipped row was skipped ("no_address").
 	Reason    string    `json:"reason,omitempty"`
-	CreatedAt         time.Time      `json:"createdAt"`
-	UpdatedAt         time.Time      `json:"updatedAt"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // DeliveryError is why an attempt failed.
