@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 
@@ -39,4 +40,19 @@ func applyInAppMessageStored(tx *bolt.Tx, ev eventlog.Event) error {
 		MessageID: d.MessageID, SubscriberID: d.SubscriberID, WorkflowID: d.WorkflowID, RunID: d.RunID,
 		StepID: d.StepID, Content: d.Content, CreatedAt: ev.At,
 	})
+}
+
+// deletePrefix deletes every key of b that starts with prefix.
+func deletePrefix(b *bolt.Bucket, prefix []byte) error {
+	var keys [][]byte
+	c := b.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		keys = append(keys, bytes.Clone(k))
+	}
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
