@@ -239,3 +239,28 @@ func TestDeliverFailoverThroughTheAPI(t *testing.T) {
 		t.Fatalf("deliveries = %+v", rows)
 	}
 }
+
+// TestPinnedChannelRemoved: after an unknown outcome the key is pinned to
+// its channel; once the tenant disables that channel, the send goes on
+// through the others (the tenant chose that over a send that cannot end).
+func TestPinnedChannelRemoved(t *testing.T) {
+	first := testsmtp.Start(t, testsmtp.Options{OnData: func(n int, _ *gosmtp.Conn) error {
+		time.Sleep(1500 * time.Millisecond)
+		return testsmtp.Reply(451, gosmtp.EnhancedCode{4, 3, 0}, "too late")
+	}})
+	second := testsmtp.Start(t, testsmtp.Options{})
+	f := newFixture(t, testsmtp.Start(t, testsmtp.Options{}), false, nil)
+	svc := twoEmailChannels(t, f, first.Port, second)
+	ctx := context.Background()
+	if _, err := svc.Deliver(ctx, f.tenant, request("run_pr:s")); !errors.Is(err, delivery.ErrProviderUnavailable) {
+		t.Fatalf("first try: %v", err)
+	}
+	if second.Accepted() != 0 {
+		t.Fatal("failed over after an unknown outcome")
+	}
+	f.tenantCall("PATCH", "/v1/channels/email-smtp", map[string]any{"enabled": false}, 200)
+	res, err := svc.Deliver(ctx, f.tenant, request("run_pr:s"))
+	if err != nil || res.Status != "sent" || second.Accepted() != 1 {
+		t.Fatalf("after the pinned channel was disabled: %+v, %v (second got %d)", res, err, second.Accepted())
+	}
+}

@@ -25,7 +25,7 @@ func (t *turn) send(ctx context.Context, s *wire.Step) (verdict, error) {
 	}
 	res, err := t.e.deliver.Deliver(ctx, t.tenant, delivery.Request{
 		IdempotencyKey: t.st.RunID + ":" + s.StepID, RunID: t.st.RunID, StepID: s.StepID,
-		SubscriberID: *to, Channel: s.Channel, Content: content})
+		SubscriberID: *to, Channel: s.Channel, Content: content, WorkflowID: t.st.WorkflowID})
 	if err != nil {
 		if isCanceled(ctx, err) {
 			return verdict{}, err
