@@ -16,9 +16,10 @@ var (
 	// one. The error also holds a *apierr.ValidationError naming each
 	// field. Terminal.
 	ErrInvalidRequest = errors.New("delivery: invalid request")
-	// ErrNoAddress: the recipient subscriber is unknown, or has no address
-	// of the channel's kind (or its first address is not a valid one).
-	// Terminal: decided before any attempt is recorded.
+	// ErrNoAddress: a send with no recipient at all (the engine's code for
+	// a run without a subscriber whose send names no "to"). Terminal. A
+	// recipient without an address of the kind is no error: Deliver
+	// answers a skipped Result (ReasonNoAddress).
 	ErrNoAddress = errors.New("delivery: no address")
 	// ErrInvalidContent: the request's content is not the content of its
 	// channel kind (a required field missing, an unknown field, a value of

@@ -150,9 +150,8 @@ func (c Config) Validate() error {
 // SMTP cannot tell a lost reply to the message body from a lost message:
 // an attempt that failed that way (or was taken over after a crash) may
 // have been delivered, and the next attempt (on the same channel) delivers
-// again. Every attempt
-// of a key carries the same Message-ID, derived from the tenant and the
-// key, so that mail clients can drop the copy. Leases compare the clock of
+// again. Every attempt of a key carries the same Message-ID, derived from
+// the tenant and the key, so that mail clients can drop the copy. Leases compare the clock of
 // the process that claimed with the clock of the one that takes over.
 type Service struct {
 	cfg   Config
