@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -149,6 +150,23 @@ func TestChannelSecretsNeverInClear(t *testing.T) {
 		t.Fatalf("secret fields of the other entries: %v", entrySecrets)
 	}
 	do("GET", "/v1/channels", key, nil, 200)
+	// A send on each of their kinds (email's SMTP password is the delivery
+	// package's leak test): answers and ledger rows.
+	do("PUT", "/v1/subscribers/every-kind", key, map[string]any{"contacts": map[string]any{
+		"sms": []string{"+15550100"}, "chat": []string{"C0123"}, "push": []string{"device-token"}}}, 201)
+	client := delivery.NewClient(h.URL(), h.InternalToken(), 1)
+	var answers []byte
+	for kind, content := range map[string]string{"sms": `{"body":"b"}`, "chat": `{"body":"b"}`,
+		"push": `{"title":"t","body":"b"}`, "in_app": `{"body":"b"}`, "webhook": `{"data":{"x":1}}`} {
+		res, err := client.Deliver(context.Background(), tenant, delivery.Request{IdempotencyKey: "run_s:" + kind,
+			RunID: "run_s", StepID: kind, SubscriberID: "every-kind", Channel: kind, Content: []byte(content)})
+		answers = fmt.Appendf(answers, "%s: %+v %v\n", kind, res, err)
+	}
+	if !bytes.Contains(answers, []byte("in_app: {AttemptID:att_")) {
+		t.Fatalf("sends: %s", answers)
+	}
+	bodies = append(bodies, testherald.Response{Body: answers})
+	do("GET", "/v1/deliveries?runId=run_s", key, nil, 200)
 
 	var reg struct{ SigningSecret string }
 	do("PUT", "/v1/bridge", key, map[string]string{"webhookUrl": "https://bridge.example.com/h"}, 200).JSON(t, &reg)
