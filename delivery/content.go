@@ -28,7 +28,7 @@ type contentType int
 
 const (
 	ctString    contentType = iota // a JSON string
-	ctEmail                        // a JSON string holding a bare email address
+	ctEmail                        // a JSON string holding an email address, a name allowed
 	ctArray                        // a JSON array, passed on as it is
 	ctStringMap                    // an object of string values
 	ctAny                          // any JSON value but null
@@ -130,8 +130,8 @@ func checkContentField(p *apierr.Problems, field string, f contentField, raw jso
 			p.Add(field, "must not be empty")
 		}
 		if f.typ == ctEmail && s != "" {
-			if a, err := mail.ParseAddress(s); err != nil || a.Address != s {
-				p.Add(field, "must be a bare email address")
+			if _, err := mail.ParseAddress(s); err != nil {
+				p.Add(field, "must be an email address")
 			}
 		}
 	case ctArray:
