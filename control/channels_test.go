@@ -86,7 +86,7 @@ func (h *channelHarness) setEnabled(t *testing.T, tenant, key string, enabled bo
 
 func (h *channelHarness) wantSelected(t *testing.T, tenant, kind, want string) {
 	t.Helper()
-	ch, err := delivery.SelectChannel(h.store, tenant, kind)
+	ch, err := firstChannel(h.store, tenant, kind)
 	if want == "" {
 		if !errors.Is(err, delivery.ErrNoChannel) {
 			t.Fatalf("select %s: got %q, %v; want ErrNoChannel", kind, ch.ChannelKey, err)
@@ -236,4 +236,13 @@ func TestConfigureChannelConcurrentRepeats(t *testing.T) {
 	if first := evs[0]; chs[0].Seq != first.Seq || !chs[0].CreatedAt.Equal(first.At) {
 		t.Fatalf("channel not dated by the first event: %+v", chs[0])
 	}
+}
+
+// firstChannel is the channel a send of kind tries first.
+func firstChannel(store *projections.Store, tenant, kind string) (projections.Channel, error) {
+	chs, err := delivery.SelectChannels(store, tenant, kind)
+	if err != nil {
+		return projections.Channel{}, err
+	}
+	return chs[0], nil
 }

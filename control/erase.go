@@ -16,9 +16,9 @@ import (
 // then secure-deletes from the log every earlier event that held the data:
 // the subscriber's own events (contacts, locale, attributes), the
 // TriggerAccepted of each transaction addressed to it alone (the payload),
-// the subscriber its runs froze at their first turn, and the attempts and
-// failures of its deliveries (the address, a provider's reply). Its runs
-// stay, with their status and steps.
+// the subscriber its runs froze at their first turn, the attempts and
+// failures of its deliveries (the address, a provider's reply) and its
+// in-app messages. Its runs stay, with their status and steps.
 //
 // An erase cut short (a crash after the event) is finished by calling it
 // again: a subscriber already deleted, with or without erasure, whose
@@ -70,6 +70,16 @@ func (c *Control) eraseHistory(ctx context.Context, tenant, externalID, subject 
 		return 0, err
 	}
 	for _, ev := range own {
+		if ev.Seq < before {
+			seqs = append(seqs, ev.Seq)
+		}
+	}
+	// Its in-app messages.
+	inbox, err := c.log.History(ctx, eventlog.Subject(tenant, eventlog.AggInbox, externalID), 0)
+	if err != nil {
+		return 0, err
+	}
+	for _, ev := range inbox {
 		if ev.Seq < before {
 			seqs = append(seqs, ev.Seq)
 		}

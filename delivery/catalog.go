@@ -52,6 +52,42 @@ type Check struct {
 	// Email admits a bare address such as ada@example.com ("format": "email"
 	// and a pattern refusing display names and white space). String fields.
 	Email bool
+	// Pattern is a regular expression (ECMA 262, as JSON Schema reads it)
+	// the whole value must match ("pattern"); Means words the problem of a
+	// value that does not, without quoting it. String fields.
+	Pattern, Means string
+}
+
+// Patterns of catalog fields.
+const (
+	// baseURLPattern: scheme://host[:port] of http or https, no path, no
+	// user info: the base a provider's documented path is appended to.
+	baseURLPattern = `^https?://[^/?#@\s]+$`
+	baseURLMeans   = "must be an http(s) URL of a scheme and a host (and port), with no path"
+	// urlPattern: an absolute http(s) URL with a host, no user info.
+	urlPattern = `^https?://[^/?#@\s]+([/?#]\S*)?$`
+	urlMeans   = "must be an absolute http(s) URL"
+	// whsecPattern: a Standard Webhooks signing secret, whsec_ and base64.
+	whsecPattern = `^whsec_[A-Za-z0-9+/]+={0,2}$`
+	whsecMeans   = "must be whsec_ followed by the base64 of the key"
+	// regionPattern: an AWS region name such as eu-west-1.
+	regionPattern = `^[a-z]{2}(-[a-z]+)+-[0-9]+$`
+	regionMeans   = "must be an AWS region such as eu-west-1"
+)
+
+// baseURL is the optional field replacing a provider's base URL.
+func baseURL(name string) Field {
+	return Field{Name: name, Type: TypeString, Check: Check{Pattern: baseURLPattern, Means: baseURLMeans}}
+}
+
+// secret is a required secret string.
+func secret(name string) Field {
+	return Field{Name: name, Type: TypeString, Required: true, Secret: true, Check: Check{NonEmpty: true}}
+}
+
+// required is a required non-empty string.
+func required(name string) Field {
+	return Field{Name: name, Type: TypeString, Required: true, Check: Check{NonEmpty: true}}
 }
 
 // CatalogEntry declares a channel type a tenant may enable: its key, the kind
@@ -83,6 +119,52 @@ var catalog = []CatalogEntry{
 			{Name: "fromName", Type: TypeString},
 			{Name: "allowInsecureAuth", Type: TypeBoolean, Default: false},
 		},
+	},
+	{
+		ChannelKey: "email-ses",
+		Kind:       KindEmail,
+		Label:      "Email (Amazon SES)",
+		Fields: []Field{
+			{Name: "region", Type: TypeString, Required: true, Check: Check{Pattern: regionPattern, Means: regionMeans}},
+			required("accessKeyId"),
+			secret("secretAccessKey"),
+			{Name: "fromEmail", Type: TypeString, Required: true, Check: Check{Email: true}},
+			{Name: "fromName", Type: TypeString},
+			baseURL("endpoint"),
+		},
+	},
+	{
+		ChannelKey: "sms-twilio",
+		Kind:       KindSMS,
+		Label:      "SMS (Twilio)",
+		Fields:     []Field{required("accountSid"), secret("authToken"), required("from"), baseURL("apiBaseUrl")},
+	},
+	{
+		ChannelKey: "chat-slack",
+		Kind:       KindChat,
+		Label:      "Chat (Slack)",
+		Fields:     []Field{secret("botToken"), baseURL("apiBaseUrl")},
+	},
+	{
+		ChannelKey: "push-fcm",
+		Kind:       KindPush,
+		Label:      "Push (Firebase Cloud Messaging)",
+		Fields:     []Field{secret("serviceAccountJson"), baseURL("apiBaseUrl")},
+	},
+	{
+		ChannelKey: "webhook",
+		Kind:       KindWebhook,
+		Label:      "Webhook",
+		Fields: []Field{
+			{Name: "url", Type: TypeString, Required: true, Check: Check{Pattern: urlPattern, Means: urlMeans}},
+			{Name: "secret", Type: TypeString, Secret: true, Check: Check{Pattern: whsecPattern, Means: whsecMeans}},
+		},
+	},
+	{
+		ChannelKey: "in-app",
+		Kind:       KindInApp,
+		Label:      "In-app inbox",
+		Fields:     []Field{},
 	},
 }
 

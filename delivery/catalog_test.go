@@ -3,6 +3,7 @@ package delivery
 import (
 	"encoding/json"
 	"maps"
+	"strings"
 	"testing"
 )
 
@@ -19,7 +20,29 @@ func TestCatalogJSON(t *testing.T) {
 		`{"name":"password","type":"string","required":false,"secret":true},` +
 		`{"name":"fromEmail","type":"string","required":true,"secret":false},` +
 		`{"name":"fromName","type":"string","required":false,"secret":false},` +
-		`{"name":"allowInsecureAuth","type":"boolean","required":false,"secret":false}]}]`
+		`{"name":"allowInsecureAuth","type":"boolean","required":false,"secret":false}]},` +
+		`{"channelKey":"email-ses","kind":"email","label":"Email (Amazon SES)","fields":[` +
+		`{"name":"region","type":"string","required":true,"secret":false},` +
+		`{"name":"accessKeyId","type":"string","required":true,"secret":false},` +
+		`{"name":"secretAccessKey","type":"string","required":true,"secret":true},` +
+		`{"name":"fromEmail","type":"string","required":true,"secret":false},` +
+		`{"name":"fromName","type":"string","required":false,"secret":false},` +
+		`{"name":"endpoint","type":"string","required":false,"secret":false}]},` +
+		`{"channelKey":"sms-twilio","kind":"sms","label":"SMS (Twilio)","fields":[` +
+		`{"name":"accountSid","type":"string","required":true,"secret":false},` +
+		`{"name":"authToken","type":"string","required":true,"secret":true},` +
+		`{"name":"from","type":"string","required":true,"secret":false},` +
+		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
+		`{"channelKey":"chat-slack","kind":"chat","label":"Chat (Slack)","fields":[` +
+		`{"name":"botToken","type":"string","required":true,"secret":true},` +
+		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
+		`{"channelKey":"push-fcm","kind":"push","label":"Push (Firebase Cloud Messaging)","fields":[` +
+		`{"name":"serviceAccountJson","type":"string","required":true,"secret":true},` +
+		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
+		`{"channelKey":"webhook","kind":"webhook","label":"Webhook","fields":[` +
+		`{"name":"url","type":"string","required":true,"secret":false},` +
+		`{"name":"secret","type":"string","required":false,"secret":true}]},` +
+		`{"channelKey":"in-app","kind":"in_app","label":"In-app inbox","fields":[]}]`
 	if string(got) != want {
 		t.Fatalf("catalog JSON\n got %s\nwant %s", got, want)
 	}
@@ -64,7 +87,7 @@ func TestLookupChannel(t *testing.T) {
 	if e, ok := LookupChannel("email-smtp"); !ok || e.Kind != "email" || len(e.Fields) != 8 {
 		t.Fatalf("LookupChannel(email-smtp) = %+v, %v", e, ok)
 	}
-	for _, key := range []string{"", "EMAIL-SMTP", "sms-twilio"} {
+	for _, key := range []string{"", "EMAIL-SMTP", "sms-vonage"} {
 		if e, ok := LookupChannel(key); ok {
 			t.Errorf("LookupChannel(%q) = %+v, true", key, e)
 		}
@@ -119,5 +142,44 @@ func TestSplitSecretsEdges(t *testing.T) {
 	got := e.Merge(nil, map[string]string{"password": "p", "host": "evil", "other": "x"})
 	if want := map[string]any{"password": "p"}; !maps.Equal(got, want) {
 		t.Fatalf("Merge = %v; want %v", got, want)
+	}
+}
+
+// TestSecondWaveEntries: each entry of CONTRACT.md §10 validates the
+// configs it should and refuses, by field, those it should not.
+func TestSecondWaveEntries(t *testing.T) {
+	for _, tc := range []struct {
+		key    string
+		config string
+		want   []string // "field problem"s; none: valid
+	}{
+		{"email-ses", `{"region":"eu-west-1","accessKeyId":"AKIA1","secretAccessKey":"s","fromEmail":"a@x.io","endpoint":"http://127.0.0.1:4566"}`, nil},
+		{"email-ses", `{"region":"Europe","accessKeyId":"","secretAccessKey":"s","fromEmail":"a@x.io","endpoint":"http://h/v2"}`,
+			[]string{"config.region must be an AWS region such as eu-west-1", "config.accessKeyId must not be empty",
+				"config.endpoint must be an http(s) URL of a scheme and a host (and port), with no path"}},
+		{"sms-twilio", `{"accountSid":"AC1","authToken":"t","from":"+15550100","apiBaseUrl":"https://api.twilio.com"}`, nil},
+		{"sms-twilio", `{"accountSid":"AC1"}`, []string{"config.authToken is required", "config.from is required"}},
+		{"chat-slack", `{"botToken":"xoxb-1"}`, nil},
+		{"chat-slack", `{"botToken":"xoxb-1","apiBaseUrl":"ftp://slack.com"}`,
+			[]string{"config.apiBaseUrl must be an http(s) URL of a scheme and a host (and port), with no path"}},
+		{"push-fcm", `{"serviceAccountJson":"{}","apiBaseUrl":"http://127.0.0.1:9000"}`, nil},
+		{"push-fcm", `{}`, []string{"config.serviceAccountJson is required"}},
+		{"webhook", `{"url":"https://hooks.example.com/herald?x=1","secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}`, nil},
+		{"webhook", `{"url":"https://user@hooks.example.com/","secret":"abc"}`,
+			[]string{"config.url must be an absolute http(s) URL", "config.secret must be whsec_ followed by the base64 of the key"}},
+		{"in-app", `{}`, nil},
+		{"in-app", `{"x":1}`, []string{"config.x unknown field"}},
+	} {
+		e, ok := LookupChannel(tc.key)
+		if !ok {
+			t.Fatalf("%s is not in the catalog", tc.key)
+		}
+		var got []string
+		for _, p := range e.Validate(t.Context(), []byte(tc.config)) {
+			got = append(got, p.Field+" "+p.Problem)
+		}
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("%s %s:\n got %q\nwant %q", tc.key, tc.config, got, tc.want)
+		}
 	}
 }

@@ -17,7 +17,7 @@ import (
 
 func validRequest() delivery.Request {
 	return delivery.Request{IdempotencyKey: "run_1:email", RunID: "run_1", StepID: "email", SubscriberID: "ada",
-		Channel: "email", Content: &delivery.Content{Subject: "Hi", Body: "Hello"}}
+		Channel: "email", Content: json.RawMessage(`{"subject":"Hi","body":"Hello"}`)}
 }
 
 // answering starts a stand-in API whose POST /v1/deliver answers status

@@ -216,6 +216,7 @@ type deliveryRow struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
+	Reason    string `json:"reason"`
 	CreatedAt string `json:"createdAt"`
 }
 
@@ -501,21 +502,39 @@ func TestDeliverNoChannelNoAddress(t *testing.T) {
 	f.tenantCall("PUT", "/v1/subscribers/textonly", map[string]any{"contacts": map[string]any{"sms": []string{"+15550199"}}}, 201)
 	f.tenantCall("PUT", "/v1/subscribers/empty", map[string]any{"contacts": map[string]any{"email": []string{}}}, 201)
 
-	for _, tc := range []struct{ subscriber, channel, code string }{
-		{"nobody", "email", "no_address"},
-		{"textonly", "email", "no_address"},
-		{"empty", "email", "no_address"},
-		{"ada", "sms", "no_channel"},
-		{"ada", "push", "no_channel"},
-	} {
-		body := sendStep("run_n", tc.subscriber+"-"+tc.channel)
-		body["subscriberId"], body["channel"] = tc.subscriber, tc.channel
-		expectError(t, f.deliver(body), http.StatusUnprocessableEntity, tc.code)
+	// No address of the kind: skipped, recorded, and answered again on a
+	// repeat of the key.
+	skipped := map[string]string{}
+	for _, subscriber := range []string{"nobody", "textonly", "empty"} {
+		body := sendStep("run_n", subscriber)
+		body["subscriberId"] = subscriber
+		for range 2 {
+			r := f.deliver(body)
+			var res map[string]any
+			r.JSON(t, &res)
+			id, _ := res["attemptId"].(string)
+			if r.Status != 200 || len(res) != 3 || res["status"] != "skipped" || res["reason"] != "no_address" ||
+				!strings.HasPrefix(id, "att_") || (skipped[subscriber] != "" && skipped[subscriber] != id) {
+				t.Fatalf("%s: %d %s", subscriber, r.Status, r.Body)
+			}
+			skipped[subscriber] = id
+		}
 	}
 	// The "to" override must name a subscriber of the same tenant.
 	body := sendStep("run_n", "to")
 	body["to"] = "nobody"
-	expectError(t, f.deliver(body), http.StatusUnprocessableEntity, "no_address")
+	if r := f.deliver(body); r.Status != 200 || !strings.Contains(string(r.Body), `"reason":"no_address"`) {
+		t.Fatalf("to an unknown subscriber: %d %s", r.Status, r.Body)
+	}
+	for _, channel := range []string{"sms", "push", "fax"} {
+		body := sendStep("run_n", "ada-"+channel)
+		body["channel"] = channel
+		body["content"] = map[string]any{"title": "t", "body": "b"}
+		if channel == "sms" {
+			body["content"] = map[string]any{"body": "b"}
+		}
+		expectError(t, f.deliver(body), http.StatusUnprocessableEntity, "no_channel")
+	}
 
 	// A disabled channel is no channel.
 	f.tenantCall("PATCH", "/v1/channels/email-smtp", map[string]any{"enabled": false}, 200)
@@ -528,8 +547,16 @@ func TestDeliverNoChannelNoAddress(t *testing.T) {
 	if m.Accepted() != 0 {
 		t.Fatal("something was sent")
 	}
-	if rows := f.deliveries(""); len(rows) != 0 {
-		t.Fatalf("terminal resolution failures recorded attempts: %+v", rows)
+	// One skipped row a skipped key; no_channel records nothing.
+	rows := f.deliveries("")
+	if len(rows) != 4 {
+		t.Fatalf("deliveries = %+v, want the 4 skipped sends", rows)
+	}
+	for _, row := range rows {
+		if row.Status != "skipped" || row.Reason != "no_address" || row.ChannelKey != "email-smtp" || row.Kind != "email" ||
+			row.Address != "" || row.Error != nil || row.ProviderMessageID != nil {
+			t.Errorf("skipped row %+v", row)
+		}
 	}
 	// Re-enabled, the same key now sends: nothing was recorded for it.
 	f.tenantCall("PATCH", "/v1/channels/email-smtp", map[string]any{"enabled": true}, 200)
@@ -580,7 +607,9 @@ func TestDeliverAuthenticationAndValidation(t *testing.T) {
 		field  string
 	}{
 		{"unknown field", `{"idempotencyKey":"a:b","runId":"a","stepId":"b","subscriberId":"ada","channel":"email","content":{"subject":"s","body":"b"},"priority":1}`, 422, "validation_failed", "priority"},
-		{"unknown content field", `{"idempotencyKey":"a:b","runId":"a","stepId":"b","subscriberId":"ada","channel":"email","content":{"subject":"s","body":"b","html":"x"}}`, 422, "validation_failed", "content.html"},
+		{"unknown content field", `{"idempotencyKey":"a:b","runId":"a","stepId":"b","subscriberId":"ada","channel":"email","content":{"subject":"s","body":"b","htm":"x"}}`, 422, "invalid_content", "content.htm"},
+		{"content of another kind", `{"idempotencyKey":"a:b","runId":"a","stepId":"b","subscriberId":"ada","channel":"email","content":{"body":"b"}}`, 422, "invalid_content", "content.subject"},
+		{"content not an object", `{"idempotencyKey":"a:b","runId":"a","stepId":"b","subscriberId":"ada","channel":"email","content":"hello"}`, 422, "validation_failed", "content"},
 		{"case matters", `{"IdempotencyKey":"a:b","runId":"a","stepId":"b","subscriberId":"ada","channel":"email","content":{}}`, 422, "validation_failed", "IdempotencyKey"},
 		{"no key", `{"runId":"a","stepId":"b","subscriberId":"ada","channel":"email","content":{}}`, 422, "validation_failed", "idempotencyKey"},
 		{"no channel", `{"idempotencyKey":"a:b","runId":"a","stepId":"b","subscriberId":"ada","content":{}}`, 422, "validation_failed", "channel"},
@@ -699,12 +728,14 @@ func TestPasswordNeverLeaks(t *testing.T) {
 	f.mustSend(sendStep("run_pw", "ok"))
 	f.mustSend(sendStep("run_pw", "ok"))
 
-	// Wrong password: the server's 535 reply quotes what it was given.
+	// Wrong password: the server's 535 reply quotes what it was given. An
+	// authentication failure proves nothing was sent: the send would fail
+	// over, and with no other channel it is retried later.
 	wrong := "Wrong-Pw-falcon-ember-77c2aa"
 	f.channelExtra["password"] = wrong
 	f.configureChannel(m.Port, false, 201)
 	r := f.deliver(sendStep("run_pw", "badauth"))
-	expectError(t, r, http.StatusUnprocessableEntity, "provider_rejected")
+	expectError(t, r, http.StatusBadGateway, "provider_unavailable")
 	if !strings.Contains(string(r.Body), "535") {
 		t.Errorf("the AUTH failure is not reported: %s", r.Body)
 	}

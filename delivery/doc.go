@@ -1,19 +1,24 @@
 // Package delivery owns Herald's channels and sends: the catalog of channel
 // types a tenant may enable and the JSON Schema of their config, the
-// choice of the channel a send uses, the delivery ledger and the providers
-// (delivery/smtp).
+// content each kind of send carries, the order in which the channels of a
+// kind are tried, the delivery ledger, and the registry that maps each
+// catalog entry to its provider (package delivery/provider is the
+// contract; delivery/smtp and the other provider packages implement it).
 //
 // # One road for a send
 //
 // A send is a [Request] (the engine builds one per send step; POST
-// /v1/deliver decodes its body into one) and ends in a [Result] or an
-// error. [Service.Deliver] delivers in the process that holds the
-// service; [Client.Deliver] reaches another process's service through POST
-// /v1/deliver and answers as that service would. Either error is read with
-// [Classify]: its code, and whether it is terminal (the run fails) or
-// transient (the step is retried with the same key).
+// /v1/deliver decodes its body into one) and ends in a [Result] (sent, or
+// skipped with a reason) or an error. [Service.Deliver] delivers in the
+// process that holds the service; [Client.Deliver] reaches another
+// process's service through POST /v1/deliver and answers as that service
+// would. Either error is read with [Classify]: its code, and whether it is
+// terminal (the run fails) or transient (the step is retried with the same
+// key).
 //
-// The service selects the channel from the projections ([SelectChannel])
-// and opens its sealed config with the keyring ([OpenChannelConfig]); it
-// depends on no command layer.
+// The service lists the channels of the kind from the projections
+// ([SelectChannels]), opens each one's sealed config with the keyring
+// ([OpenChannelConfig]) and builds its provider; it depends on no command
+// layer. Providers fail in one of three ways (provider.ErrNotSent,
+// ErrOutcomeUnknown, ErrRejected), and the kind alone decides failover.
 package delivery

@@ -90,14 +90,16 @@ func TestEngineSendStepRejected(t *testing.T) {
 }
 
 // TestEngineSendStepTerminalCodes: the engine's send steps reach the
-// delivery service in-process; a failure decided before any attempt ends
-// the run at once with the code POST /v1/deliver answers.
+// delivery service in-process; a subscriber without an address is a
+// skipped send (the run completes); no channel ends the run at once with
+// the code POST /v1/deliver answers.
 func TestEngineSendStepTerminalCodes(t *testing.T) {
 	m := testsmtp.Start(t, testsmtp.Options{})
 	f := newFixture(t, m, false, nil)
 	f.tenantCall("PUT", "/v1/subscribers/ada", map[string]any{"contacts": map[string]any{"email": nil}}, http.StatusOK)
 	run := runWelcome(t, f)
-	if errBody, _ := run["error"].(map[string]any); run["status"] != "failed" || errBody["code"] != "no_address" {
+	step := run["steps"].([]any)[0].(map[string]any)
+	if out, _ := step["output"].(map[string]any); run["status"] != "completed" || out["status"] != "skipped" || out["reason"] != "no_address" {
 		t.Fatalf("a subscriber without an address: run %v", run)
 	}
 	f.tenantCall("DELETE", "/v1/channels/email-smtp", nil, http.StatusNoContent)

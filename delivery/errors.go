@@ -16,17 +16,28 @@ var (
 	// one. The error also holds a *apierr.ValidationError naming each
 	// field. Terminal.
 	ErrInvalidRequest = errors.New("delivery: invalid request")
-	// ErrNoAddress: the recipient subscriber is unknown, or has no address
-	// of the channel's kind (or its first address is not a valid one).
-	// Terminal: decided before any attempt is recorded.
+	// ErrNoAddress: a send with no recipient at all (the engine's code for
+	// a run without a subscriber whose send names no "to"). Terminal. A
+	// recipient without an address of the kind is no error: Deliver
+	// answers a skipped Result (ReasonNoAddress).
 	ErrNoAddress = errors.New("delivery: no address")
-	// ErrProviderRejected: the provider refused the message for good (an
-	// SMTP 5xx reply), or the channel's config cannot work. Terminal for
-	// the attempt; the failure is recorded.
+	// ErrInvalidContent: the request's content is not the content of its
+	// channel kind (a required field missing, an unknown field, a value of
+	// the wrong type, more than MaxContentBytes). The error also holds a
+	// *apierr.ValidationError naming each field. Terminal: decided before
+	// any attempt is recorded.
+	ErrInvalidContent = errors.New("delivery: invalid content")
+	// ErrProviderRejected: the provider refused the recipient or the
+	// message for good (an SMTP 5xx to RCPT, an "invalid recipient"
+	// answer): provider.ErrRejected. Terminal, without failover to
+	// another channel; the failure is recorded.
 	ErrProviderRejected = errors.New("delivery: provider rejected the message")
-	// ErrProviderUnavailable: the provider could not take the message now
-	// (an SMTP 4xx reply, a network error, a timeout). Transient: a later
-	// request with the same key makes a new attempt.
+	// ErrProviderUnavailable: no channel of the kind took the message:
+	// each one tried failed in a way that proves nothing was sent
+	// (provider.ErrNotSent), or the one tried last gave no answer on a
+	// message it may have taken (provider.ErrOutcomeUnknown). Transient:
+	// a later request with the same key makes a new attempt (on the same
+	// channel after an unknown outcome).
 	ErrProviderUnavailable = errors.New("delivery: provider unavailable")
 	// ErrInProgress: another attempt of the same key is in flight and did
 	// not finish within the wait (see Config.InFlightWait). Transient.
@@ -40,6 +51,7 @@ const (
 	CodeNoChannel           = "no_channel"
 	CodeInvalidRequest      = "validation_failed"
 	CodeNoAddress           = "no_address"
+	CodeInvalidContent      = "invalid_content"
 	CodeProviderRejected    = "provider_rejected"
 	CodeProviderUnavailable = "provider_unavailable"
 	CodeInProgress          = "delivery_in_progress"
@@ -64,6 +76,7 @@ var classes = []struct {
 	{ErrNoAddress, CodeNoAddress, true},
 	{ErrProviderRejected, CodeProviderRejected, true},
 	{ErrInvalidRequest, CodeInvalidRequest, true},
+	{ErrInvalidContent, CodeInvalidContent, true},
 	{ErrProviderUnavailable, CodeProviderUnavailable, false},
 	{ErrInProgress, CodeInProgress, false},
 }

@@ -17,6 +17,7 @@ const (
 	keyInFlight                 // an attempt is claimed, no outcome yet
 	keySent                     // an attempt sent the message: final
 	keyFailed                   // the last attempt failed; a new one may start
+	keySkipped                  // the send was skipped: final
 )
 
 // ledgerEntry is the last event of a key's subject, decoded.
@@ -27,8 +28,11 @@ type ledgerEntry struct {
 	seq       uint64
 	at        time.Time // when the last event was written
 	attemptID string
-	sent      events.DeliverySentData
-	failed    events.DeliveryFailedData
+	// channelKey is the channel of an attempt in flight.
+	channelKey string
+	sent       events.DeliverySentData
+	failed     events.DeliveryFailedData
+	skipped    events.DeliverySkippedData
 }
 
 // ledger reads the state of the key whose subject is subject, from the log
@@ -43,13 +47,16 @@ func (s *Service) ledger(ctx context.Context, subject string) (ledgerEntry, erro
 	case events.DeliveryAttempted:
 		var d events.DeliveryAttemptedData
 		err = ev.Decode(&d)
-		e.state, e.attemptID = keyInFlight, d.AttemptID
+		e.state, e.attemptID, e.channelKey = keyInFlight, d.AttemptID, d.ChannelKey
 	case events.DeliverySent:
 		err = ev.Decode(&e.sent)
 		e.state, e.attemptID = keySent, e.sent.AttemptID
 	case events.DeliveryFailed:
 		err = ev.Decode(&e.failed)
 		e.state, e.attemptID = keyFailed, e.failed.AttemptID
+	case events.DeliverySkipped:
+		err = ev.Decode(&e.skipped)
+		e.state, e.attemptID = keySkipped, e.skipped.AttemptID
 	default:
 		err = fmt.Errorf("delivery: unexpected event %s #%d on %s", ev.Type, ev.Seq, subject)
 	}

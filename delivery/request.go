@@ -1,6 +1,8 @@
 package delivery
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"unicode/utf8"
 
@@ -26,18 +28,17 @@ type Request struct {
 	// To, when set, is the recipient subscriber instead of SubscriberID (a
 	// send step's "to" override), of the same tenant.
 	To string `json:"to,omitempty"`
-	// Channel is the channel kind to send on ("email"). Required.
+	// Channel is the channel kind to send on ("email", "sms", "chat",
+	// "push", "in_app", "webhook"). Required.
 	Channel string `json:"channel"`
-	// Content is the message. Required.
-	Content *Content `json:"content"`
-}
-
-// Content is what a send delivers.
-type Content struct {
-	// Subject is the message's subject, for channels that have one.
-	Subject string `json:"subject,omitempty"`
-	// Body is the message's text.
-	Body string `json:"body"`
+	// Content is the send step's content as the Bridge gave it: a JSON
+	// object of the kind's content type in bridge/wire (wire.EmailContent
+	// for "email", ...), at most MaxContentBytes. Required. Deliver checks
+	// it against the kind (ErrInvalidContent) before anything is recorded.
+	Content json.RawMessage `json:"content"`
+	// WorkflowID names the run's workflow, for providers that carry it
+	// (the webhook body). Optional.
+	WorkflowID string `json:"workflowId,omitempty"`
 }
 
 // Recipient is the subscriber whose address the message goes to.
@@ -70,15 +71,14 @@ func (r Request) Validate() error {
 	id("subscriberId", r.SubscriberID, true)
 	id("to", r.To, false)
 	id("channel", r.Channel, true)
-	if r.Content == nil {
+	id("workflowId", r.WorkflowID, false)
+	switch c := bytes.TrimSpace(r.Content); {
+	case len(c) == 0 || bytes.Equal(c, []byte("null")):
 		p.Add("content", "is required")
-	} else {
-		if !utf8.ValidString(r.Content.Subject) {
-			p.Add("content.subject", "must be valid UTF-8")
-		}
-		if !utf8.ValidString(r.Content.Body) {
-			p.Add("content.body", "must be valid UTF-8")
-		}
+	case c[0] != '{' || !json.Valid(c):
+		p.Add("content", "must be an object")
+	case !utf8.Valid(c):
+		p.Add("content", "must be valid UTF-8")
 	}
 	if len(p) == 0 {
 		return nil
@@ -88,7 +88,8 @@ func (r Request) Validate() error {
 
 // invalidRequest is the error of Validate: its text names every problem.
 type invalidRequest struct {
-	ve *apierr.ValidationError
+	ve   *apierr.ValidationError
+	kind error // ErrInvalidContent, or nil for ErrInvalidRequest
 }
 
 func (e *invalidRequest) Error() string {
@@ -96,22 +97,50 @@ func (e *invalidRequest) Error() string {
 	for i, p := range e.ve.Problems {
 		parts[i] = p.Field + " " + p.Problem
 	}
-	return "delivery: invalid request: " + strings.Join(parts, "; ")
+	what := "request"
+	if e.kind == ErrInvalidContent {
+		what = "content"
+	}
+	return "delivery: invalid " + what + ": " + strings.Join(parts, "; ")
 }
 
-func (e *invalidRequest) Unwrap() []error { return []error{ErrInvalidRequest, e.ve} }
+func (e *invalidRequest) Unwrap() []error {
+	if e.kind == nil {
+		return []error{ErrInvalidRequest, e.ve}
+	}
+	return []error{e.kind, e.ve}
+}
 
-// StatusSent is the Status of a Result whose message the provider took.
-const StatusSent = "sent"
+// Statuses of a Result.
+const (
+	// StatusSent: a provider took the message.
+	StatusSent = "sent"
+	// StatusSkipped: nothing was sent, on purpose: Reason says why. The
+	// send step completes with the result and the run goes on.
+	StatusSkipped = "skipped"
+)
+
+// Reasons of a skipped send.
+const (
+	// ReasonNoAddress: the recipient is unknown, or has no address of the
+	// kind (contacts[kind] empty, or its first address unusable).
+	ReasonNoAddress = "no_address"
+)
 
 // Result is the outcome of a delivered send: the body of POST
-// /v1/deliver's 200.
+// /v1/deliver's 200, and the send step's output. A sent result is
+// {"attemptId","status":"sent","providerMessageId"}; a skipped one
+// {"attemptId","status":"skipped","reason"}.
 type Result struct {
-	// AttemptID is the attempt that sent the message.
+	// AttemptID is the attempt that sent the message, or the ledger row
+	// of the skip.
 	AttemptID string `json:"attemptId"`
-	// Status is StatusSent.
+	// Status is StatusSent or StatusSkipped.
 	Status string `json:"status"`
-	// ProviderMessageID is the provider's id of the message (for SMTP the
-	// Message-ID without angle brackets).
-	ProviderMessageID string `json:"providerMessageId"`
+	// ProviderMessageID is the provider's id of a sent message (for SMTP
+	// the Message-ID without angle brackets); empty when skipped.
+	ProviderMessageID string `json:"providerMessageId,omitempty"`
+	// Reason says why a send was skipped (ReasonNoAddress); empty when
+	// sent.
+	Reason string `json:"reason,omitempty"`
 }

@@ -92,6 +92,9 @@ func (f Field) schema() propertySchema {
 		if f.Check.Email {
 			p.Format, p.Pattern = "email", emailPattern
 		}
+		if f.Check.Pattern != "" {
+			p.Pattern = f.Check.Pattern
+		}
 	}
 	return p
 }
@@ -255,6 +258,9 @@ func (c Check) describe(v any) string {
 		}
 		if c.Email {
 			return "must be an email address"
+		}
+		if c.Pattern != "" {
+			return c.Means
 		}
 	}
 	return "is invalid"

@@ -3,6 +3,7 @@ package delivery
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/heraldhq/herald/events"
@@ -61,14 +62,13 @@ func prefer(a, b Candidate) bool {
 	) < 0
 }
 
-// SelectChannel returns the channel a send of kind uses among the tenant's
-// channels as store holds them (see [Select] for the order), or an error
-// wrapping [ErrNoChannel]. A caller that must see every earlier write
-// waits for the projections first (projections.Store.WaitCaughtUp).
-func SelectChannel(store *projections.Store, tenant, kind string) (projections.Channel, error) {
+// SelectChannels returns the tenant's enabled channels of kind as store
+// holds them, in the order a send tries them (the order of [Select]), or
+// an error wrapping [ErrNoChannel] when there is none.
+func SelectChannels(store *projections.Store, tenant, kind string) ([]projections.Channel, error) {
 	chs, err := store.Channels(tenant)
 	if err != nil {
-		return projections.Channel{}, err
+		return nil, err
 	}
 	cands := make([]Candidate, len(chs))
 	byKey := make(map[string]projections.Channel, len(chs))
@@ -77,11 +77,18 @@ func SelectChannel(store *projections.Store, tenant, kind string) (projections.C
 			Priority: ch.Priority, CreatedAt: ch.CreatedAt, Seq: ch.Seq}
 		byKey[ch.ChannelKey] = ch
 	}
-	best, err := Select(cands, kind)
-	if err != nil {
-		return projections.Channel{}, err
+	var out []projections.Channel
+	for {
+		best, err := Select(cands, kind)
+		if err != nil {
+			if len(out) == 0 {
+				return nil, err
+			}
+			return out, nil
+		}
+		out = append(out, byKey[best.ChannelKey])
+		cands = slices.DeleteFunc(cands, func(c Candidate) bool { return c.ChannelKey == best.ChannelKey })
 	}
-	return byKey[best.ChannelKey], nil
 }
 
 // OpenChannelConfig returns the whole config of one of the tenant's

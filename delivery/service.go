@@ -7,11 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/mail"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/heraldhq/herald/delivery/provider"
 	"github.com/heraldhq/herald/delivery/smtp"
+	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/projections"
@@ -46,6 +50,13 @@ type Config struct {
 	// SMTP sends email-smtp channels' messages. The Service does not own
 	// it: its creator closes it after the last Deliver.
 	SMTP *smtp.Sender
+	// HTTPClient is the client of providers that speak HTTP
+	// (provider.Deps.HTTPClient). Zero: an egress.Policy client, which
+	// refuses private and loopback addresses and follows no redirect.
+	HTTPClient *http.Client
+	// Providers adds or replaces provider constructors by channel key, over
+	// the package's registry and the Service's own (email-smtp, in-app).
+	Providers map[string]provider.New
 	// Logger receives a line per failed attempt (and a debug line per sent
 	// one); never a channel config. Zero: slog.Default().
 	Logger *slog.Logger
@@ -75,6 +86,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.InFlightWait == 0 {
 		c.InFlightWait = DefaultInFlightWait
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = egress.Policy{}.Client(c.SendTimeout)
 	}
 }
 
@@ -122,19 +136,28 @@ func (c Config) Validate() error {
 //   - A claimed attempt with no outcome after Config.Lease (its process
 //     died mid-send) is taken over by a new attempt.
 //
-// No channel (ErrNoChannel) and no address (ErrNoAddress) are decided
-// before any attempt and record nothing.
+// One send may try several channels (see Deliver): each try is one
+// attempt, claimed and settled as above. A failure after which only the
+// same channel may try again (an unknown outcome, a takeover) carries that
+// channel as the key's pin (events.DeliveryFailedData.Pin).
+//
+// No channel (ErrNoChannel) and invalid content (ErrInvalidContent) are
+// decided before any attempt and record nothing. A skipped send records one
+// DeliverySkipped, final for the key.
 //
 // # Caveats
 //
 // SMTP cannot tell a lost reply to the message body from a lost message:
 // an attempt that failed that way (or was taken over after a crash) may
-// have been delivered, and the next attempt delivers again. Every attempt
-// of a key carries the same Message-ID, derived from the tenant and the
-// key, so that mail clients can drop the copy. Leases compare the clock of
+// have been delivered, and the next attempt (on the same channel) delivers
+// again. Every attempt of a key carries the same Message-ID, derived from
+// the tenant and the key, so that mail clients can drop the copy. Leases compare the clock of
 // the process that claimed with the clock of the one that takes over.
 type Service struct {
-	cfg Config
+	cfg   Config
+	news  map[string]provider.New
+	deps  provider.Deps
+	cache providerCache
 }
 
 // NewService returns a Service, or the problems of cfg.
@@ -143,26 +166,40 @@ func NewService(cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Service{cfg: cfg}, nil
+	s := &Service{cfg: cfg, deps: provider.Deps{HTTPClient: cfg.HTTPClient, Logger: cfg.Logger, Now: time.Now}}
+	s.news = s.providers()
+	return s, nil
 }
 
-// plan is what one delivery resolved before it claims its key.
+// plan is what one delivery resolved before it claims its key: the
+// channels of the kind in the order they are tried, the recipient and its
+// address.
 type plan struct {
-	channel projections.Channel
-	address string
-	smtp    smtp.Config
-	message smtp.Message
+	channels  []projections.Channel
+	recipient string
+	address   string
+	// skip is the reason the send is skipped, when it is.
+	skip string
 }
 
 // Deliver delivers req for tenant, at most once per req.IdempotencyKey,
 // and returns its Result (see Service for the ledger's rules).
 //
-// Errors wrap ErrInvalidRequest (with a *apierr.ValidationError),
-// ErrNoChannel, ErrNoAddress, ErrProviderRejected (an SMTP 5xx reply, or a
-// channel config that cannot work), ErrProviderUnavailable (SMTP 4xx,
-// network, timeout) or ErrInProgress; [Classify] tells terminal from
-// transient. Other errors are internal (the log, or a secret that does not
-// open).
+// The channels of req.Channel's kind are tried in the order of [Select]:
+// a failure that proves nothing was sent moves to the next one at once; a
+// rejection ends the send (ErrProviderRejected, terminal); an unknown
+// outcome ends it too (ErrProviderUnavailable, transient), and every later
+// request of the key tries only that channel again. Each channel tried is
+// one attempt, one ledger row.
+//
+// A recipient with no address of the kind gets a skipped Result (Status
+// StatusSkipped, Reason ReasonNoAddress), recorded as a ledger row.
+//
+// Errors wrap ErrInvalidRequest or ErrInvalidContent (with a
+// *apierr.ValidationError), ErrNoChannel, ErrProviderRejected,
+// ErrProviderUnavailable (every channel failed) or ErrInProgress;
+// [Classify] tells terminal from transient. Other errors are internal (the
+// log, or a secret that does not open).
 //
 // Once Deliver has claimed an attempt it calls the provider and records
 // the outcome even if ctx ends meanwhile (bounded by Config.SendTimeout),
@@ -171,18 +208,23 @@ func (s *Service) Deliver(ctx context.Context, tenant string, req Request) (Resu
 	if err := req.Validate(); err != nil {
 		return Result{}, err
 	}
+	if err := ValidateContent(req.Channel, req.Content); err != nil {
+		return Result{}, err
+	}
 	subject := eventlog.Subject(tenant, eventlog.AggDelivery, req.IdempotencyKey)
 	deadline := time.Now().Add(s.cfg.InFlightWait)
 	var (
 		p         *plan
-		waitedFor string // the attempt in flight this request waited for
+		waitedFor string          // the attempt in flight this request waited for
+		tried     map[string]bool // channels this request tried and saw fail as not sent
+		failures  []string        // their public failures, for the answer
 	)
 	for range maxRounds {
 		e, err := s.ledger(ctx, subject)
 		if err != nil {
 			return Result{}, err
 		}
-		takeover := ""
+		takeover, pin := "", ""
 		switch e.state {
 		case keySent:
 			if err := s.cfg.Store.WaitFor(ctx, e.seq); err != nil {
@@ -190,12 +232,18 @@ func (s *Service) Deliver(ctx context.Context, tenant string, req Request) (Resu
 			}
 			return Result{AttemptID: e.sent.AttemptID, Status: StatusSent,
 				ProviderMessageID: e.sent.ProviderMessageID}, nil
+		case keySkipped:
+			if err := s.cfg.Store.WaitFor(ctx, e.seq); err != nil {
+				return Result{}, err
+			}
+			return Result{AttemptID: e.skipped.AttemptID, Status: StatusSkipped, Reason: e.skipped.Reason}, nil
 		case keyFailed:
 			if e.attemptID == waitedFor {
 				// A concurrent repeat shares the outcome of the attempt it
 				// waited for.
 				return Result{}, e.failure()
 			}
+			pin = e.failed.Pin
 		case keyInFlight:
 			if time.Since(e.at) < s.cfg.Lease {
 				waitedFor = e.attemptID
@@ -204,15 +252,36 @@ func (s *Service) Deliver(ctx context.Context, tenant string, req Request) (Resu
 				}
 				continue
 			}
-			takeover = e.attemptID
+			// Its process died mid-send: the message may have gone out.
+			takeover, pin = e.attemptID, e.channelKey
 		}
 		if p == nil {
 			if p, err = s.resolve(ctx, tenant, req); err != nil {
 				return Result{}, err
 			}
 		}
-		res, err := s.attempt(ctx, tenant, subject, req, p, e.seq, takeover)
-		if errors.Is(err, errLostClaim) {
+		if p.skip != "" {
+			res, err := s.skip(ctx, tenant, subject, req, p, e.seq)
+			if errors.Is(err, errLostClaim) {
+				continue
+			}
+			return res, err
+		}
+		ch, ok := next(p.channels, pin, tried)
+		if !ok {
+			return Result{}, fmt.Errorf("%w: %s", ErrProviderUnavailable, strings.Join(failures, "; "))
+		}
+		res, err := s.attempt(ctx, tenant, subject, req, p, ch, pin != "", e.seq, takeover)
+		var nf *notSent
+		switch {
+		case errors.Is(err, errLostClaim):
+			continue
+		case errors.As(err, &nf):
+			if tried == nil {
+				tried = map[string]bool{}
+			}
+			tried[ch.ChannelKey] = true
+			failures = append(failures, nf.public)
 			continue
 		}
 		return res, err
@@ -220,62 +289,139 @@ func (s *Service) Deliver(ctx context.Context, tenant string, req Request) (Resu
 	return Result{}, fmt.Errorf("%w: the key kept changing; try again later", ErrInProgress)
 }
 
+// next returns the channel to try: the pinned one while it is enabled,
+// else the first of chs not tried yet.
+func next(chs []projections.Channel, pin string, tried map[string]bool) (projections.Channel, bool) {
+	if pin != "" {
+		if i := slices.IndexFunc(chs, func(c projections.Channel) bool { return c.ChannelKey == pin }); i >= 0 {
+			if tried[pin] {
+				return projections.Channel{}, false
+			}
+			return chs[i], true
+		}
+		// The pinned channel is gone: the tenant removed or disabled it.
+	}
+	for _, c := range chs {
+		if !tried[c.ChannelKey] {
+			return c, true
+		}
+	}
+	return projections.Channel{}, false
+}
+
 // errLostClaim: another request appended to the key's subject first.
 var errLostClaim = errors.New("delivery: lost the claim")
 
-// resolve picks the channel, the recipient's address and opens the
-// channel's config. It records nothing.
+// notSent is the answer of an attempt whose channel failed in a way that
+// proves nothing was sent: the next channel may be tried.
+type notSent struct{ public string }
+
+func (e *notSent) Error() string { return e.public }
+
+// resolve picks the channels and the recipient's address. It records
+// nothing.
 func (s *Service) resolve(ctx context.Context, tenant string, req Request) (*plan, error) {
 	// See every write acknowledged before this request (a channel or a
 	// subscriber just changed, through any process).
 	if err := s.cfg.Store.WaitCaughtUp(ctx, s.cfg.Log); err != nil {
 		return nil, err
 	}
-	ch, err := SelectChannel(s.cfg.Store, tenant, req.Channel)
+	chs, err := SelectChannels(s.cfg.Store, tenant, req.Channel)
 	if err != nil {
 		return nil, err
 	}
 	recipient := req.Recipient()
+	p := &plan{channels: chs, recipient: recipient}
+	if req.Channel == KindWebhook {
+		return p, nil // no address, and no subscriber needed
+	}
 	sub, err := s.cfg.Store.Subscriber(tenant, recipient)
 	if errors.Is(err, projections.ErrNotFound) {
-		return nil, fmt.Errorf("%w: subscriber %.100q does not exist", ErrNoAddress, recipient)
+		p.skip = ReasonNoAddress
+		return p, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	addrs := sub.Contacts[ch.Kind]
-	if len(addrs) == 0 || addrs[0] == "" {
-		return nil, fmt.Errorf("%w: subscriber %.100q has no %s address", ErrNoAddress, recipient, ch.Kind)
+	if req.Channel == KindInApp {
+		p.address = recipient // the subscriber's own inbox
+		return p, nil
 	}
-	p := &plan{channel: ch, address: addrs[0]}
-	switch ch.ChannelKey {
-	case "email-smtp":
-		if a, err := mail.ParseAddress(p.address); err != nil || a.Address != p.address {
-			return nil, fmt.Errorf("%w: the first email address of subscriber %.100q is not a bare email address", ErrNoAddress, recipient)
-		}
+	addrs := sub.Contacts[req.Channel]
+	if len(addrs) == 0 || !usableAddress(req.Channel, addrs[0]) {
+		p.skip = ReasonNoAddress
+		return p, nil
+	}
+	p.address = addrs[0]
+	return p, nil
+}
+
+// usableAddress reports whether addr can be sent to on kind.
+func usableAddress(kind, addr string) bool {
+	switch kind {
+	case KindEmail:
+		a, err := mail.ParseAddress(addr)
+		return err == nil && a.Address == addr && !strings.ContainsAny(addr, "\r\n")
+	}
+	return addr != ""
+}
+
+// skip records the skipped send (its subject's last sequence being expect).
+// It fails with errLostClaim when another request appended first.
+func (s *Service) skip(ctx context.Context, tenant, subject string, req Request, p *plan, expect uint64) (Result, error) {
+	id := eventlog.NewID("att_")
+	seq, err := s.record(ctx, eventlog.Record{
+		Subject: subject, Type: events.DeliverySkipped, Tenant: tenant, MsgID: id,
+		Data: events.DeliverySkippedData{AttemptID: id, IdempotencyKey: req.IdempotencyKey, RunID: req.RunID,
+			StepID: req.StepID, SubscriberID: p.recipient, ChannelKey: p.channels[0].ChannelKey, Kind: req.Channel,
+			Reason: p.skip},
+		Expect: true, ExpectSeq: expect,
+	})
+	if errors.Is(err, eventlog.ErrConflict) {
+		return Result{}, errLostClaim
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	if err := s.cfg.Store.WaitFor(ctx, seq); err != nil {
+		return Result{}, err
+	}
+	s.cfg.Logger.Debug("delivery: skipped", "tenant", tenant, "idempotencyKey", req.IdempotencyKey, "reason", p.skip)
+	return Result{AttemptID: id, Status: StatusSkipped, Reason: p.skip}, nil
+}
+
+// provider returns the provider of the tenant's channel ch, built from its
+// opened config (cached per config version).
+func (s *Service) provider(tenant string, ch projections.Channel) (provider.Provider, error) {
+	version := fmt.Sprintf("%d.%d", ch.Seq, ch.UpdatedAt.UnixNano())
+	return s.cache.get(tenant+"\x00"+ch.ChannelKey, version, func() (provider.Provider, error) {
 		config, err := OpenChannelConfig(s.cfg.Keys, tenant, ch)
 		if err != nil {
 			return nil, err
 		}
-		if p.smtp, err = smtpConfig(config); err != nil {
-			return nil, fmt.Errorf("%w: channel %s: its config cannot work: %w", ErrProviderRejected, ch.ChannelKey, err)
+		build, ok := s.news[ch.ChannelKey]
+		if !ok {
+			return noProvider{ch.ChannelKey}, nil
 		}
-		p.message = smtp.Message{To: p.address, Subject: req.Content.Subject, Body: req.Content.Body,
-			MessageID: messageID(tenant, req.IdempotencyKey, p.smtp.FromEmail)}
-		if err := p.message.Validate(); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrNoAddress, err)
+		p, err := build(config, s.deps)
+		if err != nil {
+			return nil, errNoProvider(ch.ChannelKey, err)
 		}
-	default:
-		return nil, fmt.Errorf("delivery: channel %q has no provider", ch.ChannelKey)
-	}
-	return p, nil
+		return p, nil
+	})
 }
 
-// attempt claims the key (its subject's last sequence being expect) and
-// sends. It fails with errLostClaim when another request claimed first.
-func (s *Service) attempt(ctx context.Context, tenant, subject string, req Request, p *plan, expect uint64, takeover string) (Result, error) {
+// attempt claims the key for channel ch (its subject's last sequence being
+// expect) and sends. It fails with errLostClaim when another request
+// claimed first, and with a *notSent when the channel failed in a way that
+// proves nothing was sent. pinned: the key is pinned to ch.
+func (s *Service) attempt(ctx context.Context, tenant, subject string, req Request, p *plan, ch projections.Channel, pinned bool, expect uint64, takeover string) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
+	}
+	prov, provErr := s.provider(tenant, ch)
+	if provErr != nil && !errors.Is(provErr, provider.ErrNotSent) {
+		return Result{}, provErr // a secret that does not open: internal
 	}
 	attemptID := eventlog.NewID("att_")
 	// The claim is written whatever becomes of ctx: a claim abandoned half
@@ -287,7 +433,7 @@ func (s *Service) attempt(ctx context.Context, tenant, subject string, req Reque
 		Subject: subject, Type: events.DeliveryAttempted, Tenant: tenant, MsgID: attemptID,
 		Data: events.DeliveryAttemptedData{
 			AttemptID: attemptID, IdempotencyKey: req.IdempotencyKey, RunID: req.RunID, StepID: req.StepID,
-			SubscriberID: req.Recipient(), ChannelKey: p.channel.ChannelKey, Kind: p.channel.Kind,
+			SubscriberID: p.recipient, ChannelKey: ch.ChannelKey, Kind: ch.Kind,
 			Address: p.address, Takeover: takeover,
 		},
 		Expect: true, ExpectSeq: expect,
@@ -299,36 +445,54 @@ func (s *Service) attempt(ctx context.Context, tenant, subject string, req Reque
 		return Result{}, err
 	}
 	log := s.cfg.Logger.With("tenant", tenant, "idempotencyKey", req.IdempotencyKey, "attemptId", attemptID,
-		"channelKey", p.channel.ChannelKey)
+		"channelKey", ch.ChannelKey)
 	if takeover != "" {
 		log.Warn("delivery: took over an attempt that recorded no outcome within its lease", "staleAttemptId", takeover)
 	}
 
 	// The key is ours: send and record the outcome whatever becomes of ctx.
-	sendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.SendTimeout)
-	sent, sendErr := s.cfg.SMTP.Send(sendCtx, p.smtp, p.message)
-	cancel()
+	var (
+		providerID string
+		sendErr    = provErr
+	)
+	if sendErr == nil {
+		sendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.SendTimeout)
+		providerID, sendErr = prov.Send(sendCtx, provider.Message{
+			Tenant: tenant, WorkflowID: req.WorkflowID, RunID: req.RunID, StepID: req.StepID,
+			SubscriberID: p.recipient, IdempotencyKey: req.IdempotencyKey, To: p.address, Content: req.Content,
+		})
+		cancel()
+	}
 
 	outcome := eventlog.Record{Subject: subject, Tenant: tenant, MsgID: attemptID + ".outcome",
 		Expect: true, ExpectSeq: claimSeq}
 	var answer error
 	if sendErr == nil {
 		outcome.Type = events.DeliverySent
-		outcome.Data = events.DeliverySentData{AttemptID: attemptID, ProviderMessageID: sent.MessageID}
-		log.Debug("delivery: sent", "providerMessageId", sent.MessageID)
+		outcome.Data = events.DeliverySentData{AttemptID: attemptID, ProviderMessageID: providerID}
+		log.Debug("delivery: sent", "providerMessageId", providerID)
 	} else {
-		code := CodeProviderUnavailable
-		if errors.Is(sendErr, smtp.ErrRejected) || errors.Is(sendErr, smtp.ErrInvalid) {
-			code = CodeProviderRejected
+		// The tenant sees the provider's public words (a reply or status
+		// code), never its text: the host may be a service that is no mail
+		// server or provider. The log has them.
+		public := ch.ChannelKey + ": " + provider.PublicMessage(sendErr)
+		data := events.DeliveryFailedData{AttemptID: attemptID, Code: CodeProviderUnavailable, Message: public, Transient: true}
+		switch {
+		case errors.Is(sendErr, provider.ErrRejected):
+			data.Code, data.Transient = CodeProviderRejected, false
+			answer = failureError(data.Code, public)
+		case errors.Is(sendErr, provider.ErrNotSent) && !pinned:
+			answer = &notSent{public: public}
+		case errors.Is(sendErr, provider.ErrNotSent):
+			data.Pin = ch.ChannelKey
+			answer = failureError(data.Code, public)
+		default: // an unknown outcome: only this channel may try again
+			data.Pin = ch.ChannelKey
+			answer = failureError(data.Code, public)
 		}
-		// The tenant sees the reply code, never the server's words: the
-		// host may be a service that is no SMTP server. The log has them.
-		public := smtp.PublicMessage(sendErr)
 		outcome.Type = events.DeliveryFailed
-		outcome.Data = events.DeliveryFailedData{AttemptID: attemptID, Code: code, Message: public,
-			Transient: code == CodeProviderUnavailable}
-		answer = failureError(code, public)
-		log.Warn("delivery: attempt failed", "code", code, "err", sendErr.Error())
+		outcome.Data = data
+		log.Warn("delivery: attempt failed", "code", data.Code, "pin", data.Pin, "err", sendErr.Error())
 	}
 	seq, err := s.record(ctx, outcome)
 	if err != nil {
@@ -342,7 +506,7 @@ func (s *Service) attempt(ctx context.Context, tenant, subject string, req Reque
 	if answer != nil {
 		return Result{}, answer
 	}
-	return Result{AttemptID: attemptID, Status: StatusSent, ProviderMessageID: sent.MessageID}, nil
+	return Result{AttemptID: attemptID, Status: StatusSent, ProviderMessageID: providerID}, nil
 }
 
 // record appends an attempt's outcome, retrying failures other than a

@@ -2,6 +2,7 @@ package delivery_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -54,7 +55,7 @@ func claim(t *testing.T, f *fixture, key, attemptID string) uint64 {
 func request(key string) delivery.Request {
 	run, step, _ := strings.Cut(key, ":")
 	return delivery.Request{IdempotencyKey: key, RunID: run, StepID: step, SubscriberID: "ada", Channel: "email",
-		Content: &delivery.Content{Subject: "s", Body: "b"}}
+		Content: json.RawMessage(`{"subject":"s","body":"b"}`)}
 }
 
 // TestInFlightAttempt: a request finding an attempt of its key in flight

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 
@@ -22,8 +21,7 @@ func (t *turn) send(ctx context.Context, s *wire.Step) (verdict, error) {
 	}
 	res, err := t.e.deliver.Deliver(ctx, t.tenant, delivery.Request{
 		IdempotencyKey: t.st.RunID + ":" + s.StepID, RunID: t.st.RunID, StepID: s.StepID,
-		SubscriberID: *to, Channel: s.Channel,
-		Content: content(s.Content)})
+		SubscriberID: *to, Channel: s.Channel, Content: s.Content, WorkflowID: t.st.WorkflowID})
 	if err != nil {
 		if isCanceled(ctx, err) {
 			return verdict{}, err
@@ -39,14 +37,6 @@ func (t *turn) send(ctx context.Context, s *wire.Step) (verdict, error) {
 		return verdict{}, err
 	}
 	return goOn, t.record(ctx, events.StepCompleted, events.StepCompletedData{StepID: s.StepID, Type: string(s.Type), Output: out})
-}
-
-// content is a send step's content, the JSON object of its kind, as
-// delivery takes it.
-func content(raw json.RawMessage) *delivery.Content {
-	var c struct{ Subject, Body, HTML, Text string }
-	_ = json.Unmarshal(raw, &c) // an object: bridgeclient checked it
-	return &delivery.Content{Subject: c.Subject, Body: cmp.Or(c.Body, c.HTML, c.Text)}
 }
 
 // sendResult is the output of a send step: the fields of the result that

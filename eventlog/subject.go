@@ -19,6 +19,8 @@ const (
 	AggRun         = "run"
 	AggDelivery    = "delivery"
 	AggDigest      = "digest"
+	// AggInbox: a subscriber's in-app messages (id: the subscriber).
+	AggInbox = "inbox"
 )
 
 // Token encodes an arbitrary id (external ids may hold dots, spaces,

@@ -8,6 +8,10 @@ package events
 //	DeliveryAttempted → DeliverySent             (the key is sent for good)
 //	DeliveryAttempted → DeliveryFailed           (a later request may attempt again)
 //	DeliveryAttempted → DeliveryAttempted        (a stale claim taken over after its lease)
+//	DeliverySkipped                              (nothing sent on purpose: final)
+//
+// One send may try several channels of its kind: each try is an
+// attempt (a ledger row) with its channelKey.
 //
 // Every append on the subject expects the subject's last sequence, so two
 // writers never both claim one key.
@@ -20,6 +24,9 @@ const (
 	// DeliveryFailed: the provider refused the message of the attempt, or
 	// could not be reached.
 	DeliveryFailed = "DeliveryFailed"
+	// DeliverySkipped: the send was skipped on purpose (the recipient has
+	// no address of the kind); the key answers the skip from then on.
+	DeliverySkipped = "DeliverySkipped"
 )
 
 // DeliveryAttemptedData is the payload of DeliveryAttempted. It holds no
@@ -58,4 +65,24 @@ type DeliveryFailedData struct {
 	Message string `json:"message"`
 	// Transient reports whether a later attempt may succeed.
 	Transient bool `json:"transient"`
+	// Pin, when set, is the channel key every later attempt of the key
+	// must use: the attempt's outcome is unknown (the message may have been
+	// handed over), or the attempt was itself pinned. Failing over to
+	// another channel could send the message twice.
+	Pin string `json:"pin,omitempty"`
+}
+
+// DeliverySkippedData is the payload of DeliverySkipped: a ledger row
+// with no attempt at a provider.
+type DeliverySkippedData struct {
+	AttemptID      string `json:"attemptId"`
+	IdempotencyKey string `json:"idempotencyKey"`
+	RunID          string `json:"runId"`
+	StepID         string `json:"stepId"`
+	SubscriberID   string `json:"subscriberId"`
+	// ChannelKey is the channel the send would have used first.
+	ChannelKey string `json:"channelKey"`
+	Kind       string `json:"kind"`
+	// Reason is why: "no_address".
+	Reason string `json:"reason"`
 }

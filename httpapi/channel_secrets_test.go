@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -114,6 +115,59 @@ func TestChannelSecretsNeverInClear(t *testing.T) {
 	do("PATCH", "/v1/channels/email-smtp", key, map[string]any{"config": map[string]any{"password": password1}}, 422)
 	do("PATCH", "/v1/channels/email-smtp", key, map[string]any{"config": map[string]any{"password": password1}, "bogus": password1}, 422)
 
+	// Every other catalog entry, with a distinctive value in each secret
+	// field: created, patched, refused with the secret in a wrong field.
+	entrySecrets := map[string]string{}
+	for _, e := range delivery.Catalog() {
+		if e.ChannelKey == "email-smtp" {
+			continue
+		}
+		config := otherEntryConfig(e.ChannelKey)
+		for _, f := range e.Fields {
+			if f.Secret {
+				v := "Sec-" + e.ChannelKey + "-" + f.Name + "-c0ffee91"
+				if e.ChannelKey == "webhook" {
+					v = "whsec_" + base64.StdEncoding.EncodeToString([]byte(v))
+				}
+				config[f.Name] = v
+				entrySecrets[e.ChannelKey+"."+f.Name] = v
+			}
+		}
+		do("POST", "/v1/channels", key, map[string]any{"channelKey": e.ChannelKey, "config": config}, 201)
+		do("PATCH", "/v1/channels/"+e.ChannelKey, key, map[string]any{"config": config}, 200)
+		for name, v := range entrySecrets {
+			if strings.HasPrefix(name, e.ChannelKey+".") {
+				bad := map[string]any{}
+				for k, x := range config {
+					bad[k] = x
+				}
+				bad["notAField"] = v
+				do("POST", "/v1/channels", key, map[string]any{"channelKey": e.ChannelKey, "config": bad}, 422)
+			}
+		}
+	}
+	if len(entrySecrets) < 5 {
+		t.Fatalf("secret fields of the other entries: %v", entrySecrets)
+	}
+	do("GET", "/v1/channels", key, nil, 200)
+	// A send on each of their kinds (email's SMTP password is the delivery
+	// package's leak test): answers and ledger rows.
+	do("PUT", "/v1/subscribers/every-kind", key, map[string]any{"contacts": map[string]any{
+		"sms": []string{"+15550100"}, "chat": []string{"C0123"}, "push": []string{"device-token"}}}, 201)
+	client := delivery.NewClient(h.URL(), h.InternalToken(), 1)
+	var answers []byte
+	for kind, content := range map[string]string{"sms": `{"body":"b"}`, "chat": `{"body":"b"}`,
+		"push": `{"title":"t","body":"b"}`, "in_app": `{"body":"b"}`, "webhook": `{"data":{"x":1}}`} {
+		res, err := client.Deliver(context.Background(), tenant, delivery.Request{IdempotencyKey: "run_s:" + kind,
+			RunID: "run_s", StepID: kind, SubscriberID: "every-kind", Channel: kind, Content: []byte(content)})
+		answers = fmt.Appendf(answers, "%s: %+v %v\n", kind, res, err)
+	}
+	if !bytes.Contains(answers, []byte("in_app: {AttemptID:att_")) {
+		t.Fatalf("sends: %s", answers)
+	}
+	bodies = append(bodies, testherald.Response{Body: answers})
+	do("GET", "/v1/deliveries?runId=run_s", key, nil, 200)
+
 	var reg struct{ SigningSecret string }
 	do("PUT", "/v1/bridge", key, map[string]string{"webhookUrl": "https://bridge.example.com/h"}, 200).JSON(t, &reg)
 	signing1 := reg.SigningSecret
@@ -123,6 +177,9 @@ func TestChannelSecretsNeverInClear(t *testing.T) {
 
 	all := map[string]string{"password1": password1, "password2": password2, "signing1": signing1, "signing2": signing2}
 	passwords := map[string]string{"password1": password1, "password2": password2}
+	for name, v := range entrySecrets {
+		all[name], passwords[name] = v, v
+	}
 
 	// Response bodies: no password ever; a signing secret only in the
 	// answer of the PUT that generated it.
@@ -143,12 +200,22 @@ func TestChannelSecretsNeverInClear(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctl := control.New(h.Log(), h.Store(), kr, nil)
-	ch, err := delivery.SelectChannel(h.Store(), tenant, "email")
+	ch, err := h.Store().Channel(tenant, "email-smtp")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg, err := delivery.OpenChannelConfig(kr, tenant, ch); err != nil || cfg["password"] != password2 {
 		t.Fatalf("opening the stored config: %v", err)
+	}
+	for name, v := range entrySecrets {
+		channelKey, field, _ := strings.Cut(name, ".")
+		ch, err := h.Store().Channel(tenant, channelKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg, err := delivery.OpenChannelConfig(kr, tenant, ch); err != nil || cfg[field] != v {
+			t.Fatalf("opening the stored %s: %v", name, err)
+		}
 	}
 	if _, s, err := ctl.BridgeSecret(context.Background(), tenant); err != nil || s != signing2 {
 		t.Fatalf("opening the stored signing secret: %v", err)
@@ -226,6 +293,23 @@ func TestChannelSecretsNeverInClear(t *testing.T) {
 	if len(withSealed) < 2 || !slices.Contains(withSealed, "/"+service.ProjectionsFile) {
 		t.Fatalf("scanned %d files, sealed values in %v only: the scan saw nothing", scanned, withSealed)
 	}
+}
+
+// otherEntryConfig is a valid config of a catalog entry other than
+// email-smtp, without its secret fields; its endpoints are loopback.
+func otherEntryConfig(channelKey string) map[string]any {
+	switch channelKey {
+	case "email-ses":
+		return map[string]any{"region": "eu-west-1", "accessKeyId": "AKIAEXAMPLE", "fromEmail": "no-reply@example.com",
+			"endpoint": "http://127.0.0.1:9"}
+	case "sms-twilio":
+		return map[string]any{"accountSid": "AC0123", "from": "+15550100", "apiBaseUrl": "http://127.0.0.1:9"}
+	case "chat-slack", "push-fcm":
+		return map[string]any{"apiBaseUrl": "http://127.0.0.1:9"}
+	case "webhook":
+		return map[string]any{"url": "http://127.0.0.1:9/hook"}
+	}
+	return map[string]any{}
 }
 
 // TestChannelSecretsAcrossMasterKeyRotation: values sealed under key A

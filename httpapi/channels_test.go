@@ -104,7 +104,29 @@ func TestChannelCatalog(t *testing.T) {
 		{"name":"password","type":"string","required":false,"secret":true},
 		{"name":"fromEmail","type":"string","required":true,"secret":false},
 		{"name":"fromName","type":"string","required":false,"secret":false},
-		{"name":"allowInsecureAuth","type":"boolean","required":false,"secret":false}]}]`
+		{"name":"allowInsecureAuth","type":"boolean","required":false,"secret":false}]},
+		{"channelKey":"email-ses","kind":"email","label":"Email (Amazon SES)","fields":[
+		{"name":"region","type":"string","required":true,"secret":false},
+		{"name":"accessKeyId","type":"string","required":true,"secret":false},
+		{"name":"secretAccessKey","type":"string","required":true,"secret":true},
+		{"name":"fromEmail","type":"string","required":true,"secret":false},
+		{"name":"fromName","type":"string","required":false,"secret":false},
+		{"name":"endpoint","type":"string","required":false,"secret":false}]},
+		{"channelKey":"sms-twilio","kind":"sms","label":"SMS (Twilio)","fields":[
+		{"name":"accountSid","type":"string","required":true,"secret":false},
+		{"name":"authToken","type":"string","required":true,"secret":true},
+		{"name":"from","type":"string","required":true,"secret":false},
+		{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},
+		{"channelKey":"chat-slack","kind":"chat","label":"Chat (Slack)","fields":[
+		{"name":"botToken","type":"string","required":true,"secret":true},
+		{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},
+		{"channelKey":"push-fcm","kind":"push","label":"Push (Firebase Cloud Messaging)","fields":[
+		{"name":"serviceAccountJson","type":"string","required":true,"secret":true},
+		{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},
+		{"channelKey":"webhook","kind":"webhook","label":"Webhook","fields":[
+		{"name":"url","type":"string","required":true,"secret":false},
+		{"name":"secret","type":"string","required":false,"secret":true}]},
+		{"channelKey":"in-app","kind":"in_app","label":"In-app inbox","fields":[]}]`
 	var got, exp any
 	r.JSON(t, &got)
 	if err := json.Unmarshal([]byte(want), &exp); err != nil {
@@ -198,7 +220,7 @@ func TestChannelValidation(t *testing.T) {
 		code   string
 		fields []string
 	}{
-		{"unknown channelKey", map[string]any{"channelKey": "sms-twilio", "config": map[string]any{}}, 404, "unknown_channel", nil},
+		{"unknown channelKey", map[string]any{"channelKey": "sms-vonage", "config": map[string]any{}}, 404, "unknown_channel", nil},
 		{"unknown channelKey, no config", `{"channelKey":"nope"}`, 404, "unknown_channel", nil},
 		{"case-sensitive channelKey", map[string]any{"channelKey": "Email-SMTP", "config": map[string]any{}}, 404, "unknown_channel", nil},
 		{"no channelKey", map[string]any{"config": map[string]any{}}, 422, "validation_failed", []string{"channelKey"}},

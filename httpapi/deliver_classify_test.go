@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,7 +27,7 @@ func TestDeliverFailuresSurviveTheAPI(t *testing.T) {
 	t.Cleanup(srv.Close)
 	client := delivery.NewClient(srv.URL, "tok", 1)
 	req := delivery.Request{IdempotencyKey: "run_1:s", RunID: "run_1", StepID: "s", SubscriberID: "ada",
-		Channel: "email", Content: &delivery.Content{Body: "b"}}
+		Channel: "email", Content: json.RawMessage(`{"subject":"s","body":"b"}`)}
 
 	sentinels := []error{delivery.ErrNoChannel, delivery.ErrNoAddress, delivery.ErrProviderRejected,
 		delivery.ErrProviderUnavailable, delivery.ErrInProgress, delivery.ErrInvalidRequest}

@@ -40,8 +40,10 @@ type deliveryView struct {
 	Status            string             `json:"status"`
 	ProviderMessageID *string            `json:"providerMessageId"`
 	Error             *deliveryErrorView `json:"error"`
-	CreatedAt         string             `json:"createdAt"`
-	UpdatedAt         string             `json:"updatedAt"`
+	// Reason is why a skipped send was skipped; absent otherwise.
+	Reason    string `json:"reason,omitempty"`
+	CreatedAt string `json:"createdAt"`
+	UpdatedAt string `json:"updatedAt"`
 }
 
 type deliveryErrorView struct {
@@ -52,7 +54,7 @@ type deliveryErrorView struct {
 func newDeliveryView(d projections.Delivery) deliveryView {
 	v := deliveryView{AttemptID: d.AttemptID, IdempotencyKey: d.IdempotencyKey, RunID: d.RunID, StepID: d.StepID,
 		SubscriberID: d.SubscriberID, ChannelKey: d.ChannelKey, Kind: d.Kind, Address: d.Address,
-		Status: d.Status, CreatedAt: ts(d.CreatedAt), UpdatedAt: ts(d.UpdatedAt)}
+		Status: d.Status, Reason: d.Reason, CreatedAt: ts(d.CreatedAt), UpdatedAt: ts(d.UpdatedAt)}
 	if d.ProviderMessageID != "" {
 		v.ProviderMessageID = &d.ProviderMessageID
 	}

@@ -61,6 +61,7 @@ var deliveryEvents = map[string]string{
 	events.DeliveryAttempted: "attempted",
 	events.DeliverySent:      "sent",
 	events.DeliveryFailed:    "failed",
+	events.DeliverySkipped:   "skipped",
 }
 
 // New returns the instruments in a new registry, with the Go runtime and
@@ -111,7 +112,7 @@ func New() *Metrics {
 	}
 	deliveries := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_deliveries_total",
-		Help: "Delivery ledger records this process wrote, by status (attempted, sent, failed).",
+		Help: "Delivery ledger records this process wrote, by status (attempted, sent, failed, skipped).",
 	}, []string{"status"})
 	for typ, status := range deliveryEvents {
 		m.deliveries[typ] = deliveries.WithLabelValues(status)

@@ -26,6 +26,7 @@ const (
 	DeliveryPending = "pending" // claimed, the provider's answer not recorded yet
 	DeliverySent    = "sent"
 	DeliveryFailed  = "failed"
+	DeliverySkipped = "skipped" // nothing sent on purpose; Reason says why
 )
 
 // CodeLeaseExpired is the error code of an attempt that recorded no
@@ -46,8 +47,10 @@ type Delivery struct {
 	Status            string         `json:"status"`
 	ProviderMessageID string         `json:"providerMessageId,omitempty"`
 	Error             *DeliveryError `json:"error,omitempty"`
-	CreatedAt         time.Time      `json:"createdAt"`
-	UpdatedAt         time.Time      `json:"updatedAt"`
+	// Reason is why a skipped row was skipped ("no_address").
+	Reason    string    `json:"reason,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // DeliveryError is why an attempt failed.
@@ -62,6 +65,7 @@ func deliveryModels() (map[string]applyFunc, [][]byte) {
 			events.DeliveryAttempted: applyDeliveryAttempted,
 			events.DeliverySent:      applyDeliverySent,
 			events.DeliveryFailed:    applyDeliveryFailed,
+			events.DeliverySkipped:   applyDeliverySkipped,
 		}, [][]byte{bucketDeliveries, bucketDeliveryAttempts,
 			bucketDeliveriesByRun}
 }
@@ -85,19 +89,36 @@ func applyDeliveryAttempted(tx *bolt.Tx, ev eventlog.Event) error {
 			return err
 		}
 	}
-	id := seqID(ev.Seq)
-	row := Delivery{
+	return putDelivery(tx, ev, Delivery{
 		AttemptID: d.AttemptID, IdempotencyKey: d.IdempotencyKey, RunID: d.RunID, StepID: d.StepID,
 		SubscriberID: d.SubscriberID, ChannelKey: d.ChannelKey, Kind: d.Kind, Address: d.Address,
 		Status: DeliveryPending, CreatedAt: ev.At, UpdatedAt: ev.At,
+	})
+}
+
+func applyDeliverySkipped(tx *bolt.Tx, ev eventlog.Event) error {
+	var d events.DeliverySkippedData
+	if err := ev.Decode(&d); err != nil {
+		return err
 	}
+	return putDelivery(tx, ev, Delivery{
+		AttemptID: d.AttemptID, IdempotencyKey: d.IdempotencyKey, RunID: d.RunID, StepID: d.StepID,
+		SubscriberID: d.SubscriberID, ChannelKey: d.ChannelKey, Kind: d.Kind,
+		Status: DeliverySkipped, Reason: d.Reason, CreatedAt: ev.At, UpdatedAt: ev.At,
+	})
+}
+
+// putDelivery writes a new row, keyed by its event's sequence, and its
+// indexes.
+func putDelivery(tx *bolt.Tx, ev eventlog.Event, row Delivery) error {
+	id := seqID(ev.Seq)
 	if err := putJSON(appendBucket(tx, bucketDeliveries), key(ev.TenantID, id), row); err != nil {
 		return err
 	}
-	if err := appendBucket(tx, bucketDeliveryAttempts).Put(key(ev.TenantID, d.AttemptID), []byte(id)); err != nil {
+	if err := appendBucket(tx, bucketDeliveryAttempts).Put(key(ev.TenantID, row.AttemptID), []byte(id)); err != nil {
 		return err
 	}
-	return tx.Bucket(bucketDeliveriesByRun).Put(key(ev.TenantID, d.RunID+"\x00"+id), []byte{})
+	return tx.Bucket(bucketDeliveriesByRun).Put(key(ev.TenantID, row.RunID+"\x00"+id), []byte{})
 }
 
 func applyDeliverySent(tx *bolt.Tx, ev eventlog.Event) error {

@@ -17,7 +17,7 @@ import (
 const erasedMessage = "erased"
 
 // applySubscriberErased deletes the subscriber and its subscriptions, as
-// SubscriberDeleted does, and blanks the addresses (and error messages) of
+// SubscriberDeleted does, deletes its in-app messages, and blanks the addresses (and error messages) of
 // its delivery rows. Store.ApplyBatch compacts the file afterwards, so the
 // pages that held the data are not left free in it.
 func applySubscriberErased(tx *bolt.Tx, ev eventlog.Event) error {
@@ -26,6 +26,9 @@ func applySubscriberErased(tx *bolt.Tx, ev eventlog.Event) error {
 		return err
 	}
 	if err := applySubscriberDeleted(tx, ev); err != nil {
+		return err
+	}
+	if err := deletePrefix(appendBucket(tx, bucketInbox), key(ev.TenantID, d.SubscriberID+"\x00")); err != nil {
 		return err
 	}
 	b := appendBucket(tx, bucketDeliveries)

@@ -14,6 +14,7 @@ func readModels() (map[string]applyFunc, [][]byte) {
 		channelModels,
 		bridgeModels,
 		deliveryModels,
+		inboxModels,
 	} {
 		h, b := model()
 		maps.Copy(handlers, h)

@@ -149,6 +149,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 	s.smtp = smtp.NewSender(smtpOpts)
 	if s.delivery, err = delivery.NewService(delivery.Config{
 		Log: s.log, Store: s.store, Keys: s.keys, SMTP: s.smtp, Logger: logger,
+		HTTPClient: egress.Policy{AllowPrivate: cfg.AllowPrivateEgress}.Client(0),
 	}); err != nil {
 		return nil, err
 	}
