@@ -30,9 +30,12 @@
 //
 // # The message
 //
-// The rendered message carries, in this order: Date, Message-ID, From, To,
-// Subject, MIME-Version: 1.0, Content-Type and Content-Transfer-Encoding:
-// quoted-printable, with CRLF line endings throughout.
+// The message is composed by package delivery/email (github.com/emersion/go-message),
+// the same bytes an API provider sends raw; its package doc has the header
+// fields, their order and encoding. In short: Date, Message-Id, From, To,
+// Reply-To (Message.ReplyTo, when set), Subject (RFC 2047-encoded, CR and LF
+// replaced by spaces), MIME-Version: 1.0, Content-Type, with CRLF line
+// endings; every text part UTF-8 and quoted-printable.
 //
 //   - Message-ID is Message.MessageID in angle brackets when set (Herald
 //     derives it from the delivery's idempotency key, so every attempt of one
@@ -40,13 +43,11 @@
 //     the part of FromEmail after the '@'. [Result].MessageID is that id
 //     without the angle brackets; it is the provider message id Herald
 //     records.
-//   - From is "FromName <FromEmail>" (just <FromEmail> without a name),
-//     formatted by net/mail, so a non-ASCII name is RFC 2047-encoded.
-//   - Subject is RFC 2047-encoded (UTF-8, Q encoding) when it is not ASCII; CR
-//     and LF in it are replaced by spaces; long subjects are folded.
-//   - Content-Type is text/html; charset=utf-8 when the body, after leading
-//     white space is trimmed, starts with '<'; text/plain; charset=utf-8
-//     otherwise.
+//   - From is "FromName <FromEmail>" (just <FromEmail> without a name), a
+//     non-ASCII name RFC 2047-encoded.
+//   - Message.HTML and Message.Text together make a multipart/alternative
+//     message. Body alone is text/html when, after leading white space is
+//     trimmed, it starts with '<', text/plain otherwise.
 //
 // # Connection reuse
 //

@@ -135,7 +135,10 @@ func (s *Sender) Send(ctx context.Context, cfg Config, msg Message) (Result, err
 	if err := ctx.Err(); err != nil {
 		return Result{}, newError(ctx, "", err, red)
 	}
-	data, id := compose(cfg, msg, time.Now())
+	data, id, err := compose(cfg, msg, time.Now())
+	if err != nil {
+		return Result{}, err
+	}
 	key := cfg.key()
 
 	for retried := false; ; retried = true {
