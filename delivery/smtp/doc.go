@@ -81,6 +81,14 @@
 //     transient because they are not a reply from the server and do heal
 //     (a certificate renewed late); the caller's attempt limit bounds them.
 //
+// Every error Send returns also matches exactly one of the provider kinds
+// (delivery/provider), which decide failover: provider.ErrRejected for a
+// 5xx reply to RCPT or to the message body and for a Message that fails
+// Validate; provider.ErrOutcomeUnknown for a failure without a reply once
+// the body had started to flow (the server may have the message);
+// provider.ErrNotSent for everything else, all of it before the server
+// could have accepted the message (see [Error.Is]).
+//
 // Anything that could carry the password — the server's reply text included,
 // in case it echoes the credentials — has the password, and its base64 forms
 // used by PLAIN and LOGIN, replaced by "[REDACTED]".
@@ -89,8 +97,10 @@
 //
 // SMTP cannot tell a lost reply to the final "." from a lost message. When
 // the connection fails or ctx ends after the message body was sent but before
-// the server's reply arrived, Send returns ErrUnavailable although the server
-// may have accepted the message; a caller that retries may deliver it twice.
+// the server's reply arrived, Send returns ErrUnavailable (and
+// provider.ErrOutcomeUnknown) although the server may have accepted the
+// message; a caller that retries may deliver it twice, which the constant
+// Message-ID lets mail clients hide.
 //
 // Authentication follows what the server advertises. With Secure=false and a
 // server that offers no STARTTLS but does offer AUTH, the credentials cross
