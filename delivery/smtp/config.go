@@ -125,6 +125,13 @@ type Message struct {
 	// Body is sent as text/html when it starts with '<' after leading white
 	// space, as text/plain otherwise; either way UTF-8, quoted-printable.
 	Body string
+	// HTML and Text, both set, make a multipart/alternative message; one
+	// alone is sent as its type, and Body, when set, fills the other
+	// (package email has the rule).
+	HTML, Text string
+	// ReplyTo, when set, is the Reply-To address, with an optional name
+	// ("Support <help@example.com>").
+	ReplyTo string
 	// MessageID, when set, is the Message-ID header's value without angle
 	// brackets ("id-left@id-right", RFC 5322 3.6.4 dot-atom text on both
 	// sides). A caller that may send the same message again (a retry after
@@ -133,12 +140,18 @@ type Message struct {
 	MessageID string
 }
 
-// Validate reports whether To is a bare email address and MessageID, when
-// set, a valid message id; its error wraps ErrInvalid.
+// Validate reports whether To is a bare email address, ReplyTo, when set,
+// an email address, and MessageID, when set, a valid message id; its error
+// wraps ErrInvalid.
 func (m Message) Validate() error {
 	var errs []error
 	if err := checkAddress(m.To); err != nil {
 		errs = append(errs, fmt.Errorf("%w: to: %w", ErrInvalid, err))
+	}
+	if m.ReplyTo != "" {
+		if _, err := mail.ParseAddress(m.ReplyTo); err != nil {
+			errs = append(errs, fmt.Errorf("%w: replyTo %.80q is not an email address", ErrInvalid, m.ReplyTo))
+		}
 	}
 	if m.MessageID != "" && !validMessageID(m.MessageID) {
 		errs = append(errs, fmt.Errorf("%w: messageID %.80q is not id-left@id-right of atom characters and dots", ErrInvalid, m.MessageID))

@@ -30,9 +30,12 @@
 //
 // # The message
 //
-// The rendered message carries, in this order: Date, Message-ID, From, To,
-// Subject, MIME-Version: 1.0, Content-Type and Content-Transfer-Encoding:
-// quoted-printable, with CRLF line endings throughout.
+// The message is composed by package delivery/email (github.com/emersion/go-message),
+// the same bytes an API provider sends raw; its package doc has the header
+// fields, their order and encoding. In short: Date, Message-Id, From, To,
+// Reply-To (Message.ReplyTo, when set), Subject (RFC 2047-encoded, CR and LF
+// replaced by spaces), MIME-Version: 1.0, Content-Type, with CRLF line
+// endings; every text part UTF-8 and quoted-printable.
 //
 //   - Message-ID is Message.MessageID in angle brackets when set (Herald
 //     derives it from the delivery's idempotency key, so every attempt of one
@@ -40,13 +43,11 @@
 //     the part of FromEmail after the '@'. [Result].MessageID is that id
 //     without the angle brackets; it is the provider message id Herald
 //     records.
-//   - From is "FromName <FromEmail>" (just <FromEmail> without a name),
-//     formatted by net/mail, so a non-ASCII name is RFC 2047-encoded.
-//   - Subject is RFC 2047-encoded (UTF-8, Q encoding) when it is not ASCII; CR
-//     and LF in it are replaced by spaces; long subjects are folded.
-//   - Content-Type is text/html; charset=utf-8 when the body, after leading
-//     white space is trimmed, starts with '<'; text/plain; charset=utf-8
-//     otherwise.
+//   - From is "FromName <FromEmail>" (just <FromEmail> without a name), a
+//     non-ASCII name RFC 2047-encoded.
+//   - Message.HTML and Message.Text together make a multipart/alternative
+//     message. Body alone is text/html when, after leading white space is
+//     trimmed, it starts with '<', text/plain otherwise.
 //
 // # Connection reuse
 //
@@ -80,6 +81,14 @@
 //     transient because they are not a reply from the server and do heal
 //     (a certificate renewed late); the caller's attempt limit bounds them.
 //
+// Every error Send returns also matches exactly one of the provider kinds
+// (delivery/provider), which decide failover: provider.ErrRejected for a
+// 5xx reply to RCPT or to the message body and for a Message that fails
+// Validate; provider.ErrOutcomeUnknown for a failure without a reply once
+// the body had started to flow (the server may have the message);
+// provider.ErrNotSent for everything else, all of it before the server
+// could have accepted the message (see [Error.Is]).
+//
 // Anything that could carry the password — the server's reply text included,
 // in case it echoes the credentials — has the password, and its base64 forms
 // used by PLAIN and LOGIN, replaced by "[REDACTED]".
@@ -88,8 +97,10 @@
 //
 // SMTP cannot tell a lost reply to the final "." from a lost message. When
 // the connection fails or ctx ends after the message body was sent but before
-// the server's reply arrived, Send returns ErrUnavailable although the server
-// may have accepted the message; a caller that retries may deliver it twice.
+// the server's reply arrived, Send returns ErrUnavailable (and
+// provider.ErrOutcomeUnknown) although the server may have accepted the
+// message; a caller that retries may deliver it twice, which the constant
+// Message-ID lets mail clients hide.
 //
 // Authentication follows what the server advertises. With Secure=false and a
 // server that offers no STARTTLS but does offer AUTH, the credentials cross

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	gosmtp "github.com/emersion/go-smtp"
+	"github.com/heraldhq/herald/delivery/provider"
 )
 
 // Sentinels. Every error [Sender.Send] returns matches exactly one of them
@@ -35,7 +36,8 @@ var (
 
 // Error is a failure of the SMTP exchange: either the server's error reply
 // or a failure to talk to it. It matches ErrRejected when Temporary is false
-// and ErrUnavailable when it is true, and unwraps to Err.
+// and ErrUnavailable when it is true, and unwraps to Err. It also matches
+// exactly one of the provider kinds (see Is), which decide failover.
 //
 // No field holds the channel's password.
 type Error struct {
@@ -52,6 +54,10 @@ type Error struct {
 	Message string
 	// Temporary reports whether a later attempt may succeed.
 	Temporary bool
+	// BodyStarted reports that the server had accepted DATA and the
+	// message body had started to flow when the exchange failed: without a
+	// reply, the server may have accepted the message.
+	BodyStarted bool
 	// Err is the cause: a *gosmtp.SMTPError for a reply, the network, TLS or
 	// context error otherwise.
 	Err error
@@ -112,16 +118,50 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // Is reports whether target is ErrUnavailable (Temporary) or ErrRejected
-// (not Temporary).
+// (not Temporary), or the provider kind of e (CONTRACT.md §10):
+//
+//   - provider.ErrRejected: a 5xx reply to RCPT (the recipient refused) or
+//     to the message body (the message refused for good: a content policy).
+//   - provider.ErrOutcomeUnknown: no reply after the body started to flow
+//     (a network error, a timeout, ctx ended): the server may have
+//     accepted the message, so it must not go out on another channel.
+//   - provider.ErrNotSent: everything else, all of it before the message
+//     was accepted: a failure to connect or a TLS failure, any reply before
+//     the body (the greeting, EHLO, STARTTLS, AUTH, MAIL, a 4xx to RCPT, the
+//     DATA command), a 4xx reply to the body (the server kept nothing), a
+//     dial the egress policy refused, a refusal decided here (no usable
+//     AUTH, no SMTPUTF8).
 func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrUnavailable:
 		return e.Temporary
 	case ErrRejected:
 		return !e.Temporary
+	case provider.ErrNotSent, provider.ErrOutcomeUnknown, provider.ErrRejected:
+		return e.kind() == target
 	}
 	return false
 }
+
+// kind is e's provider kind (see Is).
+func (e *Error) kind() error {
+	switch {
+	case e.Code/100 == 5 && (e.Command == "RCPT" || e.Command == "DATA" && e.BodyStarted):
+		return provider.ErrRejected
+	case e.Code == 0 && e.public == "" && e.BodyStarted:
+		return provider.ErrOutcomeUnknown
+	}
+	return provider.ErrNotSent
+}
+
+// kinded gives an error of Send that is not an *Error its provider kind:
+// it unwraps to both.
+type kinded struct {
+	err, kind error
+}
+
+func (k *kinded) Error() string   { return k.err.Error() }
+func (k *kinded) Unwrap() []error { return []error{k.err, k.kind} }
 
 // newError classifies err, which happened during command. A server reply
 // decides by its code (5xx permanent, anything else temporary); a failure

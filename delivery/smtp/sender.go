@@ -8,6 +8,8 @@ import (
 	"net"
 	"strings"
 	"time"
+
+	"github.com/heraldhq/herald/delivery/provider"
 )
 
 // Options tunes a Sender. The zero value is ready to use.
@@ -122,24 +124,36 @@ func NewSender(opts Options) *Sender {
 // The error matches ErrInvalid (cfg or msg failed Validate; nothing was
 // sent), ErrRejected (permanent: a 5xx reply, see the package doc),
 // ErrUnavailable (transient: 4xx reply, network, TLS, timeout, ctx), or
-// ErrClosed. Failures of the exchange are an *Error. A broken reused session
+// ErrClosed, and one of the provider kinds (see the package doc). Failures
+// of the exchange are an *Error. A broken reused session
 // is replaced and the message sent again only if the failure came before
 // the server accepted DATA, so Send never delivers a message twice; after
 // that point a lost reply is reported as ErrUnavailable although the server
 // may have accepted the message.
 func (s *Sender) Send(ctx context.Context, cfg Config, msg Message) (Result, error) {
-	if err := errors.Join(cfg.Validate(), msg.Validate()); err != nil {
-		return Result{}, err
+	if err := cfg.Validate(); err != nil {
+		// A channel that cannot work: another channel may.
+		return Result{}, &kinded{errors.Join(err, msg.Validate()), provider.ErrNotSent}
+	}
+	if err := msg.Validate(); err != nil {
+		// The same message fails on every channel.
+		return Result{}, &kinded{err, provider.ErrRejected}
 	}
 	red := newRedactor(cfg)
 	if err := ctx.Err(); err != nil {
 		return Result{}, newError(ctx, "", err, red)
 	}
-	data, id := compose(cfg, msg, time.Now())
+	data, id, err := compose(cfg, msg, time.Now())
+	if err != nil {
+		return Result{}, &kinded{err, provider.ErrRejected}
+	}
 	key := cfg.key()
 
 	for retried := false; ; retried = true {
 		c, reused, err := s.acquire(ctx, key, cfg, red, retried)
+		if errors.Is(err, ErrClosed) {
+			return Result{}, &kinded{err, provider.ErrNotSent}
+		}
 		if err != nil {
 			return Result{}, err
 		}
@@ -160,7 +174,9 @@ func (s *Sender) Send(ctx context.Context, cfg Config, msg Message) (Result, err
 		if reused && !retried && !tx.bodyStarted && brokenSession(tx.err) && ctx.Err() == nil {
 			continue
 		}
-		return Result{}, newError(ctx, tx.command, tx.err, red)
+		e := newError(ctx, tx.command, tx.err, red)
+		e.BodyStarted = tx.bodyStarted
+		return Result{}, e
 	}
 }
 
