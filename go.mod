@@ -14,6 +14,7 @@ require (
 	github.com/qri-io/jsonschema v0.2.1
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/net v0.62.0
+	golang.org/x/oauth2 v0.37.0
 	golang.org/x/time v0.16.0
 )
 
@@ -33,7 +34,6 @@ require (
 	github.com/qri-io/jsonpointer v0.1.1 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/mod v0.42.0 // indirect
-	golang.org/x/oauth2 v0.37.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/telemetry v0.0.0-20261009151841-97e8ea77aa2a // indirect
