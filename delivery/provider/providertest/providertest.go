@@ -266,14 +266,33 @@ func (s *suite) connectionRefused(t *testing.T) {
 	wantKind(t, err, provider.ErrNotSent)
 }
 
-// hang reads the request, then answers nothing until the client gives up.
-func hang(w http.ResponseWriter, r *http.Request) {
-	_, _ = io.Copy(io.Discard, r.Body)
-	<-r.Context().Done()
+// acceptThenHang answers the first send with the provider's success (a
+// warm-up: a provider that fetches a token first has it cached, so a short
+// deadline bounds the send alone), then reads each later request and
+// answers nothing until the client gives up.
+func (s *suite) acceptThenHang() http.HandlerFunc {
+	var n atomic.Int32
+	return func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			s.h.Accept(w, r)
+			return
+		}
+		_, _ = io.Copy(io.Discard, r.Body)
+		<-r.Context().Done()
+	}
+}
+
+// warmUp sends once successfully.
+func (s *suite) warmUp(t *testing.T, f *fixture) {
+	t.Helper()
+	if _, err := s.send(timeoutCtx(t, 10*time.Second), f); err != nil {
+		t.Fatalf("warm-up Send: %v", err)
+	}
 }
 
 func (s *suite) timeoutAfterWrite(t *testing.T) {
-	f := s.start(t, hang)
+	f := s.start(t, s.acceptThenHang())
+	s.warmUp(t, f)
 	start := time.Now()
 	_, err := s.send(timeoutCtx(t, 300*time.Millisecond), f)
 	wantKind(t, err, provider.ErrOutcomeUnknown)
@@ -283,8 +302,8 @@ func (s *suite) timeoutAfterWrite(t *testing.T) {
 	if time.Since(start) > 5*time.Second {
 		t.Fatalf("Send outlived its deadline by %v", time.Since(start))
 	}
-	if n := f.sends.Load(); n != 1 {
-		t.Fatalf("%d send requests, want 1", n)
+	if n := f.sends.Load(); n != 2 {
+		t.Fatalf("%d send requests, want 2 (the warm-up and one)", n)
 	}
 }
 
@@ -302,11 +321,12 @@ func (s *suite) cancelledBefore(t *testing.T) {
 }
 
 func (s *suite) cancelWhileWaiting(t *testing.T) {
-	f := s.start(t, hang)
+	f := s.start(t, s.acceptThenHang())
+	s.warmUp(t, f)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
-		for f.sends.Load() == 0 {
+		for f.sends.Load() < 2 {
 			time.Sleep(5 * time.Millisecond)
 		}
 		time.Sleep(50 * time.Millisecond)
