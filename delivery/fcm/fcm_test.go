@@ -42,7 +42,7 @@ var (
 
 // testKey is one RSA key for the package's tests, as a service account's
 // PKCS #8 PEM.
-func testKey(t *testing.T) (*rsa.PrivateKey, string) {
+func testKey(t testing.TB) (*rsa.PrivateKey, string) {
 	keyOnce.Do(func() {
 		k, err := rsa.GenerateKey(rand.Reader, 2048)
 		if err != nil {
@@ -57,7 +57,7 @@ func testKey(t *testing.T) (*rsa.PrivateKey, string) {
 	return key, keyPEM
 }
 
-func serviceAccountJSON(t *testing.T, tokenURI string) string {
+func serviceAccountJSON(t testing.TB, tokenURI string) string {
 	_, pemKey := testKey(t)
 	b, _ := json.Marshal(map[string]string{
 		"type": "service_account", "project_id": project, "private_key_id": keyID,
@@ -76,7 +76,7 @@ var testMessage = provider.Message{
 // checkAssertion verifies a JWT-bearer token request as Google's token
 // endpoint does: the grant type, the RS256 signature by the account's key,
 // the key id, and the claims.
-func checkAssertion(t *testing.T, form url.Values, tokenURI string) {
+func checkAssertion(t testing.TB, form url.Values, tokenURI string) {
 	t.Helper()
 	if g := form.Get("grant_type"); g != "urn:ietf:params:oauth:grant-type:jwt-bearer" {
 		t.Errorf("grant_type %q", g)
@@ -110,7 +110,7 @@ func checkAssertion(t *testing.T, form url.Values, tokenURI string) {
 }
 
 // tokenEndpoint answers JWT-bearer token requests as Google's does.
-func tokenEndpoint(t *testing.T, fetches *atomic.Int32) http.HandlerFunc {
+func tokenEndpoint(t testing.TB, fetches *atomic.Int32) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := r.ParseForm(); err != nil {
 			t.Error(err)
@@ -131,9 +131,18 @@ func fcmError(status int, rpcStatus, errorCode string) providertest.Answer {
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestSuite(t *testing.T) {
+	providertest.Run(t, harness(t))
+}
+
+func BenchmarkSend(b *testing.B) {
+	providertest.Benchmark(b, harness(b))
+}
+
+// harness describes the provider's API to the shared suite.
+func harness(t testing.TB) providertest.Harness {
 	_, pemKey := testKey(t)
 	var fetches atomic.Int32
-	providertest.Run(t, providertest.Harness{
+	return providertest.Harness{
 		New: New,
 		Config: func(base string) map[string]any {
 			return map[string]any{"serviceAccountJson": serviceAccountJSON(t, base+"/token"), "apiBaseUrl": base}
@@ -160,7 +169,7 @@ func TestSuite(t *testing.T) {
 			fcmError(404, "NOT_FOUND", "UNREGISTERED"),
 			fcmError(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT"),
 		},
-	})
+	}
 }
 
 func TestExactRequestAndTokenReuse(t *testing.T) {

@@ -34,7 +34,16 @@ func config(base string) map[string]any {
 }
 
 func TestSuite(t *testing.T) {
-	providertest.Run(t, providertest.Harness{
+	providertest.Run(t, harness(t))
+}
+
+func BenchmarkSend(b *testing.B) {
+	providertest.Benchmark(b, harness(b))
+}
+
+// harness describes the provider's API to the shared suite.
+func harness(t testing.TB) providertest.Harness {
+	return providertest.Harness{
 		New:      New,
 		Config:   config,
 		Secrets:  []string{token},
@@ -64,7 +73,7 @@ func TestSuite(t *testing.T) {
 			slackError("msg_too_long"),
 			slackError("invalid_blocks"),
 		},
-	})
+	}
 }
 
 func TestExactRequest(t *testing.T) {

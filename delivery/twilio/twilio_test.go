@@ -39,7 +39,16 @@ func config(base string) map[string]any {
 }
 
 func TestSuite(t *testing.T) {
-	providertest.Run(t, providertest.Harness{
+	providertest.Run(t, harness(t))
+}
+
+func BenchmarkSend(b *testing.B) {
+	providertest.Benchmark(b, harness(b))
+}
+
+// harness describes the provider's API to the shared suite.
+func harness(t testing.TB) providertest.Harness {
+	return providertest.Harness{
 		New:      New,
 		Config:   config,
 		Secrets:  []string{token},
@@ -68,7 +77,7 @@ func TestSuite(t *testing.T) {
 			errorAnswer("21610", 400, 21610, "Attempt to send to unsubscribed recipient"),
 			errorAnswer("21612", 400, 21612, "The 'To' phone number is not currently reachable"),
 		},
-	})
+	}
 }
 
 func TestExactRequest(t *testing.T) {

@@ -30,7 +30,16 @@ func answer(name string, status int) providertest.Answer {
 }
 
 func TestSuite(t *testing.T) {
-	providertest.Run(t, providertest.Harness{
+	providertest.Run(t, harness(t))
+}
+
+func BenchmarkSend(b *testing.B) {
+	providertest.Benchmark(b, harness(b))
+}
+
+// harness describes the provider's API to the shared suite.
+func harness(t testing.TB) providertest.Harness {
+	return providertest.Harness{
 		New: New,
 		Config: func(base string) map[string]any {
 			return map[string]any{"url": base + "/hooks/herald", "secret": secret}
@@ -49,7 +58,7 @@ func TestSuite(t *testing.T) {
 			{Name: "redirect", Status: 302, Header: map[string]string{"Location": "http://127.0.0.1:1/"}},
 		},
 		Rejected: []providertest.Answer{answer("400", 400), answer("410", 410), answer("413", 413), answer("422", 422)},
-	})
+	}
 }
 
 func TestExactRequest(t *testing.T) {

@@ -16,6 +16,9 @@
 //   - a config missing a required field is refused by New;
 //   - no secret of the config appears in any error text or log line;
 //   - concurrent sends are safe (run the suite with -race).
+//
+// [Benchmark] measures sends/s of the same harness against its loopback
+// server.
 package providertest
 
 import (
