@@ -19,6 +19,7 @@ require (
 	github.com/qri-io/jsonschema v0.2.1
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/net v0.62.0
+	golang.org/x/oauth2 v0.37.0
 	golang.org/x/time v0.16.0
 )
 

@@ -7,8 +7,13 @@ import (
 	"sync"
 
 	"github.com/heraldhq/herald/bridge/wire"
+	"github.com/heraldhq/herald/delivery/fcm"
 	"github.com/heraldhq/herald/delivery/provider"
+	"github.com/heraldhq/herald/delivery/ses"
+	"github.com/heraldhq/herald/delivery/slack"
 	"github.com/heraldhq/herald/delivery/smtp"
+	"github.com/heraldhq/herald/delivery/twilio"
+	"github.com/heraldhq/herald/delivery/webhook"
 )
 
 // registry maps a catalog entry's channel key to the constructor of its
@@ -17,7 +22,13 @@ import (
 // the shared SMTP sender; in-app: the event log) are added by NewService.
 // A catalog entry without a provider fails its sends as not sent, so the
 // next channel of the kind is tried.
-var registry = map[string]provider.New{}
+var registry = map[string]provider.New{
+	ses.ChannelKey:     ses.New,
+	twilio.ChannelKey:  twilio.New,
+	slack.ChannelKey:   slack.New,
+	fcm.ChannelKey:     fcm.New,
+	webhook.ChannelKey: webhook.New,
+}
 
 // providers returns the constructors a Service uses: the registry, the
 // Service's own entries, then cfg.Providers over them.

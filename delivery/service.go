@@ -478,7 +478,9 @@ func (s *Service) attempt(ctx context.Context, tenant, subject string, req Reque
 		public := ch.ChannelKey + ": " + provider.PublicMessage(sendErr)
 		data := events.DeliveryFailedData{AttemptID: attemptID, Code: CodeProviderUnavailable, Message: public, Transient: true}
 		switch {
-		case errors.Is(sendErr, provider.ErrRejected):
+		case errors.Is(sendErr, egress.ErrRefused), errors.Is(sendErr, provider.ErrRejected):
+			// A destination the egress policy refuses is refused on every
+			// try: terminal, as a rejection (docs/security.md).
 			data.Code, data.Transient = CodeProviderRejected, false
 			answer = failureError(data.Code, public)
 		case errors.Is(sendErr, provider.ErrNotSent) && !pinned:

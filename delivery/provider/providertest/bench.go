@@ -1,0 +1,53 @@
+package providertest
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/delivery/provider"
+)
+
+// Benchmark measures h's provider sending h.Message to a loopback server
+// that answers every send with h.Accept, from GOMAXPROCS goroutines, and
+// reports sends/s.
+func Benchmark(b *testing.B, h Harness) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !h.IsSend(r) {
+			if h.Aux == nil {
+				http.NotFound(w, r)
+				return
+			}
+			h.Aux.ServeHTTP(w, r)
+			return
+		}
+		h.Accept(w, r)
+	}))
+	defer srv.Close()
+	client := srv.Client()
+	client.Transport.(*http.Transport).MaxIdleConnsPerHost = 64
+	p, err := h.New(h.Config(srv.URL), provider.Deps{
+		HTTPClient: client, Logger: slog.New(slog.DiscardHandler), Now: time.Now,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := p.Send(ctx, h.Message); err != nil { // a token, a connection
+		b.Fatal(err)
+	}
+	start := time.Now()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := p.Send(ctx, h.Message); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "sends/s")
+}

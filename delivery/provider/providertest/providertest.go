@@ -1,0 +1,410 @@
+// Package providertest is the suite every provider.Provider passes: a
+// provider package describes its provider's API in a [Harness] (how to
+// build it against a loopback server, what a success and each failure
+// answer look like) and calls [Run] from its tests. The suite checks the
+// contract of package provider, the same for every provider:
+//
+//   - a successful send returns the provider's message id, after exactly
+//     one request;
+//   - each answer meaning "not sent" or "retry later" (401, 429, 5xx, and
+//     the provider's own) is ErrNotSent, and each "invalid recipient"
+//     answer is ErrRejected;
+//   - a refused connection, and a context done before the request left,
+//     are ErrNotSent; a timeout or a cancellation after the request was
+//     written is ErrOutcomeUnknown, with the context's error as a cause;
+//   - every failure is exactly one of the three kinds;
+//   - a config missing a required field is refused by New;
+//   - no secret of the config appears in any error text or log line;
+//   - concurrent sends are safe (run the suite with -race).
+//
+// [Benchmark] measures sends/s of the same harness against its loopback
+// server.
+package providertest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/delivery/provider"
+)
+
+// Answer is one HTTP answer of the provider's API, as its documentation
+// states it.
+type Answer struct {
+	// Name names the case in test output (e.g. "503", "channel_not_found").
+	Name   string
+	Status int
+	// Header is added to the answer; Content-Type defaults to
+	// application/json.
+	Header map[string]string
+	Body   string
+}
+
+func (a Answer) write(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	for k, v := range a.Header {
+		w.Header().Set(k, v)
+	}
+	w.WriteHeader(a.Status)
+	_, _ = io.WriteString(w, a.Body)
+}
+
+// Harness describes one provider to the suite. Every field but Aux,
+// Required and Rejected is required.
+type Harness struct {
+	// New is the provider package's constructor.
+	New provider.New
+	// Config returns a working config whose base URL (or token URL) is
+	// baseURL, the suite's loopback server.
+	Config func(baseURL string) map[string]any
+	// Secrets are literal values of Config's secret fields (or their
+	// secret parts) that must never appear in an error text or a log line.
+	Secrets []string
+	// Required are the config fields New must refuse to do without.
+	Required []string
+	// Message is a valid message of the provider's kind.
+	Message provider.Message
+	// IsSend reports whether r is the call that sends the message. Other
+	// requests (an OAuth2 token request) go to Aux.
+	IsSend func(r *http.Request) bool
+	// Aux answers the requests that are not the send; nil answers 404.
+	Aux http.Handler
+	// Accept answers a send with the provider's success answer and
+	// returns the message id the provider must return.
+	Accept func(w http.ResponseWriter, r *http.Request) (id string)
+	// NotSent are answers that prove the message was not sent (at least a
+	// 401, a 429 and a 5xx in the provider's format).
+	NotSent []Answer
+	// Rejected are answers refusing the recipient or the message for good.
+	Rejected []Answer
+}
+
+// Run runs the suite against h.
+func Run(t *testing.T, h Harness) {
+	t.Helper()
+	s := &suite{h: h}
+	t.Run("SendReturnsTheProvidersID", s.sendReturnsID)
+	t.Run("NotSentAnswers", s.notSentAnswers)
+	t.Run("RejectedAnswers", s.rejectedAnswers)
+	t.Run("ConnectionRefusedIsNotSent", s.connectionRefused)
+	t.Run("TimeoutAfterWriteIsOutcomeUnknown", s.timeoutAfterWrite)
+	t.Run("CancelledBeforeSendIsNotSent", s.cancelledBefore)
+	t.Run("CancelWhileWaitingIsHonoured", s.cancelWhileWaiting)
+	t.Run("RequiredConfig", s.requiredConfig)
+	t.Run("ConcurrentSends", s.concurrentSends)
+	t.Run("NoSecretInErrorsOrLogs", s.noSecrets)
+}
+
+type suite struct {
+	h Harness
+
+	mu    sync.Mutex
+	texts []string // every error text and log line seen
+}
+
+func (s *suite) record(text string) {
+	s.mu.Lock()
+	s.texts = append(s.texts, text)
+	s.mu.Unlock()
+}
+
+// lockedBuffer is a log sink safe for concurrent writers.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+type fixture struct {
+	srv   *httptest.Server
+	p     provider.Provider
+	sends atomic.Int32
+}
+
+// start serves the provider's API with send answering the send calls, and
+// builds the provider against it.
+func (s *suite) start(t *testing.T, send http.HandlerFunc) *fixture {
+	t.Helper()
+	f := &fixture{}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.h.IsSend(r) {
+			if s.h.Aux == nil {
+				http.NotFound(w, r)
+				return
+			}
+			s.h.Aux.ServeHTTP(w, r)
+			return
+		}
+		f.sends.Add(1)
+		send(w, r)
+	}))
+	t.Cleanup(f.srv.Close)
+	logs := &lockedBuffer{}
+	t.Cleanup(func() { s.record(logs.String()) })
+	// Like delivery's client, the suite's follows no redirect.
+	client := f.srv.Client()
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	p, err := s.h.New(s.h.Config(f.srv.URL), provider.Deps{
+		HTTPClient: client,
+		Logger:     slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Now:        time.Now,
+	})
+	if err != nil {
+		t.Fatalf("New with a working config: %v", err)
+	}
+	f.p = p
+	return f
+}
+
+// send sends the harness's message and records the error text.
+func (s *suite) send(ctx context.Context, f *fixture) (string, error) {
+	id, err := f.p.Send(ctx, s.h.Message)
+	if err != nil {
+		s.record(err.Error())
+	}
+	return id, err
+}
+
+// wantKind fails t unless err is an *provider.Error of exactly kind.
+func wantKind(t *testing.T, err, kind error) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("err = nil, want %v", kind)
+	}
+	var perr *provider.Error
+	if !errors.As(err, &perr) {
+		t.Fatalf("err %v is not a *provider.Error", err)
+	}
+	n := 0
+	for _, k := range []error{provider.ErrNotSent, provider.ErrOutcomeUnknown, provider.ErrRejected} {
+		if errors.Is(err, k) {
+			n++
+		}
+	}
+	if n != 1 || !errors.Is(err, kind) {
+		t.Fatalf("err %v: want exactly kind %v", err, kind)
+	}
+}
+
+func timeoutCtx(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func (s *suite) sendReturnsID(t *testing.T) {
+	var want atomic.Value
+	f := s.start(t, func(w http.ResponseWriter, r *http.Request) {
+		want.Store(s.h.Accept(w, r))
+	})
+	id, err := s.send(timeoutCtx(t, 10*time.Second), f)
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	if w, _ := want.Load().(string); id != w {
+		t.Fatalf("id = %q, want the provider's %q", id, w)
+	}
+	if n := f.sends.Load(); n != 1 {
+		t.Fatalf("%d send requests, want 1", n)
+	}
+}
+
+func (s *suite) answers(t *testing.T, answers []Answer, kind error) {
+	for _, a := range answers {
+		t.Run(a.Name, func(t *testing.T) {
+			f := s.start(t, func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				a.write(w)
+			})
+			id, err := s.send(timeoutCtx(t, 10*time.Second), f)
+			wantKind(t, err, kind)
+			if id != "" {
+				t.Fatalf("a failed send returned id %q", id)
+			}
+			if n := f.sends.Load(); n != 1 {
+				t.Fatalf("%d send requests, want 1 (the provider must not retry by itself)", n)
+			}
+		})
+	}
+}
+
+func (s *suite) notSentAnswers(t *testing.T) {
+	if len(s.h.NotSent) == 0 {
+		t.Fatal("the harness lists no not-sent answer")
+	}
+	s.answers(t, s.h.NotSent, provider.ErrNotSent)
+}
+
+func (s *suite) rejectedAnswers(t *testing.T) {
+	s.answers(t, s.h.Rejected, provider.ErrRejected)
+}
+
+func (s *suite) connectionRefused(t *testing.T) {
+	f := s.start(t, func(w http.ResponseWriter, r *http.Request) {
+		t.Error("the closed server was reached")
+	})
+	f.srv.Close()
+	_, err := s.send(timeoutCtx(t, 10*time.Second), f)
+	wantKind(t, err, provider.ErrNotSent)
+}
+
+// acceptThenHang answers the first send with the provider's success (a
+// warm-up: a provider that fetches a token first has it cached, so a short
+// deadline bounds the send alone), then reads each later request and
+// answers nothing until the client gives up.
+func (s *suite) acceptThenHang() http.HandlerFunc {
+	var n atomic.Int32
+	return func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			s.h.Accept(w, r)
+			return
+		}
+		_, _ = io.Copy(io.Discard, r.Body)
+		<-r.Context().Done()
+	}
+}
+
+// warmUp sends once successfully.
+func (s *suite) warmUp(t *testing.T, f *fixture) {
+	t.Helper()
+	if _, err := s.send(timeoutCtx(t, 10*time.Second), f); err != nil {
+		t.Fatalf("warm-up Send: %v", err)
+	}
+}
+
+func (s *suite) timeoutAfterWrite(t *testing.T) {
+	f := s.start(t, s.acceptThenHang())
+	s.warmUp(t, f)
+	start := time.Now()
+	_, err := s.send(timeoutCtx(t, 300*time.Millisecond), f)
+	wantKind(t, err, provider.ErrOutcomeUnknown)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err %v does not wrap context.DeadlineExceeded", err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Fatalf("Send outlived its deadline by %v", time.Since(start))
+	}
+	if n := f.sends.Load(); n != 2 {
+		t.Fatalf("%d send requests, want 2 (the warm-up and one)", n)
+	}
+}
+
+func (s *suite) cancelledBefore(t *testing.T) {
+	f := s.start(t, func(w http.ResponseWriter, r *http.Request) {
+		t.Error("a send with a done context reached the provider")
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := s.send(ctx, f)
+	wantKind(t, err, provider.ErrNotSent)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v does not wrap context.Canceled", err)
+	}
+}
+
+func (s *suite) cancelWhileWaiting(t *testing.T) {
+	f := s.start(t, s.acceptThenHang())
+	s.warmUp(t, f)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for f.sends.Load() < 2 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(50 * time.Millisecond)
+		cancel()
+	}()
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.send(ctx, f)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		wantKind(t, err, provider.ErrOutcomeUnknown)
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err %v does not wrap context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Send did not return after its context was cancelled")
+	}
+}
+
+func (s *suite) requiredConfig(t *testing.T) {
+	for _, field := range s.h.Required {
+		t.Run(field, func(t *testing.T) {
+			config := s.h.Config("http://127.0.0.1:1")
+			delete(config, field)
+			_, err := s.h.New(config, provider.Deps{
+				HTTPClient: http.DefaultClient,
+				Logger:     slog.New(slog.DiscardHandler),
+				Now:        time.Now,
+			})
+			if err == nil {
+				t.Fatalf("New without %s succeeded", field)
+			}
+			s.record(err.Error())
+			if !strings.Contains(err.Error(), field) {
+				t.Fatalf("New's error %q does not name %s", err, field)
+			}
+		})
+	}
+}
+
+func (s *suite) concurrentSends(t *testing.T) {
+	f := s.start(t, func(w http.ResponseWriter, r *http.Request) { s.h.Accept(w, r) })
+	const n = 8
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			_, err := s.send(timeoutCtx(t, 10*time.Second), f)
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatalf("concurrent Send: %v", err)
+		}
+	}
+}
+
+// noSecrets runs last: it reads every error text and log line the other
+// cases recorded.
+func (s *suite) noSecrets(t *testing.T) {
+	if len(s.h.Secrets) == 0 {
+		t.Fatal("the harness lists no secret")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.texts) == 0 {
+		t.Fatal("no error text was recorded")
+	}
+	for _, text := range s.texts {
+		for _, secret := range s.h.Secrets {
+			if secret != "" && strings.Contains(text, secret) {
+				t.Fatalf("a secret appears in %q", text)
+			}
+		}
+	}
+}

@@ -1,0 +1,140 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/delivery/provider"
+	"github.com/heraldhq/herald/delivery/provider/providertest"
+)
+
+const token = "xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOpQrStUvWx"
+
+var message = provider.Message{
+	Tenant: "t1", WorkflowID: "w", RunID: "run_1", StepID: "chat", SubscriberID: "u1",
+	IdempotencyKey: "run_1:chat", To: "C0123456789",
+	Content: json.RawMessage(`{"body":"Deploy <done> & \"green\"","blocks":[{"type":"section","text":{"type":"mrkdwn","text":"*Deploy* done"}}]}`),
+}
+
+// slackError is Slack's documented failure: HTTP 200, ok false, a name.
+func slackError(name string) providertest.Answer {
+	return providertest.Answer{Name: name, Status: 200, Body: `{"ok":false,"error":"` + name + `"}`}
+}
+
+func config(base string) map[string]any {
+	return map[string]any{"botToken": token, "apiBaseUrl": base}
+}
+
+func TestSuite(t *testing.T) {
+	providertest.Run(t, harness(t))
+}
+
+func BenchmarkSend(b *testing.B) {
+	providertest.Benchmark(b, harness(b))
+}
+
+// harness describes the provider's API to the shared suite.
+func harness(t testing.TB) providertest.Harness {
+	return providertest.Harness{
+		New:      New,
+		Config:   config,
+		Secrets:  []string{token},
+		Required: []string{"botToken"},
+		Message:  message,
+		IsSend:   func(r *http.Request) bool { return r.URL.Path == "/api/chat.postMessage" },
+		Accept: func(w http.ResponseWriter, r *http.Request) string {
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			_, _ = io.WriteString(w, `{"ok":true,"channel":"C0123456789","ts":"1503435956.000247","message":{"text":"x","type":"message"}}`)
+			return "1503435956.000247"
+		},
+		NotSent: []providertest.Answer{
+			{Name: "429", Status: 429, Header: map[string]string{"Retry-After": "30"}, Body: `{"ok":false,"error":"ratelimited"}`},
+			{Name: "503", Status: 503, Header: map[string]string{"Content-Type": "text/html"}, Body: "<html>unavailable</html>"},
+			slackError("ratelimited"),
+			slackError("invalid_auth"),
+			slackError("not_authed"),
+			slackError("token_revoked"),
+			slackError("missing_scope"),
+			slackError("internal_error"),
+			slackError("service_unavailable"),
+		},
+		Rejected: []providertest.Answer{
+			slackError("channel_not_found"),
+			slackError("not_in_channel"),
+			slackError("is_archived"),
+			slackError("msg_too_long"),
+			slackError("invalid_blocks"),
+		},
+	}
+}
+
+func TestExactRequest(t *testing.T) {
+	type seen struct {
+		method, path, ctype, auth string
+		body                      []byte
+	}
+	got := make(chan seen, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- seen{r.Method, r.URL.RequestURI(), r.Header.Get("Content-Type"), r.Header.Get("Authorization"), b}
+		_, _ = io.WriteString(w, `{"ok":true,"channel":"C0123456789","ts":"1.2"}`)
+	}))
+	defer srv.Close()
+	p, err := New(config(srv.URL+"/"), provider.Deps{HTTPClient: srv.Client(), Logger: slog.New(slog.DiscardHandler), Now: time.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := p.Send(context.Background(), message)
+	if err != nil || id != "1.2" {
+		t.Fatalf("Send = %q, %v", id, err)
+	}
+	r := <-got
+	if r.method != http.MethodPost || r.path != "/api/chat.postMessage" {
+		t.Fatalf("request %s %s", r.method, r.path)
+	}
+	if r.ctype != "application/json; charset=utf-8" || r.auth != "Bearer "+token {
+		t.Fatalf("Content-Type %q, Authorization %q", r.ctype, r.auth)
+	}
+	const want = `{"channel":"C0123456789","text":"Deploy \u003cdone\u003e \u0026 \"green\"","blocks":[{"type":"section","text":{"type":"mrkdwn","text":"*Deploy* done"}}]}`
+	if string(r.body) != want {
+		t.Fatalf("body %s\nwant %s", r.body, want)
+	}
+	// The token is in the header only, never in the body.
+	if strings.Contains(string(r.body), token) {
+		t.Fatal("the token is in the body")
+	}
+}
+
+func TestUnreadableOKIsOutcomeUnknown(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `<html>`)
+	}))
+	defer srv.Close()
+	p, err := New(config(srv.URL), provider.Deps{HTTPClient: srv.Client(), Logger: slog.New(slog.DiscardHandler), Now: time.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Send(context.Background(), message); !errors.Is(err, provider.ErrOutcomeUnknown) {
+		t.Fatalf("err %v, want ErrOutcomeUnknown", err)
+	}
+}
+
+func TestPublicNameRepeatsOnlySlackNames(t *testing.T) {
+	for in, want := range map[string]string{
+		"channel_not_found": "channel_not_found",
+		"":                  "no error name",
+		"bad token xoxb-1":  "an unknown error name",
+	} {
+		if got := publicName(in); got != want {
+			t.Errorf("publicName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

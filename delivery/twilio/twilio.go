@@ -1,0 +1,152 @@
+// Package twilio is the provider of the sms-twilio channel (CONTRACT.md
+// §10): Twilio's Programmable Messaging REST API,
+//
+//	POST {apiBaseUrl}/2010-04-01/Accounts/{accountSid}/Messages.json
+//
+// with a form body (To, From or MessagingServiceSid, Body) and HTTP basic
+// auth (account SID, auth token). apiBaseUrl defaults to
+// https://api.twilio.com.
+//
+// Answers: 201 with the message's "sid" is sent. Twilio's error answer is
+// {"code","message","more_info","status"}: the codes that refuse the
+// recipient (21211 invalid To, 21214 and 21612 unreachable, 21217 invalid
+// number, 21610 unsubscribed, 21614 not SMS-capable) and the message itself
+// (21602 no body, 21617 body too long) are ErrRejected; every other error
+// answer (401 20003 bad credentials, 429 20429 too many requests, 5xx, a
+// From number or region the account may not use) proves nothing was sent
+// and is ErrNotSent, so another sms channel may take the message.
+package twilio
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/heraldhq/herald/bridge/wire"
+	"github.com/heraldhq/herald/delivery/provider"
+)
+
+// ChannelKey is the catalog key of the Twilio SMS channel.
+const ChannelKey = "sms-twilio"
+
+// DefaultBaseURL is Twilio's API, used when apiBaseUrl is not set.
+const DefaultBaseURL = "https://api.twilio.com"
+
+// rejectCodes are Twilio error codes that refuse the recipient or the
+// message for good.
+var rejectCodes = map[int]bool{
+	21211: true, // invalid 'To' phone number
+	21214: true, // 'To' phone number cannot be reached
+	21217: true, // phone number does not appear to be valid
+	21610: true, // the recipient unsubscribed from this sender
+	21612: true, // 'To' number is not currently reachable
+	21614: true, // 'To' number is not a valid mobile number
+	21602: true, // message body is required
+	21617: true, // message body exceeds the length limit
+}
+
+// Provider sends SMS through one Twilio account. It is safe for concurrent
+// use.
+type Provider struct {
+	endpoint   string // the Messages.json URL
+	accountSID string
+	authToken  string
+	from       string
+	client     *http.Client
+	log        *slog.Logger
+}
+
+var _ provider.New = New
+
+// New builds the provider from the fields accountSid, authToken (secret),
+// from (an E.164 number or sender id, or a Messaging Service SID "MG…")
+// and apiBaseUrl (optional).
+func New(config map[string]any, deps provider.Deps) (provider.Provider, error) {
+	p := &Provider{client: deps.HTTPClient, log: deps.Logger}
+	var err error
+	if p.accountSID, err = provider.ConfigString(config, "accountSid", true); err != nil {
+		return nil, err
+	}
+	if strings.ContainsAny(p.accountSID, "/?#%") {
+		return nil, fmt.Errorf("accountSid: not an account SID")
+	}
+	if p.authToken, err = provider.ConfigString(config, "authToken", true); err != nil {
+		return nil, err
+	}
+	if p.from, err = provider.ConfigString(config, "from", true); err != nil {
+		return nil, err
+	}
+	raw, err := provider.ConfigString(config, "apiBaseUrl", false)
+	if err != nil {
+		return nil, err
+	}
+	base, err := provider.BaseURL("apiBaseUrl", raw, DefaultBaseURL)
+	if err != nil {
+		return nil, err
+	}
+	p.endpoint = base + "/2010-04-01/Accounts/" + p.accountSID + "/Messages.json"
+	return p, nil
+}
+
+// twilioError is Twilio's error answer.
+type twilioError struct {
+	Code     int    `json:"code"`
+	Message  string `json:"message"`
+	MoreInfo string `json:"more_info"`
+	Status   int    `json:"status"`
+}
+
+// Send sends m's body to m.To. The returned id is Twilio's message SID.
+func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error) {
+	var c wire.SMSContent
+	if err := json.Unmarshal(m.Content, &c); err != nil || c.Body == "" {
+		return "", provider.Failf(provider.ErrRejected, err, "sms content has no body")
+	}
+	form := url.Values{"To": {m.To}, "Body": {c.Body}}
+	if strings.HasPrefix(p.from, "MG") {
+		form.Set("MessagingServiceSid", p.from)
+	} else {
+		form.Set("From", p.from)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return "", provider.Failf(provider.ErrNotSent, nil, "twilio endpoint unusable")
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	req.SetBasicAuth(p.accountSID, p.authToken)
+	resp, err := provider.DoHTTP(p.client, req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, readErr := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode == http.StatusCreated || resp.StatusCode == http.StatusOK {
+		var ok struct {
+			SID string `json:"sid"`
+		}
+		if readErr != nil || json.Unmarshal(b, &ok) != nil || ok.SID == "" {
+			// Twilio accepted the message; only its answer is unreadable.
+			p.log.LogAttrs(ctx, slog.LevelWarn, "twilio accepted a message without a readable sid",
+				slog.Int("status", resp.StatusCode))
+		}
+		return ok.SID, nil
+	}
+	var te twilioError
+	_ = json.Unmarshal(b, &te)
+	// Twilio's message may quote the recipient; the log is the operator's.
+	p.log.LogAttrs(ctx, slog.LevelWarn, "twilio refused a message",
+		slog.Int("status", resp.StatusCode), slog.Int("code", te.Code), slog.String("message", te.Message))
+	if resp.StatusCode >= 400 && resp.StatusCode < 500 && rejectCodes[te.Code] {
+		return "", provider.Failf(provider.ErrRejected, nil, "twilio answered %d, error %d", resp.StatusCode, te.Code)
+	}
+	if te.Code != 0 {
+		return "", provider.Failf(provider.ErrNotSent, nil, "twilio answered %d, error %d", resp.StatusCode, te.Code)
+	}
+	return "", provider.Failf(provider.ErrNotSent, nil, "twilio answered %d", resp.StatusCode)
+}

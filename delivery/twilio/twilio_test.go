@@ -1,0 +1,164 @@
+package twilio
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/delivery/provider"
+	"github.com/heraldhq/herald/delivery/provider/providertest"
+)
+
+const (
+	sid   = "AC0123456789abcdef0123456789abcdef"
+	token = "tok_9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+)
+
+var message = provider.Message{
+	Tenant: "t1", WorkflowID: "w", RunID: "run_1", StepID: "sms", SubscriberID: "u1",
+	IdempotencyKey: "run_1:sms", To: "+14155550123",
+	Content: json.RawMessage(`{"body":"Your code is 1234 & more"}`),
+}
+
+// errorAnswer is Twilio's documented error answer.
+func errorAnswer(name string, status, code int, msg string) providertest.Answer {
+	b, _ := json.Marshal(map[string]any{
+		"code": code, "message": msg, "more_info": "https://www.twilio.com/docs/errors/" + name, "status": status,
+	})
+	return providertest.Answer{Name: name, Status: status, Body: string(b)}
+}
+
+func config(base string) map[string]any {
+	return map[string]any{"accountSid": sid, "authToken": token, "from": "+15005550006", "apiBaseUrl": base}
+}
+
+func TestSuite(t *testing.T) {
+	providertest.Run(t, harness(t))
+}
+
+func BenchmarkSend(b *testing.B) {
+	providertest.Benchmark(b, harness(b))
+}
+
+// harness describes the provider's API to the shared suite.
+func harness(t testing.TB) providertest.Harness {
+	return providertest.Harness{
+		New:      New,
+		Config:   config,
+		Secrets:  []string{token},
+		Required: []string{"accountSid", "authToken", "from"},
+		Message:  message,
+		IsSend: func(r *http.Request) bool {
+			return r.URL.Path == "/2010-04-01/Accounts/"+sid+"/Messages.json"
+		},
+		Accept: func(w http.ResponseWriter, r *http.Request) string {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, `{"sid":"SM1234567890abcdef1234567890abcdef","status":"queued","to":"+14155550123"}`)
+			return "SM1234567890abcdef1234567890abcdef"
+		},
+		NotSent: []providertest.Answer{
+			errorAnswer("20003", 401, 20003, "Authenticate"),
+			errorAnswer("20429", 429, 20429, "Too Many Requests"),
+			errorAnswer("20500", 500, 20500, "Internal Server Error"),
+			{Name: "503", Status: 503, Body: "Service Unavailable"},
+			errorAnswer("21606", 400, 21606, "The From phone number is not a valid, SMS-capable inbound phone number"),
+			errorAnswer("21408", 400, 21408, "Permission to send an SMS has not been enabled for the region"),
+		},
+		Rejected: []providertest.Answer{
+			errorAnswer("21211", 400, 21211, "The 'To' number +1415 is not a valid phone number."),
+			errorAnswer("21614", 400, 21614, "'To' number is not a valid mobile number"),
+			errorAnswer("21610", 400, 21610, "Attempt to send to unsubscribed recipient"),
+			errorAnswer("21612", 400, 21612, "The 'To' phone number is not currently reachable"),
+		},
+	}
+}
+
+func TestExactRequest(t *testing.T) {
+	type seen struct {
+		method, path, ctype, user, pass string
+		authOK                          bool
+		form                            url.Values
+	}
+	got := make(chan seen, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, pass, ok := r.BasicAuth()
+		b, _ := io.ReadAll(r.Body)
+		form, _ := url.ParseQuery(string(b))
+		got <- seen{r.Method, r.URL.RequestURI(), r.Header.Get("Content-Type"), user, pass, ok, form}
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, `{"sid":"SMabc"}`)
+	}))
+	defer srv.Close()
+	deps := provider.Deps{HTTPClient: srv.Client(), Logger: slog.New(slog.DiscardHandler), Now: time.Now}
+	p, err := New(config(srv.URL), deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := p.Send(context.Background(), message)
+	if err != nil || id != "SMabc" {
+		t.Fatalf("Send = %q, %v", id, err)
+	}
+	r := <-got
+	if r.method != http.MethodPost || r.path != "/2010-04-01/Accounts/"+sid+"/Messages.json" {
+		t.Fatalf("request %s %s", r.method, r.path)
+	}
+	if r.ctype != "application/x-www-form-urlencoded" {
+		t.Fatalf("Content-Type %q", r.ctype)
+	}
+	if !r.authOK || r.user != sid || r.pass != token {
+		t.Fatalf("basic auth %v %q", r.authOK, r.user)
+	}
+	want := url.Values{"To": {"+14155550123"}, "From": {"+15005550006"}, "Body": {"Your code is 1234 & more"}}
+	if r.form.Encode() != want.Encode() {
+		t.Fatalf("form %v, want %v", r.form, want)
+	}
+
+	// A Messaging Service SID goes as MessagingServiceSid.
+	cfg := config(srv.URL)
+	cfg["from"] = "MG0123456789abcdef0123456789abcdef"
+	p, err = New(cfg, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Send(context.Background(), message); err != nil {
+		t.Fatal(err)
+	}
+	if f := (<-got).form; f.Get("MessagingServiceSid") != cfg["from"] || f.Has("From") {
+		t.Fatalf("form %v", f)
+	}
+}
+
+func TestNewRefusesBadConfig(t *testing.T) {
+	deps := provider.Deps{HTTPClient: http.DefaultClient, Logger: slog.New(slog.DiscardHandler), Now: time.Now}
+	for name, patch := range map[string]map[string]any{
+		"base url with a path": {"apiBaseUrl": "https://api.twilio.com/2010-04-01"},
+		"base url not http":    {"apiBaseUrl": "ftp://api.twilio.com"},
+		"sid with a slash":     {"accountSid": "AC1/../x"},
+		"token not a string":   {"authToken": 42},
+	} {
+		cfg := config("")
+		delete(cfg, "apiBaseUrl")
+		for k, v := range patch {
+			cfg[k] = v
+		}
+		if _, err := New(cfg, deps); err == nil {
+			t.Errorf("%s: New succeeded", name)
+		}
+	}
+	cfg := config("")
+	delete(cfg, "apiBaseUrl")
+	p, err := New(cfg, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.(*Provider).endpoint; got != DefaultBaseURL+"/2010-04-01/Accounts/"+sid+"/Messages.json" {
+		t.Fatalf("default endpoint %q", got)
+	}
+}
