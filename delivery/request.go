@@ -68,7 +68,9 @@ func (r Request) Validate() error {
 	id("idempotencyKey", r.IdempotencyKey, true)
 	id("runId", r.RunID, true)
 	id("stepId", r.StepID, true)
-	id("subscriberId", r.SubscriberID, true)
+	// A webhook goes to the channel's URL: a run with no subscriber (a
+	// cron tick) may send one.
+	id("subscriberId", r.SubscriberID, r.Channel != KindWebhook)
 	id("to", r.To, false)
 	id("channel", r.Channel, true)
 	id("workflowId", r.WorkflowID, false)

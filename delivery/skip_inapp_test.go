@@ -3,7 +3,9 @@ package delivery_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -102,4 +104,37 @@ func TestInAppSend(t *testing.T) {
 	if rows := f.deliveries("run_ia"); len(rows) != 1 {
 		t.Fatalf("invalid content recorded %+v", rows)
 	}
+}
+
+// TestWebhookSendNeedsNoSubscriber: a webhook goes to the channel's URL,
+// so a send of a run without a subscriber (a cron tick) is delivered, and
+// the body names no subscriber; any other kind still needs one.
+func TestWebhookSendNeedsNoSubscriber(t *testing.T) {
+	bodies := make(chan []byte, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies <- b
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	f := newFixture(t, testsmtp.Start(t, testsmtp.Options{}), false, nil)
+	f.tenantCall("POST", "/v1/channels", map[string]any{"channelKey": "webhook", "config": map[string]any{"url": srv.URL + "/hook"}}, 201)
+	body := sendStep("run_tick", "notify")
+	delete(body, "subscriberId")
+	body["channel"] = "webhook"
+	body["content"] = map[string]any{"data": map[string]any{"orderId": 42}}
+	if res := f.mustSend(body); res.Status != "sent" {
+		t.Fatalf("result %+v", res)
+	}
+	var posted map[string]any
+	if err := json.Unmarshal(<-bodies, &posted); err != nil {
+		t.Fatal(err)
+	}
+	if posted["type"] != "message" || posted["runId"] != "run_tick" || posted["subscriberId"] != "" ||
+		posted["data"].(map[string]any)["orderId"] != float64(42) {
+		t.Fatalf("posted %v", posted)
+	}
+	mail := sendStep("run_tick", "mail")
+	delete(mail, "subscriberId")
+	expectError(t, f.deliver(mail), http.StatusUnprocessableEntity, "validation_failed")
 }

@@ -16,12 +16,16 @@ func (t *turn) send(ctx context.Context, s *wire.Step) (verdict, error) {
 	if s.To != nil {
 		to = s.To
 	}
-	if to == nil {
+	recipient := ""
+	switch {
+	case to != nil:
+		recipient = *to
+	case s.Channel != delivery.KindWebhook: // a webhook needs no recipient
 		return t.fail(ctx, s.StepID, CodeNoAddress, "the run has no subscriber and the send step names no `to`")
 	}
 	res, err := t.e.deliver.Deliver(ctx, t.tenant, delivery.Request{
 		IdempotencyKey: t.st.RunID + ":" + s.StepID, RunID: t.st.RunID, StepID: s.StepID,
-		SubscriberID: *to, Channel: s.Channel, Content: s.Content, WorkflowID: t.st.WorkflowID})
+		SubscriberID: recipient, Channel: s.Channel, Content: s.Content, WorkflowID: t.st.WorkflowID})
 	if err != nil {
 		if isCanceled(ctx, err) {
 			return verdict{}, err

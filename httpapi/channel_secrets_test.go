@@ -153,7 +153,7 @@ func TestChannelSecretsNeverInClear(t *testing.T) {
 	// A send on each of their kinds (email's SMTP password is the delivery
 	// package's leak test): answers and ledger rows.
 	do("PUT", "/v1/subscribers/every-kind", key, map[string]any{"contacts": map[string]any{
-		"sms": []string{"+15550100"}, "chat": []string{"C0123"}, "push": []string{"device-token"}}}, 201)
+		"sms": []string{"+15550100"}, "chat": []string{"C0123ABCD"}, "push": []string{"device-token"}}}, 201)
 	client := delivery.NewClient(h.URL(), h.InternalToken(), 1)
 	var answers []byte
 	for kind, content := range map[string]string{"sms": `{"body":"b"}`, "chat": `{"body":"b"}`,
