@@ -145,7 +145,13 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 
 	var wrote atomic.Bool
 	traced := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) },
+		// A request whose write failed cannot have been accepted: only a
+		// whole request makes the outcome unknown (as provider.DoHTTP).
+		WroteRequest: func(info httptrace.WroteRequestInfo) {
+			if info.Err == nil {
+				wrote.Store(true)
+			}
+		},
 	})
 	out, err := p.client.SendEmail(traced, &sesv2.SendEmailInput{
 		FromEmailAddress: aws.String(p.fromEmail),
