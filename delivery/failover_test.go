@@ -3,10 +3,13 @@ package delivery_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,9 +38,10 @@ func refusedPort(t *testing.T) int {
 // twoEmailChannels gives the fixture's tenant a second email channel,
 // email-ses at priority 1 behind email-smtp at priority 0 (pointed at
 // smtpPort), and returns a Service whose email-ses provider is an SMTP
-// provider sending to second (a stand-in until the SES provider is wired
-// into the registry: what this test checks is delivery's failover, which
-// only sees provider.Provider). Replies are awaited for at most 1s.
+// provider sending to second: a stand-in whose every message a test can
+// read back, for what these tests check is delivery's failover, which only
+// sees provider.Provider (TestFailoverToTheSESProvider uses the real one).
+// Replies are awaited for at most 1s.
 func twoEmailChannels(t *testing.T, f *fixture, smtpPort int, second *testsmtp.Server) *delivery.Service {
 	t.Helper()
 	f.configureChannel(smtpPort, false, 201)
@@ -224,10 +228,8 @@ func TestEveryChannelFailed(t *testing.T) {
 func TestDeliverFailoverThroughTheAPI(t *testing.T) {
 	m := testsmtp.Start(t, testsmtp.Options{})
 	f := newFixture(t, m, false, nil)
-	// email-smtp refusing connections and a second channel that has no
-	// provider in this process (none is registered for email-ses yet, or
-	// its config does not work against a closed endpoint): both fail as
-	// not sent, the answer is transient.
+	// email-smtp refusing connections and email-ses at a closed endpoint:
+	// both fail as not sent, the answer is transient.
 	f.configureChannel(refusedPort(t), false, 201)
 	f.tenantCall("POST", "/v1/channels", map[string]any{"channelKey": "email-ses", "priority": 1, "config": map[string]any{
 		"region": "eu-west-1", "accessKeyId": "AKIAEXAMPLE", "secretAccessKey": "ses-secret", "fromEmail": fromEmail,
@@ -262,5 +264,38 @@ func TestPinnedChannelRemoved(t *testing.T) {
 	res, err := svc.Deliver(ctx, f.tenant, request("run_pr:s"))
 	if err != nil || res.Status != "sent" || second.Accepted() != 1 {
 		t.Fatalf("after the pinned channel was disabled: %+v, %v (second got %d)", res, err, second.Accepted())
+	}
+}
+
+// TestFailoverToTheSESProvider: the registered SES provider is the second
+// email channel: email-smtp refuses connections, the message goes through
+// SES (a loopback server speaking the SES v2 API), two ledger rows.
+func TestFailoverToTheSESProvider(t *testing.T) {
+	var calls atomic.Int32
+	ses := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/v2/email/outbound-emails" ||
+			!strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 ") {
+			http.Error(w, "unexpected request", http.StatusBadRequest)
+			return
+		}
+		calls.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"MessageId":"0102-ses-message"}`)
+	}))
+	t.Cleanup(ses.Close)
+	f := newFixture(t, testsmtp.Start(t, testsmtp.Options{}), false, nil)
+	f.configureChannel(refusedPort(t), false, 201)
+	f.tenantCall("POST", "/v1/channels", map[string]any{"channelKey": "email-ses", "priority": 1, "config": map[string]any{
+		"region": "eu-west-1", "accessKeyId": "AKIAEXAMPLE", "secretAccessKey": "ses-secret", "fromEmail": fromEmail,
+		"endpoint": ses.URL,
+	}}, 201)
+	res := f.mustSend(sendStep("run_ses", "s"))
+	if res.Status != "sent" || res.ProviderMessageID != "0102-ses-message" || calls.Load() != 1 {
+		t.Fatalf("result %+v after %d SES calls", res, calls.Load())
+	}
+	rows := f.deliveries("run_ses")
+	if len(rows) != 2 || rows[0].ChannelKey != "email-smtp" || rows[0].Status != "failed" ||
+		rows[1].ChannelKey != "email-ses" || rows[1].Status != "sent" {
+		t.Fatalf("deliveries = %+v", rows)
 	}
 }
