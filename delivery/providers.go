@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/heraldhq/herald/bridge/wire"
+	"github.com/heraldhq/herald/delivery/email"
 	"github.com/heraldhq/herald/delivery/fcm"
 	"github.com/heraldhq/herald/delivery/provider"
 	"github.com/heraldhq/herald/delivery/ses"
@@ -110,7 +111,7 @@ func (p *smtpProvider) Send(ctx context.Context, m provider.Message) (string, er
 		body = c.Text
 	}
 	msg := smtp.Message{To: m.To, Subject: c.Subject, Body: body,
-		MessageID: messageID(m.Tenant, m.IdempotencyKey, p.cfg.FromEmail)}
+		MessageID: email.MessageID(m.Tenant, m.IdempotencyKey, p.cfg.FromEmail)}
 	res, err := p.sender.Send(ctx, p.cfg, msg)
 	if err != nil {
 		return "", smtpFailure(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/apierr"
+	"github.com/heraldhq/herald/delivery/email"
 	"github.com/heraldhq/herald/delivery/smtp"
 )
 
@@ -67,18 +68,18 @@ func TestRequestValidate(t *testing.T) {
 }
 
 func TestMessageID(t *testing.T) {
-	a := messageID("ten_1", "run_1:s", "noreply@example.com")
-	if a != messageID("ten_1", "run_1:s", "other@example.com") {
+	a := email.MessageID("ten_1", "run_1:s", "noreply@example.com")
+	if a != email.MessageID("ten_1", "run_1:s", "other@example.com") {
 		t.Fatal("the id depends on the sender's local part")
 	}
-	if a == messageID("ten_2", "run_1:s", "noreply@example.com") || a == messageID("ten_1", "run_1:t", "noreply@example.com") {
+	if a == email.MessageID("ten_2", "run_1:s", "noreply@example.com") || a == email.MessageID("ten_1", "run_1:t", "noreply@example.com") {
 		t.Fatal("different tenants or keys share an id")
 	}
 	if !strings.HasSuffix(a, ".herald@example.com") || len(a) != 26+len(".herald@example.com") {
 		t.Fatalf("id = %q", a)
 	}
 	for _, from := range []string{"a@[127.0.0.1]", "a@ex ample.com", "a@ex..com", "a@"} {
-		id := messageID("t", "k", from)
+		id := email.MessageID("t", "k", from)
 		if !strings.HasSuffix(id, "@herald.invalid") {
 			t.Errorf("from %q: id %q", from, id)
 		}

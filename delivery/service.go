@@ -2,8 +2,6 @@ package delivery
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base32"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -551,37 +549,4 @@ func smtpConfig(m map[string]any) (smtp.Config, error) {
 		Password: str("password"), FromEmail: str("fromEmail"), FromName: str("fromName"),
 		AllowInsecureAuth: insecureAuth}
 	return c, c.Validate()
-}
-
-// messageID derives the Message-ID of every attempt of one delivery from
-// the tenant and the idempotency key: "<26 base32 characters>.herald@<the
-// sender's domain>", or @herald.invalid when that domain is not a plain
-// host name.
-func messageID(tenant, key, fromEmail string) string {
-	sum := sha256.Sum256([]byte(tenant + "\x00" + key))
-	local := strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:16]))
-	domain := fromEmail[strings.LastIndexByte(fromEmail, '@')+1:]
-	if !plainHost(domain) {
-		domain = "herald.invalid"
-	}
-	return local + ".herald@" + domain
-}
-
-// plainHost reports whether s is labels of letters, digits and hyphens
-// joined by dots.
-func plainHost(s string) bool {
-	if s == "" || len(s) > 253 {
-		return false
-	}
-	for label := range strings.SplitSeq(s, ".") {
-		if label == "" {
-			return false
-		}
-		for _, r := range label {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
-				return false
-			}
-		}
-	}
-	return true
 }
