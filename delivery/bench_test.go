@@ -26,40 +26,7 @@ func BenchmarkDeliver(b *testing.B) {
 			f.h.Client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 				MaxIdleConns: 256, MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}}
 			f.mustSend(sendStep("run_warm", "s"))
-			var next atomic.Int64
-			errs := make(chan string, 1)
-			b.ResetTimer()
-			start := time.Now()
-			done := make(chan struct{})
-			for range conc {
-				go func() {
-					defer func() { done <- struct{}{} }()
-					for {
-						i := next.Add(1)
-						if i > int64(b.N) {
-							return
-						}
-						r := f.deliver(sendStep(fmt.Sprintf("run_%d", i), "send"))
-						if r.Status != http.StatusOK {
-							select {
-							case errs <- fmt.Sprintf("%d %s", r.Status, r.Body):
-							default:
-							}
-							return
-						}
-					}
-				}()
-			}
-			for range conc {
-				<-done
-			}
-			elapsed := time.Since(start)
-			b.StopTimer()
-			select {
-			case e := <-errs:
-				b.Fatal(e)
-			default:
-			}
+			elapsed := drive(b, f, conc, func(i int64) map[string]any { return sendStep(fmt.Sprintf("run_%d", i), "send") })
 			if got := m.Accepted(); got != b.N+1 {
 				b.Fatalf("server received %d messages, want %d", got, b.N+1)
 			}
@@ -102,44 +69,51 @@ func BenchmarkDeliverKind(b *testing.B) {
 				return s
 			}
 			f.mustSend(step(0))
-			const conc = 32
-			var next atomic.Int64
-			errs := make(chan string, 1)
-			done := make(chan struct{})
-			b.ResetTimer()
-			start := time.Now()
-			for range conc {
-				go func() {
-					defer func() { done <- struct{}{} }()
-					for {
-						i := next.Add(1)
-						if i > int64(b.N) {
-							return
-						}
-						if r := f.deliver(step(i)); r.Status != http.StatusOK {
-							select {
-							case errs <- fmt.Sprintf("%d %s", r.Status, r.Body):
-							default:
-							}
-							return
-						}
-					}
-				}()
-			}
-			for range conc {
-				<-done
-			}
-			elapsed := time.Since(start)
-			b.StopTimer()
-			select {
-			case e := <-errs:
-				b.Fatal(e)
-			default:
-			}
+			elapsed := drive(b, f, 32, step)
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "deliveries/s")
 		})
 	}
 	if received.Load() == 0 {
 		b.Fatal("the webhook receiver got nothing")
 	}
+}
+
+// drive sends b.N deliveries through f, step(i) for i in 1..b.N, from conc
+// goroutines, and returns the time they took; the first answer other than
+// 200 fails the benchmark.
+func drive(b *testing.B, f *fixture, conc int, step func(int64) map[string]any) time.Duration {
+	var next atomic.Int64
+	errs := make(chan string, 1)
+	done := make(chan struct{})
+	b.ResetTimer()
+	start := time.Now()
+	for range conc {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for {
+				i := next.Add(1)
+				if i > int64(b.N) {
+					return
+				}
+				if r := f.deliver(step(i)); r.Status != http.StatusOK {
+					select {
+					case errs <- fmt.Sprintf("%d %s", r.Status, r.Body):
+					default:
+					}
+					return
+				}
+			}
+		}()
+	}
+	for range conc {
+		<-done
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	select {
+	case e := <-errs:
+		b.Fatal(e)
+	default:
+	}
+	return elapsed
 }
