@@ -68,8 +68,10 @@ func (e *Engine) arm(ctx context.Context, tenant, workflow, spec string, after t
 // and arms the next. A tick of a schedule that a later sync changed or
 // removed does nothing. The run's transaction id is derived from the tick
 // instant, so a tick handled twice (redelivery, two processes) starts one
-// run. Ticks missed while the service was down fire once: the one due
-// schedule fires at restart and the next tick is computed from now.
+// run. A tick handled late (load, or a lost process's AckWait) is
+// followed by every instant after it that is at most the catch-up window
+// old, so no tick within the window is skipped. Of the ticks missed
+// before the window (the service was down), only the first fires.
 func (e *Engine) handleTick(ctx context.Context, m jetstream.Msg) error {
 	tenant, workflow, err := parseWork(m.Subject(), eventlog.WorkTickPrefix)
 	if err != nil {
@@ -92,7 +94,7 @@ func (e *Engine) handleTick(ctx context.Context, m jetstream.Msg) error {
 	if err := e.startCron(ctx, tenant, workflow, tk.At); err != nil {
 		return err
 	}
-	if err := e.arm(ctx, tenant, workflow, tk.Schedule, maxTime(tk.At, e.now())); err != nil {
+	if err := e.arm(ctx, tenant, workflow, tk.Schedule, catchUpFrom(tk.At, e.now(), max(cronCatchUp, 2*e.cfg.AckWait))); err != nil {
 		return err
 	}
 	// A sync may have changed the schedule while this tick was handled and
@@ -149,9 +151,17 @@ func (e *Engine) startCron(ctx context.Context, tenant, workflow string, at time
 	return e.log.Enqueue(ctx, eventlog.WorkRun(tenant, runID), nil, runID+":start")
 }
 
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
+// cronCatchUp is the least catch-up window: how old a missed tick may be
+// and still fire. The window is at least twice the AckWait a lost
+// process's tick waits out.
+const cronCatchUp = time.Minute
+
+// catchUpFrom is the instant after which the tick following one due at
+// "at" is computed: "at" itself while it lies within the window before
+// now, otherwise the start of the window.
+func catchUpFrom(at, now time.Time, window time.Duration) time.Time {
+	if from := now.Add(-window); at.Before(from) {
+		return from
 	}
-	return b
+	return at
 }
