@@ -17,3 +17,25 @@ type InAppMessageStoredData struct {
 	// Content is the send step's in_app content (wire.InAppContent).
 	Content json.RawMessage `json:"content"`
 }
+
+// InboxMessagesMarked: the subscriber changed the state of messages of
+// its inbox (one message, or every one a read-all changed), on the
+// subject of the aggregate inbox with the subscriber as id.
+const InboxMessagesMarked = "InboxMessagesMarked"
+
+// Marks of InboxMessagesMarked: the state change applied to each message.
+const (
+	MarkSeen       = "seen"
+	MarkRead       = "read"
+	MarkUnread     = "unread"
+	MarkArchived   = "archived"
+	MarkUnarchived = "unarchived"
+)
+
+// InboxMessagesMarkedData is the payload of InboxMessagesMarked. Only the
+// messages whose state the mark changed are listed.
+type InboxMessagesMarkedData struct {
+	SubscriberID string   `json:"subscriberId"`
+	Mark         string   `json:"mark"`
+	MessageIDs   []string `json:"messageIds"`
+}
