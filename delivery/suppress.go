@@ -19,8 +19,8 @@ import (
 // Bounds of a suppressed address, in characters, before normalisation
 // (CONTRACT.md §2, §10: an address ≤ 320, a device token ≤ 4096).
 const (
-	MaxSuppressedAddressChars = 320
-	MaxSuppressedPushChars    = 4096
+	maxSuppressedAddressChars = 320
+	maxSuppressedPushChars    = 4096
 )
 
 // SuppressibleKind reports whether kind is a channel kind whose sends go
@@ -57,13 +57,13 @@ var (
 //   - chat: a Slack conversation or user id, upper-cased.
 //   - push: the device token as is (tokens are case-sensitive).
 //
-// An address of more than MaxSuppressedAddressChars (MaxSuppressedPushChars
+// An address of more than maxSuppressedAddressChars (maxSuppressedPushChars
 // for push) characters, or holding a control character, is refused. The
 // error says what is wrong, as a problem of the address field.
 func NormalizeAddress(kind, address string) (string, error) {
-	limit := MaxSuppressedAddressChars
+	limit := maxSuppressedAddressChars
 	if kind == KindPush {
-		limit = MaxSuppressedPushChars
+		limit = maxSuppressedPushChars
 	}
 	switch {
 	case address == "":
