@@ -21,4 +21,12 @@
 // ([OpenChannelConfig]) and builds its provider; it depends on no command
 // layer. Providers fail in one of three ways (provider.ErrNotSent,
 // ErrOutcomeUnknown, ErrRejected), and the kind alone decides failover.
+//
+// # Suppressions
+//
+// A send whose address the tenant suppressed is skipped
+// ([ReasonSuppressed]); addresses are compared in the form
+// [NormalizeAddress] gives. A rejection marked provider.ErrBadAddress (the
+// address does not exist) suppresses the address with reason hard_bounce,
+// an event on the log like the tenant's own PUT.
 package delivery

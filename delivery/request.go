@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/heraldhq/herald/apierr"
+	"github.com/heraldhq/herald/bridge/wire"
 )
 
 // maxKeyBytes bounds the idempotency key and the other ids of a request,
@@ -127,6 +128,10 @@ const (
 	// ReasonNoAddress: the recipient is unknown, or has no address of the
 	// kind (contacts[kind] empty, or its first address unusable).
 	ReasonNoAddress = "no_address"
+	// ReasonSuppressed: the recipient's address of the kind is suppressed
+	// (GET /v1/suppressions): put there by the tenant, or by a provider's
+	// answer that it does not exist.
+	ReasonSuppressed = string(wire.SkipSuppressed)
 )
 
 // Result is the outcome of a delivered send: the body of POST
@@ -142,7 +147,8 @@ type Result struct {
 	// ProviderMessageID is the provider's id of a sent message (for SMTP
 	// the Message-ID without angle brackets); empty when skipped.
 	ProviderMessageID string `json:"providerMessageId,omitempty"`
-	// Reason says why a send was skipped (ReasonNoAddress); empty when
+	// Reason says why a send was skipped (ReasonNoAddress,
+	// ReasonSuppressed); empty when
 	// sent.
 	Reason string `json:"reason,omitempty"`
 }

@@ -191,7 +191,10 @@ type plan struct {
 // one attempt, one ledger row.
 //
 // A recipient with no address of the kind gets a skipped Result (Status
-// StatusSkipped, Reason ReasonNoAddress), recorded as a ledger row.
+// StatusSkipped, Reason ReasonNoAddress), recorded as a ledger row; so
+// does one whose address is suppressed (ReasonSuppressed). A rejection
+// saying the address does not exist (provider.ErrBadAddress) suppresses
+// it (reason hard_bounce) once the failure is recorded.
 //
 // Errors wrap ErrInvalidRequest or ErrInvalidContent (with a
 // *apierr.ValidationError), ErrNoChannel, ErrProviderRejected,
@@ -351,6 +354,9 @@ func (s *Service) resolve(ctx context.Context, tenant string, req Request) (*pla
 		return p, nil
 	}
 	p.address = addrs[0]
+	if p.skip, err = s.suppressedReason(tenant, req.Channel, p.address); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -499,6 +505,9 @@ func (s *Service) attempt(ctx context.Context, tenant, subject string, req Reque
 		log.Error("delivery: the outcome of an attempt could not be recorded; the key stays claimed until its lease ends",
 			"outcome", outcome.Type, "err", err)
 		return Result{}, fmt.Errorf("delivery: recording the outcome of attempt %s: %w", attemptID, err)
+	}
+	if errors.Is(sendErr, provider.ErrBadAddress) {
+		s.suppressBounce(ctx, tenant, ch.Kind, p.address, attemptID, log)
 	}
 	if err := s.cfg.Store.WaitFor(ctx, seq); err != nil {
 		return Result{}, err

@@ -21,6 +21,9 @@ const (
 	AggDigest      = "digest"
 	// AggInbox: a subscriber's in-app messages (id: the subscriber).
 	AggInbox = "inbox"
+	// AggSuppression: one suppressed address of a channel kind (id:
+	// events.SuppressionID).
+	AggSuppression = "suppression"
 )
 
 // Token encodes an arbitrary id (external ids may hold dots, spaces,

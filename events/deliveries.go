@@ -83,6 +83,6 @@ type DeliverySkippedData struct {
 	// ChannelKey is the channel the send would have used first.
 	ChannelKey string `json:"channelKey"`
 	Kind       string `json:"kind"`
-	// Reason is why: "no_address".
+	// Reason is why: "no_address", "suppressed".
 	Reason string `json:"reason"`
 }

@@ -202,6 +202,10 @@ func (s *Server) routes() []route {
 
 		{"POST", "/v1/deliver", authInternal, s.deliver},
 		{"GET", "/v1/deliveries", authTenant, s.listDeliveries},
+
+		{"GET", "/v1/suppressions", authTenant, s.listSuppressions},
+		{"PUT", "/v1/suppressions/{kind}/{address}", authTenant, s.putSuppression},
+		{"DELETE", "/v1/suppressions/{kind}/{address}", authTenant, s.deleteSuppression},
 	}
 }
 

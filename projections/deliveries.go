@@ -47,7 +47,7 @@ type Delivery struct {
 	Status            string         `json:"status"`
 	ProviderMessageID string         `json:"providerMessageId,omitempty"`
 	Error             *DeliveryError `json:"error,omitempty"`
-	// Reason is why a skipped row was skipped ("no_address").
+	// Reason is why a skipped row was skipped ("no_address", "suppressed").
 	Reason    string    `json:"reason,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`

@@ -14,7 +14,8 @@
 // Answers: 200 {"name":"projects/…/messages/…"} is sent, and name is the id.
 // FCM's error answer is a google.rpc.Status whose details carry an FcmError
 // errorCode: UNREGISTERED (404) and INVALID_ARGUMENT (400) refuse the
-// device token or the message for good (ErrRejected); every other answer
+// device token or the message for good (ErrRejected; a 404 UNREGISTERED
+// is marked provider.ErrBadAddress too); every other answer
 // (401 THIRD_PARTY_AUTH_ERROR, 403 SENDER_ID_MISMATCH, 429 QUOTA_EXCEEDED,
 // 500 INTERNAL, 503 UNAVAILABLE) and a failed token request prove nothing was
 // sent (ErrNotSent).
@@ -291,6 +292,11 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	public := fmt.Sprintf("fcm answered %d", resp.StatusCode)
 	if publicCode(code) {
 		public += " " + code
+	}
+	if resp.StatusCode == http.StatusNotFound && code == "UNREGISTERED" {
+		// The token was valid once and is no more (the app was removed):
+		// no message will ever reach it.
+		return "", provider.Failf(provider.ErrRejected, provider.ErrBadAddress, "%s", public)
 	}
 	if (resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusBadRequest) &&
 		(code == "UNREGISTERED" || code == "INVALID_ARGUMENT") {

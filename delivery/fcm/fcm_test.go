@@ -166,7 +166,7 @@ func harness(t testing.TB) providertest.Harness {
 			fcmError(503, "UNAVAILABLE", "UNAVAILABLE"),
 		},
 		Rejected: []providertest.Answer{
-			fcmError(404, "NOT_FOUND", "UNREGISTERED"),
+			unregistered(fcmError(404, "NOT_FOUND", "UNREGISTERED")),
 			fcmError(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT"),
 		},
 	}
@@ -317,4 +317,10 @@ func TestNewRefusesBadServiceAccounts(t *testing.T) {
 func isKind(err, kind error) bool {
 	var e *provider.Error
 	return err != nil && errors.As(err, &e) && e.Kind == kind
+}
+
+// unregistered marks the answer of a token that no longer exists.
+func unregistered(a providertest.Answer) providertest.Answer {
+	a.BadAddress = true
+	return a
 }

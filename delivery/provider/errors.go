@@ -25,6 +25,15 @@ var (
 	ErrRejected = errors.New("provider: rejected")
 )
 
+// ErrBadAddress marks a rejection (ErrRejected) that says the recipient's
+// address does not exist and never will: an SMTP 5.1.1-class reply to
+// RCPT, a provider's "invalid number" or "unregistered token" answer. It
+// is not a fourth kind but a mark beside ErrRejected, which errors.Is
+// sees as well: delivery suppresses the address (reason hard_bounce).
+// Mark only answers that name the address itself, never a policy or
+// content refusal, which another message to it could pass.
+var ErrBadAddress = errors.New("provider: the address does not exist")
+
 // Error is a failed send. Kind is one of ErrNotSent, ErrOutcomeUnknown and
 // ErrRejected; errors.Is(err, Kind) holds. Public is what the tenant may
 // see (a status or reply code and a fixed reason, never the provider's

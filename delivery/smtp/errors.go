@@ -131,6 +131,10 @@ func (e *Error) Unwrap() error { return e.Err }
 //     DATA command), a 4xx reply to the body (the server kept nothing), a
 //     dial the egress policy refused, a refusal decided here (no usable
 //     AUTH, no SMTPUTF8).
+//
+// It also reports provider.ErrBadAddress, beside provider.ErrRejected,
+// for a 5xx reply to RCPT whose enhanced code says the address does not
+// exist (see badAddressCodes).
 func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrUnavailable:
@@ -139,8 +143,26 @@ func (e *Error) Is(target error) bool {
 		return !e.Temporary
 	case provider.ErrNotSent, provider.ErrOutcomeUnknown, provider.ErrRejected:
 		return e.kind() == target
+	case provider.ErrBadAddress:
+		return e.badAddress()
 	}
 	return false
+}
+
+// badAddressCodes are the RFC 3463 enhanced codes of a permanent reply to
+// RCPT that say the recipient's address does not exist: 5.1.1 bad
+// destination mailbox (user unknown), 5.1.2 bad destination system (no
+// such domain), 5.1.3 bad destination mailbox address syntax, 5.1.10
+// recipient address has a null MX (RFC 7505). 5.1.0 (other address
+// status) is too vague to suppress on, and 5.1.7/5.1.8 are about the
+// sender. A 5xx without an enhanced code says nothing about the address:
+// servers answer a bare 550 for policy refusals too.
+var badAddressCodes = map[string]bool{"5.1.1": true, "5.1.2": true, "5.1.3": true, "5.1.10": true}
+
+// badAddress reports whether e is a permanent rejection of the recipient
+// saying its address does not exist (provider.ErrBadAddress).
+func (e *Error) badAddress() bool {
+	return e.Command == "RCPT" && e.Code/100 == 5 && badAddressCodes[e.EnhancedCode]
 }
 
 // kind is e's provider kind (see Is).

@@ -145,3 +145,38 @@ func TestProviderKinds(t *testing.T) {
 		}
 	})
 }
+
+// TestBadAddressMark: a 5xx reply to RCPT whose enhanced code says the
+// address does not exist is marked provider.ErrBadAddress beside
+// provider.ErrRejected; no other failure is.
+func TestBadAddressMark(t *testing.T) {
+	for _, tc := range []struct {
+		step, reply string
+		want        bool
+	}{
+		{"RCPT", "550 5.1.1 no such user", true},
+		{"RCPT", "550 5.1.2 no such domain", true},
+		{"RCPT", "553 5.1.3 bad address syntax", true},
+		{"RCPT", "556 5.1.10 recipient address has null MX", true},
+		{"RCPT", "550 5.1.0 address rejected", false},
+		{"RCPT", "550 no such user", false}, // no enhanced code: maybe a policy
+		{"RCPT", "550 5.7.1 relaying denied", false},
+		{"RCPT", "550 5.1.8 bad sender domain", false},
+		{"RCPT", "450 4.1.1 mailbox unavailable for now", false},
+		{"MAIL", "550 5.1.1 sender unknown", false},
+		{"body", "550 5.1.1 no such user", false},
+	} {
+		t.Run(tc.step+" "+tc.reply, func(t *testing.T) {
+			_, err := newSender(t, smtp.Options{}).Send(context.Background(), scripted(t, map[string]string{tc.step: tc.reply}), hello)
+			if err == nil {
+				t.Fatal("sent")
+			}
+			if got := errors.Is(err, provider.ErrBadAddress); got != tc.want {
+				t.Fatalf("err %v: marked ErrBadAddress %v, want %v", err, got, tc.want)
+			}
+			if tc.want && !errors.Is(err, provider.ErrRejected) {
+				t.Fatalf("err %v: marked but not rejected", err)
+			}
+		})
+	}
+}

@@ -11,7 +11,8 @@
 // {"code","message","more_info","status"}: the codes that refuse the
 // recipient (21211 invalid To, 21214 and 21612 unreachable, 21217 invalid
 // number, 21610 unsubscribed, 21614 not SMS-capable) and the message itself
-// (21602 no body, 21617 body too long) are ErrRejected; every other error
+// (21602 no body, 21617 body too long) are ErrRejected (21211, 21217 and
+// 21614 also provider.ErrBadAddress); every other error
 // answer (401 20003 bad credentials, 429 20429 too many requests, 5xx, a
 // From number or region the account may not use) proves nothing was sent
 // and is ErrNotSent, so another sms channel may take the message.
@@ -49,6 +50,12 @@ var rejectCodes = map[int]bool{
 	21602: true, // message body is required
 	21617: true, // message body exceeds the length limit
 }
+
+// badNumberCodes are the rejectCodes that say the 'To' number does not
+// exist as an SMS destination (provider.ErrBadAddress): 21211 invalid
+// number, 21217 not a valid number, 21614 not a mobile number. The
+// others (unreachable for now, unsubscribed, a bad body) are not.
+var badNumberCodes = map[int]bool{21211: true, 21217: true, 21614: true}
 
 // Provider sends SMS through one Twilio account. It is safe for concurrent
 // use.
@@ -142,6 +149,9 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	// Twilio's message may quote the recipient; the log is the operator's.
 	p.log.LogAttrs(ctx, slog.LevelWarn, "twilio refused a message",
 		slog.Int("status", resp.StatusCode), slog.Int("code", te.Code), slog.String("message", te.Message))
+	if resp.StatusCode >= 400 && resp.StatusCode < 500 && badNumberCodes[te.Code] {
+		return "", provider.Failf(provider.ErrRejected, provider.ErrBadAddress, "twilio answered %d, error %d", resp.StatusCode, te.Code)
+	}
 	if resp.StatusCode >= 400 && resp.StatusCode < 500 && rejectCodes[te.Code] {
 		return "", provider.Failf(provider.ErrRejected, nil, "twilio answered %d, error %d", resp.StatusCode, te.Code)
 	}

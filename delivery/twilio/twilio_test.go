@@ -72,8 +72,9 @@ func harness(t testing.TB) providertest.Harness {
 			errorAnswer("21408", 400, 21408, "Permission to send an SMS has not been enabled for the region"),
 		},
 		Rejected: []providertest.Answer{
-			errorAnswer("21211", 400, 21211, "The 'To' number +1415 is not a valid phone number."),
-			errorAnswer("21614", 400, 21614, "'To' number is not a valid mobile number"),
+			badNumber(errorAnswer("21211", 400, 21211, "The 'To' number +1415 is not a valid phone number.")),
+			badNumber(errorAnswer("21217", 400, 21217, "Phone number does not appear to be valid")),
+			badNumber(errorAnswer("21614", 400, 21614, "'To' number is not a valid mobile number")),
 			errorAnswer("21610", 400, 21610, "Attempt to send to unsubscribed recipient"),
 			errorAnswer("21612", 400, 21612, "The 'To' phone number is not currently reachable"),
 		},
@@ -161,4 +162,10 @@ func TestNewRefusesBadConfig(t *testing.T) {
 	if got := p.(*Provider).endpoint; got != DefaultBaseURL+"/2010-04-01/Accounts/"+sid+"/Messages.json" {
 		t.Fatalf("default endpoint %q", got)
 	}
+}
+
+// badNumber marks an answer that says the 'To' number does not exist.
+func badNumber(a providertest.Answer) providertest.Answer {
+	a.BadAddress = true
+	return a
 }

@@ -8,7 +8,8 @@
 //     one request;
 //   - each answer meaning "not sent" or "retry later" (401, 429, 5xx, and
 //     the provider's own) is ErrNotSent, and each "invalid recipient"
-//     answer is ErrRejected;
+//     answer is ErrRejected, marked ErrBadAddress when it says the address
+//     does not exist (and no other answer is);
 //   - a refused connection, and a context done before the request left,
 //     are ErrNotSent; a timeout or a cancellation after the request was
 //     written is ErrOutcomeUnknown, with the context's error as a cause;
@@ -48,6 +49,10 @@ type Answer struct {
 	// application/json.
 	Header map[string]string
 	Body   string
+	// BadAddress: the answer says the recipient's address does not exist;
+	// the failure is marked provider.ErrBadAddress as well. Every other
+	// answer must not be.
+	BadAddress bool
 }
 
 func (a Answer) write(w http.ResponseWriter) {
@@ -239,6 +244,9 @@ func (s *suite) answers(t *testing.T, answers []Answer, kind error) {
 			})
 			id, err := s.send(timeoutCtx(t, 10*time.Second), f)
 			wantKind(t, err, kind)
+			if got := errors.Is(err, provider.ErrBadAddress); got != a.BadAddress {
+				t.Fatalf("err %v: marked provider.ErrBadAddress %v, want %v", err, got, a.BadAddress)
+			}
 			if id != "" {
 				t.Fatalf("a failed send returned id %q", id)
 			}

@@ -1,0 +1,55 @@
+package events
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+)
+
+// Suppression event types. A suppression is an address of a channel kind
+// that sends must skip (reason "suppressed"). Its events live on the
+// subject of the aggregate suppression with SuppressionID(kind, address)
+// as id: the address itself may be longer than a subject allows (a push
+// token), so the id holds its digest.
+const (
+	// SuppressionAdded: the address was suppressed, by PUT
+	// /v1/suppressions/{kind}/{address} or by a provider's answer that it
+	// does not exist (reason hard_bounce). On an address already
+	// suppressed it replaces the reason and keeps the creation time.
+	SuppressionAdded = "SuppressionAdded"
+	// SuppressionRemoved: DELETE /v1/suppressions/{kind}/{address}.
+	SuppressionRemoved = "SuppressionRemoved"
+)
+
+// Reasons of a suppression the service itself gives; a tenant may give
+// any other (bounded) reason.
+const (
+	// SuppressionManual is the reason of a PUT without one.
+	SuppressionManual = "manual"
+	// SuppressionHardBounce: a provider answered that the address does
+	// not exist (an SMTP 5.1.1-class rejection of the recipient).
+	SuppressionHardBounce = "hard_bounce"
+)
+
+// SuppressionAddedData is the payload of SuppressionAdded. Address is
+// normalised (delivery.NormalizeAddress): the form sends compare.
+type SuppressionAddedData struct {
+	Kind    string `json:"kind"`
+	Address string `json:"address"`
+	Reason  string `json:"reason"`
+	// AttemptID is the delivery attempt whose rejection added a
+	// hard_bounce suppression; empty otherwise.
+	AttemptID string `json:"attemptId,omitempty"`
+}
+
+// SuppressionRemovedData is the payload of SuppressionRemoved.
+type SuppressionRemovedData struct {
+	Kind    string `json:"kind"`
+	Address string `json:"address"`
+}
+
+// SuppressionID is the subject id of the suppression of a normalised
+// address of kind: "<kind>:<hex SHA-256 of the address>".
+func SuppressionID(kind, address string) string {
+	sum := sha256.Sum256([]byte(address))
+	return kind + ":" + hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,101 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/heraldhq/herald/control"
+	"github.com/heraldhq/herald/projections"
+)
+
+// suppressionView is a suppression as the API shows it.
+type suppressionView struct {
+	Kind      string `json:"kind"`
+	Address   string `json:"address"`
+	Reason    string `json:"reason"`
+	CreatedAt string `json:"createdAt"`
+}
+
+func newSuppressionView(s projections.Suppression) suppressionView {
+	return suppressionView{Kind: s.Kind, Address: s.Address, Reason: s.Reason, CreatedAt: ts(s.CreatedAt)}
+}
+
+// suppressRequest is the body of PUT /v1/suppressions/{kind}/{address}:
+// {} or {"reason"}; a null reason is the default.
+type suppressRequest struct {
+	Reason *string `json:"reason"`
+}
+
+func (s *Server) putSuppression(w http.ResponseWriter, r *http.Request) error {
+	kind, address, err := suppressionVars(r)
+	if err != nil {
+		return err
+	}
+	var in suppressRequest
+	if err := decode(w, r, &in); err != nil {
+		return err
+	}
+	row, created, err := s.deps.Control.Suppress(r.Context(), tenantOf(r.Context()),
+		control.SuppressCommand{Kind: kind, Address: address, Reason: in.Reason})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, createdOr(created), newSuppressionView(row))
+	return nil
+}
+
+func (s *Server) deleteSuppression(w http.ResponseWriter, r *http.Request) error {
+	kind, address, err := suppressionVars(r)
+	if err != nil {
+		return err
+	}
+	if err := s.deps.Control.Unsuppress(r.Context(), tenantOf(r.Context()), kind, address); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// maxSuppressionCursorBytes bounds ?cursor= of GET /v1/suppressions: its
+// cursor encodes a kind and an address, and a push token may be 4096
+// characters (of ASCII), more than maxCursorBytes allows.
+const maxSuppressionCursorBytes = 8 << 10
+
+func (s *Server) listSuppressions(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	cursor := q.Get("cursor")
+	if len(cursor) > maxSuppressionCursorBytes {
+		return projections.ErrBadCursor
+	}
+	// page reads ?limit= and the usual bound of ?cursor=, which this
+	// list's cursors may exceed: it is given the request without it.
+	q.Del("cursor")
+	u := *r.URL
+	u.RawQuery = q.Encode()
+	rr := *r
+	rr.URL = &u
+	p, err := page(&rr)
+	if err != nil {
+		return err
+	}
+	p.Cursor = cursor
+	if err := s.caughtUp(r); err != nil {
+		return err
+	}
+	rows, next, err := s.deps.Control.Suppressions(tenantOf(r.Context()), q.Get("kind"), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newList(mapSlice(rows, newSuppressionView), next))
+	return nil
+}
+
+// suppressionVars reads {kind} and {address}, percent-decoded.
+func suppressionVars(r *http.Request) (kind, address string, err error) {
+	if kind, err = pathVar(r, "kind"); err != nil {
+		return "", "", err
+	}
+	if address, err = pathVar(r, "address"); err != nil {
+		return "", "", err
+	}
+	return kind, address, nil
+}
