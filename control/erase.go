@@ -18,7 +18,9 @@ import (
 // TriggerAccepted of each transaction addressed to it alone (the payload),
 // the subscriber its runs froze at their first turn, the attempts and
 // failures of its deliveries (the address, a provider's reply) and its
-// in-app messages. Its runs stay, with their status and steps.
+// in-app messages. Its runs stay, with their status and steps. The
+// suppressions of its addresses stay in force without the address
+// (eraseSuppressions).
 //
 // An erase cut short (a crash after the event) is finished by calling it
 // again: a subscriber already deleted, with or without erasure, whose
@@ -115,12 +117,17 @@ func (c *Control) eraseHistory(ctx context.Context, tenant, externalID, subject 
 		}
 		pg.Cursor = next
 	}
+	// Before the subscriber's own events go: they name its addresses.
+	n, err := c.eraseSuppressions(ctx, tenant, own)
+	if err != nil {
+		return n, err
+	}
 	for _, seq := range seqs {
 		if err := c.log.SecureDelete(ctx, seq); err != nil {
 			return 0, err
 		}
 	}
-	return len(seqs), nil
+	return n + len(seqs), nil
 }
 
 // frozenSubscriberOf returns the sequences of the run's

@@ -41,7 +41,8 @@ func suppressionTarget(p *apierr.Problems, kind, address string) string {
 // later send to it is skipped (reason suppressed). It reports whether the
 // suppression is new. An address already suppressed keeps its creation
 // time; a different reason replaces its reason, the same one records
-// nothing. Errors: *apierr.ValidationError (an unknown kind, an address
+// nothing. Naming the address of an erased suppression again records it
+// with its address. Errors: *apierr.ValidationError (an unknown kind, an address
 // that is not one of its kind, a reason out of bounds).
 func (c *Control) Suppress(ctx context.Context, tenant string, cmd SuppressCommand) (projections.Suppression, bool, error) {
 	var p apierr.Problems
@@ -68,7 +69,7 @@ func (c *Control) Suppress(ctx context.Context, tenant string, cmd SuppressComma
 		}
 		cur, err := c.store.Suppression(tenant, cmd.Kind, addr)
 		switch {
-		case err == nil && cur.Reason == reason:
+		case err == nil && cur.Reason == reason && !cur.Erased:
 			row, created = cur, false
 			return nil
 		case err != nil && !errors.Is(err, projections.ErrNotFound):
@@ -125,4 +126,96 @@ func (c *Control) Suppressions(tenant, kind string, pg projections.Page) ([]proj
 		return nil, "", p.Err()
 	}
 	return c.store.Suppressions(tenant, kind, pg)
+}
+
+// eraseSuppressions makes the suppressions of the addresses an erased
+// subscriber ever held (the SubscriberUpserted events of its history)
+// forget them: each gets a SuppressionErased, then every earlier event of
+// its subject, which held the address, is secure-deleted. The suppression
+// stays in force. Repeating it after a crash finishes what was begun.
+func (c *Control) eraseSuppressions(ctx context.Context, tenant string, history []eventlog.Event) (int, error) {
+	type target struct{ kind, addr string }
+	seen := map[target]bool{}
+	deleted := 0
+	for _, ev := range history {
+		if ev.Type != events.SubscriberUpserted {
+			continue
+		}
+		var d events.SubscriberUpsertedData
+		if err := ev.Decode(&d); err != nil {
+			return deleted, err
+		}
+		for kind, addrs := range d.Contacts {
+			if !delivery.SuppressibleKind(kind) {
+				continue
+			}
+			for _, a := range addrs {
+				addr, err := delivery.NormalizeAddress(kind, a)
+				if err != nil || seen[target{kind, addr}] {
+					continue
+				}
+				seen[target{kind, addr}] = true
+				n, err := c.eraseSuppression(ctx, tenant, kind, addr)
+				deleted += n
+				if err != nil {
+					return deleted, err
+				}
+			}
+		}
+	}
+	return deleted, nil
+}
+
+// eraseSuppression forgets the address of one suppression: a suppression
+// in force gets a SuppressionErased, and every SuppressionAdded or
+// SuppressionRemoved before the last SuppressionErased (all of them, when
+// none is in force) is secure-deleted. It returns how many it deleted.
+func (c *Control) eraseSuppression(ctx context.Context, tenant, kind, addr string) (int, error) {
+	subject := eventlog.Subject(tenant, eventlog.AggSuppression, events.SuppressionID(kind, addr))
+	err := retry(ctx, func() error {
+		seq, err := c.settle(ctx, subject)
+		if err != nil {
+			return err
+		}
+		row, err := c.store.Suppression(tenant, kind, addr)
+		switch {
+		case errors.Is(err, projections.ErrNotFound) || err == nil && row.Erased:
+			return nil
+		case err != nil:
+			return err
+		}
+		_, err = c.commit(ctx, eventlog.Record{Subject: subject, Type: events.SuppressionErased, Tenant: tenant,
+			Data: events.SuppressionErasedData{Kind: kind, Digest: events.SuppressionDigest(addr),
+				Reason: row.Reason, CreatedAt: row.CreatedAt},
+			Expect: true, ExpectSeq: seq})
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	hist, err := c.log.History(ctx, subject, 0)
+	if err != nil {
+		return 0, err
+	}
+	cut := len(hist)
+	if _, err := c.store.Suppression(tenant, kind, addr); err == nil {
+		// In force: keep what follows its last erasure.
+		for i, ev := range hist {
+			if ev.Type == events.SuppressionErased {
+				cut = i
+			}
+		}
+	} else if !errors.Is(err, projections.ErrNotFound) {
+		return 0, err
+	}
+	n := 0
+	for _, ev := range hist[:cut] {
+		if ev.Type == events.SuppressionAdded || ev.Type == events.SuppressionRemoved {
+			if err := c.log.SecureDelete(ctx, ev.Seq); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	return n, nil
 }

@@ -3,6 +3,7 @@ package events
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"time"
 )
 
 // Suppression event types. A suppression is an address of a channel kind
@@ -18,6 +19,12 @@ const (
 	SuppressionAdded = "SuppressionAdded"
 	// SuppressionRemoved: DELETE /v1/suppressions/{kind}/{address}.
 	SuppressionRemoved = "SuppressionRemoved"
+	// SuppressionErased: the suppressed address was a contact of a
+	// subscriber erased since. The suppression stays in force, matched by
+	// the digest its subject names, and its address is forgotten: the
+	// events before this one on the subject, which held it, are
+	// secure-deleted.
+	SuppressionErased = "SuppressionErased"
 )
 
 // Reasons of a suppression the service itself gives; a tenant may give
@@ -47,9 +54,24 @@ type SuppressionRemovedData struct {
 	Address string `json:"address"`
 }
 
+// SuppressionErasedData is the payload of SuppressionErased: the
+// suppression without its address. Digest is the hex SHA-256 part of its
+// SuppressionID; Reason and CreatedAt are those it had.
+type SuppressionErasedData struct {
+	Kind      string    `json:"kind"`
+	Digest    string    `json:"digest"`
+	Reason    string    `json:"reason"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
 // SuppressionID is the subject id of the suppression of a normalised
 // address of kind: "<kind>:<hex SHA-256 of the address>".
 func SuppressionID(kind, address string) string {
+	return kind + ":" + SuppressionDigest(address)
+}
+
+// SuppressionDigest is the hex SHA-256 of a normalised address.
+func SuppressionDigest(address string) string {
 	sum := sha256.Sum256([]byte(address))
-	return kind + ":" + hex.EncodeToString(sum[:])
+	return hex.EncodeToString(sum[:])
 }

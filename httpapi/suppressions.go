@@ -8,15 +8,21 @@ import (
 )
 
 // suppressionView is a suppression as the API shows it.
+// The address of a suppression whose subscriber was erased is null: the
+// suppression still holds, matched by a digest of the address.
 type suppressionView struct {
-	Kind      string `json:"kind"`
-	Address   string `json:"address"`
-	Reason    string `json:"reason"`
-	CreatedAt string `json:"createdAt"`
+	Kind      string  `json:"kind"`
+	Address   *string `json:"address"`
+	Reason    string  `json:"reason"`
+	CreatedAt string  `json:"createdAt"`
 }
 
 func newSuppressionView(s projections.Suppression) suppressionView {
-	return suppressionView{Kind: s.Kind, Address: s.Address, Reason: s.Reason, CreatedAt: ts(s.CreatedAt)}
+	v := suppressionView{Kind: s.Kind, Reason: s.Reason, CreatedAt: ts(s.CreatedAt)}
+	if !s.Erased {
+		v.Address = &s.Address
+	}
+	return v
 }
 
 // suppressRequest is the body of PUT /v1/suppressions/{kind}/{address}:

@@ -190,7 +190,7 @@ func TestSuppressionsRefuseBadInput(t *testing.T) {
 // TestEraseKeepsSuppressions: erasing a subscriber leaves the suppression
 // of its address (a record about the address, naming no subscriber):
 // the bounced address stays suppressed for whoever holds it next.
-func TestEraseKeepsSuppressions(t *testing.T) {
+func TestEraseKeepsSuppressionsWithoutTheAddress(t *testing.T) {
 	h := testherald.Start(t, testherald.Options{})
 	_, key := h.Tenant("Acme")
 	if r := h.Do("PUT", "/v1/subscribers/ada", key, map[string]any{"contacts": map[string]any{"email": []string{"ada@example.com"}}}); r.Status != 201 {
@@ -204,7 +204,9 @@ func TestEraseKeepsSuppressions(t *testing.T) {
 	}
 	var pg page[suppressionBody]
 	h.Do("GET", "/v1/suppressions", key, nil).JSON(t, &pg)
-	if len(pg.Data) != 1 || pg.Data[0].Address != "ada@example.com" {
+	// In force, without the address (cmd/herald's erase test shows it
+	// still skips sends and is gone from the files).
+	if len(pg.Data) != 1 || pg.Data[0].Address != "" || pg.Data[0].Reason != "manual" {
 		t.Fatalf("after the erase: %+v", pg)
 	}
 }

@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 
@@ -9,8 +10,10 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// bucketSuppressions: tenant\x00kind\x00address → Suppression. Addresses
-// are normalised and hold no control character, so no zero byte.
+// bucketSuppressions: tenant\x00kind\x00address → Suppression, and
+// tenant\x00kind\x00\xff<digest> → the Suppression of an erased address.
+// Addresses are normalised UTF-8 with no control character: no zero byte,
+// and no 0xff, so erased rows list after the others of their kind.
 var bucketSuppressions = []byte("suppressions")
 
 // Suppression is the read model of one suppressed address of a channel
@@ -29,17 +32,26 @@ type Suppression struct {
 	Seq uint64 `json:"seq"`
 	// Created is the stream sequence of the event that created the row.
 	Created uint64 `json:"created"`
+	// Erased: the address belonged to an erased subscriber and is
+	// forgotten (Address is empty); the suppression matches by digest.
+	Erased bool `json:"erased,omitempty"`
 }
 
 func suppressionModels() (map[string]applyFunc, [][]byte) {
 	return map[string]applyFunc{
 		events.SuppressionAdded:   applySuppressionAdded,
 		events.SuppressionRemoved: applySuppressionRemoved,
+		events.SuppressionErased:  applySuppressionErased,
 	}, [][]byte{bucketSuppressions}
 }
 
 func suppressionKey(tenant, kind, address string) []byte {
 	return key(tenant, kind+"\x00"+address)
+}
+
+// erasedSuppressionKey is the key of the row of an erased address.
+func erasedSuppressionKey(tenant, kind, digest string) []byte {
+	return key(tenant, kind+"\x00\xff"+digest)
 }
 
 func applySuppressionAdded(tx *bolt.Tx, ev eventlog.Event) error {
@@ -56,6 +68,18 @@ func applySuppressionAdded(tx *bolt.Tx, ev eventlog.Event) error {
 	}
 	if !ok {
 		row = Suppression{Kind: d.Kind, Address: d.Address, CreatedAt: ev.At, Created: ev.Seq}
+		// The address named again after an erasure: one row, which keeps
+		// the suppression's age.
+		ek := erasedSuppressionKey(ev.TenantID, d.Kind, events.SuppressionDigest(d.Address))
+		var erased Suppression
+		if found, err := getJSON(b, ek, &erased); err != nil {
+			return err
+		} else if found {
+			row.CreatedAt, row.Created = erased.CreatedAt, erased.Created
+			if err := b.Delete(ek); err != nil {
+				return err
+			}
+		}
 	}
 	row.Reason = d.Reason
 	row.Seq = ev.Seq
@@ -67,15 +91,56 @@ func applySuppressionRemoved(tx *bolt.Tx, ev eventlog.Event) error {
 	if err := ev.Decode(&d); err != nil {
 		return err
 	}
-	return tx.Bucket(bucketSuppressions).Delete(suppressionKey(ev.TenantID, d.Kind, d.Address))
+	b := tx.Bucket(bucketSuppressions)
+	if err := b.Delete(erasedSuppressionKey(ev.TenantID, d.Kind, events.SuppressionDigest(d.Address))); err != nil {
+		return err
+	}
+	return b.Delete(suppressionKey(ev.TenantID, d.Kind, d.Address))
+}
+
+// applySuppressionErased replaces the row of the address by a row without
+// it. The address row is found by digest among the kind's rows (an erase
+// is rare); after a rebuild, which no longer sees the earlier events, the
+// event alone makes the row.
+func applySuppressionErased(tx *bolt.Tx, ev eventlog.Event) error {
+	var d events.SuppressionErasedData
+	if err := ev.Decode(&d); err != nil {
+		return err
+	}
+	b := tx.Bucket(bucketSuppressions)
+	prefix := key(ev.TenantID, d.Kind+"\x00")
+	var stale []byte
+	c := b.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		var row Suppression
+		if err := json.Unmarshal(v, &row); err != nil {
+			return err
+		}
+		if !row.Erased && events.SuppressionDigest(row.Address) == d.Digest {
+			stale = append([]byte{}, k...)
+			break
+		}
+	}
+	if stale != nil {
+		if err := b.Delete(stale); err != nil {
+			return err
+		}
+	}
+	return putJSON(b, erasedSuppressionKey(ev.TenantID, d.Kind, d.Digest), Suppression{
+		Kind: d.Kind, Reason: d.Reason, CreatedAt: d.CreatedAt, Seq: ev.Seq, Created: ev.Seq, Erased: true})
 }
 
 // Suppression returns the suppression of a tenant's normalised address of
-// kind, or ErrNotFound.
+// kind, or ErrNotFound. The suppression of an erased address is found by
+// the address too, and has Erased set and no Address.
 func (s *Store) Suppression(tenant, kind, address string) (Suppression, error) {
 	var row Suppression
 	err := s.view(func(tx *bolt.Tx) error {
-		ok, err := getJSON(tx.Bucket(bucketSuppressions), suppressionKey(tenant, kind, address), &row)
+		b := tx.Bucket(bucketSuppressions)
+		ok, err := getJSON(b, suppressionKey(tenant, kind, address), &row)
+		if err == nil && !ok {
+			ok, err = getJSON(b, erasedSuppressionKey(tenant, kind, events.SuppressionDigest(address)), &row)
+		}
 		if err == nil && !ok {
 			return ErrNotFound
 		}

@@ -94,6 +94,12 @@ func TestEraseSubscriber(t *testing.T) {
 	if r := must("GET", "/v1/deliveries?runId="+runID, key, nil, 200); !bytes.Contains(r.Body, []byte(contactMark)) {
 		t.Fatalf("the delivery does not show the address: %s", r.Body)
 	}
+	// Its address is suppressed (and an sms number of it was, once).
+	must("PUT", "/v1/suppressions/email/"+contactMark+"@acme.test", key, map[string]any{"reason": "complained"}, 201)
+	must("PUT", "/v1/subscribers/erasee", key, map[string]any{"contacts": map[string]any{
+		"email": []string{contactMark + "@acme.test"}, "sms": []string{"+15550001777"}}}, 200)
+	must("PUT", "/v1/suppressions/sms/+15550001777", key, nil, 201)
+	must("DELETE", "/v1/suppressions/sms/+15550001777", key, nil, 204)
 	// Before: every marker is in the files (the check below can see them).
 	for _, m := range []string{contactMark, attrMark, payloadMark} {
 		deadline := time.Now().Add(10 * time.Second)
@@ -121,10 +127,24 @@ func TestEraseSubscriber(t *testing.T) {
 	}
 	must("GET", "/v1/subscribers/keeper", key, nil, 200)
 	must("DELETE", "/v1/subscribers/erasee?erase=true", key, nil, 404)
+	// The suppression stays in force without its address.
+	wantSuppressions := `[{"kind":"email","address":null,"reason":"complained","createdAt":`
+	if r := must("GET", "/v1/suppressions", key, nil, 200); !bytes.Contains(r.Body, []byte(wantSuppressions)) ||
+		bytes.Count(r.Body, []byte(`"kind"`)) != 1 {
+		t.Fatalf("suppressions after the erasure: %s", r.Body)
+	}
+	must("PUT", "/v1/subscribers/again", key, map[string]any{
+		"contacts": map[string]any{"email": []string{strings.ToUpper(contactMark) + "@acme.test"}}}, 201)
+	must("POST", "/v1/events", key, map[string]any{"workflowId": "welcome", "to": map[string]any{"subscriberId": "again"}}, 202).JSON(t, &res)
+	h.WaitRun(key, res.Runs[0].RunID, 20*time.Second, "completed")
+	if r := must("GET", "/v1/deliveries?runId="+res.Runs[0].RunID, key, nil, 200); !bytes.Contains(r.Body, []byte(`"reason":"suppressed"`)) {
+		t.Fatalf("a send to the erased subscriber's suppressed address: %s", r.Body)
+	}
+	must("DELETE", "/v1/subscribers/again?erase=true", key, nil, 204)
 
 	// herald audit, through the server: the erasure, not the data.
 	raw, lines := runAudit(t, "--data", dir, "--http", h.Addr())
-	for _, m := range []string{contactMark, attrMark, payloadMark} {
+	for _, m := range []string{contactMark, strings.ToUpper(contactMark), attrMark, payloadMark, "15550001777"} {
 		if bytes.Contains(raw, []byte(m)) {
 			t.Fatalf("herald audit still prints %s", m)
 		}
@@ -138,12 +158,12 @@ func TestEraseSubscriber(t *testing.T) {
 			erased++
 		}
 	}
-	if erased != 1 {
+	if erased != 2 { // erasee, and the later one with its address
 		t.Fatalf("herald audit shows %d SubscriberErased events", erased)
 	}
 
 	// The data dir's files, while the server runs and after it stopped.
-	for _, m := range []string{contactMark, attrMark, payloadMark} {
+	for _, m := range []string{contactMark, attrMark, payloadMark, "15550001777"} {
 		if found := filesHolding(t, dir, m); len(found) > 0 {
 			t.Fatalf("%s still in %v after the erasure", m, found)
 		}
@@ -168,4 +188,13 @@ func TestEraseSubscriber(t *testing.T) {
 	h = testherald.Start(t, testherald.Options{DataDir: dir})
 	must("GET", "/v1/subscribers/erasee", key, nil, 404)
 	must("GET", "/v1/runs/"+runID, key, nil, 200)
+	if r := must("GET", "/v1/suppressions", key, nil, 200); !bytes.Contains(r.Body, []byte(wantSuppressions)) {
+		t.Fatalf("suppressions after the rebuild: %s", r.Body)
+	}
+	// Naming the address again shows it again, as one suppression.
+	must("PUT", "/v1/suppressions/email/"+contactMark+"@acme.test", key, map[string]any{"reason": "complained"}, 200)
+	if r := must("GET", "/v1/suppressions", key, nil, 200); !bytes.Contains(r.Body, []byte(`"address":"`+contactMark+`@acme.test"`)) ||
+		bytes.Count(r.Body, []byte(`"kind"`)) != 1 {
+		t.Fatalf("suppressions after naming the address again: %s", r.Body)
+	}
 }
