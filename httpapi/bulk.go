@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime/debug"
 	"sync"
 
 	"github.com/heraldhq/herald/apierr"
@@ -174,6 +175,15 @@ func (s *Server) bulkEvents(w http.ResponseWriter, r *http.Request) error {
 			go func() {
 				defer wg.Done()
 				defer func() { <-sem }()
+				defer func() {
+					// A panic fails its item, as it fails a single request,
+					// not the process.
+					if p := recover(); p != nil {
+						s.logger.Error("panic serving a bulk trigger", "path", r.URL.Path, "item", i,
+							"panic", p, "stack", string(debug.Stack()))
+						done[i] <- bulkTriggerOutcome{err: errors.New("panic")}
+					}
+				}()
 				var tr triggerRequest
 				if err := decodeItem(raw, &tr); err != nil {
 					done[i] <- bulkTriggerOutcome{err: err}

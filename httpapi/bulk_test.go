@@ -327,6 +327,20 @@ func TestBulkEvents(t *testing.T) {
 	if r.Status != 200 || !strings.Contains(string(r.Body), `"transactionId":"t2"`) {
 		t.Errorf("run of item 0: %d %s", r.Status, r.Body)
 	}
+	// Two identical triggers in one request (run side by side): one
+	// transaction, the same run in both answers.
+	twice := bulkResults(t, h.Do("POST", "/v1/events/bulk", key, `{"events":[
+		{"workflowId":"w","to":{"topics":["news"]},"transactionId":"twice"},
+		{"workflowId":"w","to":{"topics":["news"]},"transactionId":"twice"}]}`), 2)
+	if twice[0].Status != 202 || twice[1].Status != 202 || len(twice[0].Runs) != 3 || len(twice[1].Runs) != 3 {
+		t.Fatalf("twice: %+v", twice)
+	}
+	for k := range 3 {
+		if twice[0].Runs[k] != twice[1].Runs[k] || twice[0].Runs[k].Status != "dispatched" {
+			t.Errorf("twice, run %d: %+v / %+v", k, twice[0].Runs[k], twice[1].Runs[k])
+		}
+	}
+	accepted0++
 	// The whole request again: the transactions with an id answer their
 	// first runs.
 	again := bulkResults(t, h.Do("POST", "/v1/events/bulk", key, body), 7)
