@@ -170,6 +170,7 @@ func (s *Server) routes() []route {
 		{"DELETE", "/v1/api-keys/{prefix}", authTenant, s.revokeAPIKey},
 
 		{"POST", "/v1/events", authTenant, s.trigger},
+		{"POST", "/v1/events/bulk", authTenant, s.bulkEvents},
 		{"POST", "/v1/events/{runId}/signal", authTenant, s.signal},
 		{"GET", "/v1/runs", authTenant, s.listRuns},
 		{"GET", "/v1/runs/{runId}", authTenant, s.getRun},
@@ -179,6 +180,7 @@ func (s *Server) routes() []route {
 		{"GET", "/v1/workflows", authTenant, s.listWorkflows},
 
 		{"GET", "/v1/subscribers", authTenant, s.listSubscribers},
+		{"POST", "/v1/subscribers/bulk", authTenant, s.bulkSubscribers},
 		{"PUT", "/v1/subscribers/{externalId}", authTenant, s.putSubscriber},
 		{"GET", "/v1/subscribers/{externalId}", authTenant, s.getSubscriber},
 		{"DELETE", "/v1/subscribers/{externalId}", authTenant, s.deleteSubscriber},

@@ -52,6 +52,11 @@ type Config struct {
 	// AckWait is how soon work held by a crashed process is redelivered.
 	// Zero: the engine's default (15s). A test knob, like FanoutBackstop.
 	AckWait time.Duration
+	// DeliveryLease and DeliverySendTimeout are delivery.Config's Lease
+	// (how long a send claimed by a process that died holds its key) and
+	// SendTimeout. Zero: delivery's defaults (60s, 45s). Test knobs, like
+	// AckWait.
+	DeliveryLease, DeliverySendTimeout time.Duration
 	// DeliverURL is the base URL of the API whose POST /v1/deliver the
 	// engine calls for send steps. Zero: this process's own delivery
 	// service, called in-process (no HTTP round trip).

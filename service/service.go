@@ -150,6 +150,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 	if s.delivery, err = delivery.NewService(delivery.Config{
 		Log: s.log, Store: s.store, Keys: s.keys, SMTP: s.smtp, Logger: logger,
 		HTTPClient: egress.Policy{AllowPrivate: cfg.AllowPrivateEgress}.Client(0),
+		Lease:      cfg.DeliveryLease, SendTimeout: cfg.DeliverySendTimeout,
 	}); err != nil {
 		return nil, err
 	}

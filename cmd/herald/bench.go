@@ -24,10 +24,15 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("bench")
 	quick := fs.Bool("quick", false, "the quick profile: smaller sizes, a few minutes")
 	asJSON := fs.Bool("json", false, "print the result as JSON on stdout (progress stays on stderr)")
-	scenarios := fs.String("scenarios", "", "comma-separated subset of fanout,latency,timers,api (default: all)")
+	scenarios := fs.String("scenarios", "", "comma-separated subset of "+strings.Join(bench.Scenarios, ",")+" (default: all)")
+	steps := fs.Int("steps", 1, "workflow of the scenarios that send: 1, a send step; 2, a run step returning a ~200-byte record, then the send")
 	syncModes := fs.String("sync", "", "comma-separated sync modes, interval,always (default: both)")
 	sizes := fs.String("sizes", "", "fan-out audience sizes, comma-separated (default 1000,10000,100000; quick 1000,10000)")
 	latencyN := fs.Int("latency-n", 0, "sequential triggers of the latency scenario (default 1000; quick 200)")
+	individualN := fs.Int("individual-n", 0, "single-subscriber triggers of the individual scenario (default 10000; quick 1000)")
+	individualClients := fs.Int("individual-clients", 0, "concurrent clients of the individual scenario (default 64)")
+	recoveryN := fs.Int("recovery-n", 0, "subscribers of the recovery scenario's fan-out, killed half-way (default 10000; quick 2000)")
+	recoveryAckWait := fs.Duration("recovery-ack-wait", 0, "AckWait of the herald serve measured: the recovery's bound is this + 5s (default 15s, herald serve's)")
 	timersN := fs.Int("timers-n", 0, "sleeping runs of the timers scenario (default 10000; quick 2000)")
 	timerDelay := fs.Duration("timer-delay", 0, "each timer run's delay (default 2s)")
 	timerSpread := fs.Duration("timer-spread", 0, "spread the timer runs' wakes over this much more (default 0: all delay exactly --timer-delay)")
@@ -41,7 +46,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	timeout := fs.Duration("timeout", 0, "bound on one scenario (default 10m)")
 	natsMode := fs.String("nats", "embedded", "embedded: NATS inside herald serve (the default deployment); external: NATS in a process of its own, measured apart (production's layout)")
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(stdout, "Usage: herald bench [flags]\n\nRuns herald serve as a child process on loopback, with a Bridge and an SMTP sink in\nthis process, and measures fan-out, latency, timers and the API under HERALD_SYNC=interval\nand always. Progress goes to stderr, the result to stdout. Flags:")
+		fmt.Fprintln(stdout, "Usage: herald bench [flags]\n\nRuns herald serve as a child process on loopback, with a Bridge and an SMTP sink in\nthis process, and measures fan-out, latency, single-subscriber triggers from many clients,\ntimers, the API and the recovery after a kill under HERALD_SYNC=interval and always. Progress goes to stderr, the result to stdout. Flags:")
 		fs.SetOutput(stdout)
 		fs.PrintDefaults()
 		return nil
@@ -69,6 +74,11 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			*dst = v
 		}
 	}
+	cfg.Steps = *steps
+	set(&cfg.IndividualTriggers, *individualN)
+	set(&cfg.IndividualClients, *individualClients)
+	set(&cfg.RecoveryRuns, *recoveryN)
+	cfg.RecoveryAckWait = *recoveryAckWait
 	set(&cfg.LatencyTriggers, *latencyN)
 	set(&cfg.TimerRuns, *timersN)
 	set(&cfg.APIClients, *apiClients)

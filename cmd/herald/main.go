@@ -16,7 +16,7 @@ import (
 const usage = `herald — notification orchestration
 
 Usage:
-  herald serve [--http ADDR] [--data DIR] [--nats-url URLS] [--nats-creds FILE] [--replicas N] [--sync interval|always]
+  herald serve [--http ADDR] [--data DIR] [--nats-url URLS] [--nats-creds FILE] [--replicas N] [--sync interval|always] [--memory-limit SIZE]
   herald tenant create NAME
   herald audit [--tenant ID] [--since RFC3339] [--type EVENT_TYPE] [--follow]
   herald rebuild

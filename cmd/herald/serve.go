@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/heraldhq/herald/service"
@@ -20,14 +22,22 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&f.NATSCreds, "nats-creds", "", "NATS credentials file (HERALD_NATS_CREDS)")
 	fs.IntVar(&f.Replicas, "replicas", 0, "stream replicas (HERALD_REPLICAS)")
 	fs.StringVar(&f.Sync, "sync", "", "interval or always (HERALD_SYNC)")
+	memFlag := fs.String("memory-limit", "", "the Go runtime's soft memory limit, e.g. 500MiB or off (HERALD_MEMORY_LIMIT; GOMEMLIMIT, when set, wins)")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		return fmt.Errorf("%w: serve: %v", errUsage, err)
 	}
 	cfg, err := service.LoadConfig(os.Getenv, f)
-	if err != nil {
+	mem, memErr := resolveMemoryLimit(*memFlag, os.Getenv)
+	if err := errors.Join(err, memErr); err != nil {
 		return fmt.Errorf("configuration:\n%w", err)
 	}
 	logger := newLogger(stderr)
+	previous, limit := mem.apply()
+	defer debug.SetMemoryLimit(previous)
+	logger.Info("memory limit", "limit", formatLimit(limit), "bytes", limit, "source", mem.source)
+	if mem.ignored != "" {
+		logger.Warn("memory limit: GOMEMLIMIT is set and wins; "+mem.ignored+" is ignored", "limit", formatLimit(limit))
+	}
 	if addr := os.Getenv("HERALD_PPROF_ADDR"); addr != "" {
 		stop, err := startPprof(addr, logger)
 		if err != nil {

@@ -11,14 +11,21 @@ import (
 
 // Scenario names, in the order Run executes them.
 const (
-	ScenarioFanout  = "fanout"
-	ScenarioLatency = "latency"
-	ScenarioTimers  = "timers"
-	ScenarioAPI     = "api"
+	ScenarioFanout     = "fanout"
+	ScenarioLatency    = "latency"
+	ScenarioIndividual = "individual"
+	ScenarioTimers     = "timers"
+	ScenarioAPI        = "api"
+	ScenarioRecovery   = "recovery"
 )
 
 // Scenarios lists every scenario in run order.
-var Scenarios = []string{ScenarioFanout, ScenarioLatency, ScenarioTimers, ScenarioAPI}
+var Scenarios = []string{ScenarioFanout, ScenarioLatency, ScenarioIndividual, ScenarioTimers, ScenarioAPI, ScenarioRecovery}
+
+// DefaultAckWait is herald serve's AckWait (engine.Config.AckWait's
+// default, which no setting changes): how soon the work a killed process
+// held is delivered again.
+const DefaultAckWait = 15 * time.Second
 
 // Sync modes of herald serve (HERALD_SYNC).
 const (
@@ -33,12 +40,34 @@ type Config struct {
 	Scenarios []string
 	// SyncModes to run every scenario under. Zero: interval, always.
 	SyncModes []string
+	// Steps is the workflow of the scenarios that send: 1, a `send` step
+	// (issue 10's workload); 2, a `run` step that returns a record of about
+	// 200 bytes of JSON, then the `send` (three Bridge calls per run). The
+	// timers and api scenarios do not send and ignore it. Zero: 1.
+	Steps int
 	// FanoutSizes are the audience sizes of the fan-out scenario. Zero:
 	// 1,000, 10,000, 100,000.
 	FanoutSizes []int
 	// LatencyTriggers is how many sequential single-subscriber triggers
 	// the latency scenario sends. Zero: 1,000.
 	LatencyTriggers int
+	// IndividualTriggers is how many single-subscriber triggers the
+	// individual scenario sends, each to one of the first 1,000
+	// subscribers in turn. Zero: 10,000.
+	IndividualTriggers int
+	// IndividualClients is how many clients send them at once, each
+	// posting its next trigger as soon as the last one is answered. Zero:
+	// 64.
+	IndividualClients int
+	// RecoveryRuns is the audience of the recovery scenario's fan-out,
+	// whose herald serve is killed (SIGKILL) once half its messages
+	// arrived. Zero: 10,000.
+	RecoveryRuns int
+	// RecoveryAckWait is the AckWait of the herald serve measured: the
+	// recovery's bound is RecoveryAckWait + 5 s, and duplicates are
+	// watched for until RecoveryAckWait + 2 s after the restart at least.
+	// Zero: DefaultAckWait.
+	RecoveryAckWait time.Duration
 	// TimerRuns is how many runs the timers scenario puts to sleep at
 	// once (one topic trigger). Zero: 10,000.
 	TimerRuns int
@@ -93,8 +122,9 @@ type Config struct {
 // Full is the complete suite of issue 10 (it takes a while).
 func Full() Config {
 	return Config{
-		Scenarios: Scenarios, SyncModes: []string{SyncInterval, SyncAlways},
+		Scenarios: Scenarios, SyncModes: []string{SyncInterval, SyncAlways}, Steps: 1,
 		FanoutSizes: []int{1000, 10000, 100000}, LatencyTriggers: 1000,
+		IndividualTriggers: 10000, IndividualClients: 64, RecoveryRuns: 10000,
 		TimerRuns: 10000, TimerDelay: 2 * time.Second, APIClients: 16, APIOps: 20000,
 	}
 }
@@ -102,8 +132,9 @@ func Full() Config {
 // Quick is a profile of a few minutes: the same scenarios, smaller.
 func Quick() Config {
 	return Config{
-		Scenarios: Scenarios, SyncModes: []string{SyncInterval, SyncAlways},
+		Scenarios: Scenarios, SyncModes: []string{SyncInterval, SyncAlways}, Steps: 1,
 		FanoutSizes: []int{1000, 10000}, LatencyTriggers: 200,
+		IndividualTriggers: 1000, IndividualClients: 64, RecoveryRuns: 2000,
 		TimerRuns: 2000, TimerDelay: 2 * time.Second, APIClients: 16, APIOps: 3000,
 	}
 }
@@ -123,6 +154,13 @@ func (c *Config) setDefaults() {
 		if *v == 0 {
 			*v = d
 		}
+	}
+	def(&c.Steps, 1)
+	def(&c.IndividualTriggers, full.IndividualTriggers)
+	def(&c.IndividualClients, full.IndividualClients)
+	def(&c.RecoveryRuns, full.RecoveryRuns)
+	if c.RecoveryAckWait == 0 {
+		c.RecoveryAckWait = DefaultAckWait
 	}
 	def(&c.LatencyTriggers, full.LatencyTriggers)
 	def(&c.TimerRuns, full.TimerRuns)
@@ -159,6 +197,12 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("bench: fan-out size %d is not from 1 to 10,000,000", n))
 		}
 	}
+	if c.Steps != 1 && c.Steps != 2 {
+		errs = append(errs, fmt.Errorf("bench: steps %d is neither 1 nor 2", c.Steps))
+	}
+	if c.IndividualTriggers < 1 || c.IndividualClients < 1 || c.RecoveryRuns < 2 || c.RecoveryAckWait < 0 {
+		errs = append(errs, errors.New("bench: individual triggers and clients must be positive, recovery runs at least 2"))
+	}
 	if c.LatencyTriggers < 1 || c.TimerRuns < 1 || c.APIClients < 1 || c.APIOps < c.APIClients || c.SeedClients < 1 {
 		errs = append(errs, errors.New("bench: counts must be positive (and api ops at least the api clients)"))
 	}
@@ -189,6 +233,12 @@ func (c Config) audienceSize() int {
 	if c.runs(ScenarioLatency) {
 		n = max(n, min(c.LatencyTriggers, 1000))
 	}
+	if c.runs(ScenarioIndividual) {
+		n = max(n, min(c.IndividualTriggers, 1000))
+	}
+	if c.runs(ScenarioRecovery) {
+		n = max(n, c.RecoveryRuns)
+	}
 	return n
 }
 
@@ -201,6 +251,9 @@ func (c Config) topicSizes() []int {
 	}
 	if c.runs(ScenarioTimers) {
 		sizes = append(sizes, c.TimerRuns)
+	}
+	if c.runs(ScenarioRecovery) {
+		sizes = append(sizes, c.RecoveryRuns)
 	}
 	slices.Sort(sizes)
 	return slices.Compact(sizes)

@@ -11,8 +11,10 @@ import (
 
 // Result is everything one Run measured; it encodes as the --json output.
 type Result struct {
-	Machine   Machine      `json:"machine"`
-	Command   string       `json:"command,omitempty"`
+	Machine Machine `json:"machine"`
+	Command string  `json:"command,omitempty"`
+	// Steps is the workflow of the scenarios that send (Config.Steps).
+	Steps     int          `json:"steps"`
 	StartedAt time.Time    `json:"startedAt"`
 	Seconds   float64      `json:"seconds"`
 	Modes     []ModeResult `json:"modes"`
@@ -34,6 +36,10 @@ type ModeResult struct {
 	Audience *AudienceResult `json:"audience,omitempty"`
 	Fanout   []FanoutResult  `json:"fanout,omitempty"`
 	Latency  *LatencyResult  `json:"latency,omitempty"`
+	// Individual is the single-subscriber triggers from many clients.
+	Individual *IndividualResult `json:"individual,omitempty"`
+	// Recovery is the fan-out whose herald serve was killed half-way.
+	Recovery *RecoveryResult `json:"recovery,omitempty"`
 	Timers   *TimersResult   `json:"timers,omitempty"`
 	API      *APIResult      `json:"api,omitempty"`
 }
@@ -53,6 +59,10 @@ type Process struct {
 	DiskBytes int64 `json:"diskBytes"`
 	// LoadAvg is the 1-minute load average at the end of the scenario.
 	LoadAvg float64 `json:"loadAvg"`
+	// BridgeCalls is how many requests the Bridge answered, and
+	// ServeCPUMsPerCall herald serve's CPU time per call (ms).
+	BridgeCalls       int64   `json:"bridgeCalls"`
+	ServeCPUMsPerCall float64 `json:"serveCpuMsPerBridgeCall"`
 	// NATS* are the NATS process's figures with Config.NATSCommand (the
 	// figures above are then herald serve's alone).
 	NATSPeakRSSBytes  uint64  `json:"natsPeakRssBytes,omitempty"`
@@ -100,6 +110,71 @@ type LatencyResult struct {
 	PostP50Ms  float64 `json:"postP50Ms"`
 	Duplicates int     `json:"duplicates"`
 	DiskPerRun float64 `json:"diskBytesPerRun"`
+	Process
+}
+
+// IndividualResult is many single-subscriber triggers from concurrent
+// clients, each client posting its next as soon as the last is answered.
+type IndividualResult struct {
+	Triggers int `json:"triggers"`
+	Clients  int `json:"clients"`
+	// PostsSeconds is how long the triggers took to be answered, all of
+	// them; LastMs when the last message arrived, from the first POST.
+	PostsSeconds float64 `json:"postsSeconds"`
+	LastMs       float64 `json:"lastMs"`
+	RunsPerS     float64 `json:"runsPerSecond"`
+	// Trigger (its POST sent) → its message in the sink, milliseconds.
+	P50Ms  float64 `json:"p50Ms"`
+	P95Ms  float64 `json:"p95Ms"`
+	P99Ms  float64 `json:"p99Ms"`
+	MaxMs  float64 `json:"maxMs"`
+	MeanMs float64 `json:"meanMs"`
+	// PostP50Ms and PostP99Ms are how long a POST took.
+	PostP50Ms  float64 `json:"postP50Ms"`
+	PostP99Ms  float64 `json:"postP99Ms"`
+	Messages   int     `json:"messages"`
+	Duplicates int     `json:"duplicates"`
+	ServeCPUMs float64 `json:"serveCpuMsPerRun"`
+	DiskPerRun float64 `json:"diskBytesPerRun"`
+	Process
+}
+
+// RecoveryResult is a topic fan-out whose herald serve was killed
+// (SIGKILL) once half of its messages arrived, then restarted on the same
+// data directory.
+type RecoveryResult struct {
+	Runs int `json:"runs"`
+	// KilledAtMessages is how many messages had arrived at the kill;
+	// KilledAtMs when, from the POST. PostAnswered reports whether the
+	// trigger was answered before.
+	KilledAtMessages int     `json:"killedAtMessages"`
+	KilledAtMs       float64 `json:"killedAtMs"`
+	PostAnswered     bool    `json:"postAnsweredBeforeKill"`
+	// ReadyMs is how long the restarted process took to answer /readyz;
+	// RecoveryMs the time from the restart to the last subscriber's
+	// first message.
+	ReadyMs    float64 `json:"readyMs"`
+	RecoveryMs float64 `json:"recoveryMs"`
+	// BoundMs is AckWait + 5 s; WithinBound whether RecoveryMs kept to it.
+	AckWaitMs   float64 `json:"ackWaitMs"`
+	BoundMs     float64 `json:"boundMs"`
+	WithinBound bool    `json:"withinBound"`
+	// Messages is every message of the fan-out; Distinct the recipients
+	// who got one; Duplicates the messages beyond the first of a
+	// recipient; Missing the subscribers who got none (both must be 0).
+	// Of the duplicates, SameMessageID carried the Message-ID of the
+	// recipient's first copy (a send taken over after the kill, which a
+	// mail client drops: delivery's documented SMTP caveat), OtherMessageID
+	// another one (a second send).
+	Messages       int `json:"messages"`
+	Distinct       int `json:"distinct"`
+	Duplicates     int `json:"duplicates"`
+	SameMessageID  int `json:"duplicatesWithTheFirstMessageId"`
+	OtherMessageID int `json:"duplicatesWithAnotherMessageId"`
+	Missing        int `json:"missing"`
+	// KilledPeakRSSBytes is the killed process's peak RSS; the Process
+	// figures' RSS is the restarted one's, their CPU both processes'.
+	KilledPeakRSSBytes uint64 `json:"killedPeakRssBytes"`
 	Process
 }
 
@@ -187,6 +262,7 @@ func (r *Result) WriteText(w io.Writer) {
 	if r.Command != "" {
 		fmt.Fprintf(w, "Command: `%s`\n", r.Command)
 	}
+	fmt.Fprintf(w, "Workflow of the scenarios that send: %s.\n", stepsText(r.Steps))
 	for _, mode := range r.Modes {
 		if a := mode.Audience; a != nil {
 			fmt.Fprintf(w, "\nAudience set-up (%s): %d subscribers, %d subscriptions, %d API requests in %.1f s (%.0f req/s); peak RSS %.0f MB; load %.2f\n",
@@ -194,15 +270,30 @@ func (r *Result) WriteText(w io.Writer) {
 		}
 	}
 	if rows := r.fanoutRows(); len(rows) > 0 {
-		fmt.Fprintf(w, "\n### Fan-out: one topic trigger, one `send` step per run, POST → last message in the sink\n\n")
-		fmt.Fprintln(w, "| sync | subscribers | POST answered | last message | runs/s | serve CPU ms/run | peak RSS | peak anonymous | NATS peak RSS (anonymous), CPU | disk/run | duplicates | load |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
+		fmt.Fprintf(w, "\n### Fan-out: one topic trigger, %s, POST → last message in the sink\n\n", stepsText(r.Steps))
+		fmt.Fprintln(w, "| sync | subscribers | POST answered | last message | runs/s | serve CPU ms/run | serve CPU ms/Bridge call | peak RSS | peak anonymous | NATS peak RSS (anonymous), CPU | disk/run | duplicates | load |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 		for _, row := range rows {
 			fmt.Fprintln(w, row)
 		}
 	}
-	var lat, tim, api []string
+	var lat, ind, rec, tim, api []string
 	for _, mode := range r.Modes {
+		if in := mode.Individual; in != nil {
+			ind = append(ind, fmt.Sprintf("| %s | %d | %d | %.2f s | %.2f s | %.0f | %.2f | %.3f | %.1f | %.1f | %.1f | %.1f | %.1f / %.1f | %d | %.0f MB (%.0f) | %s | %.0f B | %.2f |",
+				mode.Sync, in.Triggers, in.Clients, in.PostsSeconds, in.LastMs/1000, in.RunsPerS, in.ServeCPUMs, in.ServeCPUMsPerCall,
+				in.P50Ms, in.P95Ms, in.P99Ms, in.MaxMs, in.PostP50Ms, in.PostP99Ms, in.Duplicates, mb(in.PeakRSSBytes), mb(in.PeakAnonBytes),
+				natsCell(in.Process), in.DiskPerRun, in.LoadAvg))
+		}
+		if rc := mode.Recovery; rc != nil {
+			within := "yes"
+			if !rc.WithinBound {
+				within = "**no**"
+			}
+			rec = append(rec, fmt.Sprintf("| %s | %d | %d at %.2f s | %.2f s | %.2f s | %.1f s | %s | %d | %d (%d same Message-ID) | %d | %.0f MB | %.2f |",
+				mode.Sync, rc.Runs, rc.KilledAtMessages, rc.KilledAtMs/1000, rc.ReadyMs/1000, rc.RecoveryMs/1000, rc.BoundMs/1000, within,
+				rc.Distinct, rc.Duplicates, rc.SameMessageID, rc.Missing, mb(rc.KilledPeakRSSBytes), rc.LoadAvg))
+		}
 		if l := mode.Latency; l != nil {
 			lat = append(lat, fmt.Sprintf("| %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f MB | %.0f B | %.2f |",
 				mode.Sync, l.Triggers, l.P50Ms, l.P95Ms, l.P99Ms, l.MaxMs, l.MeanMs, l.PostP50Ms, mb(l.PeakRSSBytes), l.DiskPerRun, l.LoadAvg))
@@ -226,6 +317,18 @@ func (r *Result) WriteText(w io.Writer) {
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 		fmt.Fprintln(w, strings.Join(lat, "\n"))
 	}
+	if len(ind) > 0 {
+		fmt.Fprintf(w, "\n### Individual: single-subscriber triggers from concurrent clients, %s; trigger → message in the sink (ms)\n\n", stepsText(r.Steps))
+		fmt.Fprintln(w, "| sync | triggers | clients | all answered | last message | runs/s | serve CPU ms/run | serve CPU ms/Bridge call | p50 | p95 | p99 | max | POST p50 / p99 | duplicates | peak RSS (anonymous) | NATS | disk/run | load |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+		fmt.Fprintln(w, strings.Join(ind, "\n"))
+	}
+	if len(rec) > 0 {
+		fmt.Fprintf(w, "\n### Recovery: herald serve killed (SIGKILL) half-way through a topic fan-out, restarted on the same data\n\n")
+		fmt.Fprintln(w, "| sync | runs | killed at (messages, time) | ready after | restart → last subscriber's message | bound (AckWait + 5 s) | within | subscribers served | duplicates | missing | killed process's peak RSS | load |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
+		fmt.Fprintln(w, strings.Join(rec, "\n"))
+	}
 	if len(tim) > 0 {
 		fmt.Fprintf(w, "\n### Timers: runs sleeping at once, lateness of the step after the delay at the Bridge (ms)\n\n")
 		fmt.Fprintln(w, "| sync | runs | asleep at once | delay ms | p50 | p95 | p99 | max | early | peak RSS | disk/run | load |")
@@ -238,6 +341,14 @@ func (r *Result) WriteText(w io.Writer) {
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 		fmt.Fprintln(w, strings.Join(api, "\n"))
 	}
+}
+
+// stepsText describes the workflow of Config.Steps.
+func stepsText(steps int) string {
+	if steps == 2 {
+		return "a `run` step (a record of ~200 bytes) then a `send` step per run"
+	}
+	return "one `send` step per run"
 }
 
 // natsCell is the NATS process's peak RSS (anonymous) and CPU, or "in
@@ -253,8 +364,8 @@ func (r *Result) fanoutRows() []string {
 	var rows []string
 	for _, mode := range r.Modes {
 		for _, f := range mode.Fanout {
-			rows = append(rows, fmt.Sprintf("| %s | %d | %.2f s | %.2f s | %.0f | %.2f | %.0f MB | %.0f MB | %s | %.0f B | %d | %.2f |",
-				mode.Sync, f.Subscribers, f.PostMs/1000, f.LastMs/1000, f.RunsPerS, f.ServeCPUMs, mb(f.PeakRSSBytes), mb(f.PeakAnonBytes),
+			rows = append(rows, fmt.Sprintf("| %s | %d | %.2f s | %.2f s | %.0f | %.2f | %.3f | %.0f MB | %.0f MB | %s | %.0f B | %d | %.2f |",
+				mode.Sync, f.Subscribers, f.PostMs/1000, f.LastMs/1000, f.RunsPerS, f.ServeCPUMs, f.ServeCPUMsPerCall, mb(f.PeakRSSBytes), mb(f.PeakAnonBytes),
 				natsCell(f.Process), f.DiskPerRun, f.Duplicates, f.LoadAvg))
 		}
 	}

@@ -131,7 +131,7 @@ func (r *runner) fanout(ctx context.Context, f *FanoutResult) error {
 	start := time.Now()
 	posted := make(chan error, 1)
 	go func() {
-		err := r.trigger(ctx, wfSend, map[string]any{"topics": []string{topicKey(n)}}, map[string]any{"tag": tag}, tag)
+		err := r.trigger(ctx, r.sendWorkflow(), map[string]any{"topics": []string{topicKey(n)}}, map[string]any{"tag": tag}, tag)
 		f.PostMs = ms(time.Since(start))
 		posted <- err
 	}()
@@ -196,7 +196,7 @@ func (r *runner) latency(ctx context.Context, l *LatencyResult) error {
 		tag := fmt.Sprintf("%s%d", prefix, i)
 		arrived := c.expect(tag)
 		start := time.Now()
-		if err := r.trigger(ctx, wfSend, map[string]any{"subscriberId": subscriberID(i % audience)}, map[string]any{"tag": tag}, ""); err != nil {
+		if err := r.trigger(ctx, r.sendWorkflow(), map[string]any{"subscriberId": subscriberID(i % audience)}, map[string]any{"tag": tag}, ""); err != nil {
 			return fmt.Errorf("trigger %d: %w", i, err)
 		}
 		posts = append(posts, ms(time.Since(start)))

@@ -132,6 +132,15 @@ func (s *server) stop() {
 	s.logFile.Close()
 }
 
+// kill kills the process (SIGKILL: no drain, as a crash) and waits for it
+// to be gone.
+func (s *server) kill() {
+	s.stopSampler()
+	_ = s.cmd.Process.Kill()
+	<-s.exited
+	s.logFile.Close()
+}
+
 // alive reports whether the process still runs.
 func (s *server) alive() bool {
 	select {

@@ -23,9 +23,30 @@ import (
 
 // Workflows the Bridge serves.
 const (
-	wfSend  = "bench_send"  // one send step; the subject is the payload's tag
-	wfDelay = "bench_delay" // a delay, then a run step that notes the time
+	wfSend    = "bench_send"     // one send step; the subject is the payload's tag
+	wfRunSend = "bench_run_send" // a run step returning a record, then the send of wfSend
+	wfDelay   = "bench_delay"    // a delay, then a run step that notes the time
 )
+
+// benchRecord is what the run step of wfRunSend returns: a record of about
+// 200 bytes of JSON, as a workflow loads an order or a user before it
+// sends.
+type benchRecord struct {
+	ID        string   `json:"id"`
+	Name      string   `json:"name"`
+	Email     string   `json:"email"`
+	Plan      string   `json:"plan"`
+	Locale    string   `json:"locale"`
+	Orders    []string `json:"orders"`
+	Total     float64  `json:"total"`
+	UpdatedAt string   `json:"updatedAt"`
+}
+
+func loadRecord(subscriberID string) benchRecord {
+	return benchRecord{ID: subscriberID, Name: "Bench User " + subscriberID, Email: subscriberID + "@bench.herald.test",
+		Plan: "pro", Locale: "en-GB", Orders: []string{"ord_0001", "ord_0002", "ord_0003"}, Total: 1234.5,
+		UpdatedAt: "2026-11-24T02:00:00.000Z"}
+}
 
 // world is what outlives the herald serve processes: the SMTP sink and the
 // Bridge, both in this process on loopback.
@@ -41,6 +62,8 @@ type world struct {
 	collector atomic.Pointer[collector]
 	// timers records the delay runs' intended and actual resumes.
 	timers atomic.Pointer[timerLog]
+	// bridgeCalls counts the requests the Bridge received.
+	bridgeCalls atomic.Int64
 
 	client *http.Client
 }
@@ -67,6 +90,7 @@ func newWorld(cfg Config) (*world, error) {
 	nf := http.NotFoundHandler()
 	w.handler.Store(&nf)
 	w.bridge = httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w.bridgeCalls.Add(1)
 		(*w.handler.Load()).ServeHTTP(rw, r)
 	}))
 	w.bridge.Config.ErrorLog = slog.NewLogLogger(quiet.Handler(), slog.LevelError)
@@ -91,6 +115,21 @@ func (w *world) registry() *bridge.Registry {
 	}) error {
 		_, err := bridge.Send(ctx, "mail", "email", func(context.Context) (bridge.SendContent, error) {
 			return bridge.SendContent{Subject: p.Tag, Body: "Hello " + ctx.Subscriber.SubscriberID + ", this is Herald's benchmark."}, nil
+		})
+		return err
+	})
+	runSend := bridge.MustWorkflow(wfRunSend, func(ctx *bridge.Context, p struct {
+		Tag string `json:"tag"`
+	}) error {
+		rec, err := bridge.Run(ctx, "load", func(context.Context) (benchRecord, error) {
+			return loadRecord(ctx.Subscriber.SubscriberID), nil
+		})
+		if err != nil {
+			return err
+		}
+		_, err = bridge.Send(ctx, "mail", "email", func(context.Context) (bridge.SendContent, error) {
+			return bridge.SendContent{Subject: p.Tag, Body: fmt.Sprintf("Hello %s, your %d orders come to %.2f. This is Herald's benchmark.",
+				rec.Name, len(rec.Orders), rec.Total)}, nil
 		})
 		return err
 	})
@@ -123,7 +162,7 @@ func (w *world) registry() *bridge.Registry {
 		})
 		return err
 	})
-	return bridge.NewRegistry().MustRegister(send, delay)
+	return bridge.NewRegistry().MustRegister(send, runSend, delay)
 }
 
 // tenant is the benchmark's tenant on one herald serve data directory.
@@ -230,19 +269,33 @@ type collector struct {
 	tag    string
 	prefix bool // match subjects starting with tag (else equal)
 
-	mu        sync.Mutex
-	count     int
-	recips    map[string]int
-	first     time.Time
-	last      time.Time
-	others    int
-	waiters   map[string]chan time.Time // exact subject → arrival
-	threshold int
-	reached   chan struct{}
+	mu     sync.Mutex
+	count  int
+	recips map[string]int
+	// subjects counts the messages per subject; arrivals holds each
+	// subject's first arrival.
+	subjects map[string]int
+	arrivals map[string]time.Time
+	// distinctTarget, when positive, is the number of distinct recipients
+	// whose reaching sets distinctAt and closes allThere.
+	distinctTarget int
+	distinctAt     time.Time
+	allThere       chan struct{}
+	// firstID, when not nil, holds each recipient's first Message-ID;
+	// sameID and otherID count the later copies that carry it, or another.
+	firstID         map[string]string
+	sameID, otherID int
+	first           time.Time
+	last            time.Time
+	others          int
+	waiters         map[string]chan time.Time // exact subject → arrival
+	threshold       int
+	reached         chan struct{}
 }
 
 func newCollector(tag string, prefix bool, threshold int) *collector {
 	return &collector{tag: tag, prefix: prefix, recips: map[string]int{}, waiters: map[string]chan time.Time{},
+		subjects: map[string]int{}, arrivals: map[string]time.Time{}, allThere: make(chan struct{}),
 		threshold: threshold, reached: make(chan struct{})}
 }
 
@@ -257,6 +310,23 @@ func (c *collector) add(m devmail.Message, at time.Time) {
 	c.count++
 	for _, to := range m.To {
 		c.recips[to]++
+		if c.firstID != nil {
+			switch id, ok := c.firstID[to]; {
+			case !ok:
+				c.firstID[to] = m.MessageID
+			case id == m.MessageID:
+				c.sameID++
+			default:
+				c.otherID++
+			}
+		}
+		if c.recips[to] == 1 && len(c.recips) == c.distinctTarget {
+			c.distinctAt = at
+			close(c.allThere)
+		}
+	}
+	if c.subjects[m.Subject]++; c.subjects[m.Subject] == 1 {
+		c.arrivals[m.Subject] = at
 	}
 	if c.first.IsZero() {
 		c.first = at

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseByteSize(t *testing.T) {
+	for in, want := range map[string]int64{
+		"500MiB": 500 << 20, "1.5GiB": 3 << 29, "800MB": 800e6, "524288000": 524288000,
+		" 2GiB ": 2 << 30, "off": math.MaxInt64, "OFF": math.MaxInt64, "16MiB": 16 << 20,
+	} {
+		if got, err := parseByteSize(in); err != nil || got != want {
+			t.Errorf("%q: %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "lots", "500 potatoes", "-1GiB", "1MiB", "NaN", "Inf"} {
+		if got, err := parseByteSize(in); err == nil {
+			t.Errorf("%q: %d, want an error", in, got)
+		}
+	}
+}
+
+func TestResolveMemoryLimit(t *testing.T) {
+	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
+	cases := []struct {
+		flag            string
+		env             map[string]string
+		bytes           int64
+		source, ignored string
+	}{
+		{"", nil, math.MaxInt64, "none", ""},
+		{"", map[string]string{envMemoryLimit: "500MiB"}, 500 << 20, envMemoryLimit, ""},
+		{"300MiB", map[string]string{envMemoryLimit: "500MiB"}, 300 << 20, "--memory-limit", ""},
+		{"", map[string]string{"GOMEMLIMIT": "400MiB", envMemoryLimit: "500MiB"}, keepLimit, "GOMEMLIMIT", envMemoryLimit},
+		{"300MiB", map[string]string{"GOMEMLIMIT": "400MiB"}, keepLimit, "GOMEMLIMIT", "--memory-limit"},
+		{"", map[string]string{"GOMEMLIMIT": "400MiB"}, keepLimit, "GOMEMLIMIT", ""},
+	}
+	for _, c := range cases {
+		m, err := resolveMemoryLimit(c.flag, env(c.env))
+		if err != nil || m.bytes != c.bytes || m.source != c.source || m.ignored != c.ignored {
+			t.Errorf("flag %q env %v: %+v, %v", c.flag, c.env, m, err)
+		}
+	}
+	if _, err := resolveMemoryLimit("", env(map[string]string{envMemoryLimit: "huge"})); err == nil || !strings.Contains(err.Error(), envMemoryLimit) {
+		t.Errorf("a bad HERALD_MEMORY_LIMIT: %v", err)
+	}
+}
+
+// TestServeMemoryLimit: herald serve applies HERALD_MEMORY_LIMIT to the
+// runtime while it serves, logs it at start, and a bad one refuses to start.
+func TestServeMemoryLimit(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "")
+	t.Setenv(envMemoryLimit, "bogus")
+	err := run(context.Background(), []string{"serve", "--data", t.TempDir()}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), envMemoryLimit) {
+		t.Fatalf("a bad limit: %v", err)
+	}
+	t.Setenv(envMemoryLimit, "500MiB")
+	before := debug.SetMemoryLimit(-1)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	var logs bytes.Buffer
+	go func() {
+		done <- run(ctx, []string{"serve", "--data", t.TempDir(), "--http", addr}, &bytes.Buffer{}, &syncBuffer{b: &logs})
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil && resp.StatusCode == 200 {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("serve never became ready")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	during := debug.SetMemoryLimit(-1)
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	if during != 500<<20 {
+		t.Errorf("limit while serving %d, want %d", during, 500<<20)
+	}
+	if after := debug.SetMemoryLimit(-1); after != before {
+		t.Errorf("limit after serve %d, want the one before, %d", after, before)
+	}
+	if !strings.Contains(logs.String(), `"msg":"memory limit","limit":"500 MiB"`) || !strings.Contains(logs.String(), `"source":"HERALD_MEMORY_LIMIT"`) {
+		t.Errorf("no memory limit logged:\n%s", logs.String())
+	}
+}

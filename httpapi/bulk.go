@@ -1,0 +1,237 @@
+package httpapi
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime/debug"
+	"sync"
+
+	"github.com/heraldhq/herald/apierr"
+	"github.com/heraldhq/herald/control"
+)
+
+// maxBulkBody is the largest body of a bulk request: a thousand
+// subscribers of a few KiB each, or a hundred triggers.
+const maxBulkBody = 8 << 20
+
+// bulkTriggerParallel is how many triggers of one bulk request run at once.
+const bulkTriggerParallel = 8
+
+// bodyTooLargeError is a bulk body over its bound: 413 body_too_large like
+// any other body, with the bound in its message.
+type bodyTooLargeError struct{ limit int }
+
+func (e bodyTooLargeError) Error() string {
+	return fmt.Sprintf("request body is larger than %d MiB", e.limit>>20)
+}
+
+func (e bodyTooLargeError) Unwrap() error { return errBodyTooLarge }
+
+// decodeBulk reads a bulk request's body (at most maxBulkBody bytes) into
+// v strictly, as decode does, and checks the list it holds has 1 to max
+// items.
+func decodeBulk(w http.ResponseWriter, r *http.Request, v any, field string, items func() int, max int) error {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBulkBody))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return bodyTooLargeError{maxBulkBody}
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %v", errInvalidJSON, err)
+	}
+	if err := decodeBytes(data, v); err != nil {
+		return err
+	}
+	return control.CheckBulkCount(field, items(), max)
+}
+
+// decodeItem decodes one item of a bulk request as decode decodes a whole
+// body, except that an item must be an object.
+func decodeItem(raw json.RawMessage, v any) error {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+		var p apierr.Problems
+		p.Add("item", "must be a JSON object")
+		return p.Err()
+	}
+	return decodeBytes(raw, v)
+}
+
+// itemError is the error part of a bulk item's result: the status and
+// body a single request would have answered. An internal error is logged
+// as the single request's would be.
+func (s *Server) itemError(r *http.Request, err error) (int, *errorDetail) {
+	status, d := describe(err)
+	if status >= http.StatusInternalServerError {
+		s.logger.Error("bulk item failed", "route", r.URL.Path, "tenant", tenantOf(r.Context()), "err", err)
+	}
+	return status, &d
+}
+
+// bulkSubscriberItem is one item of POST /v1/subscribers/bulk: the body of
+// PUT /v1/subscribers/{externalId}, its id, and topics to subscribe to.
+type bulkSubscriberItem struct {
+	SubscriberID string                     `json:"subscriberId"`
+	Contacts     map[string]json.RawMessage `json:"contacts"`
+	Locale       json.RawMessage            `json:"locale"`
+	Attributes   json.RawMessage            `json:"attributes"`
+	Topics       []string                   `json:"topics"`
+}
+
+// bulkSubscriberResult is one item's outcome: the status the single PUT
+// would have answered, and its error body when it failed.
+type bulkSubscriberResult struct {
+	SubscriberID *string      `json:"subscriberId"`
+	Status       int          `json:"status"`
+	Error        *errorDetail `json:"error,omitempty"`
+}
+
+// itemID returns the subscriberId an item that did not decode names, or
+// nil.
+func itemID(raw json.RawMessage) *string {
+	var v struct {
+		SubscriberID any `json:"subscriberId"`
+	}
+	if json.Unmarshal(raw, &v) == nil {
+		if s, ok := v.SubscriberID.(string); ok {
+			return &s
+		}
+	}
+	return nil
+}
+
+func (s *Server) bulkSubscribers(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Subscribers []json.RawMessage `json:"subscribers"`
+	}
+	if err := decodeBulk(w, r, &req, "subscribers", func() int { return len(req.Subscribers) }, control.MaxBulkSubscribers); err != nil {
+		return err
+	}
+	out := make([]bulkSubscriberResult, len(req.Subscribers))
+	var items []control.BulkSubscriber
+	var index []int
+	for i, raw := range req.Subscribers {
+		var it bulkSubscriberItem
+		if err := decodeItem(raw, &it); err != nil {
+			out[i].SubscriberID = itemID(raw)
+			out[i].Status, out[i].Error = s.itemError(r, err)
+			continue
+		}
+		out[i].SubscriberID = &it.SubscriberID
+		items = append(items, control.BulkSubscriber{ExternalID: it.SubscriberID, Topics: it.Topics,
+			Input: control.SubscriberInput{Contacts: it.Contacts, Locale: it.Locale, Attributes: it.Attributes}})
+		index = append(index, i)
+	}
+	if len(items) > 0 {
+		res, err := s.deps.Control.UpsertSubscribers(r.Context(), tenantOf(r.Context()), items)
+		if err != nil {
+			return err
+		}
+		for k, i := range index {
+			if res[k].Err != nil {
+				out[i].Status, out[i].Error = s.itemError(r, res[k].Err)
+				continue
+			}
+			out[i].Status = createdOr(res[k].Created)
+		}
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Results []bulkSubscriberResult `json:"results"`
+	}{out})
+	return nil
+}
+
+// bulkTriggerOutcome is one trigger of a bulk request, done.
+type bulkTriggerOutcome struct {
+	res control.TriggerResult
+	err error
+}
+
+// bulkEvents triggers each item as POST /v1/events would, a few at once,
+// and answers each item's outcome in order, streamed as they finish.
+func (s *Server) bulkEvents(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Events []json.RawMessage `json:"events"`
+	}
+	if err := decodeBulk(w, r, &req, "events", func() int { return len(req.Events) }, control.MaxBulkTriggers); err != nil {
+		return err
+	}
+	ctx, tenant := r.Context(), tenantOf(r.Context())
+	done := make([]chan bulkTriggerOutcome, len(req.Events))
+	for i := range done {
+		done[i] = make(chan bulkTriggerOutcome, 1)
+	}
+	sem := make(chan struct{}, bulkTriggerParallel)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	go func() {
+		for i, raw := range req.Events {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				defer func() {
+					// A panic fails its item, as it fails a single request,
+					// not the process.
+					if p := recover(); p != nil {
+						s.logger.Error("panic serving a bulk trigger", "path", r.URL.Path, "item", i,
+							"panic", p, "stack", string(debug.Stack()))
+						done[i] <- bulkTriggerOutcome{err: errors.New("panic")}
+					}
+				}()
+				var tr triggerRequest
+				if err := decodeItem(raw, &tr); err != nil {
+					done[i] <- bulkTriggerOutcome{err: err}
+					return
+				}
+				res, err := s.deps.Control.Trigger(ctx, tenant, tr.command())
+				done[i] <- bulkTriggerOutcome{res: res, err: err}
+			}()
+		}
+	}()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, 32<<10)
+	bw.WriteString(`{"results":[`)
+	for i, ch := range done {
+		o := <-ch
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		s.writeBulkTrigger(r, bw, o)
+	}
+	bw.WriteString("]}\n")
+	_ = bw.Flush()
+	return nil
+}
+
+// writeBulkTrigger writes one item of a bulk trigger's answer: the status
+// and body POST /v1/events would have answered, in one object.
+func (s *Server) writeBulkTrigger(r *http.Request, bw *bufio.Writer, o bulkTriggerOutcome) {
+	if o.err != nil {
+		status, d := s.itemError(r, o.err)
+		b, _ := json.Marshal(struct {
+			Status int          `json:"status"`
+			Error  *errorDetail `json:"error"`
+		}{status, d})
+		bw.Write(b)
+		return
+	}
+	txn, _ := json.Marshal(o.res.TransactionID)
+	fmt.Fprintf(bw, `{"status":%d,"transactionId":`, http.StatusAccepted)
+	bw.Write(txn)
+	bw.WriteString(`,"runs":[`)
+	for k, run := range o.res.Runs {
+		if k > 0 {
+			bw.WriteByte(',')
+		}
+		b, _ := json.Marshal(runRefView(run))
+		bw.Write(b)
+	}
+	bw.WriteString("]}")
+}
