@@ -182,6 +182,8 @@ func (s *Server) routes() []route {
 		{"PUT", "/v1/subscribers/{externalId}", authTenant, s.putSubscriber},
 		{"GET", "/v1/subscribers/{externalId}", authTenant, s.getSubscriber},
 		{"DELETE", "/v1/subscribers/{externalId}", authTenant, s.deleteSubscriber},
+		{"GET", "/v1/subscribers/{externalId}/preferences", authTenant, s.getPreferences},
+		{"PATCH", "/v1/subscribers/{externalId}/preferences", authTenant, s.patchPreferences},
 		{"GET", "/v1/subscribers/{externalId}/subscriptions", authTenant, s.listSubscriptions},
 		{"PUT", "/v1/subscribers/{externalId}/subscriptions/{topicKey}", authTenant, s.subscribe},
 		{"DELETE", "/v1/subscribers/{externalId}/subscriptions/{topicKey}", authTenant, s.unsubscribe},
