@@ -83,7 +83,7 @@ func (c *Control) PatchPreferences(ctx context.Context, tenant, externalID strin
 			return err
 		}
 		_, err = c.commit(ctx, eventlog.Record{Subject: subject, Type: events.SubscriberPreferencesUpdated, Tenant: tenant,
-			Data: events.SubscriberPreferencesUpdatedData{SubscriberID: externalID, Preferences: data, Actor: actor},
+			Data:   events.SubscriberPreferencesUpdatedData{SubscriberID: externalID, Preferences: data, Actor: actor},
 			Expect: true, ExpectSeq: seq})
 		return err
 	})
