@@ -16,6 +16,7 @@ import (
 	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/preferences/links"
 	"github.com/heraldhq/herald/projections"
 	"github.com/heraldhq/herald/secrets"
 )
@@ -70,6 +71,10 @@ type Config struct {
 	// in flight waits for that attempt's outcome before failing with
 	// ErrInProgress. Zero: DefaultInFlightWait.
 	InFlightWait time.Duration
+	// Links makes the List-Unsubscribe URL of emails of non-critical
+	// workflows (CONTRACT §12). Zero, or a Maker without a public URL: no
+	// List-Unsubscribe header.
+	Links *links.Maker
 }
 
 func (c *Config) setDefaults() {
@@ -178,6 +183,8 @@ type plan struct {
 	address   string
 	// skip is the reason the send is skipped, when it is.
 	skip string
+	// unsubscribe is the List-Unsubscribe URL of an email; "" for none.
+	unsubscribe string
 }
 
 // Deliver delivers req for tenant, at most once per req.IdempotencyKey,
@@ -191,7 +198,9 @@ type plan struct {
 // one attempt, one ledger row.
 //
 // A recipient with no address of the kind gets a skipped Result (Status
-// StatusSkipped, Reason ReasonNoAddress), recorded as a ledger row.
+// StatusSkipped, Reason ReasonNoAddress), recorded as a ledger row; so
+// does a recipient whose preferences opt out of the send (Reason
+// ReasonPreference).
 //
 // Errors wrap ErrInvalidRequest or ErrInvalidContent (with a
 // *apierr.ValidationError), ErrNoChannel, ErrProviderRejected,
@@ -330,6 +339,9 @@ func (s *Service) resolve(ctx context.Context, tenant string, req Request) (*pla
 	}
 	recipient := req.Recipient()
 	p := &plan{channels: chs, recipient: recipient}
+	if err := s.applyPreferences(tenant, req, p); err != nil || p.skip != "" {
+		return p, err
+	}
 	if req.Channel == KindWebhook {
 		return p, nil // no address, and no subscriber needed
 	}
@@ -458,6 +470,7 @@ func (s *Service) attempt(ctx context.Context, tenant, subject string, req Reque
 		providerID, sendErr = prov.Send(sendCtx, provider.Message{
 			Tenant: tenant, WorkflowID: req.WorkflowID, RunID: req.RunID, StepID: req.StepID,
 			SubscriberID: p.recipient, IdempotencyKey: req.IdempotencyKey, To: p.address, Content: req.Content,
+			ListUnsubscribe: p.unsubscribe,
 		})
 		cancel()
 	}

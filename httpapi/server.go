@@ -18,6 +18,7 @@ import (
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/preferences/links"
 	"github.com/heraldhq/herald/projections"
 )
 
@@ -66,6 +67,9 @@ type Deps struct {
 
 	// Delivery serves POST /v1/deliver.
 	Delivery *delivery.Service
+	// Links opens the tokens of the public pages (/u/{token},
+	// /p/{token}). Zero: those pages answer 404.
+	Links *links.Maker
 }
 
 // Server is the REST API. Create it with New; serve Handler.
