@@ -83,6 +83,8 @@ type Server struct {
 	logger   *slog.Logger
 	ops      opsState
 	limits   *tenantLimits
+	// public limits the public pages per subscriber (see publicRate).
+	public *tenantLimits
 }
 
 // New builds the router with every route of the contract.
@@ -98,6 +100,7 @@ func New(cfg Config, deps Deps) *Server {
 	}
 	s := &Server{cfg: cfg, deps: deps, logger: cfg.Logger}
 	s.limits = newTenantLimits(cfg.RateLimit)
+	s.public = newTenantLimits(publicRate)
 	r := s.newRouter()
 	s.internal = r
 	if cfg.SeparateInternal {
@@ -205,6 +208,11 @@ func (s *Server) routes() []route {
 
 		{"PUT", "/v1/bridge", authTenant, s.putBridge},
 		{"GET", "/v1/bridge", authTenant, s.getBridge},
+
+		{"GET", "/u/{token}", authNone, s.unsubscribeConfirm},
+		{"POST", "/u/{token}", authNone, s.oneClickUnsubscribe},
+		{"GET", "/p/{token}", authNone, s.preferencePage},
+		{"POST", "/p/{token}", authNone, s.savePreferences},
 
 		{"POST", "/v1/deliver", authInternal, s.deliver},
 		{"GET", "/v1/deliveries", authTenant, s.listDeliveries},

@@ -187,3 +187,44 @@ func TestParseDefaults(t *testing.T) {
 		t.Fatalf("problems %v", p)
 	}
 }
+
+// TestPagePatch: submitting the page makes every box's effective value
+// what was submitted, writes only the boxes that changed, leaves critical
+// workflows alone and enables a disabled workflow that gets a box on.
+func TestPagePatch(t *testing.T) {
+	f := false
+	d := Doc{Channels: map[string]bool{"sms": false}, Workflows: map[string]Workflow{"muted": {Enabled: &f}}}
+	listed := []Listed{
+		{WorkflowID: "digest"},
+		{WorkflowID: "promo", Defaults: Defaults{Channels: map[string]bool{"email": false}}},
+		{WorkflowID: "reset", Defaults: Defaults{Critical: true}},
+		{WorkflowID: "muted"},
+	}
+	kinds := []string{"email", "sms"}
+	on := map[Toggle]bool{
+		{"digest", "email"}: false, // was on: turned off
+		{"digest", "sms"}:   false, // off by the global switch: untouched
+		{"promo", "email"}:  true,  // off by default: turned on
+		{"promo", "sms"}:    true,  // off globally: turned on
+		{"muted", "email"}:  true,  // a disabled workflow with a box on
+	}
+	body := PagePatch(d, listed, kinds, on)
+	want := `{"workflows":{"digest":{"channels":{"email":false}},"muted":{"enabled":null},"promo":{"channels":{"email":true,"sms":true}}}}`
+	if string(body) != want {
+		t.Fatalf("patch %s\nwant  %s", body, want)
+	}
+	next, p := Patch(d, body)
+	if len(p) > 0 {
+		t.Fatal(p)
+	}
+	for _, l := range listed {
+		for _, k := range kinds {
+			if got, want := Allows(next, l.WorkflowID, l.Defaults, k), l.Defaults.Critical || on[Toggle{l.WorkflowID, k}]; got != want {
+				t.Errorf("%s/%s: Allows %v after the submit, want %v", l.WorkflowID, k, got, want)
+			}
+		}
+	}
+	if again := PagePatch(next, listed, kinds, on); string(again) != `{"workflows":{}}` {
+		t.Errorf("the same submit again writes %s", again)
+	}
+}
