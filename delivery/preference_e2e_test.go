@@ -136,3 +136,26 @@ func TestPreferencesEndToEnd(t *testing.T) {
 	f.tenantCall("PATCH", "/v1/subscribers/ada/preferences", `{"workflows":{"promo":{"channels":{"email":true}}}}`, 200)
 	sent("promo")
 }
+
+// TestNoPublicURLNoLinks: without HERALD_PUBLIC_URL, emails carry no
+// List-Unsubscribe and the Bridge gets no links; preferences still apply.
+func TestNoPublicURLNoLinks(t *testing.T) {
+	m := testsmtp.Start(t, testsmtp.Options{})
+	f := newFixture(t, m, false, nil)
+	f.h.Bridge(f.key, bridge.NewRegistry().MustRegister(mailer("news"), mailer("digest")))
+	f.tenantCall("PATCH", "/v1/subscribers/ada/preferences", `{"channels":{"email":false},"workflows":{"news":{"channels":{"email":true}}}}`, 200)
+	if run := f.run("digest"); run["steps"].([]any)[0].(map[string]any)["output"].(map[string]any)["reason"] != "preference" {
+		t.Fatalf("digest: %v", run)
+	}
+	if run := f.run("news"); run["status"] != "completed" {
+		t.Fatalf("news: %v", run)
+	}
+	got := m.Messages()
+	if len(got) != 1 {
+		t.Fatalf("%d messages", len(got))
+	}
+	p := parseMail(t, got[0])
+	if p.header.Get("List-Unsubscribe") != "" || !strings.Contains(p.body, "unsubscribe=none") || !strings.Contains(p.body, "preferences=none") {
+		t.Fatalf("headers %v body %q", p.header, p.body)
+	}
+}
