@@ -117,10 +117,16 @@ func (s *Server) notFoundPage(w http.ResponseWriter) {
 		"Message": "This link is not valid, or no longer is."})
 }
 
+// errorPage answers a failure of a public page. The log names the route,
+// never the path: the token in it is a capability.
 func (s *Server) errorPage(w http.ResponseWriter, r *http.Request, err error) {
 	status, _ := describe(err)
 	if status == http.StatusInternalServerError {
-		s.logger.Error("public page failed", "path", r.URL.Path, "err", err)
+		route := "/p/{token}"
+		if strings.HasPrefix(r.URL.Path, "/u/") {
+			route = "/u/{token}"
+		}
+		s.logger.Error("public page failed", "method", r.Method, "route", route, "err", err)
 	} else {
 		s.logger.Debug("public page refused", "status", status, "err", err)
 	}
@@ -165,11 +171,11 @@ func (s *Server) oneClickUnsubscribe(w http.ResponseWriter, r *http.Request) err
 	if !ok || !s.readPublicBody(w, r) {
 		return nil
 	}
-	body := []byte(`{"workflows":{"` + c.Workflow + `":{"channels":{"email":false}}}}`) // a valid workflow id needs no escaping
 	if !preferences.ValidWorkflowID(c.Workflow) {
 		s.notFoundPage(w)
 		return nil
 	}
+	body := []byte(`{"workflows":{"` + c.Workflow + `":{"channels":{"email":false}}}}`) // a valid workflow id needs no escaping
 	if _, err := s.deps.Control.PatchPreferences(r.Context(), c.Tenant, c.Subscriber, body, events.ActorPublicPage); err != nil {
 		s.errorPage(w, r, err)
 		return nil
