@@ -43,6 +43,10 @@ type Workflow struct {
 	// NextRunAt is the schedule's next tick after now; nil without a
 	// schedule.
 	NextRunAt *time.Time
+	// Critical and DefaultChannels are what the workflow declared about
+	// preferences (DefaultChannels nil for none).
+	Critical        bool
+	DefaultChannels map[string]bool
 }
 
 // Sync asks the tenant's Bridge which workflows it serves, records them,
@@ -102,7 +106,10 @@ func (c *Control) view(wfs []events.SyncedWorkflow) []Workflow {
 	out := make([]Workflow, 0, len(wfs))
 	now := c.now()
 	for _, w := range wfs {
-		v := Workflow{WorkflowID: w.WorkflowID, Schedule: w.Schedule}
+		v := Workflow{WorkflowID: w.WorkflowID, Schedule: w.Schedule, Critical: w.Critical}
+		if w.Preferences != nil {
+			v.DefaultChannels = w.Preferences.Channels
+		}
 		if w.Schedule != nil {
 			if sch, err := schedule.Parse(*w.Schedule); err == nil {
 				if next, err := sch.Next(now); err == nil {

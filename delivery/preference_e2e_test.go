@@ -79,7 +79,13 @@ func TestPreferencesEndToEnd(t *testing.T) {
 		mailer("digest"), mailer("news"), mailer("reset", bridge.WithCritical()),
 		mailer("promo", bridge.WithDefaultChannels(map[bridge.Channel]bool{bridge.Email: false})),
 	))
-	f.tenantCall("POST", "/v1/sync", nil, 200)
+	sync := f.tenantCall("POST", "/v1/sync", nil, 200)
+	for _, want := range []string{`"workflowId":"reset","schedule":null,"nextRunAt":null,"critical":true,"preferences":null`,
+		`"workflowId":"promo","schedule":null,"nextRunAt":null,"critical":false,"preferences":{"channels":{"email":false}}`} {
+		if !strings.Contains(string(sync.Body), want) {
+			t.Fatalf("sync answer %s lacks %s", sync.Body, want)
+		}
+	}
 	f.tenantCall("PATCH", "/v1/subscribers/ada/preferences",
 		`{"workflows":{"digest":{"channels":{"email":false}},"reset":{"enabled":false}}}`, 200)
 
