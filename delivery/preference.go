@@ -9,10 +9,16 @@ import (
 // workflow (CONTRACT §11); a skipped Result's Reason.
 const ReasonPreference = "preference"
 
+// maxListUnsubscribe bounds the URL of a List-Unsubscribe header, so that
+// the header line stays within RFC 5322's 998 characters: a longer URL (a
+// subscriber id of hundreds of characters makes a long token) is not sent,
+// rather than folded in a way mailbox providers may not undo.
+const maxListUnsubscribe = 998 - len("List-Unsubscribe: <>")
+
 // applyPreferences decides, for a send to p.recipient, whether the
 // recipient's preferences skip it (p.skip = ReasonPreference) and, for an
 // email of a non-critical workflow when links are made, its unsubscribe
-// URL (p.unsubscribe). A critical workflow always sends; the workflow's
+// URL (p.unsubscribe, none when over maxListUnsubscribe). A critical workflow always sends; the workflow's
 // critical flag and defaults are those of the tenant's last sync.
 func (s *Service) applyPreferences(tenant string, req Request, p *plan) error {
 	if p.recipient == "" {
@@ -35,7 +41,9 @@ func (s *Service) applyPreferences(tenant string, req Request, p *plan) error {
 		if err != nil {
 			return err
 		}
-		p.unsubscribe = u
+		if len(u) <= maxListUnsubscribe {
+			p.unsubscribe = u
+		}
 	}
 	return nil
 }

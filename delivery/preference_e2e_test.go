@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -136,6 +137,29 @@ func TestPreferencesEndToEnd(t *testing.T) {
 	}
 	if !strings.Contains(reset.body, "unsubscribe=none") || !strings.Contains(reset.body, "preferences="+publicURL+"/p/") {
 		t.Fatalf("reset: links %q", reset.body)
+	}
+
+	// A subscriber id long enough to make the URL overflow a header line
+	// gets no List-Unsubscribe (the Bridge still gets its links).
+	long := strings.Repeat("<>", 128)
+	f.tenantCall("PUT", "/v1/subscribers/"+url.PathEscape(long), map[string]any{"contacts": map[string]any{"email": []string{"long@example.com"}}}, 201)
+	before := len(m.Messages())
+	r := f.tenantCall("POST", "/v1/events", map[string]any{"workflowId": "news", "to": map[string]any{"subscriberId": long}}, http.StatusAccepted)
+	var tr struct{ Runs []struct{ RunID string } }
+	r.JSON(t, &tr)
+	if run := f.h.WaitRun(f.key, tr.Runs[0].RunID, 15*time.Second, "completed", "failed"); run["status"] != "completed" {
+		t.Fatalf("long id: run %v", run)
+	}
+	if got := m.Messages(); len(got) != before+1 {
+		t.Fatalf("long id: %d messages", len(got))
+	} else if p := parseMail(t, got[before]); p.header.Get("List-Unsubscribe") != "" || !strings.Contains(p.body, "unsubscribe="+publicURL+"/u/") {
+		t.Fatalf("long id: List-Unsubscribe %q, body %q", p.header.Get("List-Unsubscribe"), p.body)
+	} else {
+		for line := range strings.SplitSeq(string(got[before].Data), "\r\n") {
+			if len(line) > 998 {
+				t.Fatalf("a line of %d characters", len(line))
+			}
+		}
 	}
 
 	// The subscriber's own switch beats the workflow's default.
