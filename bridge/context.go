@@ -25,6 +25,13 @@ type Context struct {
 	// every execution of the run, so the workflow may branch on it. Sends
 	// go to the subscriber's current addresses.
 	Subscriber *Subscriber
+	// Links are the subscriber's unsubscribe and preference page URLs
+	// for this workflow, to put in messages; nil when the service has no
+	// public URL or the run has no subscriber. Links.Unsubscribe is nil
+	// for a critical workflow. A link may differ from one execution to
+	// the next (each is a fresh token): use it in content, do not branch
+	// on it.
+	Links *Links
 
 	ctx context.Context
 
@@ -71,6 +78,7 @@ func newContext(ctx context.Context, req *wire.ExecuteRequest, w *Workflow) (*Co
 		WorkflowID: req.WorkflowID,
 		RunID:      req.RunID,
 		Subscriber: req.Subscriber,
+		Links:      req.Links,
 		ctx:        ctx,
 		history:    req.Steps,
 		seen:       make(map[string]bool),

@@ -63,6 +63,13 @@
 // reports it and its Reason is [NoAddress], [Preference] or [Suppressed].
 // The run goes on.
 //
+// Subscribers' preferences decide which sends go out. A workflow declares
+// how they apply to it: [WithCritical] makes its sends go out whatever the
+// subscriber chose (a password reset), [WithDefaultChannels] sets the
+// kinds a subscriber who chose nothing receives. When the service has a
+// public URL, [Context.Links] carries the subscriber's unsubscribe and
+// preference page links for the workflow, to put in a message's footer.
+//
 // # Steps and replay
 //
 // A step whose id is among the run's completed steps returns its recorded

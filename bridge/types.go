@@ -13,6 +13,9 @@ type (
 	// SendResult is the output of a [Send] or [Notify] step: the delivery
 	// attempt the service recorded, sent or [SendResult.Skipped].
 	SendResult = wire.SendResult
+	// Links are the unsubscribe and preference page URLs of a run's
+	// subscriber: [Context.Links].
+	Links = wire.Links
 	// SkipReason is why the service skipped a send: [NoAddress],
 	// [Preference] or [Suppressed].
 	SkipReason = wire.SkipReason

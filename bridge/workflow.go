@@ -17,6 +17,8 @@ type Workflow struct {
 	bind          func(payload json.RawMessage) (func(*Context) error, error)
 	schedule      string
 	payloadSchema json.RawMessage
+	critical      bool
+	defaults      map[Channel]bool
 }
 
 // WorkflowOption configures a [Workflow] in [NewWorkflow].
@@ -36,6 +38,28 @@ func WithSchedule(cron string) WorkflowOption {
 // be a JSON object; [NewWorkflow] checks it.
 func WithPayloadSchema(schema json.RawMessage) WorkflowOption {
 	return func(w *Workflow) { w.payloadSchema = schema }
+}
+
+// WithCritical marks the workflow critical: its sends go out whatever the
+// subscriber's preferences say (a password reset, a security alert), and
+// its messages carry no unsubscribe link. The default is not critical.
+func WithCritical() WorkflowOption {
+	return func(w *Workflow) { w.critical = true }
+}
+
+// WithDefaultChannels sets the workflow's default preferences: for each
+// kind in channels, whether a subscriber who set no preference for the
+// kind (neither for this workflow nor for every workflow) receives the
+// workflow's sends of it. A kind not in channels sends by default. The
+// service refuses at sync a kind it does not know. Repeated, the last
+// call wins.
+func WithDefaultChannels(channels map[Channel]bool) WorkflowOption {
+	return func(w *Workflow) {
+		w.defaults = make(map[Channel]bool, len(channels))
+		for k, v := range channels {
+			w.defaults[k] = v
+		}
+	}
 }
 
 // NewWorkflow validates and returns a workflow definition. fn is the body
@@ -100,7 +124,13 @@ func (w *Workflow) ID() string { return w.id }
 
 // info describes the workflow for discover.
 func (w *Workflow) info() wire.WorkflowInfo {
-	wi := wire.WorkflowInfo{WorkflowID: w.id, PayloadSchema: w.payloadSchema}
+	wi := wire.WorkflowInfo{WorkflowID: w.id, PayloadSchema: w.payloadSchema, Critical: w.critical}
+	if len(w.defaults) > 0 {
+		wi.Preferences = &wire.WorkflowPreferences{Channels: make(map[string]bool, len(w.defaults))}
+		for k, v := range w.defaults {
+			wi.Preferences.Channels[string(k)] = v
+		}
+	}
 	if w.schedule != "" {
 		s := w.schedule
 		wi.Schedule = &s

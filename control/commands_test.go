@@ -193,6 +193,12 @@ func TestSyncCodes(t *testing.T) {
 			"invalid_workflow_id", []string{"workflows[0].workflowId"}},
 		{"too frequent", []wire.WorkflowInfo{{WorkflowID: "a", Schedule: s("*/2 * * * * *")}, {WorkflowID: "9bad"}}, nil,
 			"schedule_too_frequent", []string{"workflows[0].schedule"}},
+		{"unknown kinds in default preferences", []wire.WorkflowInfo{{WorkflowID: "a", Critical: true},
+			{WorkflowID: "b", Preferences: &wire.WorkflowPreferences{Channels: map[string]bool{"email": false, "fax": false, "pager": true}}}}, nil,
+			"invalid_preferences", []string{"workflows[1].preferences.channels.fax", "workflows[1].preferences.channels.pager"}},
+		{"bad id and bad preferences", []wire.WorkflowInfo{{WorkflowID: "9bad"},
+			{WorkflowID: "b", Preferences: &wire.WorkflowPreferences{Channels: map[string]bool{"fax": false}}}}, nil,
+			"invalid_preferences", []string{"workflows[0].workflowId", "workflows[1].preferences.channels.fax"}},
 	}
 	for _, c := range cases {
 		rt.discover = func() ([]wire.WorkflowInfo, error) { return c.infos, c.err }

@@ -31,6 +31,7 @@ const (
 	CodeTooManyWorkflows    = "too_many_workflows"
 	CodeTooManySchedules    = "too_many_schedules"
 	CodeScheduleTooFrequent = "schedule_too_frequent"
+	CodeInvalidPreferences  = "invalid_preferences"
 )
 
 // Workflow is one workflow of the tenant's last sync.
@@ -42,6 +43,10 @@ type Workflow struct {
 	// NextRunAt is the schedule's next tick after now; nil without a
 	// schedule.
 	NextRunAt *time.Time
+	// Critical and DefaultChannels are what the workflow declared about
+	// preferences (DefaultChannels nil for none).
+	Critical        bool
+	DefaultChannels map[string]bool
 }
 
 // Sync asks the tenant's Bridge which workflows it serves, records them,
@@ -101,7 +106,10 @@ func (c *Control) view(wfs []events.SyncedWorkflow) []Workflow {
 	out := make([]Workflow, 0, len(wfs))
 	now := c.now()
 	for _, w := range wfs {
-		v := Workflow{WorkflowID: w.WorkflowID, Schedule: w.Schedule}
+		v := Workflow{WorkflowID: w.WorkflowID, Schedule: w.Schedule, Critical: w.Critical}
+		if w.Preferences != nil {
+			v.DefaultChannels = w.Preferences.Channels
+		}
 		if w.Schedule != nil {
 			if sch, err := schedule.Parse(*w.Schedule); err == nil {
 				if next, err := sch.Next(now); err == nil {
@@ -134,7 +142,8 @@ func (c *Control) synced(ctx context.Context, tenant string) ([]events.SyncedWor
 // (too_many_workflows, too_many_schedules), the schedules' frequency
 // (schedule_too_frequent), then the ids and the schedules themselves, all
 // problems listed (invalid_schedule when any schedule is bad, else
-// invalid_workflow_id). The schedule of a workflow with a bad id is
+// invalid_preferences when a workflow's default preferences name an
+// unknown kind, else invalid_workflow_id). The schedule of a workflow with a bad id is
 // checked only for its frequency.
 func (c *Control) checkDiscovered(infos []wire.WorkflowInfo) ([]events.SyncedWorkflow, error) {
 	if len(infos) > MaxSyncWorkflows {
@@ -187,7 +196,14 @@ func (c *Control) checkDiscovered(infos []wire.WorkflowInfo) ([]events.SyncedWor
 				code = CodeInvalidSchedule
 			}
 		}
-		synced = append(synced, events.SyncedWorkflow{WorkflowID: w.WorkflowID, Schedule: w.Schedule, PayloadSchema: w.PayloadSchema})
+		sw := events.SyncedWorkflow{WorkflowID: w.WorkflowID, Schedule: w.Schedule, PayloadSchema: w.PayloadSchema}
+		if pp := checkWorkflowPreferences(&sw, field, w); len(pp) > 0 {
+			p = append(p, pp...)
+			if code == CodeInvalidWorkflowID {
+				code = CodeInvalidPreferences
+			}
+		}
+		synced = append(synced, sw)
 	}
 	if len(frequent) > 0 {
 		return nil, &apierr.ValidationError{Code: CodeScheduleTooFrequent, Problems: frequent}

@@ -111,7 +111,7 @@ func (p *smtpProvider) Send(ctx context.Context, m provider.Message) (string, er
 		body = c.Text
 	}
 	msg := smtp.Message{To: m.To, Subject: c.Subject, Body: body,
-		MessageID: email.MessageID(m.Tenant, m.IdempotencyKey, p.cfg.FromEmail)}
+		MessageID: email.MessageID(m.Tenant, m.IdempotencyKey, p.cfg.FromEmail), ListUnsubscribe: m.ListUnsubscribe}
 	res, err := p.sender.Send(ctx, p.cfg, msg)
 	if err != nil {
 		return "", smtpFailure(err)

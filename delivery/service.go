@@ -16,6 +16,7 @@ import (
 	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/preferences/links"
 	"github.com/heraldhq/herald/projections"
 	"github.com/heraldhq/herald/secrets"
 )
@@ -70,6 +71,10 @@ type Config struct {
 	// in flight waits for that attempt's outcome before failing with
 	// ErrInProgress. Zero: DefaultInFlightWait.
 	InFlightWait time.Duration
+	// Links makes the List-Unsubscribe URL of emails of non-critical
+	// workflows (CONTRACT §12). Zero, or a Maker without a public URL: no
+	// List-Unsubscribe header.
+	Links *links.Maker
 }
 
 func (c *Config) setDefaults() {
@@ -178,6 +183,8 @@ type plan struct {
 	address   string
 	// skip is the reason the send is skipped, when it is.
 	skip string
+	// unsubscribe is the List-Unsubscribe URL of an email; "" for none.
+	unsubscribe string
 }
 
 // Deliver delivers req for tenant, at most once per req.IdempotencyKey,
@@ -192,9 +199,11 @@ type plan struct {
 //
 // A recipient with no address of the kind gets a skipped Result (Status
 // StatusSkipped, Reason ReasonNoAddress), recorded as a ledger row; so
-// does one whose address is suppressed (ReasonSuppressed). A rejection
-// saying the address does not exist (provider.ErrBadAddress) suppresses
-// it (reason hard_bounce) once the failure is recorded.
+// does a recipient whose preferences opt out of the send (Reason
+// ReasonPreference), and one whose address is suppressed
+// (ReasonSuppressed). A rejection saying the address does not exist
+// (provider.ErrBadAddress) suppresses it (reason hard_bounce) once the
+// failure is recorded.
 //
 // Errors wrap ErrInvalidRequest or ErrInvalidContent (with a
 // *apierr.ValidationError), ErrNoChannel, ErrProviderRejected,
@@ -333,6 +342,12 @@ func (s *Service) resolve(ctx context.Context, tenant string, req Request) (*pla
 	}
 	recipient := req.Recipient()
 	p := &plan{channels: chs, recipient: recipient}
+	if err := s.applyPreferences(tenant, req, p); err != nil {
+		return nil, err
+	}
+	if p.skip != "" {
+		return p, nil
+	}
 	if req.Channel == KindWebhook {
 		return p, nil // no address, and no subscriber needed
 	}
@@ -464,6 +479,7 @@ func (s *Service) attempt(ctx context.Context, tenant, subject string, req Reque
 		providerID, sendErr = prov.Send(sendCtx, provider.Message{
 			Tenant: tenant, WorkflowID: req.WorkflowID, RunID: req.RunID, StepID: req.StepID,
 			SubscriberID: p.recipient, IdempotencyKey: req.IdempotencyKey, To: p.address, Content: req.Content,
+			ListUnsubscribe: p.unsubscribe,
 		})
 		cancel()
 	}

@@ -35,6 +35,9 @@ func (t *turn) execute(ctx context.Context) (verdict, error) {
 		t.due = 0
 	}
 	req := wire.ExecuteRequest{WorkflowID: t.st.WorkflowID, RunID: t.st.RunID, Payload: payload, Subscriber: t.sub}
+	if req.Links, err = t.e.links(t.tenant, req.WorkflowID, t.sub); err != nil {
+		return verdict{}, err
+	}
 	for _, s := range t.st.CompletedSteps() {
 		req.Steps = append(req.Steps, wire.CompletedStep{StepID: s.StepID, Type: wire.StepType(s.Type), Output: s.Output})
 	}

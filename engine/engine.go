@@ -17,6 +17,7 @@ import (
 	"github.com/heraldhq/herald/bridgeclient"
 	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/preferences/links"
 	"github.com/heraldhq/herald/projections"
 )
 
@@ -94,6 +95,10 @@ type Config struct {
 	Now func() time.Time
 	// Logger receives the engine's logs. Zero: slog.Default().
 	Logger *slog.Logger
+	// Links makes the unsubscribe and preference page links of execute
+	// requests (CONTRACT §12). Zero, or a Maker without a public URL: no
+	// links.
+	Links *links.Maker
 }
 
 func (c *Config) setDefaults() {

@@ -25,6 +25,10 @@ type SyncedWorkflow struct {
 	// workflow is event-triggered.
 	Schedule      *string         `json:"schedule"`
 	PayloadSchema json.RawMessage `json:"payloadSchema,omitempty"`
+	// Critical workflows send whatever a subscriber's preferences say.
+	Critical bool `json:"critical,omitempty"`
+	// Preferences holds the workflow's default preferences; nil for none.
+	Preferences *WorkflowPreferences `json:"preferences,omitempty"`
 }
 
 // WorkflowsSyncedData is the whole list of a sync: it replaces the last.

@@ -113,6 +113,10 @@ func TestEveryIDSlotRefusesTenKilobytes(t *testing.T) {
 		{"/v1/subscribers/{externalId}", "GET", "/v1/subscribers/" + esc, "tenant", nil, nil, inv},
 		{"/v1/subscribers/{externalId}", "DELETE", "/v1/subscribers/" + esc, "tenant", nil, nil, inv},
 		{"/v1/subscribers/{externalId}/subscriptions", "GET", "/v1/subscribers/" + esc + "/subscriptions", "tenant", nil, nil, inv},
+		{"/v1/subscribers/{externalId}/preferences", "GET", "/v1/subscribers/" + esc + "/preferences", "tenant", nil, nil, inv},
+		{"/v1/subscribers/{externalId}/preferences", "PATCH", "/v1/subscribers/" + esc + "/preferences", "tenant", nil, map[string]any{}, inv},
+		{"/v1/subscribers/{externalId}/preferences", "PATCH", "/v1/subscribers/u1/preferences", "tenant", nil,
+			map[string]any{"workflows": map[string]any{huge: nil}, "channels": map[string]any{huge: true}}, inv},
 		{"/v1/subscribers/{externalId}/subscriptions/{topicKey}", "PUT", "/v1/subscribers/" + esc + "/subscriptions/t1", "tenant", nil, nil, inv},
 		{"/v1/subscribers/{externalId}/subscriptions/{topicKey}", "PUT", "/v1/subscribers/u1/subscriptions/" + esc, "tenant", nil, nil, inv},
 		{"/v1/subscribers/{externalId}/subscriptions/{topicKey}", "DELETE", "/v1/subscribers/" + esc + "/subscriptions/t1", "tenant", nil, nil, inv},
@@ -168,6 +172,20 @@ func TestEveryIDSlotRefusesTenKilobytes(t *testing.T) {
 		}
 		if len(body) > 4<<10 || strings.Contains(string(body), huge[:300]) {
 			t.Errorf("%s %.80s: the answer (%d bytes) echoes the value: %.300s", c.method, c.path, len(body), body)
+		}
+	}
+
+	// The public pages answer HTML, not the error body: a 10 KB token is
+	// their 404 page, bounded, without the value.
+	for _, c := range []edgeCase{
+		{"/u/{token}", "GET", "/u/" + esc, "", nil, nil, nf},
+		{"/u/{token}", "POST", "/u/" + dotted, "", nil, "List-Unsubscribe=One-Click", nf},
+		{"/p/{token}", "GET", "/p/" + esc, "", nil, nil, nf},
+		{"/p/{token}", "POST", "/p/" + esc, "", nil, "on=a/email", nf},
+	} {
+		covered[c.route] = true
+		if status, body := h.do(t, c); status != http.StatusNotFound || len(body) > 4<<10 || strings.Contains(string(body), huge[:300]) {
+			t.Errorf("%s %.80s: %d %.300s; want a bounded 404 page", c.method, c.path, status, body)
 		}
 	}
 

@@ -18,6 +18,7 @@ import (
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/preferences/links"
 	"github.com/heraldhq/herald/projections"
 )
 
@@ -66,6 +67,9 @@ type Deps struct {
 
 	// Delivery serves POST /v1/deliver.
 	Delivery *delivery.Service
+	// Links opens the tokens of the public pages (/u/{token},
+	// /p/{token}). Zero: those pages answer 404.
+	Links *links.Maker
 }
 
 // Server is the REST API. Create it with New; serve Handler.
@@ -79,6 +83,8 @@ type Server struct {
 	logger   *slog.Logger
 	ops      opsState
 	limits   *tenantLimits
+	// public limits the public pages per subscriber (see publicRate).
+	public *tenantLimits
 }
 
 // New builds the router with every route of the contract.
@@ -94,6 +100,7 @@ func New(cfg Config, deps Deps) *Server {
 	}
 	s := &Server{cfg: cfg, deps: deps, logger: cfg.Logger}
 	s.limits = newTenantLimits(cfg.RateLimit)
+	s.public = newTenantLimits(publicRate)
 	r := s.newRouter()
 	s.internal = r
 	if cfg.SeparateInternal {
@@ -184,6 +191,8 @@ func (s *Server) routes() []route {
 		{"PUT", "/v1/subscribers/{externalId}", authTenant, s.putSubscriber},
 		{"GET", "/v1/subscribers/{externalId}", authTenant, s.getSubscriber},
 		{"DELETE", "/v1/subscribers/{externalId}", authTenant, s.deleteSubscriber},
+		{"GET", "/v1/subscribers/{externalId}/preferences", authTenant, s.getPreferences},
+		{"PATCH", "/v1/subscribers/{externalId}/preferences", authTenant, s.patchPreferences},
 		{"GET", "/v1/subscribers/{externalId}/subscriptions", authTenant, s.listSubscriptions},
 		{"PUT", "/v1/subscribers/{externalId}/subscriptions/{topicKey}", authTenant, s.subscribe},
 		{"DELETE", "/v1/subscribers/{externalId}/subscriptions/{topicKey}", authTenant, s.unsubscribe},
@@ -201,6 +210,11 @@ func (s *Server) routes() []route {
 
 		{"PUT", "/v1/bridge", authTenant, s.putBridge},
 		{"GET", "/v1/bridge", authTenant, s.getBridge},
+
+		{"GET", "/u/{token}", authNone, s.unsubscribeConfirm},
+		{"POST", "/u/{token}", authNone, s.oneClickUnsubscribe},
+		{"GET", "/p/{token}", authNone, s.preferencePage},
+		{"POST", "/p/{token}", authNone, s.savePreferences},
 
 		{"POST", "/v1/deliver", authInternal, s.deliver},
 		{"GET", "/v1/deliveries", authTenant, s.listDeliveries},

@@ -10,6 +10,14 @@ type workflowView struct {
 	WorkflowID string  `json:"workflowId"`
 	Schedule   *string `json:"schedule"`
 	NextRunAt  *string `json:"nextRunAt"`
+	// Critical and Preferences are what the workflow declared at discover
+	// (CONTRACT §11); Preferences is null without defaults.
+	Critical    bool                 `json:"critical"`
+	Preferences *workflowPreferences `json:"preferences"`
+}
+
+type workflowPreferences struct {
+	Channels map[string]bool `json:"channels"`
 }
 
 type workflowsView struct {
@@ -18,7 +26,11 @@ type workflowsView struct {
 
 func viewWorkflows(wfs []control.Workflow) workflowsView {
 	return workflowsView{Workflows: mapSlice(wfs, func(w control.Workflow) workflowView {
-		return workflowView{WorkflowID: w.WorkflowID, Schedule: w.Schedule, NextRunAt: tsPtr(w.NextRunAt)}
+		v := workflowView{WorkflowID: w.WorkflowID, Schedule: w.Schedule, NextRunAt: tsPtr(w.NextRunAt), Critical: w.Critical}
+		if w.DefaultChannels != nil {
+			v.Preferences = &workflowPreferences{Channels: w.DefaultChannels}
+		}
+		return v
 	})}
 }
 

@@ -137,6 +137,9 @@ func applySubscriberDeleted(tx *bolt.Tx, ev eventlog.Event) error {
 			return err
 		}
 	}
+	if err := deletePreferences(tx, ev.TenantID, d.SubscriberID); err != nil {
+		return err
+	}
 	return subs.Delete(k)
 }
 

@@ -16,6 +16,7 @@ func readModels() (map[string]applyFunc, [][]byte) {
 		deliveryModels,
 		inboxModels,
 		suppressionModels,
+		preferenceModels,
 	} {
 		h, b := model()
 		maps.Copy(handlers, h)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -111,6 +112,12 @@ type Config struct {
 	// the internal routes (POST /v1/deliver), which HTTPAddr then does not
 	// serve (HERALD_INTERNAL_ADDR). Zero: HTTPAddr serves them.
 	InternalAddr string
+	// PublicURL is the base URL at which users' browsers and mailbox
+	// providers reach this service (HERALD_PUBLIC_URL, --public-url), an
+	// absolute http(s) URL with no query or fragment. When set, emails of
+	// non-critical workflows carry List-Unsubscribe and Bridges receive
+	// links (CONTRACT §12). Zero: neither.
+	PublicURL string
 }
 
 // Embedded reports whether the process runs its own NATS server.
@@ -119,8 +126,8 @@ func (c Config) Embedded() bool { return len(c.NATSURLs) == 0 }
 // Flags are the command-line values of `herald serve`; an empty value (or
 // zero) means "not given".
 type Flags struct {
-	HTTPAddr, DataDir, NATSURL, NATSCreds, Sync string
-	Replicas                                    int
+	HTTPAddr, DataDir, NATSURL, NATSCreds, Sync, PublicURL string
+	Replicas                                               int
 }
 
 // LoadConfig builds a Config from the environment and flags and validates
@@ -169,6 +176,7 @@ func LoadConfig(env func(string) string, f Flags) (Config, error) {
 		errs = append(errs, errors.New("HERALD_WORKERS: must be from 1 to 4096"))
 	}
 	c.InternalAddr = pick("", "HERALD_INTERNAL_ADDR", "")
+	c.PublicURL = strings.TrimRight(pick(f.PublicURL, "HERALD_PUBLIC_URL", ""), "/")
 	if c.MaxConns, err = strconv.Atoi(pick("", "HERALD_MAX_CONNS", "4096")); err != nil {
 		errs = append(errs, fmt.Errorf("HERALD_MAX_CONNS: %q is not an integer", env("HERALD_MAX_CONNS")))
 	} else if c.MaxConns == 0 {
@@ -247,6 +255,9 @@ func (c Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.InternalAddr); c.InternalAddr != "" && err != nil {
 		errs = append(errs, fmt.Errorf("HERALD_INTERNAL_ADDR: %q is not host:port", c.InternalAddr))
 	}
+	if err := checkPublicURL(c.PublicURL); err != nil {
+		errs = append(errs, err)
+	}
 	if c.MaxConns < 0 {
 		errs = append(errs, fmt.Errorf("HERALD_MAX_CONNS: %d is not at least 1", c.MaxConns))
 	}
@@ -275,4 +286,18 @@ func (c Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkPublicURL reports what is wrong with a HERALD_PUBLIC_URL ("" is
+// allowed: none).
+func checkPublicURL(v string) error {
+	if v == "" {
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil ||
+		u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(v, " <>\"\r\n") {
+		return fmt.Errorf("HERALD_PUBLIC_URL: %q is not an absolute http(s) URL without query or fragment", v)
+	}
+	return nil
 }

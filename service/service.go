@@ -23,6 +23,7 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/httpapi"
 	"github.com/heraldhq/herald/metrics"
+	"github.com/heraldhq/herald/preferences/links"
 	"github.com/heraldhq/herald/projections"
 	"github.com/heraldhq/herald/secrets"
 	"github.com/nats-io/nats.go"
@@ -147,8 +148,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		smtpOpts.DialContext = egress.Policy{AllowPrivate: cfg.AllowPrivateEgress}.Dialer(smtpOpts.DialTimeout).DialContext
 	}
 	s.smtp = smtp.NewSender(smtpOpts)
+	tokens := links.New(s.keys, cfg.PublicURL)
 	if s.delivery, err = delivery.NewService(delivery.Config{
-		Log: s.log, Store: s.store, Keys: s.keys, SMTP: s.smtp, Logger: logger,
+		Log: s.log, Store: s.store, Keys: s.keys, SMTP: s.smtp, Logger: logger, Links: tokens,
 		HTTPClient: egress.Policy{AllowPrivate: cfg.AllowPrivateEgress}.Client(0),
 		Lease:      cfg.DeliveryLease, SendTimeout: cfg.DeliverySendTimeout,
 	}); err != nil {
@@ -170,6 +172,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		Logger:         logger,
 
 		CacheBytes: int64(cfg.CacheMiB) << 20,
+		Links:      tokens,
 
 		BridgeTransport: s.metrics.BridgeTransport,
 		WokeLate:        s.metrics.WokeLate,
@@ -210,7 +213,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 
 		SeparateInternal: cfg.InternalAddr != "",
 		RateLimit:        cfg.RateLimit,
-	}, httpapi.Deps{Control: s.ctl, Store: s.store, Log: s.log, Delivery: s.delivery})
+	}, httpapi.Deps{Control: s.ctl, Store: s.store, Log: s.log, Delivery: s.delivery, Links: tokens})
 	s.http = s.newHTTPServer(api.Handler())
 	s.http.RegisterOnShutdown(api.StopStreams)
 	s.sampleMetrics()

@@ -53,6 +53,17 @@ type ExecuteRequest struct {
 	Payload    json.RawMessage `json:"payload"`    // a JSON object; empty is sent as {}
 	Subscriber *Subscriber     `json:"subscriber"` // nil: no recipient (cron run)
 	Steps      []CompletedStep `json:"steps"`      // completed steps, oldest first; nil is sent as []
+	// Links are the subscriber's unsubscribe and preference page URLs for
+	// this workflow; nil (absent) when the service has no public URL or
+	// the run has no subscriber.
+	Links *Links `json:"links,omitempty"`
+}
+
+// Links are URLs a workflow may put in its messages (CONTRACT §12).
+// Unsubscribe is nil for a critical workflow (it cannot be turned off).
+type Links struct {
+	Unsubscribe *string `json:"unsubscribe"`
+	Preferences string  `json:"preferences"`
 }
 
 // Subscriber is the single recipient of a run, as the engine forwards it.
@@ -84,10 +95,21 @@ type DiscoverAnswer struct {
 
 // WorkflowInfo describes one registered workflow. Schedule is nil for an
 // event-triggered workflow; PayloadSchema is the JSON null when unset.
+// Critical (sends ignore subscribers' preferences) and Preferences (the
+// workflow's default preferences) are absent when unset.
 type WorkflowInfo struct {
-	WorkflowID    string          `json:"workflowId"`
-	Schedule      *string         `json:"schedule"`
-	PayloadSchema json.RawMessage `json:"payloadSchema"`
+	WorkflowID    string               `json:"workflowId"`
+	Schedule      *string              `json:"schedule"`
+	PayloadSchema json.RawMessage      `json:"payloadSchema"`
+	Critical      bool                 `json:"critical,omitempty"`
+	Preferences   *WorkflowPreferences `json:"preferences,omitempty"`
+}
+
+// WorkflowPreferences are a workflow's default preferences: per channel
+// kind ("email", …), whether a subscriber who set nothing for the kind
+// receives the workflow's sends of it.
+type WorkflowPreferences struct {
+	Channels map[string]bool `json:"channels"`
 }
 
 // ExecuteAnswer is the 200 answer to an execute request: either

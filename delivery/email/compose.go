@@ -34,6 +34,10 @@ type Message struct {
 	// Content is the send step's email content. Its ReplyTo, when set, is
 	// an address with an optional name ("Support <help@example.com>").
 	Content wire.EmailContent
+	// ListUnsubscribe, when set, is an https or http URL sent as
+	// List-Unsubscribe: <URL> with List-Unsubscribe-Post:
+	// List-Unsubscribe=One-Click (RFC 8058). Empty: neither header.
+	ListUnsubscribe string
 }
 
 // Compose renders m as an RFC 5322 message with CRLF line endings (see the
@@ -66,6 +70,10 @@ func Compose(m Message) ([]byte, error) {
 		setTextPart(&h.Header, "text/plain")
 	}
 	h.Set("MIME-Version", "1.0")
+	if m.ListUnsubscribe != "" {
+		h.Set("List-Unsubscribe-Post", "List-Unsubscribe=One-Click")
+		h.Set("List-Unsubscribe", "<"+m.ListUnsubscribe+">")
+	}
 	h.SetSubject(strings.Join(strings.FieldsFunc(m.Content.Subject, isCRLF), " "))
 	if replyTo != nil {
 		h.SetAddressList("Reply-To", []*gomail.Address{replyTo})
@@ -157,6 +165,10 @@ func (m Message) check() error {
 		if !ok || left == "" || right == "" || strings.ContainsFunc(f.v, isSpaceOrSpecial) {
 			return fmt.Errorf("%w: %s %.80q is not a bare left@right", ErrInvalid, f.name, f.v)
 		}
+	}
+	if m.ListUnsubscribe != "" && (!strings.HasPrefix(m.ListUnsubscribe, "https://") && !strings.HasPrefix(m.ListUnsubscribe, "http://") ||
+		strings.ContainsFunc(m.ListUnsubscribe, isSpaceOrSpecial)) {
+		return fmt.Errorf("%w: listUnsubscribe %.80q is not an http(s) URL", ErrInvalid, m.ListUnsubscribe)
 	}
 	if strings.ContainsFunc(m.FromName, isCRLF) {
 		return fmt.Errorf("%w: fromName contains a line break", ErrInvalid)

@@ -36,6 +36,10 @@ type Message struct {
 	// wire.SMSContent, wire.ChatContent, wire.PushContent,
 	// wire.InAppContent, wire.WebhookContent).
 	Content json.RawMessage
+	// ListUnsubscribe is the one-click unsubscribe URL of an email (RFC
+	// 8058): email providers send it as List-Unsubscribe with
+	// List-Unsubscribe-Post. Empty for none; other kinds ignore it.
+	ListUnsubscribe string
 }
 
 // Provider sends messages on one configured channel. Implementations are

@@ -137,7 +137,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	raw, err := email.Compose(email.Message{
 		FromEmail: p.fromEmail, FromName: p.fromName, To: m.To,
 		MessageID: email.MessageID(m.Tenant, m.IdempotencyKey, p.fromEmail),
-		Date:      p.now(), Content: content,
+		Date:      p.now(), Content: content, ListUnsubscribe: m.ListUnsubscribe,
 	})
 	if err != nil {
 		return "", provider.Failf(provider.ErrRejected, err, "%s", err.Error()) // names the field, holds no secret

@@ -138,6 +138,9 @@ type Message struct {
 	// a lost reply) sets the same id each time, so that mail clients can
 	// drop the duplicate. Empty means a random id (see the package doc).
 	MessageID string
+	// ListUnsubscribe, when set, is the one-click unsubscribe URL sent as
+	// List-Unsubscribe with List-Unsubscribe-Post (RFC 8058).
+	ListUnsubscribe string
 }
 
 // Validate reports whether To is a bare email address, ReplyTo, when set,

@@ -29,6 +29,7 @@ func compose(cfg Config, msg Message, now time.Time) (data []byte, messageID str
 		Content: wire.EmailContent{
 			Subject: msg.Subject, Body: msg.Body, HTML: msg.HTML, Text: msg.Text, ReplyTo: msg.ReplyTo,
 		},
+		ListUnsubscribe: msg.ListUnsubscribe,
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %w", ErrInvalid, err)

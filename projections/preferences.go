@@ -1,0 +1,130 @@
+package projections
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/preferences"
+	bolt "go.etcd.io/bbolt"
+)
+
+// The preference read models: a subscriber's preferences, and what each
+// workflow of a tenant's last sync declares about them.
+var (
+	bucketPreferences      = []byte("preferences")       // tenant\x00externalId → preferences.Doc
+	bucketWorkflowDefaults = []byte("workflow_defaults") // tenant\x00workflowId → WorkflowDefaults
+)
+
+// WorkflowDefaults is one workflow of a tenant's last sync as preferences
+// see it.
+type WorkflowDefaults struct {
+	WorkflowID string `json:"workflowId"`
+	preferences.Defaults
+}
+
+func preferenceModels() (map[string]applyFunc, [][]byte) {
+	return map[string]applyFunc{
+		events.SubscriberPreferencesUpdated: applyPreferencesUpdated,
+		events.WorkflowsSynced:              applyWorkflowsSynced,
+	}, [][]byte{bucketPreferences, bucketWorkflowDefaults}
+}
+
+// applyPreferencesUpdated stores the subscriber's preferences and moves
+// the subscriber's Seq (its subject's last event). It is ignored when the
+// subscriber does not exist (the writer checked it did).
+func applyPreferencesUpdated(tx *bolt.Tx, ev eventlog.Event) error {
+	var d events.SubscriberPreferencesUpdatedData
+	if err := ev.Decode(&d); err != nil {
+		return err
+	}
+	subs := tx.Bucket(bucketSubscribers)
+	k := key(ev.TenantID, d.SubscriberID)
+	var sub Subscriber
+	if ok, err := getJSON(subs, k, &sub); err != nil || !ok {
+		return err
+	}
+	sub.Seq = ev.Seq
+	if err := putJSON(subs, k, sub); err != nil {
+		return err
+	}
+	var doc preferences.Doc
+	if err := json.Unmarshal(d.Preferences, &doc); err != nil {
+		return err
+	}
+	if doc.Empty() {
+		return tx.Bucket(bucketPreferences).Delete(k)
+	}
+	return putJSON(tx.Bucket(bucketPreferences), k, doc)
+}
+
+// deletePreferences drops a deleted (or erased) subscriber's preferences.
+func deletePreferences(tx *bolt.Tx, tenant, externalID string) error {
+	return tx.Bucket(bucketPreferences).Delete(key(tenant, externalID))
+}
+
+// applyWorkflowsSynced replaces the tenant's workflow defaults with the
+// sync's.
+func applyWorkflowsSynced(tx *bolt.Tx, ev eventlog.Event) error {
+	var d events.WorkflowsSyncedData
+	if err := ev.Decode(&d); err != nil {
+		return err
+	}
+	b := tx.Bucket(bucketWorkflowDefaults)
+	if err := deletePrefix(b, key(ev.TenantID, "")); err != nil {
+		return err
+	}
+	for _, w := range d.Workflows {
+		v := WorkflowDefaults{WorkflowID: w.WorkflowID, Defaults: preferences.Defaults{Critical: w.Critical}}
+		if w.Preferences != nil {
+			v.Channels = w.Preferences.Channels
+		}
+		if err := putJSON(b, key(ev.TenantID, w.WorkflowID), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Preferences returns a subscriber's preferences: the zero Doc when it
+// set none. It does not check that the subscriber exists.
+func (s *Store) Preferences(tenant, externalID string) (preferences.Doc, error) {
+	var doc preferences.Doc
+	err := s.view(func(tx *bolt.Tx) error {
+		_, err := getJSON(tx.Bucket(bucketPreferences), key(tenant, externalID), &doc)
+		return err
+	})
+	return doc, err
+}
+
+// WorkflowDefaults returns what workflow declared at the tenant's last
+// sync; the zero value (not critical, no defaults) for a workflow not
+// synced.
+func (s *Store) WorkflowDefaults(tenant, workflow string) (preferences.Defaults, error) {
+	var v WorkflowDefaults
+	err := s.view(func(tx *bolt.Tx) error {
+		_, err := getJSON(tx.Bucket(bucketWorkflowDefaults), key(tenant, workflow), &v)
+		return err
+	})
+	return v.Defaults, err
+}
+
+// TenantWorkflowDefaults lists the workflows of the tenant's last sync in
+// workflow id order (at most as many as a sync records).
+func (s *Store) TenantWorkflowDefaults(tenant string) ([]WorkflowDefaults, error) {
+	var out []WorkflowDefaults
+	err := s.view(func(tx *bolt.Tx) error {
+		prefix := key(tenant, "")
+		c := tx.Bucket(bucketWorkflowDefaults).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			var w WorkflowDefaults
+			if err := json.Unmarshal(v, &w); err != nil {
+				return err
+			}
+			out = append(out, w)
+		}
+		return nil
+	})
+	return out, err
+}
