@@ -21,6 +21,12 @@ const (
 	AggDigest      = "digest"
 	// AggInbox: a subscriber's in-app messages (id: the subscriber).
 	AggInbox = "inbox"
+	// AggWebhook: an outbound webhook endpoint's configuration (id: the
+	// endpoint).
+	AggWebhook = "webhook"
+	// AggWebhookAttempts: the delivery attempts to one webhook endpoint
+	// (id: the endpoint).
+	AggWebhookAttempts = "whattempt"
 )
 
 // Token encodes an arbitrary id (external ids may hold dots, spaces,

@@ -202,6 +202,14 @@ func (s *Server) routes() []route {
 
 		{"POST", "/v1/deliver", authInternal, s.deliver},
 		{"GET", "/v1/deliveries", authTenant, s.listDeliveries},
+
+		{"POST", "/v1/webhooks", authTenant, s.createWebhook},
+		{"GET", "/v1/webhooks", authTenant, s.listWebhooks},
+		{"GET", "/v1/webhooks/{webhookId}", authTenant, s.getWebhook},
+		{"PATCH", "/v1/webhooks/{webhookId}", authTenant, s.patchWebhook},
+		{"DELETE", "/v1/webhooks/{webhookId}", authTenant, s.deleteWebhook},
+		{"POST", "/v1/webhooks/{webhookId}/rotate-secret", authTenant, s.rotateWebhookSecret},
+		{"GET", "/v1/webhooks/{webhookId}/attempts", authTenant, s.listWebhookAttempts},
 	}
 }
 

@@ -15,6 +15,7 @@ func readModels() (map[string]applyFunc, [][]byte) {
 		bridgeModels,
 		deliveryModels,
 		inboxModels,
+		webhookModels,
 	} {
 		h, b := model()
 		maps.Copy(handlers, h)
