@@ -143,10 +143,13 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 
 	var wg sync.WaitGroup
 	events := make(chan jetstream.Msg, sourceWorkers)
+	// Events taken but not handled when ctx ends are given back at once,
+	// not after AckWait.
 	srcCC, err := src.Consume(func(m jetstream.Msg) {
 		select {
 		case events <- m:
 		case <-ctx.Done():
+			_ = m.Nak()
 		}
 	}, jetstream.PullMaxMessages(64), jetstream.PullHeartbeat(2*time.Second))
 	if err != nil {
@@ -176,7 +179,14 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	srcCC.Stop()
 	sndCC.Stop()
 	wg.Wait()
-	return nil
+	for {
+		select {
+		case m := <-events:
+			_ = m.Nak()
+		default:
+			return nil
+		}
+	}
 }
 
 // fanOut turns one event into the webhook messages of the tenant's
@@ -185,6 +195,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 func (d *Dispatcher) fanOut(ctx context.Context, m jetstream.Msg) {
 	if err := d.publishFor(ctx, m); err != nil {
 		if ctx.Err() != nil {
+			_ = m.Nak()
 			return
 		}
 		d.log.Warn("webhooks: event not turned into messages; retried", "subject", m.Subject(), "err", err)
