@@ -188,7 +188,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 	})
 	s.webhooks = webhooks.New(webhooks.Config{
 		Log: s.log, Store: s.store, Keys: s.keys, Render: httpapi.WebhookData(s.store),
-		RetryBase: cfg.WebhookRetryBase, Egress: egress.Policy{AllowPrivate: cfg.AllowPrivateEgress},
+		RetryBase: cfg.WebhookRetryBase, AckWait: cfg.AckWait, Egress: egress.Policy{AllowPrivate: cfg.AllowPrivateEgress},
 		Logger: logger, Attempted: s.metrics.WebhookAttempted,
 	})
 	s.ctl.SetRuntime(s.engine, control.RuntimeOptions{CronMinInterval: cfg.CronMinInterval})

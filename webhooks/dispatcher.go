@@ -33,9 +33,10 @@ const (
 const (
 	// sendTimeout: a 2xx answer within it is delivered.
 	sendTimeout = 10 * time.Second
-	// ackWait is how soon a message a lost process held is sent again:
-	// past sendTimeout, so a send under way is not duplicated.
-	ackWait = 30 * time.Second
+	// defaultAckWait is how soon the events and messages a lost process
+	// held are taken again; a send under way reports progress every third
+	// of it, so a send is not taken twice.
+	defaultAckWait = 15 * time.Second
 	// perEndpoint bounds one process's sends in flight to one endpoint.
 	perEndpoint = 4
 	// busyDelay is how long a message for an endpoint at its limit waits
@@ -68,6 +69,10 @@ type Config struct {
 	Egress egress.Policy
 	// Logger receives the dispatcher's logs. Zero: slog.Default().
 	Logger *slog.Logger
+	// AckWait is how soon the work a lost process held (an event being
+	// turned into messages, a message being sent) is taken by another.
+	// Zero: 15s.
+	AckWait time.Duration
 	// Attempted is called with the outcome of every attempt
 	// (events.WebhookSucceeded or events.WebhookFailed): a metrics hook.
 	// Zero: none.
@@ -93,6 +98,9 @@ func New(cfg Config) *Dispatcher {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.AckWait <= 0 {
+		cfg.AckWait = defaultAckWait
+	}
 	if cfg.Attempted == nil {
 		cfg.Attempted = func(string) {}
 	}
@@ -116,7 +124,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		// before the consumer.
 		DeliverPolicy: jetstream.DeliverNewPolicy,
 		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       ackWait,
+		AckWait:       d.cfg.AckWait,
 		MaxDeliver:    -1,
 		MaxAckPending: maxInFlight,
 	})
@@ -130,7 +138,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		Durable:       sendConsumer,
 		FilterSubject: workPrefix + ">",
 		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       ackWait,
+		AckWait:       d.cfg.AckWait,
 		MaxDeliver:    -1,
 		MaxAckPending: maxInFlight,
 	})
@@ -290,8 +298,28 @@ func (d *Dispatcher) take(ctx context.Context, m jetstream.Msg, wg *sync.WaitGro
 			}
 			d.mu.Unlock()
 		}()
+		stop := keepAlive(m, d.cfg.AckWait/3)
+		defer stop()
 		d.send(ctx, m, wm)
 	}()
+}
+
+// keepAlive tells the server every period that m is still being worked
+// on, until the returned stop is called.
+func keepAlive(m jetstream.Msg, period time.Duration) (stop func()) {
+	t := time.NewTicker(period)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-t.C:
+				_ = m.InProgress()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { t.Stop(); close(done) }
 }
 
 // send makes one attempt of wm and settles m: acknowledged once the

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"slices"
-	"sort"
 	"testing"
 	"time"
 
@@ -229,7 +228,7 @@ func TestDeliveredAfterRestart(t *testing.T) {
 	recv.stop()
 	const n = 10
 	for i := range n {
-		f.inApp("run_" + string(rune('a'+i)))
+		f.inApp("run_" + itoa(i))
 	}
 	// Wait until each message failed once (the receiver is down).
 	deadline := time.Now().Add(15 * time.Second)
@@ -248,7 +247,7 @@ func TestDeliveredAfterRestart(t *testing.T) {
 	}
 	h.Stop()
 	h = startService(t, dir, nil)
-	f.h = h
+	f.h, f.base, f.internal = h, h.URL(), h.InternalToken()
 	recv.restart(t)
 	got := recv.waitFor(t, 30*time.Second, "every message", func(got []received) bool {
 		ids := map[string]bool{}
@@ -261,46 +260,5 @@ func TestDeliveredAfterRestart(t *testing.T) {
 		if !verifySignature(secret, r.ID, r.Timestamp, r.Body, r.Signature) {
 			t.Fatalf("signature of %s does not verify", r.ID)
 		}
-	}
-}
-
-// TestSlowEndpointDelaysNoOtherTenant: tenant A's endpoint answers after
-// 9 s; tenant B's webhooks keep arriving fast. The latency is from the
-// event's time (the body's timestamp) to the receipt.
-func TestSlowEndpointDelaysNoOtherTenant(t *testing.T) {
-	h := startService(t, "", nil)
-	a, b := newFixture(t, h, "Slow"), newFixture(t, h, "Fast")
-	release := make(chan struct{})
-	slow := newReceiver(t, func(string, int) int {
-		select {
-		case <-time.After(9 * time.Second):
-		case <-release:
-		}
-		return 200
-	})
-	t.Cleanup(func() { close(release) })
-	fast := newReceiver(t, nil)
-	a.webhook(slow.URL, "*")
-	b.webhook(fast.URL, "*")
-	const n = 60
-	for i := range n {
-		a.inApp("run_a" + string(rune('0'+i/10)) + string(rune('0'+i%10)))
-	}
-	time.Sleep(200 * time.Millisecond) // tenant A's messages are queued and sending
-	for i := range n {
-		b.inApp("run_b" + string(rune('0'+i/10)) + string(rune('0'+i%10)))
-		time.Sleep(20 * time.Millisecond)
-	}
-	got := fast.waitFor(t, 20*time.Second, "tenant B's messages", func(got []received) bool { return len(got) >= n })
-	lat := make([]time.Duration, 0, len(got))
-	for _, r := range got {
-		lat = append(lat, r.At.Sub(r.EventTime))
-	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	p50, p99 := lat[len(lat)/2], lat[(len(lat)*99+99)/100-1]
-	t.Logf("tenant B webhook latency over %d messages: p50 %v, p99 %v, max %v (tenant A's endpoint answering after 9s, %d requests taken)",
-		len(lat), p50, p99, lat[len(lat)-1], len(slow.requests()))
-	if p99 > 100*time.Millisecond {
-		t.Fatalf("tenant B's p99 latency %v, want under 100ms", p99)
 	}
 }

@@ -10,11 +10,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/internal/testapi"
 	"github.com/heraldhq/herald/internal/testherald"
 )
 
@@ -159,21 +161,41 @@ func (r *receiver) waitFor(t *testing.T, timeout time.Duration, what string, don
 }
 
 // fixture is a service with one tenant, a subscriber ada and an in-app
-// channel.
+// channel. h is set when the service runs in this process.
 type fixture struct {
-	t      *testing.T
-	h      *testherald.Herald
-	tenant string
-	key    string
+	t        *testing.T
+	h        *testherald.Herald
+	base     string
+	internal string
+	tenant   string
+	key      string
 }
 
 func newFixture(t *testing.T, h *testherald.Herald, name string) *fixture {
 	t.Helper()
-	f := &fixture{t: t, h: h}
+	f := &fixture{t: t, h: h, base: h.URL(), internal: h.InternalToken()}
 	f.tenant, f.key = h.Tenant(name)
+	f.setUp()
+	return f
+}
+
+// newRemoteFixture is newFixture for a service at base (a child
+// process) whose admin and internal tokens are given.
+func newRemoteFixture(t *testing.T, base, admin, internal, name string) *fixture {
+	t.Helper()
+	f := &fixture{t: t, base: base, internal: internal}
+	tn, err := testapi.New(base, admin).CreateTenant(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.tenant, f.key = tn.TenantID, tn.APIKey
+	f.setUp()
+	return f
+}
+
+func (f *fixture) setUp() {
 	f.call("PUT", "/v1/subscribers/ada", map[string]any{"contacts": map[string]any{"email": []string{"ada@example.com"}}}, 201)
 	f.call("POST", "/v1/channels", map[string]any{"channelKey": "in-app", "config": map[string]any{}}, 201)
-	return f
 }
 
 func startService(t *testing.T, dir string, env map[string]string) *testherald.Herald {
@@ -185,9 +207,12 @@ func startService(t *testing.T, dir string, env map[string]string) *testherald.H
 	return testherald.Start(t, testherald.Options{DataDir: dir, Env: e})
 }
 
-func (f *fixture) call(method, path string, body any, status int) testherald.Response {
+func (f *fixture) call(method, path string, body any, status int) testapi.Response {
 	f.t.Helper()
-	r := f.h.Do(method, path, f.key, body)
+	r, err := testapi.New(f.base, f.key).Send(context.Background(), method, path, body)
+	if err != nil {
+		f.t.Fatalf("%s %s: %v", method, path, err)
+	}
 	if r.Status != status {
 		f.t.Fatalf("%s %s: %d %s, want %d", method, path, r.Status, r.Body, status)
 	}
@@ -206,11 +231,11 @@ func (f *fixture) webhook(url string, events ...string) (id, secret string) {
 func (f *fixture) deliver(body map[string]any) (int, map[string]any) {
 	f.t.Helper()
 	data, _ := json.Marshal(body)
-	req, _ := http.NewRequest("POST", f.h.URL()+"/v1/deliver", bytes.NewReader(data))
+	req, _ := http.NewRequest("POST", f.base+"/v1/deliver", bytes.NewReader(data))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-herald-internal-token", f.h.InternalToken())
+	req.Header.Set("x-herald-internal-token", f.internal)
 	req.Header.Set("x-herald-tenant-id", f.tenant)
-	resp, err := f.h.Client.Do(req)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -239,3 +264,15 @@ func (f *fixture) attempts(id string) []map[string]any {
 	f.call("GET", "/v1/webhooks/"+id+"/attempts?limit=500", nil, 200).JSON(f.t, &l)
 	return l.Data
 }
+
+// atomicInt counts from several goroutines.
+type atomicInt struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (a *atomicInt) add() { a.mu.Lock(); a.n++; a.mu.Unlock() }
+
+func (a *atomicInt) get() int { a.mu.Lock(); defer a.mu.Unlock(); return a.n }
+
+func itoa(i int) string { return strconv.Itoa(i) }
