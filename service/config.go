@@ -53,7 +53,8 @@ type Config struct {
 	// fan-out worker takes it over after a crash. Zero: the engine's
 	// default (20s). Not configurable from the environment: a test knob.
 	FanoutBackstop time.Duration
-	// AckWait is how soon work held by a crashed process is redelivered.
+	// AckWait is how soon work held by a crashed process is redelivered
+	// (the engine's, and the webhooks dispatcher's).
 	// Zero: the engine's default (15s). A test knob, like FanoutBackstop.
 	AckWait time.Duration
 	// DeliverURL is the base URL of the API whose POST /v1/deliver the

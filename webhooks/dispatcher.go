@@ -115,8 +115,32 @@ func New(cfg Config) *Dispatcher {
 // taking work; sends under way are cut short and their messages given back
 // to the stream unrecorded.
 func (d *Dispatcher) Run(ctx context.Context) error {
+	var src, snd jetstream.Consumer
+	// A NATS error here (a cluster electing its leaders) is waited out: the
+	// dispatcher must not stop the process. A connection closed for good
+	// is the service's to report.
+	for {
+		var err error
+		if src, snd, err = d.consumers(ctx); err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		d.log.Warn("webhooks: consumers not ready; trying again", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
+	}
+	return d.consume(ctx, src, snd)
+}
+
+// consumers creates (or finds) the two durable consumers.
+func (d *Dispatcher) consumers(ctx context.Context) (src, snd jetstream.Consumer, err error) {
 	js := d.cfg.Log.JetStream()
-	src, err := js.CreateOrUpdateConsumer(ctx, eventlog.EventsStream, jetstream.ConsumerConfig{
+	src, err = js.CreateOrUpdateConsumer(ctx, eventlog.EventsStream, jetstream.ConsumerConfig{
 		Durable:        sourceConsumer,
 		FilterSubjects: sourceFilters,
 		// A new consumer starts with the events stored from then on: an
@@ -129,12 +153,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		MaxAckPending: maxInFlight,
 	})
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("webhooks: consumer %s: %w", sourceConsumer, err)
+		return nil, nil, fmt.Errorf("webhooks: consumer %s: %w", sourceConsumer, err)
 	}
-	snd, err := js.CreateOrUpdateConsumer(ctx, eventlog.WorkStream, jetstream.ConsumerConfig{
+	snd, err = js.CreateOrUpdateConsumer(ctx, eventlog.WorkStream, jetstream.ConsumerConfig{
 		Durable:       sendConsumer,
 		FilterSubject: workPrefix + ">",
 		AckPolicy:     jetstream.AckExplicitPolicy,
@@ -143,12 +164,13 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		MaxAckPending: maxInFlight,
 	})
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("webhooks: consumer %s: %w", sendConsumer, err)
+		return nil, nil, fmt.Errorf("webhooks: consumer %s: %w", sendConsumer, err)
 	}
+	return src, snd, nil
+}
 
+// consume takes events and messages until ctx ends.
+func (d *Dispatcher) consume(ctx context.Context, src, snd jetstream.Consumer) error {
 	var wg sync.WaitGroup
 	events := make(chan jetstream.Msg, sourceWorkers)
 	// Events taken but not handled when ctx ends are given back at once,
