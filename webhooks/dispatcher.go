@@ -86,8 +86,13 @@ type Dispatcher struct {
 	client *http.Client
 	log    *slog.Logger
 
+	// sends counts the sends under way; Add only under mu while not
+	// stopped, so that Run's Wait sees every one.
+	sends sync.WaitGroup
+
 	mu       sync.Mutex
 	inFlight map[string]int // tenant\x00webhookId → sends under way here
+	stopped  bool           // Run is stopping: no new send starts
 }
 
 // New returns a Dispatcher.
@@ -199,7 +204,7 @@ func (d *Dispatcher) consume(ctx context.Context, src, snd jetstream.Consumer) e
 			}
 		}()
 	}
-	sndCC, err := snd.Consume(func(m jetstream.Msg) { d.take(ctx, m, &wg) },
+	sndCC, err := snd.Consume(func(m jetstream.Msg) { d.take(ctx, m) },
 		jetstream.PullMaxMessages(256), jetstream.PullHeartbeat(2*time.Second))
 	if err != nil {
 		srcCC.Stop()
@@ -208,6 +213,10 @@ func (d *Dispatcher) consume(ctx context.Context, src, snd jetstream.Consumer) e
 	<-ctx.Done()
 	srcCC.Stop()
 	sndCC.Stop()
+	d.mu.Lock()
+	d.stopped = true
+	d.mu.Unlock()
+	d.sends.Wait()
 	wg.Wait()
 	for {
 		select {
@@ -292,7 +301,7 @@ func (d *Dispatcher) publishFor(ctx context.Context, m jetstream.Msg) error {
 // take starts sending one message, or gives it back to the stream for a
 // moment when its endpoint is at its limit in this process. It never
 // blocks: it runs on the consumer's delivery goroutine.
-func (d *Dispatcher) take(ctx context.Context, m jetstream.Msg, wg *sync.WaitGroup) {
+func (d *Dispatcher) take(ctx context.Context, m jetstream.Msg) {
 	var wm message
 	if err := json.Unmarshal(m.Data(), &wm); err != nil || wm.Tenant == "" || wm.WebhookID == "" {
 		d.log.Error("webhooks: a work message that does not decode is dropped", "subject", m.Subject(), "err", err)
@@ -301,18 +310,23 @@ func (d *Dispatcher) take(ctx context.Context, m jetstream.Msg, wg *sync.WaitGro
 	}
 	k := wm.Tenant + "\x00" + wm.WebhookID
 	d.mu.Lock()
+	if d.stopped {
+		d.mu.Unlock()
+		_ = m.Nak()
+		return
+	}
 	busy := d.inFlight[k] >= perEndpoint
 	if !busy {
 		d.inFlight[k]++
+		d.sends.Add(1)
 	}
 	d.mu.Unlock()
 	if busy {
 		_ = m.NakWithDelay(busyDelay + rand.N(busyDelay))
 		return
 	}
-	wg.Add(1)
 	go func() {
-		defer wg.Done()
+		defer d.sends.Done()
 		defer func() {
 			d.mu.Lock()
 			if d.inFlight[k]--; d.inFlight[k] <= 0 {
