@@ -3,7 +3,6 @@ package webhooks
 import (
 	"crypto/sha256"
 	"encoding/base32"
-	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/eventlog"
@@ -135,11 +134,3 @@ const (
 	// retryWindow is how long after its event a message is still tried.
 	retryWindow = 24 * time.Hour
 )
-
-// trimmed cuts s to at most n bytes, for logs.
-func trimmed(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "")
-}
