@@ -128,18 +128,21 @@ func TestPrivateDestinationRefused(t *testing.T) {
 	}
 }
 
-// TestRotationSignsWithBoth: after a rotation a message carries two
-// signatures, one verifying with the new secret and one with the old; a
-// disabled endpoint is sent nothing.
+// TestRotationSignsWithBoth: an endpoint is sent the events after its
+// creation; after a rotation a message carries two signatures, one
+// verifying with the new secret and one with the old; a disabled endpoint
+// is sent nothing.
 func TestRotationSignsWithBoth(t *testing.T) {
 	h := startService(t, "", nil)
 	f := newFixture(t, h, "Acme")
 	recv := newReceiver(t, nil)
+	f.inApp("run_0") // before the endpoint: not sent to it
 	id, old := f.webhook(recv.URL, events.HookDeliverySent)
 	f.inApp("run_1")
 	recv.waitFor(t, 10*time.Second, "the first message", func(got []received) bool { return len(got) == 1 })
-	if got := recv.requests()[0]; len(strings.Fields(got.Signature)) != 1 || !verifySignature(old, got.ID, got.Timestamp, got.Body, got.Signature) {
-		t.Fatalf("before the rotation: %q", got.Signature)
+	if got := recv.requests()[0]; len(strings.Fields(got.Signature)) != 1 || !verifySignature(old, got.ID, got.Timestamp, got.Body, got.Signature) ||
+		got.Data["runId"] != "run_1" {
+		t.Fatalf("before the rotation: %q %v", got.Signature, got.Data)
 	}
 	var rot struct{ Secret string }
 	f.call("POST", "/v1/webhooks/"+id+"/rotate-secret", map[string]any{}, 200).JSON(t, &rot)

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -152,6 +153,9 @@ func (d *Dispatcher) consumers(ctx context.Context) (src, snd jetstream.Consumer
 		// endpoint is sent the events after its creation, and none existed
 		// before the consumer.
 		DeliverPolicy: jetstream.DeliverNewPolicy,
+		// Most events of these subjects concern no endpoint: their bodies
+		// (step outputs up to 1 MiB) are not sent here.
+		HeadersOnly:   true,
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       d.cfg.AckWait,
 		MaxDeliver:    -1,
@@ -245,45 +249,53 @@ func (d *Dispatcher) fanOut(ctx context.Context, m jetstream.Msg) {
 }
 
 func (d *Dispatcher) publishFor(ctx context.Context, m jetstream.Msg) error {
-	if !sourceTypes[m.Headers().Get(eventlog.HeaderType)] {
+	hookTypes := sourceTypes[m.Headers().Get(eventlog.HeaderType)]
+	if len(hookTypes) == 0 {
 		return nil
 	}
 	meta, err := m.Metadata()
 	if err != nil {
 		return err
 	}
-	var ev eventlog.Event
-	if err := json.Unmarshal(m.Data(), &ev); err != nil {
-		d.log.Error("webhooks: an event that does not decode is skipped", "seq", meta.Sequence.Stream, "err", err)
+	seq := meta.Sequence.Stream
+	if err := d.cfg.Store.WaitFor(ctx, seq); err != nil {
+		return err
+	}
+	hooks, _, err := d.cfg.Store.Webhooks(m.Headers().Get(eventlog.HeaderTenant), projections.Page{Limit: 1000})
+	if err != nil {
+		return err
+	}
+	hooks = slices.DeleteFunc(hooks, func(w projections.Webhook) bool {
+		return !w.Enabled || w.Seq >= seq || !slices.ContainsFunc(hookTypes, w.Subscribed)
+	})
+	if len(hooks) == 0 {
 		return nil
 	}
-	ev.Seq, ev.Subject = meta.Sequence.Stream, m.Subject()
+	// The consumer delivers headers only: the few events some endpoint
+	// wants are read whole.
+	ev, ok, err := d.cfg.Log.EventAt(ctx, seq)
+	if err != nil {
+		if errors.Is(err, events.ErrBadEvent) {
+			d.log.Error("webhooks: an event that does not decode is skipped", "seq", seq, "err", err)
+			return nil
+		}
+		return err
+	}
+	if !ok {
+		return nil // erased since
+	}
 	rs, err := refs(ev)
 	if err != nil {
 		d.log.Error("webhooks: an event that does not decode is skipped", "seq", ev.Seq, "type", ev.Type, "err", err)
 		return nil
 	}
-	if len(rs) == 0 {
-		return nil
-	}
-	if err := d.cfg.Store.WaitFor(ctx, ev.Seq); err != nil {
-		return err
-	}
-	hooks, _, err := d.cfg.Store.Webhooks(ev.TenantID, projections.Page{Limit: 1000})
-	if err != nil {
-		return err
-	}
 	var out []eventlog.WorkMsg
 	for _, w := range hooks {
-		if !w.Enabled || w.Seq >= ev.Seq {
-			continue
-		}
 		for _, r := range rs {
 			if !w.Subscribed(r.Type) {
 				continue
 			}
-			item := r.MessageID
-			wm := message{Tenant: ev.TenantID, WebhookID: w.WebhookID, ID: messageID(w.WebhookID, ev.ID, item),
+			wm := message{Tenant: ev.TenantID, WebhookID: w.WebhookID, ID: messageID(w.WebhookID, ev.ID, r.MessageID),
 				Ref: r, Seq: ev.Seq, At: ev.At}
 			data, err := json.Marshal(wm)
 			if err != nil {

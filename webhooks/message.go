@@ -105,11 +105,16 @@ func refs(ev eventlog.Event) ([]Ref, error) {
 	return nil, nil
 }
 
-// sourceTypes are the event types refs may map to a webhook event type.
-var sourceTypes = map[string]bool{
-	events.RunCompleted: true, events.RunFailed: true, events.RunCancelled: true,
-	events.DeliverySent: true, events.DeliveryFailed: true, events.DeliverySkipped: true,
-	events.InboxMessagesMarked: true,
+// sourceTypes maps each event type refs may map to a webhook event type
+// to the webhook event types it may map to.
+var sourceTypes = map[string][]string{
+	events.RunCompleted:        {events.HookRunCompleted},
+	events.RunFailed:           {events.HookRunFailed},
+	events.RunCancelled:        {events.HookRunCancelled},
+	events.DeliverySent:        {events.HookDeliverySent},
+	events.DeliveryFailed:      {events.HookDeliveryFailed},
+	events.DeliverySkipped:     {events.HookDeliverySkipped},
+	events.InboxMessagesMarked: {events.HookInboxRead, events.HookInboxArchived},
 }
 
 // sourceFilters are the EVENTS subjects the source follows.
