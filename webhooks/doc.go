@@ -6,8 +6,9 @@
 // the work:
 //
 //   - the source (herald-webhooks-source) follows the run, delivery and
-//     inbox subjects of the EVENTS stream. For each event that maps to a
-//     webhook event type it publishes one work message per subscribed,
+//     inbox subjects of the EVENTS stream, headers only. For each event
+//     that maps to a webhook event type some endpoint of the tenant
+//     subscribes to, it reads the event and publishes one work message per subscribed,
 //     enabled endpoint of the tenant (and per inbox message of an inbox
 //     mark) on work.webhook.<tenant>.<endpoint>, de-duplicated by the
 //     message id, then acknowledges the event. An endpoint is sent the
