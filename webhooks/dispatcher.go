@@ -181,12 +181,12 @@ func (d *Dispatcher) consumers(ctx context.Context) (src, snd jetstream.Consumer
 // consume takes events and messages until ctx ends.
 func (d *Dispatcher) consume(ctx context.Context, src, snd jetstream.Consumer) error {
 	var wg sync.WaitGroup
-	events := make(chan jetstream.Msg, sourceWorkers)
+	taken := make(chan jetstream.Msg, sourceWorkers)
 	// Events taken but not handled when ctx ends are given back at once,
 	// not after AckWait.
 	srcCC, err := src.Consume(func(m jetstream.Msg) {
 		select {
-		case events <- m:
+		case taken <- m:
 		case <-ctx.Done():
 			_ = m.Nak()
 		}
@@ -200,7 +200,7 @@ func (d *Dispatcher) consume(ctx context.Context, src, snd jetstream.Consumer) e
 			defer wg.Done()
 			for {
 				select {
-				case m := <-events:
+				case m := <-taken:
 					d.fanOut(ctx, m)
 				case <-ctx.Done():
 					return
@@ -224,7 +224,7 @@ func (d *Dispatcher) consume(ctx context.Context, src, snd jetstream.Consumer) e
 	wg.Wait()
 	for {
 		select {
-		case m := <-events:
+		case m := <-taken:
 			_ = m.Nak()
 		default:
 			return nil
