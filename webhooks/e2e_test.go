@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -245,6 +246,10 @@ func TestDeliveredAfterRestart(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	gauge := `herald_webhook_oldest_undelivered_seconds{tenant="` + f.tenant + `",webhook="` + hookID + `"}`
+	if m := h.Do("GET", "/metrics", "", nil); !strings.Contains(string(m.Body), gauge) {
+		t.Fatalf("metrics lack %s while its messages fail", gauge)
+	}
 	h.Stop()
 	h = startService(t, dir, nil)
 	f.h, f.base, f.internal = h, h.URL(), h.InternalToken()
@@ -260,5 +265,13 @@ func TestDeliveredAfterRestart(t *testing.T) {
 		if !verifySignature(secret, r.ID, r.Timestamp, r.Body, r.Signature) {
 			t.Fatalf("signature of %s does not verify", r.ID)
 		}
+	}
+	// Every message delivered: the endpoint has no backlog left.
+	deadline = time.Now().Add(10 * time.Second)
+	for strings.Contains(string(h.Do("GET", "/metrics", "", nil).Body), gauge) {
+		if time.Now().After(deadline) {
+			t.Fatalf("metrics still show %s", gauge)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
