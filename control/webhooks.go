@@ -251,8 +251,8 @@ func checkWebhookEvents(in []string, p *apierr.Problems) []string {
 		p.Add("events", "must list at least one event type, or \"*\"")
 		return nil
 	}
-	if len(in) > 2*len(events.WebhookTypes) {
-		p.Add("events", "must list at most %d event types", len(events.WebhookTypes))
+	if max := 2 * len(events.WebhookTypes); len(in) > max {
+		p.Add("events", "must list at most %d entries", max)
 		return nil
 	}
 	out := make([]string, 0, len(in))
