@@ -251,8 +251,8 @@ func checkWebhookEvents(in []string, p *apierr.Problems) []string {
 		p.Add("events", "must list at least one event type, or \"*\"")
 		return nil
 	}
-	if max := 2 * len(events.WebhookTypes); len(in) > max {
-		p.Add("events", "must list at most %d entries", max)
+	if limit := 2 * len(events.WebhookTypes); len(in) > limit {
+		p.Add("events", "must list at most %d entries", limit)
 		return nil
 	}
 	out := make([]string, 0, len(in))
