@@ -24,6 +24,12 @@ const (
 	// AggSuppression: one suppressed address of a channel kind (id:
 	// events.SuppressionID).
 	AggSuppression = "suppression"
+	// AggWebhook: an outbound webhook endpoint's configuration (id: the
+	// endpoint).
+	AggWebhook = "webhook"
+	// AggWebhookAttempts: the delivery attempts to one webhook endpoint
+	// (id: the endpoint).
+	AggWebhookAttempts = "whattempt"
 )
 
 // Token encodes an arbitrary id (external ids may hold dots, spaces,

@@ -222,6 +222,13 @@ func (s *Server) routes() []route {
 		{"GET", "/v1/suppressions", authTenant, s.listSuppressions},
 		{"PUT", "/v1/suppressions/{kind}/{address}", authTenant, s.putSuppression},
 		{"DELETE", "/v1/suppressions/{kind}/{address}", authTenant, s.deleteSuppression},
+		{"POST", "/v1/webhooks", authTenant, s.createWebhook},
+		{"GET", "/v1/webhooks", authTenant, s.listWebhooks},
+		{"GET", "/v1/webhooks/{webhookId}", authTenant, s.getWebhook},
+		{"PATCH", "/v1/webhooks/{webhookId}", authTenant, s.patchWebhook},
+		{"DELETE", "/v1/webhooks/{webhookId}", authTenant, s.deleteWebhook},
+		{"POST", "/v1/webhooks/{webhookId}/rotate-secret", authTenant, s.rotateWebhookSecret},
+		{"GET", "/v1/webhooks/{webhookId}/attempts", authTenant, s.listWebhookAttempts},
 	}
 }
 

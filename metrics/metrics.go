@@ -46,6 +46,8 @@ type Metrics struct {
 	// wakeLateness and turnsAside watch timers (see WokeLate, SteppedAside).
 	wakeLateness prometheus.Histogram
 	turnsAside   prometheus.Counter
+	// webhookAttempts counts outbound webhook attempts by outcome.
+	webhookAttempts *prometheus.CounterVec
 }
 
 // Run statuses of herald_runs_finished_total, by the event that ends a run.
@@ -120,6 +122,7 @@ func New() *Metrics {
 	for _, o := range []string{"2xx", "4xx", "5xx", "error"} {
 		m.bridgeCalls.WithLabelValues(o) // present from the start, at zero
 	}
+	m.registerWebhooks()
 	m.reg.MustRegister(m.httpRequests, m.httpDuration, m.eventsAppended, m.runsStarted, finished, deliveries,
 		m.bridgeCalls, m.wakeLateness, m.turnsAside, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -17,6 +17,7 @@ func readModels() (map[string]applyFunc, [][]byte) {
 		inboxModels,
 		suppressionModels,
 		preferenceModels,
+		webhookModels,
 	} {
 		h, b := model()
 		maps.Copy(handlers, h)

@@ -39,6 +39,10 @@ type Config struct {
 	Sync string
 	// RetryBase is the first retry backoff of a failed step. Default 1s.
 	RetryBase time.Duration
+	// WebhookRetryBase is the delay before the first retry of an outbound
+	// webhook message (HERALD_WEBHOOK_RETRY_BASE), doubling after each
+	// failure up to 1h. Default 5s.
+	WebhookRetryBase time.Duration
 	// MaxAttempts is how many times one step is tried. Default 8.
 	MaxAttempts int
 	// Workers is how many runs this process advances at once
@@ -50,7 +54,8 @@ type Config struct {
 	// fan-out worker takes it over after a crash. Zero: the engine's
 	// default (20s). Not configurable from the environment: a test knob.
 	FanoutBackstop time.Duration
-	// AckWait is how soon work held by a crashed process is redelivered.
+	// AckWait is how soon work held by a crashed process is redelivered
+	// (the engine's, and the webhooks dispatcher's).
 	// Zero: the engine's default (15s). A test knob, like FanoutBackstop.
 	AckWait time.Duration
 	// DeliveryLease and DeliverySendTimeout are delivery.Config's Lease
@@ -167,6 +172,9 @@ func LoadConfig(env func(string) string, f Flags) (Config, error) {
 	if c.RetryBase, err = time.ParseDuration(pick("", "HERALD_RETRY_BASE", "1s")); err != nil {
 		errs = append(errs, fmt.Errorf("HERALD_RETRY_BASE: %w", err))
 	}
+	if c.WebhookRetryBase, err = time.ParseDuration(pick("", "HERALD_WEBHOOK_RETRY_BASE", "5s")); err != nil {
+		errs = append(errs, fmt.Errorf("HERALD_WEBHOOK_RETRY_BASE: %w", err))
+	}
 	if c.MaxAttempts, err = strconv.Atoi(pick("", "HERALD_MAX_ATTEMPTS", "8")); err != nil {
 		errs = append(errs, fmt.Errorf("HERALD_MAX_ATTEMPTS: %q is not an integer", env("HERALD_MAX_ATTEMPTS")))
 	}
@@ -245,6 +253,9 @@ func (c Config) Validate() error {
 	}
 	if c.RetryBase <= 0 {
 		errs = append(errs, errors.New("HERALD_RETRY_BASE: must be positive"))
+	}
+	if c.WebhookRetryBase <= 0 || c.WebhookRetryBase > time.Hour {
+		errs = append(errs, errors.New("HERALD_WEBHOOK_RETRY_BASE: must be positive and at most 1h"))
 	}
 	if c.MaxAttempts < 1 {
 		errs = append(errs, errors.New("HERALD_MAX_ATTEMPTS: must be at least 1"))

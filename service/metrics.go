@@ -11,6 +11,14 @@ import (
 func (s *Service) sampleMetrics() {
 	s.metrics.SampleReady(s.Ready)
 	s.metrics.SampleProjector(s.store.Applied, s.log.LastSeq)
+	s.metrics.SampleWebhookBacklog(func() ([]metrics.WebhookBacklogSample, error) {
+		rows, err := s.store.WebhookBacklogs()
+		out := make([]metrics.WebhookBacklogSample, 0, len(rows))
+		for _, r := range rows {
+			out = append(out, metrics.WebhookBacklogSample{Tenant: r.TenantID, Webhook: r.WebhookID, Oldest: r.Oldest})
+		}
+		return out, err
+	})
 	s.metrics.SampleConsumers(func(ctx context.Context) ([]metrics.ConsumerSample, error) {
 		infos, err := s.log.WorkConsumers(ctx)
 		if err != nil {

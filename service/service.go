@@ -26,6 +26,7 @@ import (
 	"github.com/heraldhq/herald/preferences/links"
 	"github.com/heraldhq/herald/projections"
 	"github.com/heraldhq/herald/secrets"
+	"github.com/heraldhq/herald/webhooks"
 	"github.com/nats-io/nats.go"
 	"golang.org/x/net/netutil"
 )
@@ -54,6 +55,8 @@ type Service struct {
 	ctl    *control.Control
 	keys   *secrets.Keyring
 	engine *engine.Engine
+	// webhooks sends outbound webhooks (started with the engine).
+	webhooks *webhooks.Dispatcher
 
 	metrics *metrics.Metrics
 	lock    *dirLock // the data dir's, held until Shutdown ends
@@ -187,6 +190,11 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		Deliverer: deliverer,
 		Work:      s.workNC,
 	})
+	s.webhooks = webhooks.New(webhooks.Config{
+		Log: s.log, Store: s.store, Keys: s.keys, Render: httpapi.WebhookData(s.store),
+		RetryBase: cfg.WebhookRetryBase, AckWait: cfg.AckWait, Egress: egress.Policy{AllowPrivate: cfg.AllowPrivateEgress},
+		Logger: logger, Attempted: s.metrics.WebhookAttempted,
+	})
 	s.ctl.SetRuntime(s.engine, control.RuntimeOptions{CronMinInterval: cfg.CronMinInterval})
 
 	projReady := make(chan struct{})
@@ -200,6 +208,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		s.ready.Store(true)
 		logger.Info("projections caught up; ready")
 		s.goRun("engine", func() error { return s.engine.Run(runCtx) })
+		s.goRun("webhooks", func() error { return s.webhooks.Run(runCtx) })
 		return nil
 	})
 

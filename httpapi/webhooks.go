@@ -1,0 +1,242 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/heraldhq/herald/control"
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/projections"
+	"github.com/heraldhq/herald/webhooks"
+)
+
+// webhookView is an endpoint as the API shows it: the secret only in the
+// answers of a create and a rotation.
+type webhookView struct {
+	WebhookID   string   `json:"webhookId"`
+	URL         string   `json:"url"`
+	Events      []string `json:"events"`
+	Description string   `json:"description"`
+	Enabled     bool     `json:"enabled"`
+	Secret      string   `json:"secret,omitempty"`
+	CreatedAt   string   `json:"createdAt"`
+	UpdatedAt   string   `json:"updatedAt"`
+}
+
+func viewWebhook(wh projections.Webhook) webhookView {
+	return webhookView{WebhookID: wh.WebhookID, URL: wh.URL, Events: wh.Events, Description: wh.Description,
+		Enabled: wh.Enabled, CreatedAt: ts(wh.CreatedAt), UpdatedAt: ts(wh.UpdatedAt)}
+}
+
+// webhookAttemptView is one row of GET /v1/webhooks/{id}/attempts; eventId
+// is the message's webhook-id.
+type webhookAttemptView struct {
+	WebhookID  string `json:"webhookId"`
+	EventID    string `json:"eventId"`
+	Type       string `json:"type"`
+	Status     string `json:"status"`
+	HTTPStatus int    `json:"httpStatus"`
+	Attempt    int    `json:"attempt"`
+	CreatedAt  string `json:"createdAt"`
+}
+
+type createWebhookRequest struct {
+	URL         string   `json:"url"`
+	Events      []string `json:"events"`
+	Description string   `json:"description"`
+}
+
+type patchWebhookRequest struct {
+	URL         *string   `json:"url"`
+	Events      *[]string `json:"events"`
+	Enabled     *bool     `json:"enabled"`
+	Description *string   `json:"description"`
+}
+
+func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
+	var req createWebhookRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	wh, secret, err := s.deps.Control.CreateWebhook(r.Context(), tenantOf(r.Context()),
+		control.WebhookInput{URL: req.URL, Events: req.Events, Description: req.Description})
+	if err != nil {
+		return err
+	}
+	v := viewWebhook(wh)
+	v.Secret = secret
+	writeJSON(w, http.StatusCreated, v)
+	return nil
+}
+
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
+	p, err := page(r)
+	if err != nil {
+		return err
+	}
+	if err := s.caughtUp(r); err != nil {
+		return err
+	}
+	rows, next, err := s.deps.Control.Webhooks(tenantOf(r.Context()), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newList(mapSlice(rows, viewWebhook), next))
+	return nil
+}
+
+func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathVar(r, "webhookId")
+	if err != nil {
+		return err
+	}
+	if err := s.caughtUp(r); err != nil {
+		return err
+	}
+	wh, err := s.deps.Control.Webhook(tenantOf(r.Context()), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, viewWebhook(wh))
+	return nil
+}
+
+func (s *Server) patchWebhook(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathVar(r, "webhookId")
+	if err != nil {
+		return err
+	}
+	var req patchWebhookRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	wh, err := s.deps.Control.UpdateWebhook(r.Context(), tenantOf(r.Context()), id, control.WebhookPatch{
+		URL: req.URL, Events: req.Events, Enabled: req.Enabled, Description: req.Description})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, viewWebhook(wh))
+	return nil
+}
+
+func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathVar(r, "webhookId")
+	if err != nil {
+		return err
+	}
+	if err := s.deps.Control.DeleteWebhook(r.Context(), tenantOf(r.Context()), id); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathVar(r, "webhookId")
+	if err != nil {
+		return err
+	}
+	if err := decode(w, r, &struct{}{}); err != nil {
+		return err
+	}
+	wh, secret, err := s.deps.Control.RotateWebhookSecret(r.Context(), tenantOf(r.Context()), id)
+	if err != nil {
+		return err
+	}
+	v := viewWebhook(wh)
+	v.Secret = secret
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+func (s *Server) listWebhookAttempts(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathVar(r, "webhookId")
+	if err != nil {
+		return err
+	}
+	p, err := page(r)
+	if err != nil {
+		return err
+	}
+	if err := s.caughtUp(r); err != nil {
+		return err
+	}
+	rows, next, err := s.deps.Control.WebhookAttempts(tenantOf(r.Context()), id, p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newList(mapSlice(rows, func(a projections.WebhookAttempt) webhookAttemptView {
+		return webhookAttemptView{WebhookID: a.WebhookID, EventID: a.MessageID, Type: a.Type, Status: a.Status,
+			HTTPStatus: a.HTTPStatus, Attempt: a.Attempt, CreatedAt: ts(a.CreatedAt)}
+	}), next))
+	return nil
+}
+
+// inboxMessageView is an in-app message in the shape of CONTRACT §13.
+// The state times are those the local projections know of (none before
+// the inbox keeps them).
+type inboxMessageView struct {
+	MessageID     string          `json:"messageId"`
+	WorkflowID    string          `json:"workflowId"`
+	RunID         string          `json:"runId"`
+	Subject       string          `json:"subject"`
+	Body          string          `json:"body"`
+	Data          json.RawMessage `json:"data"`
+	PrimaryAction json.RawMessage `json:"primaryAction"`
+	CreatedAt     string          `json:"createdAt"`
+	SeenAt        *string         `json:"seenAt"`
+	ReadAt        *string         `json:"readAt"`
+	ArchivedAt    *string         `json:"archivedAt"`
+}
+
+func viewInboxMessage(m projections.InAppMessage) inboxMessageView {
+	var c struct {
+		Subject       string          `json:"subject"`
+		Body          string          `json:"body"`
+		Data          json.RawMessage `json:"data"`
+		PrimaryAction json.RawMessage `json:"primaryAction"`
+	}
+	_ = json.Unmarshal(m.Content, &c)
+	v := inboxMessageView{MessageID: m.MessageID, WorkflowID: m.WorkflowID, RunID: m.RunID, Subject: c.Subject,
+		Body: c.Body, Data: c.Data, PrimaryAction: c.PrimaryAction, CreatedAt: ts(m.CreatedAt)}
+	if len(v.Data) == 0 {
+		v.Data = json.RawMessage("null")
+	}
+	if len(v.PrimaryAction) == 0 {
+		v.PrimaryAction = json.RawMessage("null")
+	}
+	return v
+}
+
+// WebhookData returns the renderer of webhook messages' data: the run of
+// GET /v1/runs/{id}, the delivery row of GET /v1/deliveries, or the inbox
+// message, read from store, in the very shapes the API answers with.
+func WebhookData(store *projections.Store) webhooks.Renderer {
+	return func(tenant string, ref webhooks.Ref) (json.RawMessage, error) {
+		var v any
+		switch ref.Type {
+		case events.HookRunCompleted, events.HookRunFailed, events.HookRunCancelled:
+			st, err := store.RunState(tenant, ref.RunID)
+			if err != nil {
+				return nil, err
+			}
+			v = viewRun(st)
+		case events.HookDeliverySent, events.HookDeliveryFailed, events.HookDeliverySkipped:
+			row, err := store.DeliveryByAttempt(tenant, ref.AttemptID)
+			if err != nil {
+				return nil, err
+			}
+			v = newDeliveryView(row)
+		case events.HookInboxRead, events.HookInboxArchived:
+			m, err := store.FindInAppMessage(tenant, ref.SubscriberID, ref.MessageID)
+			if err != nil {
+				return nil, err
+			}
+			v = viewInboxMessage(m)
+		default:
+			return nil, fmt.Errorf("httpapi: no data for webhook event type %q", ref.Type)
+		}
+		return json.Marshal(v)
+	}
+}
