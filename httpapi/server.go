@@ -18,6 +18,7 @@ import (
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/inboxfeed"
 	"github.com/heraldhq/herald/projections"
 )
 
@@ -47,6 +48,9 @@ type Config struct {
 	// (bursts of twice that); over it, 429 rate_limited with Retry-After.
 	// Admin and internal routes are not limited. Zero: no limit.
 	RateLimit float64
+	// InboxHeartbeat is how often an idle GET /v1/inbox/stream writes a
+	// comment line. Zero: DefaultInboxHeartbeat (15s).
+	InboxHeartbeat time.Duration
 }
 
 // Metrics receives the outcome of every request and serves the metrics.
@@ -66,6 +70,8 @@ type Deps struct {
 
 	// Delivery serves POST /v1/deliver.
 	Delivery *delivery.Service
+	// Feed serves GET /v1/inbox/stream; nil answers it 503 not_ready.
+	Feed *inboxfeed.Feed
 }
 
 // Server is the REST API. Create it with New; serve Handler.
@@ -108,6 +114,8 @@ func New(cfg Config, deps Deps) *Server {
 			h = s.adminAuth(h)
 		case authInternal:
 			h = s.internalAuth(h)
+		case authInbox, authInboxStream:
+			h = s.inboxAuth(h, rt.auth == authInboxStream)
 		}
 		r := r
 		if rt.auth == authInternal {
@@ -142,6 +150,10 @@ const (
 	authTenant
 	authAdmin
 	authInternal
+	// authInbox: an inbox token in the Authorization header (§13).
+	authInbox
+	// authInboxStream: an inbox token in the header or ?token=.
+	authInboxStream
 )
 
 // handlerFunc is a handler that returns its failure.
@@ -202,6 +214,18 @@ func (s *Server) routes() []route {
 
 		{"POST", "/v1/deliver", authInternal, s.deliver},
 		{"GET", "/v1/deliveries", authTenant, s.listDeliveries},
+
+		{"POST", "/v1/subscribers/{externalId}/inbox-tokens", authTenant, s.mintInboxToken},
+		{"GET", "/v1/subscribers/{externalId}/inbox", authTenant, s.subscriberInbox},
+		{"GET", "/v1/inbox/messages", authInbox, s.inboxMessages},
+		{"GET", "/v1/inbox/counts", authInbox, s.inboxCounts},
+		{"POST", "/v1/inbox/messages/{messageId}/read", authInbox, s.markInboxMessage("read")},
+		{"POST", "/v1/inbox/messages/{messageId}/unread", authInbox, s.markInboxMessage("unread")},
+		{"POST", "/v1/inbox/messages/{messageId}/seen", authInbox, s.markInboxMessage("seen")},
+		{"POST", "/v1/inbox/messages/{messageId}/archive", authInbox, s.markInboxMessage("archive")},
+		{"POST", "/v1/inbox/messages/{messageId}/unarchive", authInbox, s.markInboxMessage("unarchive")},
+		{"POST", "/v1/inbox/read-all", authInbox, s.inboxReadAll},
+		{"GET", "/v1/inbox/stream", authInboxStream, s.inboxStream},
 	}
 }
 

@@ -102,6 +102,10 @@ type Config struct {
 	// HTTPIdleTimeout closes a keep-alive connection idle this long
 	// (HERALD_HTTP_IDLE_TIMEOUT). Zero: 120s.
 	HTTPIdleTimeout time.Duration
+	// InboxTokenTTL is how long a minted inbox token is accepted. Zero:
+	// 24h (CONTRACT §13). Not configurable from the environment: a test
+	// knob, like FanoutBackstop.
+	InboxTokenTTL time.Duration
 	// InternalAddr, when set, is the address of a listener of its own for
 	// the internal routes (POST /v1/deliver), which HTTPAddr then does not
 	// serve (HERALD_INTERNAL_ADDR). Zero: HTTPAddr serves them.
