@@ -16,16 +16,17 @@ import (
 // trigger of workflow "note" as an in-app message (payload {"subject",
 // "body"}) to the triggered subscriber.
 type inboxFixture struct {
-	t   testing.TB
-	h   *testherald.Herald
-	key string
+	t      testing.TB
+	h      *testherald.Herald
+	tenant string
+	key    string
 }
 
 func newInboxFixture(t testing.TB, opts testherald.Options, subscribers ...string) *inboxFixture {
 	t.Helper()
 	h := testherald.Start(t, opts)
-	_, key := h.Tenant("Inbox Co")
-	f := &inboxFixture{t: t, h: h, key: key}
+	tenant, key := h.Tenant("Inbox Co")
+	f := &inboxFixture{t: t, h: h, tenant: tenant, key: key}
 	f.call("POST", "/v1/channels", key, map[string]any{"channelKey": "in-app", "config": map[string]any{}}, http.StatusCreated)
 	for _, s := range subscribers {
 		f.call("PUT", "/v1/subscribers/"+url.PathEscape(s), key, map[string]any{}, http.StatusCreated)

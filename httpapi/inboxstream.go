@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/inboxfeed"
 	"github.com/heraldhq/herald/projections"
 )
@@ -108,8 +106,7 @@ func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) error {
 		return errNotReady
 	}
 	defer l.Close()
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
+	ctx := r.Context()
 	// Everything up to pos comes from the read model, so it must hold it.
 	if err := s.deps.Store.WaitFor(ctx, pos); err != nil {
 		return err
@@ -146,13 +143,6 @@ func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 
-	go func() {
-		select {
-		case <-s.ops.done():
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	beat := s.cfg.InboxHeartbeat
 	if beat <= 0 {
 		beat = DefaultInboxHeartbeat
@@ -163,6 +153,8 @@ func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) error {
 	for {
 		select {
 		case <-ctx.Done():
+			return nil
+		case <-s.ops.done():
 			return nil
 		case <-ticker.C:
 			if !time.Now().Before(id.ExpiresAt) {
@@ -193,20 +185,24 @@ func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) error {
 			if top <= sent {
 				continue
 			}
+			// New messages at once, from their events; the counts once
+			// the read model holds the changes.
+			for _, c := range batch {
+				if c.Seq <= sent || c.Stored == nil {
+					continue
+				}
+				d := c.Stored
+				out.event(c.Seq, "message", viewMessage(projections.InAppMessage{MessageID: d.MessageID,
+					SubscriberID: d.SubscriberID, WorkflowID: d.WorkflowID, RunID: d.RunID, StepID: d.StepID,
+					Content: d.Content, CreatedAt: c.At, Seq: c.Seq}))
+			}
+			if out.flush() != nil {
+				return nil
+			}
+			sent = top
 			if err := s.deps.Store.WaitFor(ctx, top); err != nil {
 				return nil
 			}
-			for _, c := range batch {
-				if c.Seq <= sent || c.Type != events.InAppMessageStored {
-					continue
-				}
-				m, err := s.deps.Store.InboxMessage(id.Tenant, id.SubscriberID, c.MessageID)
-				if err != nil {
-					continue // dropped from a full inbox, or erased, since
-				}
-				out.event(c.Seq, "message", viewMessage(m))
-			}
-			sent = top
 			counts, err := s.deps.Store.InboxCounts(id.Tenant, id.SubscriberID)
 			if err != nil {
 				return nil

@@ -2,7 +2,6 @@ package inboxfeed
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"sync"
 	"time"
@@ -19,7 +18,7 @@ type Options struct {
 	// tabs and devices). Zero: 8.
 	MaxPerSubscriber int
 	// Buffer is how many changes may wait for one listener before it is
-	// dropped. Zero: 64.
+	// dropped. Zero: 16.
 	Buffer int
 	// Logger receives the feed's logs. Zero: slog.Default().
 	Logger *slog.Logger
@@ -33,7 +32,7 @@ func (o *Options) setDefaults() {
 		o.MaxPerSubscriber = 8
 	}
 	if o.Buffer == 0 {
-		o.Buffer = 64
+		o.Buffer = 16
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -46,8 +45,12 @@ type Change struct {
 	Seq uint64
 	// Type is events.InAppMessageStored or events.InboxMessagesMarked.
 	Type string
-	// MessageID is the stored message's id (InAppMessageStored only).
-	MessageID string
+	// At is the event's time.
+	At time.Time
+	// Stored is the stored message (InAppMessageStored only): a new
+	// message is unseen, unread and not archived, so a stream can show it
+	// without waiting for the read model.
+	Stored *events.InAppMessageStoredData
 }
 
 type subscriber struct{ tenant, id string }
@@ -147,16 +150,14 @@ func (f *Feed) follow(ctx context.Context, tail *eventlog.Tail) error {
 
 // dispatch hands ev to its subscriber's listeners and moves the position.
 func (f *Feed) dispatch(ev eventlog.Event) {
-	c := Change{Seq: ev.Seq, Type: ev.Type}
+	c := Change{Seq: ev.Seq, Type: ev.Type, At: ev.At}
 	tenant, _, id, err := eventlog.ParseSubject(ev.Subject)
 	ok := err == nil
 	switch ev.Type {
 	case events.InAppMessageStored:
-		var d struct {
-			MessageID string `json:"messageId"`
-		}
-		ok = ok && json.Unmarshal(ev.Data, &d) == nil
-		c.MessageID = d.MessageID
+		var d events.InAppMessageStoredData
+		ok = ok && ev.Decode(&d) == nil
+		c.Stored = &d
 	case events.InboxMessagesMarked:
 	default:
 		ok = false

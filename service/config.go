@@ -106,6 +106,9 @@ type Config struct {
 	// 24h (CONTRACT §13). Not configurable from the environment: a test
 	// knob, like FanoutBackstop.
 	InboxTokenTTL time.Duration
+	// InboxHeartbeat is how often an idle inbox stream writes a comment
+	// line. Zero: 15s (CONTRACT §13). A test knob, like InboxTokenTTL.
+	InboxHeartbeat time.Duration
 	// InternalAddr, when set, is the address of a listener of its own for
 	// the internal routes (POST /v1/deliver), which HTTPAddr then does not
 	// serve (HERALD_INTERNAL_ADDR). Zero: HTTPAddr serves them.

@@ -37,6 +37,9 @@ type Options struct {
 	AckWait time.Duration
 	// InboxTokenTTL is the life of minted inbox tokens. Zero: 24h.
 	InboxTokenTTL time.Duration
+	// InboxHeartbeat is how often an idle inbox stream writes a comment
+	// line. Zero: 15s.
+	InboxHeartbeat time.Duration
 }
 
 // Herald is a running service and a client for it.
@@ -65,6 +68,7 @@ func Start(t testing.TB, opts Options) *Herald {
 	cfg.DeliverURL = opts.DeliverURL
 	cfg.AckWait = opts.AckWait
 	cfg.InboxTokenTTL = opts.InboxTokenTTL
+	cfg.InboxHeartbeat = opts.InboxHeartbeat
 	if v := opts.Env["HERALD_RETRY_BASE"]; v != "" {
 		cfg.RetryBase, _ = time.ParseDuration(v)
 	}
