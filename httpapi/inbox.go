@@ -9,6 +9,7 @@ import (
 
 	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/control"
+	"github.com/heraldhq/herald/inboxui"
 	"github.com/heraldhq/herald/projections"
 )
 
@@ -214,5 +215,30 @@ func (s *Server) inboxReadAll(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]int{"updated": n})
+	return nil
+}
+
+// inboxScript is GET /inbox.js: the <herald-inbox> web component.
+func (s *Server) inboxScript(w http.ResponseWriter, _ *http.Request) error {
+	h := w.Header()
+	h.Set("Content-Type", "text/javascript; charset=utf-8")
+	h.Set("Cache-Control", "public, max-age=300")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(inboxui.Script)
+	return nil
+}
+
+// inboxDemo is GET /inbox/demo: a page showing the component.
+func (s *Server) inboxDemo(w http.ResponseWriter, _ *http.Request) error {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'; "+
+		"connect-src *; frame-ancestors 'none'")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(inboxui.Demo)
 	return nil
 }

@@ -51,6 +51,10 @@ type Config struct {
 	// InboxHeartbeat is how often an idle GET /v1/inbox/stream writes a
 	// comment line. Zero: DefaultInboxHeartbeat (15s).
 	InboxHeartbeat time.Duration
+	// InboxOrigins are the origins (scheme://host[:port]) whose pages may
+	// call the inbox's subscriber routes and load /inbox.js; "*" allows
+	// every origin. Zero: none (same-origin pages only).
+	InboxOrigins []string
 }
 
 // Metrics receives the outcome of every request and serves the metrics.
@@ -79,6 +83,8 @@ type Server struct {
 	cfg    Config
 	deps   Deps
 	router *mux.Router
+	// handler is router behind the inbox's CORS (withCORS).
+	handler http.Handler
 	// internal serves the internal routes when Config.SeparateInternal;
 	// else it is router.
 	internal *mux.Router
@@ -124,6 +130,7 @@ func New(cfg Config, deps Deps) *Server {
 		r.Handle(rt.path, s.wrap(rt.path, h)).Methods(rt.method).Name(rt.method + " " + rt.path)
 	}
 	s.router = r
+	s.handler = s.withCORS(r)
 	return s
 }
 
@@ -137,7 +144,7 @@ func (s *Server) newRouter() *mux.Router {
 }
 
 // Handler returns the API's root handler.
-func (s *Server) Handler() http.Handler { return s.router }
+func (s *Server) Handler() http.Handler { return s.handler }
 
 // InternalHandler returns the handler of the internal routes: with
 // Config.SeparateInternal, the only one serving them; else Handler.
@@ -226,6 +233,8 @@ func (s *Server) routes() []route {
 		{"POST", "/v1/inbox/messages/{messageId}/unarchive", authInbox, s.markInboxMessage("unarchive")},
 		{"POST", "/v1/inbox/read-all", authInbox, s.inboxReadAll},
 		{"GET", "/v1/inbox/stream", authInboxStream, s.inboxStream},
+		{"GET", "/inbox.js", authNone, s.inboxScript},
+		{"GET", "/inbox/demo", authNone, s.inboxDemo},
 	}
 }
 

@@ -224,6 +224,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		SeparateInternal: cfg.InternalAddr != "",
 		RateLimit:        cfg.RateLimit,
 		InboxHeartbeat:   cfg.InboxHeartbeat,
+		InboxOrigins:     cfg.InboxOrigins,
 	}, httpapi.Deps{Control: s.ctl, Store: s.store, Log: s.log, Delivery: s.delivery, Feed: s.feed})
 	s.http = s.newHTTPServer(api.Handler())
 	s.http.RegisterOnShutdown(api.StopStreams)

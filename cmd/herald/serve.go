@@ -20,6 +20,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&f.NATSCreds, "nats-creds", "", "NATS credentials file (HERALD_NATS_CREDS)")
 	fs.IntVar(&f.Replicas, "replicas", 0, "stream replicas (HERALD_REPLICAS)")
 	fs.StringVar(&f.Sync, "sync", "", "interval or always (HERALD_SYNC)")
+	fs.StringVar(&f.InboxOrigins, "inbox-origins", "", "origins whose pages may call the inbox API, comma separated, or * (HERALD_INBOX_ORIGINS)")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		return fmt.Errorf("%w: serve: %v", errUsage, err)
 	}
