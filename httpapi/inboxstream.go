@@ -166,6 +166,10 @@ func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) error {
 			out.raw(": keep-alive\n\n")
 		case c, ok := <-l.C:
 			if !ok {
+				if l.Overflowed() {
+					s.logger.Debug("inbox stream dropped: its client fell behind; it resumes when it reconnects",
+						"tenant", id.Tenant)
+				}
 				return nil
 			}
 			batch = append(batch[:0], c)
