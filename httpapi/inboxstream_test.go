@@ -290,3 +290,15 @@ wait:
 		t.Fatal("a stream outlived the shutdown")
 	}
 }
+
+// TestInboxStreamOutlivesServerTimeouts: a stream lasts longer than the
+// server's read and write timeouts, and still delivers.
+func TestInboxStreamOutlivesServerTimeouts(t *testing.T) {
+	f := newInboxFixture(t, testherald.Options{InboxHeartbeat: 200 * time.Millisecond,
+		Env: map[string]string{"HERALD_HTTP_READ_TIMEOUT": "400ms", "HERALD_HTTP_WRITE_TIMEOUT": "400ms"}}, "ada")
+	c := f.openStream(f.token("ada"), "")
+	c.expectCounts(t, 0, 0)
+	time.Sleep(1200 * time.Millisecond)
+	f.trigger("ada", "still here")
+	c.expectMessage(t, "still here")
+}
