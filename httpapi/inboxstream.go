@@ -111,6 +111,14 @@ func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) error {
 	if err := s.deps.Store.WaitFor(ctx, pos); err != nil {
 		return err
 	}
+	if last > pos {
+		// Seen through another process further along, or an id of a log
+		// that is gone (a wiped store): the latter would hide every live
+		// message, so it is forgotten.
+		if end, err := s.deps.Log.LastSeq(ctx); err == nil && last > end {
+			last = 0
+		}
+	}
 	var missed []projections.InAppMessage
 	if last > 0 && last < pos {
 		if missed, err = s.deps.Store.InboxMessagesBetween(id.Tenant, id.SubscriberID, last, pos); err != nil {

@@ -224,9 +224,18 @@ func TestInboxStreamResume(t *testing.T) {
 	f.trigger("ada", "after the resume")
 	again.expectMessage(t, "after the resume")
 
+	// An id beyond the log's end (a log that was replaced) is forgotten:
+	// the client still gets the live messages.
+	future := f.openStream(tok, "999999999")
+	future.expectCounts(t, 6, 6)
+	f.trigger("ada", "for the future")
+	future.expectMessage(t, "for the future")
+	future.Close()
+	again.Close()
+
 	// A client with no Last-Event-ID gets only what comes after it.
 	fresh := f.openStream(tok, "")
-	fresh.expectCounts(t, 6, 6)
+	fresh.expectCounts(t, 7, 7)
 	f.trigger("ada", "newest")
 	fresh.expectMessage(t, "newest")
 }
