@@ -194,3 +194,22 @@ func expectCode(t *testing.T, r testherald.Response, status int, code string) {
 		t.Fatalf("answer %d %s, want %d %s", r.Status, r.Body, status, code)
 	}
 }
+
+// TestInboxRateLimit: the inbox calls of a tenant's subscribers count
+// against the tenant's rate limit.
+func TestInboxRateLimit(t *testing.T) {
+	f := newInboxFixture(t, testherald.Options{Env: map[string]string{"HERALD_RATE_LIMIT": "2"}}, "ada")
+	time.Sleep(2 * time.Second) // the set-up's calls took the burst of 4
+	tok := f.token("ada")
+	limited := false
+	for range 8 {
+		if r := f.h.Do("GET", "/v1/inbox/counts", tok, nil); r.Status == http.StatusTooManyRequests {
+			expectCode(t, r, http.StatusTooManyRequests, "rate_limited")
+			limited = true
+			break
+		}
+	}
+	if !limited {
+		t.Fatal("8 inbox calls in a row at 2 requests a second (burst 4) were not limited")
+	}
+}
