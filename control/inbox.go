@@ -135,13 +135,6 @@ func (c *Control) InboxMessages(tenant, externalID string, filter projections.In
 	return c.store.InboxMessages(tenant, externalID, filter, p)
 }
 
-// InboxMessage returns one message of a subscriber's inbox.
-// Errors: apierr.ErrNotFound (message_not_found).
-func (c *Control) InboxMessage(tenant, externalID, messageID string) (projections.InAppMessage, error) {
-	m, err := c.store.InboxMessage(tenant, externalID, messageID)
-	return m, messageErr(err, messageID)
-}
-
 // Marks of MarkInboxMessage, as the API names them (the action), mapped to
 // the events' marks.
 var inboxMarks = map[string]string{
