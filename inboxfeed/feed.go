@@ -149,26 +149,35 @@ func (f *Feed) follow(ctx context.Context, tail *eventlog.Tail) error {
 }
 
 // dispatch hands ev to its subscriber's listeners and moves the position.
+// A stored message is decoded only when its subscriber has a listener.
 func (f *Feed) dispatch(ev eventlog.Event) {
-	c := Change{Seq: ev.Seq, Type: ev.Type, At: ev.At}
 	tenant, _, id, err := eventlog.ParseSubject(ev.Subject)
-	ok := err == nil
-	switch ev.Type {
-	case events.InAppMessageStored:
-		var d events.InAppMessageStoredData
-		ok = ok && ev.Decode(&d) == nil
-		c.Stored = &d
-	case events.InboxMessagesMarked:
-	default:
-		ok = false
+	known := ev.Type == events.InAppMessageStored || ev.Type == events.InboxMessagesMarked
+	k := subscriber{tenant, id}
+	f.mu.Lock()
+	if err != nil || !known || len(f.listeners[k]) == 0 {
+		f.pos = max(f.pos, ev.Seq)
+		f.mu.Unlock()
+		return
 	}
+	f.mu.Unlock()
+	c := Change{Seq: ev.Seq, Type: ev.Type, At: ev.At}
+	ok := true
+	if ev.Type == events.InAppMessageStored {
+		var d events.InAppMessageStoredData
+		ok = ev.Decode(&d) == nil
+		c.Stored = &d
+	}
+	// The position moves with the hand-over, under one lock: a listener
+	// registered meanwhile is handed ev, one registered after reads it
+	// from the read model.
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.pos = max(f.pos, ev.Seq)
 	if !ok {
 		return
 	}
-	for l := range f.listeners[subscriber{tenant, id}] {
+	for l := range f.listeners[k] {
 		select {
 		case l.ch <- c:
 		default:
