@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/egress"
@@ -26,6 +27,8 @@ type Control struct {
 	// rt executes runs; set by SetRuntime.
 	rt     Runtime
 	rtOpts RuntimeOptions
+	// inboxTTL is the life of the inbox tokens minted; see SetInboxTokenTTL.
+	inboxTTL time.Duration
 }
 
 // SetEgress makes the configuration of Bridges and channels refuse

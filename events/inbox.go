@@ -33,7 +33,14 @@ const (
 )
 
 // InboxMessagesMarkedData is the payload of InboxMessagesMarked. Only the
-// messages whose state the mark changed are listed.
+// messages whose state the mark changed are listed, at most a few hundred
+// an event (a read-all of a full inbox is several events).
+//
+// Reading implies seen: a MarkRead lists the messages it made read, and
+// the projection marks each of them seen too (at the same instant) when it
+// was not; no MarkSeen is appended for them. A MarkUnread leaves a
+// message seen. So a consumer of MarkSeen events (webhooks) does not see
+// the messages that were first seen by being read.
 type InboxMessagesMarkedData struct {
 	SubscriberID string   `json:"subscriberId"`
 	Mark         string   `json:"mark"`

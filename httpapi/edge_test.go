@@ -151,6 +151,23 @@ func TestEveryIDSlotRefusesTenKilobytes(t *testing.T) {
 		{"/v1/deliver", "POST", "/v1/deliver", "internal", map[string]string{"x-herald-tenant-id": "ten_.*.>"}, map[string]any{}, []int{401, 422}},
 		{"/v1/deliver", "POST", "/v1/deliver", "internal", map[string]string{"x-herald-internal-token": huge}, map[string]any{}, []int{401}},
 	}
+	var tok struct{ Token string }
+	h.Do("POST", "/v1/subscribers/u1/inbox-tokens", h.key, nil).JSON(t, &tok)
+	inbox := "raw:Bearer " + tok.Token
+	cases = append(cases,
+		edgeCase{"/v1/subscribers/{externalId}/inbox-tokens", "POST", "/v1/subscribers/" + esc + "/inbox-tokens", "tenant", nil, nil, inv},
+		edgeCase{"/v1/subscribers/{externalId}/inbox", "GET", "/v1/subscribers/" + esc + "/inbox", "tenant", nil, nil, inv},
+		edgeCase{"/v1/inbox/counts", "GET", "/v1/inbox/counts", "raw:Bearer hit_" + huge, nil, nil, []int{401}},
+		edgeCase{"/v1/inbox/stream", "GET", "/v1/inbox/stream?token=" + q, "", nil, nil, []int{401}},
+		edgeCase{"/v1/inbox/messages", "GET", "/v1/inbox/messages?cursor=" + q, inbox, nil, nil, inv},
+		edgeCase{"/v1/inbox/messages", "GET", "/v1/inbox/messages?filter=" + q, inbox, nil, nil, inv},
+	)
+	for _, action := range []string{"read", "unread", "seen", "archive", "unarchive"} {
+		route := "/v1/inbox/messages/{messageId}/" + action
+		cases = append(cases,
+			edgeCase{route, "POST", "/v1/inbox/messages/" + esc + "/" + action, inbox, nil, nil, nf},
+			edgeCase{route, "POST", "/v1/inbox/messages/" + dotted + "/" + action, inbox, nil, nil, nf})
+	}
 	for _, field := range []string{"idempotencyKey", "runId", "stepId", "subscriberId", "to", "channel"} {
 		body := map[string]any{"idempotencyKey": run + ":s", "runId": run, "stepId": "s", "subscriberId": "u1",
 			"channel": "email", "content": map[string]string{"subject": "s", "body": "b"}}

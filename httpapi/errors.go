@@ -40,6 +40,7 @@ var statusTable = []struct {
 	{errNotReady, http.StatusServiceUnavailable, "not_ready"},
 	{errNotLive, http.StatusServiceUnavailable, "not_live"},
 	{errRateLimited, http.StatusTooManyRequests, "rate_limited"},
+	{errTooManyStreams, http.StatusTooManyRequests, "too_many_streams"},
 	{apierr.ErrBadRequest, http.StatusBadRequest, "bad_request"},
 	{apierr.ErrNotFound, http.StatusNotFound, "not_found"},
 	{projections.ErrNotFound, http.StatusNotFound, "not_found"},

@@ -18,6 +18,7 @@ import (
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/inboxfeed"
 	"github.com/heraldhq/herald/preferences/links"
 	"github.com/heraldhq/herald/projections"
 )
@@ -48,6 +49,13 @@ type Config struct {
 	// (bursts of twice that); over it, 429 rate_limited with Retry-After.
 	// Admin and internal routes are not limited. Zero: no limit.
 	RateLimit float64
+	// InboxHeartbeat is how often an idle GET /v1/inbox/stream writes a
+	// comment line. Zero: DefaultInboxHeartbeat (15s).
+	InboxHeartbeat time.Duration
+	// InboxOrigins are the origins (scheme://host[:port]) whose pages may
+	// call the inbox's subscriber routes and load /inbox.js; "*" allows
+	// every origin. Zero: none (same-origin pages only).
+	InboxOrigins []string
 }
 
 // Metrics receives the outcome of every request and serves the metrics.
@@ -70,6 +78,8 @@ type Deps struct {
 	// Links opens the tokens of the public pages (/u/{token},
 	// /p/{token}). Zero: those pages answer 404.
 	Links *links.Maker
+	// Feed serves GET /v1/inbox/stream; nil answers it 503 not_ready.
+	Feed *inboxfeed.Feed
 }
 
 // Server is the REST API. Create it with New; serve Handler.
@@ -77,6 +87,8 @@ type Server struct {
 	cfg    Config
 	deps   Deps
 	router *mux.Router
+	// handler is router behind the inbox's CORS (withCORS).
+	handler http.Handler
 	// internal serves the internal routes when Config.SeparateInternal;
 	// else it is router.
 	internal *mux.Router
@@ -115,6 +127,8 @@ func New(cfg Config, deps Deps) *Server {
 			h = s.adminAuth(h)
 		case authInternal:
 			h = s.internalAuth(h)
+		case authInbox, authInboxStream:
+			h = s.inboxAuth(h, rt.auth == authInboxStream)
 		}
 		r := r
 		if rt.auth == authInternal {
@@ -123,6 +137,7 @@ func New(cfg Config, deps Deps) *Server {
 		r.Handle(rt.path, s.wrap(rt.path, h)).Methods(rt.method).Name(rt.method + " " + rt.path)
 	}
 	s.router = r
+	s.handler = s.withCORS(r)
 	return s
 }
 
@@ -136,7 +151,7 @@ func (s *Server) newRouter() *mux.Router {
 }
 
 // Handler returns the API's root handler.
-func (s *Server) Handler() http.Handler { return s.router }
+func (s *Server) Handler() http.Handler { return s.handler }
 
 // InternalHandler returns the handler of the internal routes: with
 // Config.SeparateInternal, the only one serving them; else Handler.
@@ -149,6 +164,10 @@ const (
 	authTenant
 	authAdmin
 	authInternal
+	// authInbox: an inbox token in the Authorization header (§13).
+	authInbox
+	// authInboxStream: an inbox token in the header or ?token=.
+	authInboxStream
 )
 
 // handlerFunc is a handler that returns its failure.
@@ -229,6 +248,19 @@ func (s *Server) routes() []route {
 		{"DELETE", "/v1/webhooks/{webhookId}", authTenant, s.deleteWebhook},
 		{"POST", "/v1/webhooks/{webhookId}/rotate-secret", authTenant, s.rotateWebhookSecret},
 		{"GET", "/v1/webhooks/{webhookId}/attempts", authTenant, s.listWebhookAttempts},
+		{"POST", "/v1/subscribers/{externalId}/inbox-tokens", authTenant, s.mintInboxToken},
+		{"GET", "/v1/subscribers/{externalId}/inbox", authTenant, s.subscriberInbox},
+		{"GET", "/v1/inbox/messages", authInbox, s.inboxMessages},
+		{"GET", "/v1/inbox/counts", authInbox, s.inboxCounts},
+		{"POST", "/v1/inbox/messages/{messageId}/read", authInbox, s.markInboxMessage("read")},
+		{"POST", "/v1/inbox/messages/{messageId}/unread", authInbox, s.markInboxMessage("unread")},
+		{"POST", "/v1/inbox/messages/{messageId}/seen", authInbox, s.markInboxMessage("seen")},
+		{"POST", "/v1/inbox/messages/{messageId}/archive", authInbox, s.markInboxMessage("archive")},
+		{"POST", "/v1/inbox/messages/{messageId}/unarchive", authInbox, s.markInboxMessage("unarchive")},
+		{"POST", "/v1/inbox/read-all", authInbox, s.inboxReadAll},
+		{"GET", "/v1/inbox/stream", authInboxStream, s.inboxStream},
+		{"GET", "/inbox.js", authNone, s.inboxScript},
+		{"GET", "/inbox/demo", authNone, s.inboxDemo},
 	}
 }
 

@@ -28,7 +28,7 @@ func applySubscriberErased(tx *bolt.Tx, ev eventlog.Event) error {
 	if err := applySubscriberDeleted(tx, ev); err != nil {
 		return err
 	}
-	if err := deletePrefix(appendBucket(tx, bucketInbox), key(ev.TenantID, d.SubscriberID+"\x00")); err != nil {
+	if err := eraseInbox(tx, ev.TenantID, d.SubscriberID); err != nil {
 		return err
 	}
 	b := appendBucket(tx, bucketDeliveries)

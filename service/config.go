@@ -113,6 +113,18 @@ type Config struct {
 	// HTTPIdleTimeout closes a keep-alive connection idle this long
 	// (HERALD_HTTP_IDLE_TIMEOUT). Zero: 120s.
 	HTTPIdleTimeout time.Duration
+	// InboxOrigins are the origins whose pages may call the inbox's
+	// subscriber routes (HERALD_INBOX_ORIGINS, flag --inbox-origins:
+	// comma-separated scheme://host[:port] values, or "*" for any). Zero:
+	// none.
+	InboxOrigins []string
+	// InboxTokenTTL is how long a minted inbox token is accepted. Zero:
+	// 24h (CONTRACT §13). Not configurable from the environment: a test
+	// knob, like FanoutBackstop.
+	InboxTokenTTL time.Duration
+	// InboxHeartbeat is how often an idle inbox stream writes a comment
+	// line. Zero: 15s (CONTRACT §13). A test knob, like InboxTokenTTL.
+	InboxHeartbeat time.Duration
 	// InternalAddr, when set, is the address of a listener of its own for
 	// the internal routes (POST /v1/deliver), which HTTPAddr then does not
 	// serve (HERALD_INTERNAL_ADDR). Zero: HTTPAddr serves them.
@@ -133,6 +145,8 @@ func (c Config) Embedded() bool { return len(c.NATSURLs) == 0 }
 type Flags struct {
 	HTTPAddr, DataDir, NATSURL, NATSCreds, Sync, PublicURL string
 	Replicas                                               int
+	// InboxOrigins is --inbox-origins (HERALD_INBOX_ORIGINS).
+	InboxOrigins string
 }
 
 // LoadConfig builds a Config from the environment and flags and validates
@@ -158,6 +172,12 @@ func LoadConfig(env func(string) string, f Flags) (Config, error) {
 	for _, u := range strings.Split(pick(f.NATSURL, "HERALD_NATS_URL", ""), ",") {
 		if u = strings.TrimSpace(u); u != "" {
 			c.NATSURLs = append(c.NATSURLs, u)
+		}
+	}
+	for _, o := range strings.Split(pick(f.InboxOrigins, "HERALD_INBOX_ORIGINS", ""), ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			// Browsers send origins in lower case.
+			c.InboxOrigins = append(c.InboxOrigins, strings.ToLower(strings.TrimSuffix(o, "/")))
 		}
 	}
 	c.Replicas = f.Replicas
@@ -287,6 +307,11 @@ func (c Config) Validate() error {
 	if !(c.RateLimit >= 0 && c.RateLimit <= 1e6) { // NaN fails too
 		errs = append(errs, fmt.Errorf("HERALD_RATE_LIMIT: %v is not from 0 (off) to 1000000 requests per second", c.RateLimit))
 	}
+	for _, o := range c.InboxOrigins {
+		if !validOrigin(o) {
+			errs = append(errs, fmt.Errorf("HERALD_INBOX_ORIGINS: %q is neither * nor an origin (scheme://host[:port])", o))
+		}
+	}
 	if c.Env != nil {
 		if v := strings.TrimSpace(c.Env(secrets.EnvMasterKey)); v != "" {
 			if _, err := secrets.ParseKey(v); err != nil {
@@ -311,4 +336,15 @@ func checkPublicURL(v string) error {
 		return fmt.Errorf("HERALD_PUBLIC_URL: %q is not an absolute http(s) URL without query or fragment", v)
 	}
 	return nil
+}
+
+// validOrigin reports whether o is "*" or a browser origin: an http or
+// https URL with a host and nothing after it.
+func validOrigin(o string) bool {
+	if o == "*" {
+		return true
+	}
+	u, err := url.Parse(o)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
+		u.Path == "" && u.RawQuery == "" && u.Fragment == "" && u.User == nil
 }

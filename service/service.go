@@ -22,6 +22,7 @@ import (
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/httpapi"
+	"github.com/heraldhq/herald/inboxfeed"
 	"github.com/heraldhq/herald/metrics"
 	"github.com/heraldhq/herald/preferences/links"
 	"github.com/heraldhq/herald/projections"
@@ -30,6 +31,12 @@ import (
 	"github.com/nats-io/nats.go"
 	"golang.org/x/net/netutil"
 )
+
+// MaxInboxStreamsPerSubscriber bounds the GET /v1/inbox/stream streams
+// one subscriber holds open on one process (tabs and devices); the
+// process holds at most half of HERALD_MAX_CONNS streams, so that streams
+// never take every connection from the API.
+const MaxInboxStreamsPerSubscriber = 8
 
 // Files under the data directory.
 const (
@@ -57,6 +64,8 @@ type Service struct {
 	engine *engine.Engine
 	// webhooks sends outbound webhooks (started with the engine).
 	webhooks *webhooks.Dispatcher
+	// feed follows the inbox subjects for GET /v1/inbox/stream.
+	feed *inboxfeed.Feed
 
 	metrics *metrics.Metrics
 	lock    *dirLock // the data dir's, held until Shutdown ends
@@ -127,7 +136,12 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 	}
 	s.ctl = control.New(s.log, s.store, s.keys, logger)
 	s.ctl.SetEgress(&egress.Policy{AllowPrivate: cfg.AllowPrivateEgress})
+	s.ctl.SetInboxTokenTTL(cfg.InboxTokenTTL)
 
+	if s.feed, err = inboxfeed.Start(ctx, s.log, inboxfeed.Options{Logger: logger,
+		MaxListeners: orDefault(cfg.MaxConns, 4096) / 2, MaxPerSubscriber: MaxInboxStreamsPerSubscriber}); err != nil {
+		return nil, err
+	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	if s.listener, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
@@ -222,7 +236,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 
 		SeparateInternal: cfg.InternalAddr != "",
 		RateLimit:        cfg.RateLimit,
-	}, httpapi.Deps{Control: s.ctl, Store: s.store, Log: s.log, Delivery: s.delivery, Links: tokens})
+		InboxHeartbeat:   cfg.InboxHeartbeat,
+		InboxOrigins:     cfg.InboxOrigins,
+	}, httpapi.Deps{Control: s.ctl, Store: s.store, Log: s.log, Delivery: s.delivery, Links: tokens, Feed: s.feed})
 	s.http = s.newHTTPServer(api.Handler())
 	s.http.RegisterOnShutdown(api.StopStreams)
 	s.sampleMetrics()
@@ -453,6 +469,9 @@ func (s *Service) Shutdown(ctx context.Context) error {
 			err = errors.Join(err, s.internalHTTP.Shutdown(ctx))
 		} else if s.internalListener != nil {
 			s.internalListener.Close()
+		}
+		if s.feed != nil {
+			s.feed.Stop()
 		}
 		if s.cancel != nil {
 			s.cancel()

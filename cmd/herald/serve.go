@@ -24,6 +24,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&f.Sync, "sync", "", "interval or always (HERALD_SYNC)")
 	memFlag := fs.String("memory-limit", "", "the Go runtime's soft memory limit, e.g. 500MiB or off (HERALD_MEMORY_LIMIT; GOMEMLIMIT, when set, wins)")
 	fs.StringVar(&f.PublicURL, "public-url", "", "base URL at which browsers and mailbox providers reach this server, for unsubscribe links (HERALD_PUBLIC_URL)")
+	fs.StringVar(&f.InboxOrigins, "inbox-origins", "", "origins whose pages may call the inbox API, comma separated, or * (HERALD_INBOX_ORIGINS)")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		return fmt.Errorf("%w: serve: %v", errUsage, err)
 	}

@@ -35,6 +35,11 @@ type Options struct {
 	// AckWait is how soon work a stopped process held is redelivered.
 	// Zero: the service's default.
 	AckWait time.Duration
+	// InboxTokenTTL is the life of minted inbox tokens. Zero: 24h.
+	InboxTokenTTL time.Duration
+	// InboxHeartbeat is how often an idle inbox stream writes a comment
+	// line. Zero: 15s.
+	InboxHeartbeat time.Duration
 }
 
 // Herald is a running service and a client for it.
@@ -62,6 +67,8 @@ func Start(t testing.TB, opts Options) *Herald {
 	cfg.SMTP = opts.SMTP
 	cfg.DeliverURL = opts.DeliverURL
 	cfg.AckWait = opts.AckWait
+	cfg.InboxTokenTTL = opts.InboxTokenTTL
+	cfg.InboxHeartbeat = opts.InboxHeartbeat
 	if v := opts.Env["HERALD_RETRY_BASE"]; v != "" {
 		cfg.RetryBase, _ = time.ParseDuration(v)
 	}

@@ -1,0 +1,244 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/heraldhq/herald/apierr"
+	"github.com/heraldhq/herald/control"
+	"github.com/heraldhq/herald/inboxui"
+	"github.com/heraldhq/herald/projections"
+)
+
+// The in-app inbox (CONTRACT §13): the subscriber routes under /v1/inbox
+// authenticate with an inbox token (control.AuthenticateInbox), never an
+// API key; the back-end routes (minting a token, listing a subscriber's
+// inbox) with the tenant's API key.
+
+// inboxKey is the context key of the authenticated inbox identity.
+const inboxKey ctxKey = 1
+
+func inboxOf(ctx context.Context) control.InboxIdentity {
+	id, _ := ctx.Value(inboxKey).(control.InboxIdentity)
+	return id
+}
+
+// maxMessageIDChars bounds a {messageId}: a message id this service made
+// is 28 characters; a longer one is no message (404).
+const maxMessageIDChars = 64
+
+// inboxAuth authenticates a subscriber route with an inbox token: the
+// Authorization header's, or (when query is set: the stream, which a
+// browser's EventSource opens without headers) ?token=. The tenant's rate
+// limit applies.
+func (s *Server) inboxAuth(next handlerFunc, query bool) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		raw := bearer(r)
+		if raw == "" && query {
+			raw = r.URL.Query().Get("token")
+		}
+		id, err := s.deps.Control.AuthenticateInbox(raw)
+		if errors.Is(err, apierr.ErrUnauthenticated) && strings.HasPrefix(raw, control.InboxTokenPrefix) {
+			// A subscriber created through another process a moment ago.
+			if werr := s.caughtUp(r); werr == nil {
+				id, err = s.deps.Control.AuthenticateInbox(raw)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		noteTenant(w, id.Tenant)
+		if err := s.limitTenant(w, id.Tenant); err != nil {
+			return err
+		}
+		return next(w, r.WithContext(context.WithValue(r.Context(), inboxKey, id)))
+	}
+}
+
+// messageView is an in-app message as the API shows it; its content
+// fields are the in_app send content's (absent ones null).
+type messageView struct {
+	MessageID     string          `json:"messageId"`
+	WorkflowID    *string         `json:"workflowId"`
+	RunID         string          `json:"runId"`
+	Subject       *string         `json:"subject"`
+	Body          string          `json:"body"`
+	Data          json.RawMessage `json:"data"`
+	PrimaryAction json.RawMessage `json:"primaryAction"`
+	CreatedAt     string          `json:"createdAt"`
+	SeenAt        *string         `json:"seenAt"`
+	ReadAt        *string         `json:"readAt"`
+	ArchivedAt    *string         `json:"archivedAt"`
+}
+
+func viewMessage(m projections.InAppMessage) messageView {
+	var c struct {
+		Subject       string          `json:"subject"`
+		Body          string          `json:"body"`
+		Data          json.RawMessage `json:"data"`
+		PrimaryAction json.RawMessage `json:"primaryAction"`
+	}
+	_ = json.Unmarshal(m.Content, &c) // checked by delivery before it was stored
+	v := messageView{MessageID: m.MessageID, RunID: m.RunID, Body: c.Body, CreatedAt: ts(m.CreatedAt),
+		SeenAt: tsPtr(m.SeenAt), ReadAt: tsPtr(m.ReadAt), ArchivedAt: tsPtr(m.ArchivedAt)}
+	if m.WorkflowID != "" {
+		v.WorkflowID = &m.WorkflowID
+	}
+	if c.Subject != "" {
+		v.Subject = &c.Subject
+	}
+	if len(c.Data) > 0 && string(c.Data) != "null" {
+		v.Data = c.Data
+	} else {
+		v.Data = json.RawMessage("null")
+	}
+	if len(c.PrimaryAction) > 0 {
+		v.PrimaryAction = c.PrimaryAction
+	} else {
+		v.PrimaryAction = json.RawMessage("null")
+	}
+	return v
+}
+
+// countsView is GET /v1/inbox/counts and the stream's counts event.
+type countsView struct {
+	Unread int `json:"unread"`
+	Unseen int `json:"unseen"`
+}
+
+// mintInboxToken is POST /v1/subscribers/{externalId}/inbox-tokens.
+func (s *Server) mintInboxToken(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathVar(r, "externalId")
+	if err != nil {
+		return err
+	}
+	if err := decode(w, r, &struct{}{}); err != nil {
+		return err
+	}
+	tok, err := s.deps.Control.MintInboxToken(r.Context(), tenantOf(r.Context()), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, map[string]string{"token": tok.Token, "expiresAt": ts(tok.ExpiresAt)})
+	return nil
+}
+
+// listInbox answers a list of one subscriber's inbox under ?filter=.
+func (s *Server) listInbox(w http.ResponseWriter, r *http.Request, tenant, subscriberID string) error {
+	p, err := page(r)
+	if err != nil {
+		return err
+	}
+	filter, err := control.ParseInboxFilter(r.URL.Query().Get("filter"))
+	if err != nil {
+		return err
+	}
+	if err := s.caughtUp(r); err != nil {
+		return err
+	}
+	msgs, next, err := s.deps.Control.InboxMessages(tenant, subscriberID, filter, p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newList(mapSlice(msgs, viewMessage), next))
+	return nil
+}
+
+// subscriberInbox is GET /v1/subscribers/{externalId}/inbox (tenant key).
+func (s *Server) subscriberInbox(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathVar(r, "externalId")
+	if err != nil {
+		return err
+	}
+	tenant := tenantOf(r.Context())
+	if err := s.caughtUp(r); err != nil {
+		return err
+	}
+	if _, err := s.deps.Control.Subscriber(tenant, id); err != nil {
+		return err
+	}
+	return s.listInbox(w, r, tenant, id)
+}
+
+// inboxMessages is GET /v1/inbox/messages.
+func (s *Server) inboxMessages(w http.ResponseWriter, r *http.Request) error {
+	id := inboxOf(r.Context())
+	return s.listInbox(w, r, id.Tenant, id.SubscriberID)
+}
+
+// inboxCounts is GET /v1/inbox/counts.
+func (s *Server) inboxCounts(w http.ResponseWriter, r *http.Request) error {
+	id := inboxOf(r.Context())
+	if err := s.caughtUp(r); err != nil {
+		return err
+	}
+	c, err := s.deps.Store.InboxCounts(id.Tenant, id.SubscriberID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, countsView{Unread: c.Unread, Unseen: c.Unseen})
+	return nil
+}
+
+// markInboxMessage returns the handler of POST
+// /v1/inbox/messages/{messageId}/<action>.
+func (s *Server) markInboxMessage(action string) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		msgID, err := pathVar(r, "messageId")
+		if err != nil || len(msgID) > maxMessageIDChars {
+			return apierr.New(apierr.ErrNotFound, "message_not_found", "no such message")
+		}
+		if err := decode(w, r, &struct{}{}); err != nil {
+			return err
+		}
+		id := inboxOf(r.Context())
+		m, err := s.deps.Control.MarkInboxMessage(r.Context(), id.Tenant, id.SubscriberID, msgID, action)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, viewMessage(m))
+		return nil
+	}
+}
+
+// inboxReadAll is POST /v1/inbox/read-all.
+func (s *Server) inboxReadAll(w http.ResponseWriter, r *http.Request) error {
+	if err := decode(w, r, &struct{}{}); err != nil {
+		return err
+	}
+	id := inboxOf(r.Context())
+	n, err := s.deps.Control.MarkAllInboxRead(r.Context(), id.Tenant, id.SubscriberID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]int{"updated": n})
+	return nil
+}
+
+// inboxScript is GET /inbox.js: the <herald-inbox> web component.
+func (s *Server) inboxScript(w http.ResponseWriter, _ *http.Request) error {
+	h := w.Header()
+	h.Set("Content-Type", "text/javascript; charset=utf-8")
+	h.Set("Cache-Control", "public, max-age=300")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(inboxui.Script)
+	return nil
+}
+
+// inboxDemo is GET /inbox/demo: a page showing the component.
+func (s *Server) inboxDemo(w http.ResponseWriter, _ *http.Request) error {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'; "+
+		"connect-src *; frame-ancestors 'none'")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(inboxui.Demo)
+	return nil
+}
