@@ -173,42 +173,6 @@ func (s *Server) listWebhookAttempts(w http.ResponseWriter, r *http.Request) err
 	return nil
 }
 
-// inboxMessageView is an in-app message in the shape of CONTRACT §13.
-// The state times are those the local projections know of (none before
-// the inbox keeps them).
-type inboxMessageView struct {
-	MessageID     string          `json:"messageId"`
-	WorkflowID    string          `json:"workflowId"`
-	RunID         string          `json:"runId"`
-	Subject       string          `json:"subject"`
-	Body          string          `json:"body"`
-	Data          json.RawMessage `json:"data"`
-	PrimaryAction json.RawMessage `json:"primaryAction"`
-	CreatedAt     string          `json:"createdAt"`
-	SeenAt        *string         `json:"seenAt"`
-	ReadAt        *string         `json:"readAt"`
-	ArchivedAt    *string         `json:"archivedAt"`
-}
-
-func viewInboxMessage(m projections.InAppMessage) inboxMessageView {
-	var c struct {
-		Subject       string          `json:"subject"`
-		Body          string          `json:"body"`
-		Data          json.RawMessage `json:"data"`
-		PrimaryAction json.RawMessage `json:"primaryAction"`
-	}
-	_ = json.Unmarshal(m.Content, &c)
-	v := inboxMessageView{MessageID: m.MessageID, WorkflowID: m.WorkflowID, RunID: m.RunID, Subject: c.Subject,
-		Body: c.Body, Data: c.Data, PrimaryAction: c.PrimaryAction, CreatedAt: ts(m.CreatedAt)}
-	if len(v.Data) == 0 {
-		v.Data = json.RawMessage("null")
-	}
-	if len(v.PrimaryAction) == 0 {
-		v.PrimaryAction = json.RawMessage("null")
-	}
-	return v
-}
-
 // WebhookData returns the renderer of webhook messages' data: the run of
 // GET /v1/runs/{id}, the delivery row of GET /v1/deliveries, or the inbox
 // message, read from store, in the very shapes the API answers with.
@@ -229,11 +193,11 @@ func WebhookData(store *projections.Store) webhooks.Renderer {
 			}
 			v = newDeliveryView(row)
 		case events.HookInboxRead, events.HookInboxArchived:
-			m, err := store.FindInAppMessage(tenant, ref.SubscriberID, ref.MessageID)
+			m, err := store.InboxMessage(tenant, ref.SubscriberID, ref.MessageID)
 			if err != nil {
 				return nil, err
 			}
-			v = viewInboxMessage(m)
+			v = viewMessage(m)
 		default:
 			return nil, fmt.Errorf("httpapi: no data for webhook event type %q", ref.Type)
 		}

@@ -309,29 +309,6 @@ func (s *Store) WebhookBacklogs() ([]WebhookBacklog, error) {
 	return out, err
 }
 
-// FindInAppMessage returns the in-app message messageID of a
-// subscriber's inbox, or ErrNotFound: a walk of that one inbox.
-func (s *Store) FindInAppMessage(tenant, subscriberID, messageID string) (InAppMessage, error) {
-	var m InAppMessage
-	err := s.view(func(tx *bolt.Tx) error {
-		prefix := key(tenant, subscriberID+"\x00")
-		c := tx.Bucket(bucketInbox).Cursor()
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			if !bytes.Contains(v, []byte(messageID)) {
-				continue
-			}
-			if err := json.Unmarshal(v, &m); err != nil {
-				return err
-			}
-			if m.MessageID == messageID {
-				return nil
-			}
-		}
-		return ErrNotFound
-	})
-	return m, err
-}
-
 // DeliveryByAttempt returns the delivery row of one attempt, or
 // ErrNotFound.
 func (s *Store) DeliveryByAttempt(tenant, attemptID string) (Delivery, error) {
