@@ -68,10 +68,12 @@ func (e *Engine) arm(ctx context.Context, tenant, workflow, spec string, after t
 // and arms the next. A tick of a schedule that a later sync changed or
 // removed does nothing. The run's transaction id is derived from the tick
 // instant, so a tick handled twice (redelivery, two processes) starts one
-// run. A tick handled late (load, or a lost process's AckWait) is
-// followed by every instant after it that is at most the catch-up window
-// old, so no tick within the window is skipped. Of the ticks missed
-// before the window (the service was down), only the first fires.
+// run. A tick handled late (load, or a lost process's AckWait) also
+// starts the runs of the instants after it that are already due and at
+// most the catch-up window old (up to maxCatchUpRuns at a time), so no
+// tick within the window is skipped however slowly ticks are handled. Of
+// the ticks missed before the window (the service was down), only the
+// first fires.
 func (e *Engine) handleTick(ctx context.Context, m jetstream.Msg) error {
 	tenant, workflow, err := parseWork(m.Subject(), eventlog.WorkTickPrefix)
 	if err != nil {
@@ -94,7 +96,25 @@ func (e *Engine) handleTick(ctx context.Context, m jetstream.Msg) error {
 	if err := e.startCron(ctx, tenant, workflow, tk.At); err != nil {
 		return err
 	}
-	if err := e.arm(ctx, tenant, workflow, tk.Schedule, catchUpFrom(tk.At, e.now(), max(cronCatchUp, 2*e.cfg.AckWait))); err != nil {
+	sch, err := schedule.Parse(tk.Schedule)
+	if err != nil {
+		return err
+	}
+	now := e.now()
+	last := catchUpFrom(tk.At, now, max(cronCatchUp, 2*e.cfg.AckWait))
+	for range maxCatchUpRuns {
+		next, err := sch.Next(last)
+		if err != nil || next.After(now) {
+			break
+		}
+		if err := e.startCron(ctx, tenant, workflow, next); err != nil {
+			return err
+		}
+		last = next
+	}
+	// The next tick after the last started: in the future, or due at once
+	// when more are still to catch up.
+	if err := e.arm(ctx, tenant, workflow, tk.Schedule, last); err != nil {
 		return err
 	}
 	// A sync may have changed the schedule while this tick was handled and
@@ -155,6 +175,10 @@ func (e *Engine) startCron(ctx context.Context, tenant, workflow string, at time
 // and still fire. The window is at least twice the AckWait a lost
 // process's tick waits out.
 const cronCatchUp = time.Minute
+
+// maxCatchUpRuns bounds the late instants one tick starts runs for; more
+// are started by the next tick, armed due at once.
+const maxCatchUpRuns = 100
 
 // catchUpFrom is the instant after which the tick following one due at
 // "at" is computed: "at" itself while it lies within the window before

@@ -1,10 +1,20 @@
 package engine
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/internal/testnats"
+	"github.com/heraldhq/herald/projections"
 	"github.com/heraldhq/herald/schedule"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // A tick handled late is followed by every instant the window still
@@ -36,5 +46,74 @@ func TestCronCatchUp(t *testing.T) {
 				t.Fatalf("next tick %v, want %v", next, tc.want)
 			}
 		})
+	}
+}
+
+// A tick handled 5 s late starts the runs of the 5 instants it delayed at
+// once, not one per handling, and arms the first instant still to come.
+func TestLateTickStartsTheRunsOfTheInstantsItDelayed(t *testing.T) {
+	l := testnats.Log(t)
+	store, err := projections.Open(filepath.Join(t.TempDir(), "p.db"), projections.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	now := time.Now().UTC().Truncate(time.Second).Add(300 * time.Millisecond)
+	e := New(Config{Now: func() time.Time { return now }}, Deps{Log: l, Store: store})
+	ctx := context.Background()
+	const tenant, workflow, spec = "ten_cron", "beat", "* * * * * *"
+	sched := spec
+	if _, err := l.Append(ctx, eventlog.Record{Subject: eventlog.Subject(tenant, eventlog.AggWorkflows, tenant),
+		Type: events.WorkflowsSynced, Tenant: tenant,
+		Data: events.WorkflowsSyncedData{Workflows: []events.SyncedWorkflow{{WorkflowID: workflow, Schedule: &sched}}}}); err != nil {
+		t.Fatal(err)
+	}
+	late := now.Truncate(time.Second).Add(-5 * time.Second)
+	data, _ := json.Marshal(tick{WorkflowID: workflow, Schedule: spec, At: late})
+	if err := l.Enqueue(ctx, eventlog.WorkTick(tenant, workflow), data, "late-tick"); err != nil {
+		t.Fatal(err)
+	}
+	cons, err := l.JetStream().CreateOrUpdateConsumer(ctx, eventlog.WorkStream, jetstream.ConsumerConfig{
+		Durable: "test", FilterSubject: eventlog.WorkTick(tenant, workflow), AckPolicy: jetstream.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.handleTick(ctx, msg); err != nil {
+		t.Fatal(err)
+	}
+	var started []string
+	err = l.Replay(ctx, eventlog.Filter{Tenant: tenant, Types: []string{events.TriggerAccepted}}, func(ev eventlog.Event) error {
+		var d events.TriggerAcceptedData
+		if err := ev.Decode(&d); err != nil {
+			return err
+		}
+		started = append(started, d.TransactionID)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for at := late; !at.After(now); at = at.Add(time.Second) {
+		want = append(want, fmt.Sprintf("cron:%s:%s", workflow, at.Format(time.RFC3339Nano)))
+	}
+	if !slices.Equal(started, want) {
+		t.Fatalf("runs started for %v, want %v", started, want)
+	}
+	armed, err := l.JetStream().Stream(ctx, eventlog.WorkStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := armed.GetLastMsgForSubject(ctx, cronSched(tenant, workflow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := now.Truncate(time.Second).Add(time.Second)
+	if got := last.Header.Get(jetstream.ScheduleHeader); got != "@at "+next.Format(time.RFC3339Nano) {
+		t.Fatalf("armed %q, want the tick at %v", got, next)
 	}
 }
