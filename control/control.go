@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/heraldhq/herald/apierr"
@@ -29,6 +30,9 @@ type Control struct {
 	rtOpts RuntimeOptions
 	// inboxTTL is the life of the inbox tokens minted; see SetInboxTokenTTL.
 	inboxTTL time.Duration
+	// webhookCreates serialises a tenant's endpoint creations in this
+	// process (striped by tenant), so the count check before each holds.
+	webhookCreates [64]sync.Mutex
 }
 
 // SetEgress makes the configuration of Bridges and channels refuse

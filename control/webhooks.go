@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"time"
 	"unicode/utf8"
@@ -57,7 +58,10 @@ type WebhookPatch struct {
 //
 // Errors: a *apierr.ValidationError naming url, events or description;
 // an *apierr.Error of kind apierr.ErrConflict with code webhook_limit when
-// the tenant has MaxWebhooks endpoints.
+// the tenant has MaxWebhooks endpoints. A process checks and creates one
+// endpoint of a tenant at a time, so concurrent creations cannot pass the
+// bound together; across the processes of a cluster a tenant could reach
+// at most MaxWebhooks per process.
 func (c *Control) CreateWebhook(ctx context.Context, tenant string, in WebhookInput) (projections.Webhook, string, error) {
 	var p apierr.Problems
 	c.checkWebhookEndpointURL(ctx, in.URL, &p)
@@ -66,6 +70,9 @@ func (c *Control) CreateWebhook(ctx context.Context, tenant string, in WebhookIn
 	if err := p.Err(); err != nil {
 		return projections.Webhook{}, "", err
 	}
+	mu := &c.webhookCreates[stripe(tenant, len(c.webhookCreates))]
+	mu.Lock()
+	defer mu.Unlock()
 	if n, err := c.store.WebhookCount(tenant); err != nil {
 		return projections.Webhook{}, "", err
 	} else if n >= MaxWebhooks {
@@ -286,4 +293,11 @@ func checkWebhookID(id string) error {
 
 func webhookNotFound(id string) error {
 	return apierr.Errorf(apierr.ErrNotFound, "webhook_not_found", "no webhook %.64q exists", id)
+}
+
+// stripe maps a tenant to one of n lock stripes.
+func stripe(tenant string, n int) int {
+	h := fnv.New32a()
+	h.Write([]byte(tenant))
+	return int(h.Sum32() % uint32(n))
 }

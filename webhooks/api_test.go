@@ -2,11 +2,15 @@ package webhooks_test
 
 import (
 	"encoding/base64"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/internal/testherald"
 )
 
 // TestWebhookAPI: the routes of §14 with their bounds and errors; the
@@ -166,5 +170,31 @@ func TestRotationSignsWithBoth(t *testing.T) {
 	}
 	if r := h.Do("GET", "/metrics", "", nil); !strings.Contains(string(r.Body), `herald_webhook_attempts_total{outcome="succeeded"} 3`) {
 		t.Fatalf("metrics lack the attempts: %d", r.Status)
+	}
+}
+
+// Concurrent creations cannot pass the bound of endpoints together.
+func TestConcurrentCreatesKeepTheEndpointBound(t *testing.T) {
+	h := testherald.Start(t, testherald.Options{})
+	_, key := h.Tenant("Racer")
+	const tries = 2 * control.MaxWebhooks
+	statuses := make(chan int, tries)
+	var wg sync.WaitGroup
+	for i := range tries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses <- h.Do("POST", "/v1/webhooks", key, map[string]any{
+				"url": fmt.Sprintf("https://example.com/%d", i), "events": []string{"*"}}).Status
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	count := map[int]int{}
+	for s := range statuses {
+		count[s]++
+	}
+	if count[201] != control.MaxWebhooks || count[409] != tries-control.MaxWebhooks {
+		t.Fatalf("answers %v, want %d created and the rest 409", count, control.MaxWebhooks)
 	}
 }
