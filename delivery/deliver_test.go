@@ -717,6 +717,40 @@ func TestDeliverTakesOverAStaleAttempt(t *testing.T) {
 	}
 }
 
+// TestDeliverTakesOverAnAttemptOfAnEarlierProcessAtOnce: with embedded
+// NATS one process delivers; an attempt it finds in flight, claimed by an
+// earlier process (killed mid-send, then restarted), is taken over at
+// once, not after the lease. A recovery then takes AckWait, not a lease.
+func TestDeliverTakesOverAnAttemptOfAnEarlierProcessAtOnce(t *testing.T) {
+	m := testsmtp.Start(t, testsmtp.Options{})
+	f := newFixture(t, m, false, nil)
+	subject := eventlog.Subject(f.tenant, eventlog.AggDelivery, "run_k:s")
+	_, err := f.h.Log().Append(context.Background(), eventlog.Record{
+		Subject: subject, Type: events.DeliveryAttempted, Tenant: f.tenant,
+		Data: events.DeliveryAttemptedData{AttemptID: "att_killed", IdempotencyKey: "run_k:s", RunID: "run_k",
+			StepID: "s", SubscriberID: "ada", ChannelKey: "email-smtp", Kind: "email", Address: adaFirst,
+			Process: "proc_before_the_restart"},
+		Expect: true, ExpectSeq: 0,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	res := f.mustSend(sendStep("run_k", "s"))
+	if took := time.Since(began); took > 3*time.Second {
+		t.Fatalf("the takeover waited %v", took)
+	}
+	if m.Accepted() != 1 {
+		t.Fatalf("server received %d messages", m.Accepted())
+	}
+	rows := f.deliveries("run_k")
+	if len(rows) != 2 || rows[0].AttemptID != "att_killed" || rows[0].Status != "failed" ||
+		rows[0].Error == nil || rows[0].Error.Code != "lease_expired" ||
+		rows[1].AttemptID != res.AttemptID || rows[1].Status != "sent" {
+		t.Fatalf("deliveries = %+v", rows)
+	}
+}
+
 // TestPasswordNeverLeaks drives deliveries that succeed, fail and are
 // refused with a distinctive SMTP password (the failing server even echoes
 // it in its reply), then looks for it in every response, every log line

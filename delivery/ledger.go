@@ -28,8 +28,10 @@ type ledgerEntry struct {
 	seq       uint64
 	at        time.Time // when the last event was written
 	attemptID string
-	// channelKey is the channel of an attempt in flight.
+	// channelKey is the channel of an attempt in flight, process the
+	// process that claimed it.
 	channelKey string
+	process    string
 	sent       events.DeliverySentData
 	failed     events.DeliveryFailedData
 	skipped    events.DeliverySkippedData
@@ -47,7 +49,7 @@ func (s *Service) ledger(ctx context.Context, subject string) (ledgerEntry, erro
 	case events.DeliveryAttempted:
 		var d events.DeliveryAttemptedData
 		err = ev.Decode(&d)
-		e.state, e.attemptID, e.channelKey = keyInFlight, d.AttemptID, d.ChannelKey
+		e.state, e.attemptID, e.channelKey, e.process = keyInFlight, d.AttemptID, d.ChannelKey, d.Process
 	case events.DeliverySent:
 		err = ev.Decode(&e.sent)
 		e.state, e.attemptID = keySent, e.sent.AttemptID

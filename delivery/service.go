@@ -67,6 +67,15 @@ type Config struct {
 	// least 10s (the time allowed to record an outcome), so that a live
 	// attempt is never taken over. Zero: DefaultLease.
 	Lease time.Duration
+	// Process identifies this process in the attempts it claims (one per
+	// start of herald serve).
+	Process string
+	// SoleProcess: no other process delivers on this log while this one
+	// runs (embedded NATS: the data dir's lock admits one herald serve).
+	// An attempt in flight claimed by another Process was then claimed
+	// before a restart, by a process now dead, and is taken over at once
+	// rather than after Lease.
+	SoleProcess bool
 	// InFlightWait is how long a request finding another attempt of its key
 	// in flight waits for that attempt's outcome before failing with
 	// ErrInProgress. Zero: DefaultInFlightWait.
@@ -137,7 +146,8 @@ func (c Config) Validate() error {
 //     result, or the same failure. After the wait it is ErrInProgress.
 //   - A key whose last attempt failed (transient or not) gets a new attempt.
 //   - A claimed attempt with no outcome after Config.Lease (its process
-//     died mid-send) is taken over by a new attempt.
+//     died mid-send) is taken over by a new attempt; with
+//     Config.SoleProcess, so is one claimed by an earlier process at once.
 //
 // One send may try several channels (see Deliver): each try is one
 // attempt, claimed and settled as above. A failure after which only the
@@ -255,7 +265,7 @@ func (s *Service) Deliver(ctx context.Context, tenant string, req Request) (Resu
 			}
 			pin = e.failed.Pin
 		case keyInFlight:
-			if time.Since(e.at) < s.cfg.Lease {
+			if time.Since(e.at) < s.cfg.Lease && !s.claimantDead(e) {
 				waitedFor = e.attemptID
 				if err := s.waitMoved(ctx, subject, e, deadline); err != nil {
 					return Result{}, err
@@ -317,6 +327,13 @@ func next(chs []projections.Channel, pin string, tried map[string]bool) (project
 		}
 	}
 	return projections.Channel{}, false
+}
+
+// claimantDead reports whether the process that claimed the attempt in
+// flight e is known to be dead: with SoleProcess, any process but this
+// one.
+func (s *Service) claimantDead(e ledgerEntry) bool {
+	return s.cfg.SoleProcess && e.process != s.cfg.Process
 }
 
 // errLostClaim: another request appended to the key's subject first.
@@ -453,7 +470,7 @@ func (s *Service) attempt(ctx context.Context, tenant, subject string, req Reque
 		Data: events.DeliveryAttemptedData{
 			AttemptID: attemptID, IdempotencyKey: req.IdempotencyKey, RunID: req.RunID, StepID: req.StepID,
 			SubscriberID: p.recipient, ChannelKey: ch.ChannelKey, Kind: ch.Kind,
-			Address: p.address, Takeover: takeover,
+			Address: p.address, Takeover: takeover, Process: s.cfg.Process,
 		},
 		Expect: true, ExpectSeq: expect,
 	})
@@ -466,7 +483,7 @@ func (s *Service) attempt(ctx context.Context, tenant, subject string, req Reque
 	log := s.cfg.Logger.With("tenant", tenant, "idempotencyKey", req.IdempotencyKey, "attemptId", attemptID,
 		"channelKey", ch.ChannelKey)
 	if takeover != "" {
-		log.Warn("delivery: took over an attempt that recorded no outcome within its lease", "staleAttemptId", takeover)
+		log.Warn("delivery: took over an attempt that recorded no outcome before its process stopped or its lease ran out", "staleAttemptId", takeover)
 	}
 
 	// The key is ours: send and record the outcome whatever becomes of ctx.

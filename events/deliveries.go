@@ -43,8 +43,12 @@ type DeliveryAttemptedData struct {
 	// Address is the recipient's address: the first of contacts[kind].
 	Address string `json:"address"`
 	// Takeover is the attempt id of a stale in-flight attempt this one
-	// replaces (its lease ran out with no outcome); empty otherwise.
+	// replaces (its lease ran out, or its process is known dead, with no
+	// outcome); empty otherwise.
 	Takeover string `json:"takeover,omitempty"`
+	// Process identifies the herald serve process (one start of it) that
+	// claimed the attempt; empty in attempts recorded before it existed.
+	Process string `json:"process,omitempty"`
 }
 
 // DeliverySentData is the payload of DeliverySent.

@@ -30,7 +30,8 @@ const (
 )
 
 // CodeLeaseExpired is the error code of an attempt that recorded no
-// outcome within its lease and was replaced by a new attempt of its key.
+// outcome within its lease, or before its process stopped, and was
+// replaced by a new attempt of its key.
 const CodeLeaseExpired = "lease_expired"
 
 // Delivery is the read model of one delivery attempt (a row of the egress
@@ -82,7 +83,7 @@ func applyDeliveryAttempted(tx *bolt.Tx, ev eventlog.Event) error {
 			if row.Status == DeliveryPending {
 				row.Status = DeliveryFailed
 				row.Error = &DeliveryError{Code: CodeLeaseExpired, Transient: true,
-					Message: "no outcome was recorded within the attempt's lease; attempt " + d.AttemptID + " replaced it"}
+					Message: "no outcome was recorded before the attempt's process stopped or its lease ran out; attempt " + d.AttemptID + " replaced it"}
 				row.UpdatedAt = ev.At
 			}
 		}); err != nil {

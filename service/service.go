@@ -170,6 +170,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		Log: s.log, Store: s.store, Keys: s.keys, SMTP: s.smtp, Logger: logger, Links: tokens,
 		HTTPClient: egress.Policy{AllowPrivate: cfg.AllowPrivateEgress}.Client(0),
 		Lease:      cfg.DeliveryLease, SendTimeout: cfg.DeliverySendTimeout,
+		// Embedded NATS lives in the data dir, whose lock admits one
+		// process: attempts left in flight by an earlier one are dead.
+		Process: eventlog.NewID("proc_"), SoleProcess: cfg.Embedded(),
 	}); err != nil {
 		return nil, err
 	}
