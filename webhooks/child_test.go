@@ -1,15 +1,11 @@
 package webhooks_test
 
 import (
-	"bufio"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -30,61 +26,20 @@ const childAckWait = 3 * time.Second
 
 // child is a herald serve process.
 type child struct {
-	t    *testing.T
-	proc *os.Process
-	dir  string
-	addr string
+	*testchild.Proc
+	t   *testing.T
+	dir string
 }
 
 // startChild starts herald serve on dir and addr and waits until it is
 // ready.
 func startChild(t *testing.T, dir, addr string) *child {
 	t.Helper()
-	cmd := testchild.Command("HERALD_DATA_DIR="+dir, "HERALD_HTTP_ADDR="+addr, "HERALD_RATE_LIMIT=0",
-		"HERALD_WEBHOOK_RETRY_BASE=100ms")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	c := &child{t: t, proc: cmd.Process, dir: dir, addr: addr}
-	t.Cleanup(c.kill)
-	go func() { _ = cmd.Wait() }()
-	ready := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if sc.Text() == "READY" {
-				ready <- true
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case <-ready:
-	case <-time.After(60 * time.Second):
-		t.Fatal("child did not start")
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(c.base() + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return c
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("child not ready")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	p := testchild.Start(t, addr, "HERALD_DATA_DIR="+dir, "HERALD_RATE_LIMIT=0", "HERALD_WEBHOOK_RETRY_BASE=100ms")
+	return &child{Proc: p, t: t, dir: dir}
 }
 
-func (c *child) base() string { return "http://" + c.addr }
+func (c *child) base() string { return "http://" + c.Addr }
 
 // token reads one of the child's token files.
 func (c *child) token(name string) string {
@@ -93,17 +48,6 @@ func (c *child) token(name string) string {
 		c.t.Fatal(err)
 	}
 	return strings.TrimSpace(string(b))
-}
-
-// kill stops the child with SIGKILL: no drain, as a lost node.
-func (c *child) kill() {
-	_ = c.proc.Signal(syscall.SIGKILL)
-	for range 100 {
-		if c.proc.Signal(syscall.Signal(0)) != nil {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func loopbackAddr(t *testing.T) string {
@@ -189,7 +133,7 @@ func TestDeliveredAfterKill(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	c.kill()
+	c.Kill()
 	recv.restart(t)
 	startChild(t, dir, addr)
 	got := recv.waitFor(t, 40*time.Second, "every message", func(got []received) bool {

@@ -1,20 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -48,65 +44,11 @@ const (
 	recoveryBound = crashAckWait + 17*time.Second
 )
 
-// child is a running herald serve process.
-type child struct {
-	cmd  *exec.Cmd
-	addr string
-}
-
-func startChild(t *testing.T, dataDir, addr string) *child {
+func startChild(t *testing.T, dataDir, addr string) *testchild.Proc {
 	t.Helper()
 	// The audience is set up by 16 clients of one tenant as fast as they
 	// go: no per-tenant rate limit.
-	cmd := testchild.Command("HERALD_DATA_DIR="+dataDir, "HERALD_HTTP_ADDR="+addr, "HERALD_RETRY_BASE=100ms", "HERALD_RATE_LIMIT=0")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ready := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if sc.Text() == "READY" {
-				ready <- true
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case <-ready:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("child did not start")
-	}
-	c := &child{cmd: cmd, addr: addr}
-	t.Cleanup(func() { c.kill() })
-	// Ready means projections caught up.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return c
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("child not ready")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func (c *child) kill() {
-	if c.cmd.ProcessState == nil {
-		_ = c.cmd.Process.Signal(syscall.SIGKILL)
-		_ = c.cmd.Wait()
-	}
+	return testchild.Start(t, addr, "HERALD_DATA_DIR="+dataDir, "HERALD_RETRY_BASE=100ms", "HERALD_RATE_LIMIT=0")
 }
 
 // api is the tenant's (or the admin's) client of the child's API.
@@ -158,7 +100,7 @@ type crashWorld struct {
 	t       *testing.T
 	dataDir string
 	addr    string
-	child   *child
+	child   *testchild.Proc
 	api     api
 	calls   sync.Map // runId → *atomic.Int32 (executions of the `work` callback)
 	inbox   *devmail.Inbox
@@ -236,7 +178,7 @@ func (w *crashWorld) audience(topic, prefix string, n int) {
 }
 
 func (w *crashWorld) restart() {
-	w.child.kill()
+	w.child.Kill()
 	w.child = startChild(w.t, w.dataDir, w.addr)
 }
 
@@ -344,7 +286,7 @@ func TestCrashMidFanoutAndWhileSleeping(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	w.child.kill()
+	w.child.Kill()
 	restarted := time.Now()
 	w.child = startChild(t, w.dataDir, w.addr)
 	ready := time.Since(restarted)

@@ -10,6 +10,11 @@
 //
 //	func TestMain(m *testing.M) { testchild.Main(m, nil) }
 //
+//	p := testchild.Start(t, addr, "HERALD_DATA_DIR="+dir) // ready to serve
+//	p.Kill()                                             // SIGKILL, a lost node
+//
+// or, to drive the process itself, [Command]:
+//
 //	cmd := testchild.Command("HERALD_DATA_DIR="+dir, "HERALD_HTTP_ADDR="+addr)
 //
 // A child is the test binary built without the race detector: when the
@@ -32,9 +37,12 @@
 package testchild
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -149,4 +157,67 @@ func serve(tune func(*service.Config)) int {
 	defer cancel()
 	_ = svc.Shutdown(sctx)
 	return code
+}
+
+// Proc is a started child: a herald serve process serving on Addr.
+type Proc struct {
+	Cmd  *exec.Cmd
+	Addr string
+}
+
+// Start starts a child serving on the loopback address addr (env holds
+// its other settings, HERALD_DATA_DIR among them) and returns once it
+// answers GET /readyz with 200: started, its projections caught up. The
+// child is killed when the test ends, if it still runs.
+func Start(t testing.TB, addr string, env ...string) *Proc {
+	t.Helper()
+	cmd := Command(append(env, "HERALD_HTTP_ADDR="+addr)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &Proc{Cmd: cmd, Addr: addr}
+	t.Cleanup(p.Kill)
+	ready := make(chan struct{}, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if sc.Text() == "READY" {
+				ready <- struct{}{}
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case <-ready:
+	case <-time.After(60 * time.Second):
+		t.Fatal("testchild: the child did not start")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("testchild: the child is not ready")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Kill stops the child with SIGKILL, no drain (a lost node), and waits
+// for it to exit. Killing a child that exited already does nothing.
+func (p *Proc) Kill() {
+	if p.Cmd.ProcessState == nil {
+		_ = p.Cmd.Process.Signal(syscall.SIGKILL)
+		_ = p.Cmd.Wait()
+	}
 }
