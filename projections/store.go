@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/heraldhq/herald/eventlog"
@@ -62,6 +63,10 @@ type Store struct {
 	waiting    map[uint64]int
 	minWaiting uint64
 	nudge      chan struct{} // a WaitFor started waiting (capacity 1)
+
+	// endpointsGen counts the applied batches that created or deleted a
+	// webhook endpoint (see EndpointsGeneration).
+	endpointsGen atomic.Uint64
 }
 
 // Options configure Open. The zero value of each field is documented.
@@ -277,7 +282,7 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 		return nil
 	}
 	var last uint64
-	erased := false
+	erased, endpoints := false, false
 	s.dbMu.RLock()
 	err := s.guarded(func() error {
 		return s.db.Update(func(tx *bolt.Tx) error {
@@ -289,8 +294,11 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 					continue
 				}
 				var err error
-				if ev.Type == events.SubscriberErased {
+				switch ev.Type {
+				case events.SubscriberErased:
 					erased = true
+				case events.WebhookCreated, events.WebhookDeleted:
+					endpoints = true
 				}
 				if runEventTypes[ev.Type] {
 					err = runs.apply(tx, ev)
@@ -321,6 +329,9 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 		if err := s.compact(); err != nil {
 			return err
 		}
+	}
+	if endpoints {
+		s.endpointsGen.Add(1)
 	}
 	s.mu.Lock()
 	if last > s.applied && !s.closed {

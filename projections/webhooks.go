@@ -326,3 +326,34 @@ func (s *Store) DeliveryByAttempt(tenant, attemptID string) (Delivery, error) {
 	})
 	return row, err
 }
+
+// WebhookTenants returns every tenant that has an endpoint, with the
+// stream sequence of its oldest endpoint's creation: the events a tenant's
+// endpoints may be sent are those stored after it.
+func (s *Store) WebhookTenants() (map[string]uint64, error) {
+	out := map[string]uint64{}
+	err := s.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketWebhooks).ForEach(func(k, v []byte) error {
+			tenant, _, ok := bytes.Cut(k, []byte{0})
+			if !ok {
+				return nil
+			}
+			var w struct {
+				Seq uint64 `json:"seq"`
+			}
+			if err := json.Unmarshal(v, &w); err != nil {
+				return err
+			}
+			if seq, ok := out[string(tenant)]; !ok || w.Seq < seq {
+				out[string(tenant)] = w.Seq
+			}
+			return nil
+		})
+	})
+	return out, err
+}
+
+// EndpointsGeneration changes after each applied batch that created or
+// deleted a webhook endpoint, once it is committed: a reader of
+// WebhookTenants polls it to learn of a change at once.
+func (s *Store) EndpointsGeneration() uint64 { return s.endpointsGen.Load() }

@@ -123,16 +123,13 @@ func New(cfg Config) *Dispatcher {
 // taking work; sends under way are cut short and their messages given back
 // to the stream unrecorded.
 func (d *Dispatcher) Run(ctx context.Context) error {
-	var (
-		src []jetstream.Consumer
-		snd jetstream.Consumer
-	)
+	var snd jetstream.Consumer
 	// A NATS error here (a cluster electing its leaders) is waited out: the
 	// dispatcher must not stop the process. A connection closed for good
 	// is the service's to report.
 	for {
 		var err error
-		if src, snd, err = d.consumers(ctx); err == nil {
+		if snd, err = d.consumers(ctx); err == nil {
 			break
 		}
 		if ctx.Err() != nil {
@@ -145,24 +142,13 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		case <-time.After(time.Second):
 		}
 	}
-	return d.consume(ctx, src, snd)
+	return d.consume(ctx, snd)
 }
 
-// consumers creates (or finds) the durable consumers: one source per
-// filter, and the sender. Each source has a single filter subject: a
-// consumer of several filters costs the NATS server a search per
-// message over a stream of many subjects (six times its CPU in a 30,000
-// fan-out), one of a single filter does not.
-func (d *Dispatcher) consumers(ctx context.Context) (src []jetstream.Consumer, snd jetstream.Consumer, err error) {
-	js := d.cfg.Log.JetStream()
-	for _, filter := range sourceFilters {
-		c, err := d.sourceConsumer(ctx, js, filter)
-		if err != nil {
-			return nil, nil, err
-		}
-		src = append(src, c)
-	}
-	snd, err = js.CreateOrUpdateConsumer(ctx, eventlog.WorkStream, jetstream.ConsumerConfig{
+// consumers creates (or finds) the sender's durable consumer; the
+// sources are the follower's.
+func (d *Dispatcher) consumers(ctx context.Context) (jetstream.Consumer, error) {
+	snd, err := d.cfg.Log.JetStream().CreateOrUpdateConsumer(ctx, eventlog.WorkStream, jetstream.ConsumerConfig{
 		Durable:       sendConsumer,
 		FilterSubject: workPrefix + ">",
 		AckPolicy:     jetstream.AckExplicitPolicy,
@@ -171,62 +157,30 @@ func (d *Dispatcher) consumers(ctx context.Context) (src []jetstream.Consumer, s
 		MaxAckPending: maxInFlight,
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("webhooks: consumer %s: %w", sendConsumer, err)
+		return nil, fmt.Errorf("webhooks: consumer %s: %w", sendConsumer, err)
 	}
-	return src, snd, nil
-}
-
-// sourceConsumer creates (or finds) the durable source consumer of one
-// filter subject.
-func (d *Dispatcher) sourceConsumer(ctx context.Context, js jetstream.JetStream, filter string) (jetstream.Consumer, error) {
-	name := sourceConsumer + "-" + strings.Split(filter, ".")[2]
-	src, err := js.CreateOrUpdateConsumer(ctx, eventlog.EventsStream, jetstream.ConsumerConfig{
-		Durable:       name,
-		FilterSubject: filter,
-		// A new consumer starts with the events stored from then on: an
-		// endpoint is sent the events after its creation, and none existed
-		// before the consumer.
-		DeliverPolicy: jetstream.DeliverNewPolicy,
-		// Most events of these subjects concern no endpoint: their bodies
-		// (step outputs up to 1 MiB) are not sent here.
-		HeadersOnly:   true,
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       d.cfg.AckWait,
-		MaxDeliver:    -1,
-		MaxAckPending: maxInFlight,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("webhooks: consumer %s: %w", name, err)
-	}
-	return src, nil
+	return snd, nil
 }
 
 // consume takes events and messages until ctx ends.
-func (d *Dispatcher) consume(ctx context.Context, src []jetstream.Consumer, snd jetstream.Consumer) error {
+func (d *Dispatcher) consume(ctx context.Context, snd jetstream.Consumer) error {
 	var wg sync.WaitGroup
 	taken := make(chan jetstream.Msg, sourceWorkers)
+	sndCC, err := snd.Consume(func(m jetstream.Msg) { d.take(ctx, m) },
+		jetstream.PullMaxMessages(256), jetstream.PullHeartbeat(2*time.Second))
+	if err != nil {
+		return fmt.Errorf("webhooks: consume %s: %w", sendConsumer, err)
+	}
 	// Events taken but not handled when ctx ends are given back at once,
 	// not after AckWait.
-	var srcCCs []jetstream.ConsumeContext
-	stopSources := func() {
-		for _, cc := range srcCCs {
-			cc.Stop()
-		}
-	}
-	for _, c := range src {
-		cc, err := c.Consume(func(m jetstream.Msg) {
-			select {
-			case taken <- m:
-			case <-ctx.Done():
-				_ = m.Nak()
-			}
-		}, jetstream.PullMaxMessages(64), jetstream.PullHeartbeat(2*time.Second))
-		if err != nil {
-			stopSources()
-			return fmt.Errorf("webhooks: consume %s: %w", c.CachedInfo().Name, err)
-		}
-		srcCCs = append(srcCCs, cc)
-	}
+	srcCtx, stopSources := context.WithCancel(ctx)
+	defer stopSources()
+	f := &follower{d: d, taken: taken, followed: map[string][]jetstream.ConsumeContext{}}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		f.run(srcCtx)
+	}()
 	for range sourceWorkers {
 		wg.Add(1)
 		go func() {
@@ -240,12 +194,6 @@ func (d *Dispatcher) consume(ctx context.Context, src []jetstream.Consumer, snd 
 				}
 			}
 		}()
-	}
-	sndCC, err := snd.Consume(func(m jetstream.Msg) { d.take(ctx, m) },
-		jetstream.PullMaxMessages(256), jetstream.PullHeartbeat(2*time.Second))
-	if err != nil {
-		stopSources()
-		return fmt.Errorf("webhooks: consume %s: %w", sendConsumer, err)
 	}
 	<-ctx.Done()
 	stopSources()

@@ -5,18 +5,20 @@
 // Durable JetStream consumers, shared by every herald process, carry the
 // work:
 //
-//   - the sources (herald-webhooks-source-run, -delivery and -inbox)
-//     follow the run, delivery and inbox subjects of the EVENTS stream,
-//     headers only, one consumer of a single filter subject each (a
-//     consumer of several filters makes the NATS server search its
-//     stream per message: six times its CPU in a 30,000-run fan-out).
-//     For each event
-//     that maps to a webhook event type some endpoint of the tenant
-//     subscribes to, it reads the event and publishes one work message per subscribed,
-//     enabled endpoint of the tenant (and per inbox message of an inbox
-//     mark) on work.webhook.<tenant>.<endpoint>, de-duplicated by the
-//     message id, then acknowledges the event. An endpoint is sent the
-//     events stored after its creation.
+//   - the sources (herald-webhooks-source-<tenant>-run, -delivery and
+//     -inbox) follow the run, delivery and inbox subjects of one tenant
+//     on the EVENTS stream, headers only, one consumer of a single filter
+//     subject each (a consumer of several filters makes the NATS server
+//     search its stream per message). They exist only while the tenant
+//     has an endpoint (see follow.go): the events of a tenant without
+//     endpoints are read by no herald process. They start at the event
+//     after the tenant's oldest endpoint's creation. For each event that
+//     maps to a webhook event type some endpoint of the tenant subscribes
+//     to, the dispatcher reads the event and publishes one work message
+//     per subscribed, enabled endpoint of the tenant (and per inbox
+//     message of an inbox mark) on work.webhook.<tenant>.<endpoint>,
+//     de-duplicated by the message id, then acknowledges the event. An
+//     endpoint is sent the events stored after its creation.
 //   - the sender (herald-webhooks) takes those work messages. Each message
 //     is one (endpoint, event) pair: its body is rendered when it is sent,
 //     from the local projections (the resource as the API shows it then),

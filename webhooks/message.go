@@ -117,13 +117,6 @@ var sourceTypes = map[string][]string{
 	events.InboxMessagesMarked: {events.HookInboxRead, events.HookInboxArchived},
 }
 
-// sourceFilters are the EVENTS subjects the source follows.
-var sourceFilters = []string{
-	"ev.*." + eventlog.AggRun + ".*",
-	"ev.*." + eventlog.AggDelivery + ".*",
-	"ev.*." + eventlog.AggInbox + ".*",
-}
-
 // backoff is the delay before the attempt after the n-th failed one
 // (n ≥ 1): base doubled n-1 times, capped at maxBackoff.
 func backoff(base time.Duration, n int) time.Duration {
