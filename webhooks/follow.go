@@ -52,6 +52,13 @@ type follower struct {
 	d     *Dispatcher
 	taken chan<- jetstream.Msg
 
+	// legacy holds, per aggregate, the acknowledged floor of the source
+	// consumer of every tenant that an earlier version kept (one per
+	// aggregate, named sourceConsumer-<aggregate>), read before run prunes
+	// it: a tenant's sources created then start after it, so the events
+	// those consumers had handled are not sent again.
+	legacy map[string]uint64
+
 	mu       sync.Mutex
 	followed map[string][]jetstream.ConsumeContext // tenant → its sources' consumptions
 }
@@ -60,6 +67,7 @@ type follower struct {
 // consumption.
 func (f *follower) run(ctx context.Context) {
 	defer f.stopAll()
+	f.legacy = f.legacyFloors(ctx)
 	f.prune(ctx, true)
 	poll := time.NewTicker(followPoll)
 	defer poll.Stop()
@@ -140,7 +148,7 @@ func (f *follower) following(tenant string) bool {
 func (f *follower) follow(ctx context.Context, tenant string, seq uint64) error {
 	var ccs []jetstream.ConsumeContext
 	for _, agg := range followedAggregates {
-		c, err := f.source(ctx, tenant, agg, seq+1)
+		c, err := f.source(ctx, tenant, agg, max(seq, f.legacy[agg])+1)
 		if err == nil {
 			var cc jetstream.ConsumeContext
 			cc, err = c.Consume(func(m jetstream.Msg) {
@@ -283,4 +291,19 @@ func (f *follower) stale(ctx context.Context, keep map[string]bool) []string {
 		f.d.log.Warn("webhooks: consumers not listed; stale sources kept", "err", err)
 	}
 	return names
+}
+
+// legacyFloors reads the acknowledged floors of the per-aggregate source
+// consumers of an earlier version, where they still exist.
+func (f *follower) legacyFloors(ctx context.Context) map[string]uint64 {
+	out := map[string]uint64{}
+	js := f.d.cfg.Log.JetStream()
+	for _, agg := range followedAggregates {
+		c, err := js.Consumer(ctx, eventlog.EventsStream, sourceConsumer+"-"+agg)
+		if err != nil {
+			continue
+		}
+		out[agg] = c.CachedInfo().AckFloor.Stream
+	}
+	return out
 }

@@ -3,12 +3,17 @@ package webhooks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/egress"
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/internal/testnats"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 func TestBackoffDoublesUpToAnHour(t *testing.T) {
@@ -44,5 +49,40 @@ func TestPrivateDestinationRefusedAtSend(t *testing.T) {
 	d = New(Config{Egress: egress.Policy{AllowPrivate: true}})
 	if status, err := d.post(context.Background(), srv.URL, "msg_x", time.Now(), "v1,x", []byte("{}")); err != nil || status != 200 || !reached {
 		t.Fatalf("allowed post: %d %v", status, err)
+	}
+}
+
+// TestLegacySourcesFloorTheNewOnes: the acknowledged floor of a source of
+// the earlier layout (one consumer per aggregate for every tenant) is
+// where a tenant's new sources start, so the events it handled are not
+// sent again after an upgrade.
+func TestLegacySourcesFloorTheNewOnes(t *testing.T) {
+	ctx := context.Background()
+	l := testnats.Log(t)
+	var recs []eventlog.Record
+	for i := range 5 {
+		recs = append(recs, eventlog.Record{Subject: eventlog.Subject("ten_a", eventlog.AggDelivery, fmt.Sprint("d", i)),
+			Type: events.DeliverySent, Tenant: "ten_a", Data: map[string]any{}})
+	}
+	seqs := testnats.Append(t, l, recs)
+	c, err := l.JetStream().CreateConsumer(ctx, eventlog.EventsStream, jetstream.ConsumerConfig{
+		Durable: sourceConsumer + "-" + eventlog.AggDelivery, FilterSubject: "ev.*.delivery.*",
+		AckPolicy: jetstream.AckExplicitPolicy, DeliverPolicy: jetstream.DeliverAllPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := c.Fetch(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m := range batch.Messages() {
+		if err := m.DoubleAck(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := &follower{d: &Dispatcher{cfg: Config{Log: l}}}
+	floors := f.legacyFloors(ctx)
+	if floors[eventlog.AggDelivery] != seqs[2] || floors[eventlog.AggRun] != 0 {
+		t.Fatalf("floors %v, want delivery at %d and no run floor", floors, seqs[2])
 	}
 }
