@@ -99,36 +99,51 @@ func (c *Control) UpsertSubscribers(ctx context.Context, tenant string, items []
 		return nil, err
 	}
 	var ids []string
-	var topics [][]string
 	for i, it := range items {
 		if live[i] {
-			ids, topics = append(ids, it.ExternalID), append(topics, it.Topics)
+			ids = append(ids, it.ExternalID)
 		}
 	}
 	found, err := c.store.SubscribersByID(tenant, ids)
 	if err != nil {
 		return nil, err
 	}
-	subscribed, err := c.store.Subscribed(tenant, ids, topics)
-	if err != nil {
-		return nil, err
-	}
-	// links[i] is what the snapshot says of item i's subscriptions (nil:
-	// not known, every topic is written; a repeated link is ignored).
+	// links[i] is what the projection says of item i's subscriptions
+	// (nil: none known, every topic is written; a repeated link is
+	// ignored). A subscriber yet to be made has none.
 	links := make([][]bool, len(items))
-	var last uint64
-	note := func(seq uint64) { last = max(last, seq) }
-
-	// The subscribers, in one batch.
-	recs := make([]eventlog.Record, 0, len(ids))
-	owner := make([]int, 0, len(ids))
+	var known []int
+	var topics [][]string
+	ids = ids[:0]
 	k := 0
 	for i, it := range items {
 		if !live[i] {
 			continue
 		}
-		cur := found[k]
+		if found[k] != nil && len(it.Topics) > 0 {
+			ids, topics, known = append(ids, it.ExternalID), append(topics, it.Topics), append(known, i)
+		}
+		k++
+	}
+	subscribed, err := c.store.Subscribed(tenant, ids, topics)
+	if err != nil {
+		return nil, err
+	}
+	for k, i := range known {
 		links[i] = subscribed[k]
+	}
+	var last uint64
+	note := func(seq uint64) { last = max(last, seq) }
+
+	// The subscribers, in one batch.
+	recs := make([]eventlog.Record, 0, len(found))
+	owner := make([]int, 0, len(found))
+	k = 0
+	for i, it := range items {
+		if !live[i] {
+			continue
+		}
+		cur := found[k]
 		k++
 		next, p := patches[i].apply(it.ExternalID, cur)
 		if err := p.Err(); err != nil {
