@@ -58,12 +58,15 @@ func CheckBulkCount(field string, n, max int) error {
 // others. The error is for the request as a whole: more than
 // MaxBulkSubscribers items, or the projections could not be read.
 //
-// It reads the projections once caught up with the stream (as of the
-// call), appends every changed subscriber in one batch, each expecting the
-// sequence the projection recorded for it, then every new subscription in
-// a second batch, and waits once for the projections to apply them. An
-// item whose subscriber another writer moved in between (a conflict) is
-// upserted again the way UpsertSubscriber does, alone.
+// It reads every item's subscriber and subscriptions from one snapshot of
+// the projections caught up with the stream (as of the call), appends
+// every changed subscriber in one batch, each expecting the sequence the
+// projection recorded for it, then one SubscribersSubscribed per topic
+// (its new links, on the topic's subject as every subscribe is, so a
+// concurrent DeleteTopic conflicts) in a second batch, and waits once for
+// the projections to apply them. An item whose subscriber another writer
+// moved in between (a conflict) is upserted again the way
+// UpsertSubscriber does, alone. A request repeated writes nothing.
 func (c *Control) UpsertSubscribers(ctx context.Context, tenant string, items []BulkSubscriber) ([]BulkResult, error) {
 	if err := CheckBulkCount("subscribers", len(items), MaxBulkSubscribers); err != nil {
 		return nil, err
@@ -71,7 +74,7 @@ func (c *Control) UpsertSubscribers(ctx context.Context, tenant string, items []
 	res := make([]BulkResult, len(items))
 	patches := make([]subscriberPatch, len(items))
 	live := make([]bool, len(items)) // the item has not failed
-	first := map[string]int{}
+	first := make(map[string]int, len(items))
 	for i, it := range items {
 		var p apierr.Problems
 		checkExternalID(&p, "subscriberId", it.ExternalID)
@@ -95,23 +98,53 @@ func (c *Control) UpsertSubscribers(ctx context.Context, tenant string, items []
 	if err := c.store.WaitCaughtUp(ctx, c.log); err != nil {
 		return nil, err
 	}
-	var last uint64
-	note := func(seq uint64) { last = max(last, seq) }
-
-	// The subscribers, in one batch.
-	var recs []eventlog.Record
-	var owner []int
+	var ids []string
+	for i, it := range items {
+		if live[i] {
+			ids = append(ids, it.ExternalID)
+		}
+	}
+	found, err := c.store.SubscribersByID(tenant, ids)
+	if err != nil {
+		return nil, err
+	}
+	// links[i] is what the projection says of item i's subscriptions
+	// (nil: none known, every topic is written; a repeated link is
+	// ignored). A subscriber yet to be made has none.
+	links := make([][]bool, len(items))
+	var known []int
+	var topics [][]string
+	ids = ids[:0]
+	k := 0
 	for i, it := range items {
 		if !live[i] {
 			continue
 		}
-		var cur *projections.Subscriber
-		switch s, err := c.store.Subscriber(tenant, it.ExternalID); {
-		case err == nil:
-			cur = &s
-		case !errors.Is(err, projections.ErrNotFound):
-			return nil, err
+		if found[k] != nil && len(it.Topics) > 0 {
+			ids, topics, known = append(ids, it.ExternalID), append(topics, it.Topics), append(known, i)
 		}
+		k++
+	}
+	subscribed, err := c.store.Subscribed(tenant, ids, topics)
+	if err != nil {
+		return nil, err
+	}
+	for k, i := range known {
+		links[i] = subscribed[k]
+	}
+	var last uint64
+	note := func(seq uint64) { last = max(last, seq) }
+
+	// The subscribers, in one batch.
+	recs := make([]eventlog.Record, 0, len(found))
+	owner := make([]int, 0, len(found))
+	k = 0
+	for i, it := range items {
+		if !live[i] {
+			continue
+		}
+		cur := found[k]
+		k++
 		next, p := patches[i].apply(it.ExternalID, cur)
 		if err := p.Err(); err != nil {
 			res[i].Err, live[i] = err, false
@@ -135,38 +168,54 @@ func (c *Control) UpsertSubscribers(ctx context.Context, tenant string, items []
 		case err == nil:
 			note(seqs[k])
 		case errors.Is(err, eventlog.ErrConflict):
+			// Another writer moved the subscriber: what the snapshot said
+			// of its subscriptions may be stale too.
 			_, res[i].Created, res[i].Err = c.UpsertSubscriber(ctx, tenant, items[i].ExternalID, items[i].Input)
+			links[i] = nil
 		default:
 			res[i].Err = err
 		}
 		live[i] = res[i].Err == nil
 	}
 
-	// The subscriptions, in a second batch: after their subscribers, whose
-	// events they must follow on the stream.
-	recs, owner = recs[:0], owner[:0]
-	var topics []string
+	// The subscriptions, one event per topic, in a second batch: after
+	// their subscribers, whose events they must follow on the stream.
+	// Each topic is named once per item, so an event holds at most
+	// MaxBulkSubscribers ids.
+	byTopic := map[string]int{} // topic → its group
+	var groups []linkGroup
+	added := make([][]string, len(items)) // the topics of item i written
 	for i, it := range items {
 		if !live[i] {
 			continue
 		}
 		for k, key := range it.Topics {
-			if slices.Contains(it.Topics[:k], key) {
-				continue
+			if slices.Contains(it.Topics[:k], key) || links[i] != nil && links[i][k] {
+				continue // repeated, or subscribed already
 			}
-			if _, err := c.store.Subscription(tenant, it.ExternalID, key); err == nil {
-				continue // subscribed already
+			g, ok := byTopic[key]
+			if !ok {
+				g = len(groups)
+				byTopic[key] = g
+				groups = append(groups, linkGroup{topic: key})
 			}
-			recs = append(recs, eventlog.Record{Subject: eventlog.Subject(tenant, eventlog.AggTopic, key),
-				Type: events.SubscriberSubscribed, Tenant: tenant,
-				Data: events.SubscriberSubscribedData{SubscriberID: it.ExternalID, TopicKey: key}})
-			owner, topics = append(owner, i), append(topics, key)
+			groups[g].ids = append(groups[g].ids, it.ExternalID)
+			groups[g].items = append(groups[g].items, i)
+			added[i] = append(added[i], key)
 		}
 	}
+	recs = recs[:0]
+	for _, g := range groups {
+		recs = append(recs, eventlog.Record{Subject: eventlog.Subject(tenant, eventlog.AggTopic, g.topic),
+			Type: events.SubscribersSubscribed, Tenant: tenant,
+			Data: events.SubscribersSubscribedData{TopicKey: g.topic, SubscriberIDs: g.ids}})
+	}
 	seqs, errs = c.log.AppendEach(ctx, recs)
-	for k, i := range owner {
+	for k, g := range groups {
 		if errs[k] != nil {
-			res[i].Err = firstErr(res[i].Err, errs[k])
+			for _, i := range g.items {
+				res[i].Err = firstErr(res[i].Err, errs[k])
+			}
 			continue
 		}
 		note(seqs[k])
@@ -174,17 +223,33 @@ func (c *Control) UpsertSubscribers(ctx context.Context, tenant string, items []
 	if err := c.store.WaitFor(ctx, last); err != nil {
 		return nil, err
 	}
-	// The projection ignores a subscription whose subscriber was deleted
-	// in between, as Subscribe reports.
-	for k, i := range owner {
-		if errs[k] != nil || res[i].Err != nil {
-			continue
+	// The projection ignores a link whose subscriber was deleted in
+	// between, as Subscribe reports.
+	ids, topics = ids[:0], topics[:0]
+	var asked []int
+	for i, t := range added {
+		if len(t) > 0 && res[i].Err == nil {
+			ids, topics, asked = append(ids, items[i].ExternalID), append(topics, t), append(asked, i)
 		}
-		if _, err := c.store.Subscription(tenant, items[i].ExternalID, topics[k]); err != nil {
-			res[i].Err = subscriberErr(err, items[i].ExternalID)
+	}
+	now, err := c.store.Subscribed(tenant, ids, topics)
+	if err != nil {
+		return nil, err
+	}
+	for k, i := range asked {
+		if slices.Contains(now[k], false) {
+			res[i].Err = subscriberErr(projections.ErrNotFound, items[i].ExternalID)
 		}
 	}
 	return res, nil
+}
+
+// linkGroup is the new links of one topic in a bulk request: the
+// subscriber ids, and the item of each.
+type linkGroup struct {
+	topic string
+	ids   []string
+	items []int
 }
 
 // firstErr returns the first of two errors that is not nil.

@@ -61,20 +61,29 @@ func parseSubscriberInput(in SubscriberInput) (subscriberPatch, apierr.Problems)
 			patch.contacts[kind] = nil
 			continue
 		}
+		// The common list, all strings, decodes in one go; any other is
+		// read item by item to name the items that are not strings.
+		var strs []string
 		var items []json.RawMessage
-		if err := json.Unmarshal(raw, &items); err != nil {
-			p.Add(field, "must be an array of strings")
-			continue
+		if json.Unmarshal(raw, &strs) != nil {
+			strs = nil
+			if err := json.Unmarshal(raw, &items); err != nil {
+				p.Add(field, "must be an array of strings")
+				continue
+			}
 		}
-		if len(items) > MaxAddressesPerKind {
+		n := max(len(strs), len(items))
+		if n > MaxAddressesPerKind {
 			p.Add(field, "must have at most %d addresses", MaxAddressesPerKind)
 			continue
 		}
-		addrs := make([]string, 0, len(items))
-		for i, item := range items {
+		addrs := make([]string, 0, n)
+		for i := range n {
 			afield := field + "[" + strconv.Itoa(i) + "]"
 			var a string
-			if err := json.Unmarshal(item, &a); err != nil {
+			if items == nil {
+				a = strs[i]
+			} else if err := json.Unmarshal(items[i], &a); err != nil {
 				p.Add(afield, "must be a string")
 				continue
 			}

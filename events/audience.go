@@ -22,6 +22,9 @@ const (
 	TopicDeleted           = "TopicDeleted"
 	SubscriberSubscribed   = "SubscriberSubscribed"
 	SubscriberUnsubscribed = "SubscriberUnsubscribed"
+	// SubscribersSubscribed is many SubscriberSubscribed of one topic in
+	// one event: a bulk import writes one per topic, not one per link.
+	SubscribersSubscribed = "SubscribersSubscribed"
 )
 
 // SubscriberUpsertedData is the whole state of a subscriber after an
@@ -69,6 +72,15 @@ type TopicDeletedData struct {
 type SubscriberSubscribedData struct {
 	SubscriberID string `json:"subscriberId"`
 	TopicKey     string `json:"topicKey"`
+}
+
+// SubscribersSubscribedData links each of SubscriberIDs to a topic:
+// applying it is applying SubscriberSubscribedData for each id in order
+// (an id whose subscriber does not exist, or is subscribed already, is
+// skipped), at the event's sequence.
+type SubscribersSubscribedData struct {
+	TopicKey      string   `json:"topicKey"`
+	SubscriberIDs []string `json:"subscriberIds"`
 }
 
 // SubscriberUnsubscribedData removes the link, when present.

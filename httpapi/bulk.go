@@ -33,9 +33,9 @@ func (e bodyTooLargeError) Error() string {
 func (e bodyTooLargeError) Unwrap() error { return errBodyTooLarge }
 
 // decodeBulk reads a bulk request's body (at most maxBulkBody bytes) into
-// v strictly, as decode does, and checks the list it holds has 1 to max
-// items.
-func decodeBulk(w http.ResponseWriter, r *http.Request, v any, field string, items func() int, max int) error {
+// v strictly, as decode does, and checks the list it holds (items, v's
+// one field, named field) has 1 to max items.
+func decodeBulk(w http.ResponseWriter, r *http.Request, v any, field string, items *[]json.RawMessage, max int) error {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBulkBody))
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
@@ -44,16 +44,44 @@ func decodeBulk(w http.ResponseWriter, r *http.Request, v any, field string, ite
 	if err != nil {
 		return fmt.Errorf("%w: %v", errInvalidJSON, err)
 	}
-	if err := decodeBytes(data, v); err != nil {
-		return err
+	if !decodeList(data, field, items) {
+		*items = nil
+		if err := decodeBytes(data, v); err != nil {
+			return err
+		}
 	}
-	return control.CheckBulkCount(field, items(), max)
+	return control.CheckBulkCount(field, len(*items), max)
+}
+
+// decodeList decodes data, an object of the one field named field (a
+// list), into items, and reports whether it could. It is decodeBytes' fast
+// path for a body it accepts: two passes over the body instead of four
+// and a tree of every value. A body it cannot decode is left to
+// decodeBytes, which names the problem; one it decodes, decodeBytes would
+// have decoded the same.
+func decodeList(data []byte, field string, items *[]json.RawMessage) bool {
+	var fields map[string]json.RawMessage
+	if !isObject(data) || json.Unmarshal(data, &fields) != nil {
+		return false
+	}
+	for k := range fields {
+		if k != field {
+			return false
+		}
+	}
+	return fields[field] != nil && json.Unmarshal(fields[field], items) == nil
+}
+
+// isObject reports whether JSON text starts as an object.
+func isObject(data []byte) bool {
+	t := bytes.TrimSpace(data)
+	return len(t) > 0 && t[0] == '{'
 }
 
 // decodeItem decodes one item of a bulk request as decode decodes a whole
 // body, except that an item must be an object.
 func decodeItem(raw json.RawMessage, v any) error {
-	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+	if !isObject(raw) {
 		var p apierr.Problems
 		p.Add("item", "must be a JSON object")
 		return p.Err()
@@ -104,11 +132,39 @@ func itemID(raw json.RawMessage) *string {
 	return nil
 }
 
+// decodeSubscriberItem decodes one item of POST /v1/subscribers/bulk as
+// decodeItem does. Its fast path reads an item twice, once for the names
+// of its fields and once into it, where decodeItem reads it four times
+// and builds a tree of its values; an item it cannot read so (a field it
+// does not know, a value of the wrong type, not an object) goes to
+// decodeItem, which names the problem.
+func decodeSubscriberItem(raw json.RawMessage, it *bulkSubscriberItem) error {
+	var fields map[string]json.RawMessage
+	if isObject(raw) && json.Unmarshal(raw, &fields) == nil && knownFields(fields) && json.Unmarshal(raw, it) == nil {
+		return nil
+	}
+	*it = bulkSubscriberItem{}
+	return decodeItem(raw, it)
+}
+
+// knownFields reports whether every field of an item is one of
+// bulkSubscriberItem's (names are case-sensitive).
+func knownFields(fields map[string]json.RawMessage) bool {
+	for k := range fields {
+		switch k {
+		case "subscriberId", "contacts", "locale", "attributes", "topics":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 func (s *Server) bulkSubscribers(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		Subscribers []json.RawMessage `json:"subscribers"`
 	}
-	if err := decodeBulk(w, r, &req, "subscribers", func() int { return len(req.Subscribers) }, control.MaxBulkSubscribers); err != nil {
+	if err := decodeBulk(w, r, &req, "subscribers", &req.Subscribers, control.MaxBulkSubscribers); err != nil {
 		return err
 	}
 	out := make([]bulkSubscriberResult, len(req.Subscribers))
@@ -116,7 +172,7 @@ func (s *Server) bulkSubscribers(w http.ResponseWriter, r *http.Request) error {
 	var index []int
 	for i, raw := range req.Subscribers {
 		var it bulkSubscriberItem
-		if err := decodeItem(raw, &it); err != nil {
+		if err := decodeSubscriberItem(raw, &it); err != nil {
 			out[i].SubscriberID = itemID(raw)
 			out[i].Status, out[i].Error = s.itemError(r, err)
 			continue
@@ -157,7 +213,7 @@ func (s *Server) bulkEvents(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		Events []json.RawMessage `json:"events"`
 	}
-	if err := decodeBulk(w, r, &req, "events", func() int { return len(req.Events) }, control.MaxBulkTriggers); err != nil {
+	if err := decodeBulk(w, r, &req, "events", &req.Events, control.MaxBulkTriggers); err != nil {
 		return err
 	}
 	ctx, tenant := r.Context(), tenantOf(r.Context())

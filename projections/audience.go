@@ -73,6 +73,7 @@ func audienceModels() (map[string]applyFunc, [][]byte) {
 			events.TopicUpserted:          applyTopicUpserted,
 			events.TopicDeleted:           applyTopicDeleted,
 			events.SubscriberSubscribed:   applySubscriberSubscribed,
+			events.SubscribersSubscribed:  applySubscribersSubscribed,
 			events.SubscriberUnsubscribed: applySubscriberUnsubscribed,
 		}, [][]byte{bucketSubscribers, bucketTopics, bucketTopicMembers,
 			bucketSubscriberTopics}
@@ -178,31 +179,58 @@ func applySubscriberSubscribed(tx *bolt.Tx, ev eventlog.Event) error {
 	if err := ev.Decode(&d); err != nil {
 		return err
 	}
-	// A subscribe that raced the subscriber's delete and lost leaves no
-	// trace; a repeated one changes nothing.
-	if tx.Bucket(bucketSubscribers).Get(key(ev.TenantID, d.SubscriberID)) == nil {
-		return nil
+	return subscribe(tx, ev, d.TopicKey, []string{d.SubscriberID})
+}
+
+func applySubscribersSubscribed(tx *bolt.Tx, ev eventlog.Event) error {
+	var d events.SubscribersSubscribedData
+	if err := ev.Decode(&d); err != nil {
+		return err
 	}
+	return subscribe(tx, ev, d.TopicKey, d.SubscriberIDs)
+}
+
+// subscribe links each of ids to topic at ev, creating the topic (key
+// only) when absent and some link is new. A subscribe that raced the
+// subscriber's delete and lost leaves no trace; a repeated one changes
+// nothing. The topic's row is read and written once, however many links.
+func subscribe(tx *bolt.Tx, ev eventlog.Event, topic string, ids []string) error {
+	subs := tx.Bucket(bucketSubscribers)
 	members := tx.Bucket(bucketTopicMembers)
-	mk := pairKey(ev.TenantID, d.TopicKey, d.SubscriberID)
-	if members.Get(mk) != nil {
+	links := tx.Bucket(bucketSubscriberTopics)
+	// bbolt keeps a value until the commit: every link shares one.
+	m, err := json.Marshal(membership{CreatedAt: ev.At, Seq: ev.Seq})
+	if err != nil {
+		return err
+	}
+	added := 0
+	for _, id := range ids {
+		if subs.Get(key(ev.TenantID, id)) == nil {
+			continue
+		}
+		mk := pairKey(ev.TenantID, topic, id)
+		if members.Get(mk) != nil {
+			continue
+		}
+		if err := members.Put(mk, m); err != nil {
+			return err
+		}
+		if err := links.Put(pairKey(ev.TenantID, id, topic), m); err != nil {
+			return err
+		}
+		added++
+	}
+	if added == 0 {
 		return nil
 	}
 	topics := tx.Bucket(bucketTopics)
-	tk := key(ev.TenantID, d.TopicKey)
-	t := Topic{Key: d.TopicKey, CreatedAt: ev.At, UpdatedAt: ev.At}
+	tk := key(ev.TenantID, topic)
+	t := Topic{Key: topic, CreatedAt: ev.At, UpdatedAt: ev.At}
 	if _, err := getJSON(topics, tk, &t); err != nil {
 		return err
 	}
-	t.SubscriberCount++
-	if err := putJSON(topics, tk, t); err != nil {
-		return err
-	}
-	m := membership{CreatedAt: ev.At, Seq: ev.Seq}
-	if err := putJSON(members, mk, m); err != nil {
-		return err
-	}
-	return putJSON(tx.Bucket(bucketSubscriberTopics), pairKey(ev.TenantID, d.SubscriberID, d.TopicKey), m)
+	t.SubscriberCount += added
+	return putJSON(topics, tk, t)
 }
 
 func applySubscriberUnsubscribed(tx *bolt.Tx, ev eventlog.Event) error {
@@ -244,6 +272,42 @@ func (s *Store) Subscriber(tenant, externalID string) (Subscriber, error) {
 		return mustGet(tx.Bucket(bucketSubscribers), key(tenant, externalID), &sub)
 	})
 	return sub, err
+}
+
+// SubscribersByID reads the subscriber of each of ids in one read
+// transaction: out[i] is nil when ids[i] has none.
+func (s *Store) SubscribersByID(tenant string, ids []string) ([]*Subscriber, error) {
+	out := make([]*Subscriber, len(ids))
+	err := s.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketSubscribers)
+		for i, id := range ids {
+			if v := b.Get(key(tenant, id)); v != nil {
+				out[i] = new(Subscriber)
+				if err := json.Unmarshal(v, out[i]); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Subscribed reports, in one read transaction, whether subscriber ids[i]
+// is subscribed to each of topics[i] (topics is as long as ids).
+func (s *Store) Subscribed(tenant string, ids []string, topics [][]string) ([][]bool, error) {
+	out := make([][]bool, len(ids))
+	err := s.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketTopicMembers)
+		for i, id := range ids {
+			out[i] = make([]bool, len(topics[i]))
+			for k, topic := range topics[i] {
+				out[i][k] = b.Get(pairKey(tenant, topic, id)) != nil
+			}
+		}
+		return nil
+	})
+	return out, err
 }
 
 // Subscribers lists a tenant's subscribers in external id (byte) order.

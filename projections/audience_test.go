@@ -206,6 +206,49 @@ func TestSubscriptionsCountsAndDeletes(t *testing.T) {
 	}
 }
 
+// TestSubscribersSubscribedLinksEach: the one-event-per-topic subscribe
+// of a bulk import applies as one SubscriberSubscribed per id, at its
+// sequence: a missing subscriber and a repeated link are skipped, and the
+// topic counts only the new links.
+func TestSubscribersSubscribedLinksEach(t *testing.T) {
+	a := newAudience(t, "ten_a")
+	for _, id := range []string{"u1", "u2", "u3"} {
+		a.upsert(id)
+	}
+	a.subscribe("u2", "news")
+	seq := a.append(eventlog.AggTopic, "news", events.SubscribersSubscribed,
+		events.SubscribersSubscribedData{TopicKey: "news", SubscriberIDs: []string{"u1", "ghost", "u2", "u3", "u1"}})
+	if got := a.members("news"); !slices.Equal(got, []string{"u1", "u2", "u3"}) || a.count("news") != 3 {
+		t.Fatalf("news: %v, count %d", got, a.count("news"))
+	}
+	for id, want := range map[string]bool{"u1": true, "u2": false, "u3": true} {
+		s, err := a.st.Subscription("ten_a", id, "news")
+		if err != nil || (s.Seq == seq) != want {
+			t.Errorf("%s: %+v %v, made by the bulk event: %v", id, s, err, want)
+		}
+	}
+	if got := a.topicsOf("u3"); !slices.Equal(got, []string{"news"}) {
+		t.Fatalf("u3 topics %v", got)
+	}
+	// Only ghosts: no link, no topic.
+	a.append(eventlog.AggTopic, "empty", events.SubscribersSubscribed,
+		events.SubscribersSubscribedData{TopicKey: "empty", SubscriberIDs: []string{"ghost"}})
+	if _, err := a.st.Topic("ten_a", "empty"); !errors.Is(err, projections.ErrNotFound) {
+		t.Fatalf("topic of ghosts: %v", err)
+	}
+
+	// The batch reads of a bulk writer.
+	subs, err := a.st.SubscribersByID("ten_a", []string{"u3", "ghost", "u1"})
+	if err != nil || len(subs) != 3 || subs[0] == nil || subs[0].SubscriberID != "u3" || subs[1] != nil ||
+		subs[2] == nil || subs[2].Contacts["email"][0] != "u1@x.io" {
+		t.Fatalf("SubscribersByID: %+v %v", subs, err)
+	}
+	got, err := a.st.Subscribed("ten_a", []string{"u1", "ghost", "u2"}, [][]string{{"news", "empty"}, {"news"}, nil})
+	if err != nil || !slices.Equal(got[0], []bool{true, false}) || !slices.Equal(got[1], []bool{false}) || len(got[2]) != 0 {
+		t.Fatalf("Subscribed: %v %v", got, err)
+	}
+}
+
 func TestResolveTopicsDeduplicatesOverlappingTopics(t *testing.T) {
 	a := newAudience(t, "ten_a")
 	other := audience{t: t, log: a.log, st: a.st, tenant: "ten_b"}
@@ -299,6 +342,8 @@ func TestAudienceRebuildIsIdentical(t *testing.T) {
 		a.upsert(fmt.Sprintf("u%d", i))
 		a.subscribe(fmt.Sprintf("u%d", i), fmt.Sprintf("t%d", i%4))
 	}
+	a.append(eventlog.AggTopic, "bulk", events.SubscribersSubscribed,
+		events.SubscribersSubscribedData{TopicKey: "bulk", SubscriberIDs: []string{"u5", "u3", "ghost", "u7"}})
 	a.append(eventlog.AggSubscriber, "u3", events.SubscriberDeleted, events.SubscriberDeletedData{SubscriberID: "u3"})
 	a.append(eventlog.AggTopic, "t1", events.SubscriberUnsubscribed, events.SubscriberUnsubscribedData{SubscriberID: "u1", TopicKey: "t1"})
 	live, err := a.st.Checksum()
