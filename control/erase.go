@@ -131,8 +131,11 @@ func (c *Control) eraseHistory(ctx context.Context, tenant, externalID, subject 
 }
 
 // frozenSubscriberOf returns the sequences of the run's
-// RunSubscriberRecorded: the subscriber as of the run's start. A run still
-// going on afterwards reads the current subscriber (none) at each turn.
+// RunSubscriberRecorded: the subscriber as of the run's start, and the
+// run's first step when it was recorded with it (a `run` step's output,
+// which may hold the subscriber's data too). A run still going on
+// afterwards reads the current subscriber (none) at each turn, and runs
+// a first step erased with it again.
 func (c *Control) frozenSubscriberOf(ctx context.Context, tenant, runID string) ([]uint64, error) {
 	evs, err := c.log.History(ctx, eventlog.Subject(tenant, eventlog.AggRun, runID), 0)
 	if err != nil {

@@ -40,6 +40,18 @@ type Request struct {
 	// WorkflowID names the run's workflow, for providers that carry it
 	// (the webhook body). Optional.
 	WorkflowID string `json:"workflowId,omitempty"`
+	// Seen, when not zero, is the last event sequence the caller has read
+	// (the engine: its run's last event when the turn began), for a
+	// caller in the process that reads its outcome from its own later
+	// events rather than from GET /v1/deliveries. Deliver then reads
+	// channels, preferences and the recipient from projections that have
+	// applied at least Seen, and answers without waiting for its ledger
+	// rows to be applied (the projector applies them before any event
+	// the caller appends afterwards). Zero (POST /v1/deliver): the reads
+	// see every write acknowledged before the call, and the answer's row
+	// is in GET /v1/deliveries when Deliver returns. Never sent on the
+	// wire.
+	Seen uint64 `json:"-"`
 }
 
 // Recipient is the subscriber whose address the message goes to.

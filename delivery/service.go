@@ -239,21 +239,33 @@ func (s *Service) Deliver(ctx context.Context, tenant string, req Request) (Resu
 		tried     map[string]bool // channels this request tried and saw fail as not sent
 		failures  []string        // their public failures, for the answer
 	)
+	// The first round takes the key for new, the usual case (a send's
+	// first try), without reading the ledger: its claim expects the
+	// key's subject empty, so a key with any history fails it and the
+	// rounds after read the ledger. A first round whose resolution fails
+	// reads the ledger too before answering: a settled key answers its
+	// result whatever its channels are now.
+	assumeNew := true
 	for range maxRounds {
-		e, err := s.ledger(ctx, subject)
-		if err != nil {
-			return Result{}, err
+		fresh := assumeNew
+		assumeNew = false
+		e := ledgerEntry{state: keyNew}
+		if !fresh {
+			var err error
+			if e, err = s.ledger(ctx, subject); err != nil {
+				return Result{}, err
+			}
 		}
 		takeover, pin := "", ""
 		switch e.state {
 		case keySent:
-			if err := s.cfg.Store.WaitFor(ctx, e.seq); err != nil {
+			if err := s.waitApplied(ctx, req, e.seq); err != nil {
 				return Result{}, err
 			}
 			return Result{AttemptID: e.sent.AttemptID, Status: StatusSent,
 				ProviderMessageID: e.sent.ProviderMessageID}, nil
 		case keySkipped:
-			if err := s.cfg.Store.WaitFor(ctx, e.seq); err != nil {
+			if err := s.waitApplied(ctx, req, e.seq); err != nil {
 				return Result{}, err
 			}
 			return Result{AttemptID: e.skipped.AttemptID, Status: StatusSkipped, Reason: e.skipped.Reason}, nil
@@ -276,7 +288,12 @@ func (s *Service) Deliver(ctx context.Context, tenant string, req Request) (Resu
 			takeover, pin = e.attemptID, e.channelKey
 		}
 		if p == nil {
+			var err error
 			if p, err = s.resolve(ctx, tenant, req); err != nil {
+				if fresh {
+					p = nil
+					continue
+				}
 				return Result{}, err
 			}
 		}
@@ -349,8 +366,13 @@ func (e *notSent) Error() string { return e.public }
 // nothing.
 func (s *Service) resolve(ctx context.Context, tenant string, req Request) (*plan, error) {
 	// See every write acknowledged before this request (a channel or a
-	// subscriber just changed, through any process).
-	if err := s.cfg.Store.WaitCaughtUp(ctx, s.cfg.Log); err != nil {
+	// subscriber just changed, through any process), or every one before
+	// what the caller has seen.
+	if req.Seen != 0 {
+		if err := s.cfg.Store.WaitFor(ctx, req.Seen); err != nil {
+			return nil, err
+		}
+	} else if err := s.cfg.Store.WaitCaughtUp(ctx, s.cfg.Log); err != nil {
 		return nil, err
 	}
 	chs, err := SelectChannels(s.cfg.Store, tenant, req.Channel)
@@ -419,7 +441,7 @@ func (s *Service) skip(ctx context.Context, tenant, subject string, req Request,
 	if err != nil {
 		return Result{}, err
 	}
-	if err := s.cfg.Store.WaitFor(ctx, seq); err != nil {
+	if err := s.waitApplied(ctx, req, seq); err != nil {
 		return Result{}, err
 	}
 	s.cfg.Logger.Debug("delivery: skipped", "tenant", tenant, "idempotencyKey", req.IdempotencyKey, "reason", p.skip)
@@ -542,13 +564,23 @@ func (s *Service) attempt(ctx context.Context, tenant, subject string, req Reque
 	if errors.Is(sendErr, provider.ErrBadAddress) {
 		s.suppressBounce(ctx, tenant, ch.Kind, p.address, attemptID, log)
 	}
-	if err := s.cfg.Store.WaitFor(ctx, seq); err != nil {
+	if err := s.waitApplied(ctx, req, seq); err != nil {
 		return Result{}, err
 	}
 	if answer != nil {
 		return Result{}, answer
 	}
 	return Result{AttemptID: attemptID, Status: StatusSent, ProviderMessageID: providerID}, nil
+}
+
+// waitApplied waits until the ledger row at seq is applied, so that GET
+// /v1/deliveries shows the answer; not for a caller that named what it
+// has seen (Request.Seen).
+func (s *Service) waitApplied(ctx context.Context, req Request, seq uint64) error {
+	if req.Seen != 0 {
+		return nil
+	}
+	return s.cfg.Store.WaitFor(ctx, seq)
 }
 
 // record appends an attempt's outcome, retrying failures other than a

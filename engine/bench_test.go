@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"net/http"
+	"syscall"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/internal/testsmtp"
 )
 
 // BenchmarkFanoutRuns measures runs/s end to end: one topic trigger to
@@ -68,3 +70,65 @@ func waitCompleted(b *testing.B, h *testherald.Herald, tenant string, n int) {
 
 // lastSeq is where the previous iteration's count stopped.
 var lastSeq uint64
+
+// BenchmarkFanoutTwoStep measures the workload of issue 20 in process: one
+// topic trigger to 2,000 subscribers of a workflow that runs a `run` step
+// returning a small record, then sends an email (three Bridge calls a
+// run) through the in-process delivery service to a loopback SMTP
+// server; from the POST until every run is completed. cpu-ms/run is the
+// whole test process's CPU (herald, NATS, the Bridge and the SMTP server).
+func BenchmarkFanoutTwoStep(b *testing.B) {
+	const subscribers = 2000
+	type record struct {
+		ID, Name, Plan, Region string
+		Tags                   []string
+	}
+	wf := bridge.MustWorkflow("two", func(ctx *bridge.Context, _ any) error {
+		rec, err := bridge.Run(ctx, "load", func(context.Context) (record, error) {
+			return record{ID: "acct_0123456789", Name: "Ada Lovelace", Plan: "pro", Region: "eu-west-1",
+				Tags: []string{"beta", "newsletter", "annual"}}, nil
+		})
+		if err != nil {
+			return err
+		}
+		_, err = bridge.Send(ctx, "email", "email", func(context.Context) (bridge.SendContent, error) {
+			return bridge.SendContent{Subject: "Hello " + rec.Name, Body: "Your plan: " + rec.Plan}, nil
+		})
+		return err
+	})
+	m := testsmtp.Start(b, testsmtp.Options{})
+	h := testherald.Start(b, testherald.Options{})
+	tenant, key := h.Tenant("Bench")
+	if r := h.Do("POST", "/v1/channels", key, map[string]any{"channelKey": "email-smtp", "config": map[string]any{
+		"host": "127.0.0.1", "port": m.Port, "fromEmail": "bench@herald.test"}}); r.Status != http.StatusCreated {
+		b.Fatalf("channel: %d %s", r.Status, r.Body)
+	}
+	h.Bridge(key, bridge.NewRegistry().MustRegister(wf))
+	h.SeedTopic(tenant, "all", subscribers, "example.com")
+	lastSeq = 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cpu := processCPU()
+		start := time.Now()
+		r := h.Do("POST", "/v1/events", key, map[string]any{"workflowId": "two", "to": map[string]any{"topics": []string{"all"}}})
+		if r.Status != http.StatusAccepted {
+			b.Fatalf("trigger: %d %s", r.Status, r.Body)
+		}
+		waitCompleted(b, h, tenant, subscribers)
+		el := time.Since(start)
+		b.ReportMetric(float64(subscribers)/el.Seconds(), "runs/s")
+		b.ReportMetric(float64((processCPU()-cpu).Microseconds())/1000/subscribers, "cpu-ms/run")
+	}
+	if n := m.Accepted(); n != subscribers*b.N {
+		b.Fatalf("%d messages, want %d", n, subscribers*b.N)
+	}
+}
+
+// processCPU is the CPU time the process used so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

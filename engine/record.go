@@ -15,8 +15,15 @@ import (
 // The state cache never holds what the log does not.
 
 // record appends an event to the run expecting the state's last sequence
-// and folds it into the state. A resume the turn holds is appended first.
+// and folds it into the state. A resume the turn holds is appended first;
+// so is a frozen subscriber, except before a completed step with no resume
+// held: the two then go in one RunSubscriberRecorded, the subscriber and
+// the run's first answer together.
 func (t *turn) record(ctx context.Context, typ string, data any) error {
+	if d, ok := data.(events.StepCompletedData); ok && t.frozen != nil && t.resumed == nil {
+		t.frozen = nil
+		typ, data = events.RunSubscriberRecorded, events.RunSubscriberRecordedData{Subscriber: t.st.Subscriber, Step: &d}
+	}
 	if err := t.flush(ctx); err != nil {
 		return err
 	}
@@ -69,8 +76,9 @@ func (t *turn) resume(act Action) error {
 // subscriber is the run's subscriber as every execute request of the run
 // carries it: the one frozen at the run's first turn. A run not yet
 // answered freezes the current one now, in the turn's state only: the
-// record is appended with the turn's next write (flush), before the
-// answer it led to, so that no answer is on record without it. A run
+// record is appended with the turn's next write, before the answer it
+// led to (flush) or in the same event as a `run` step's result (record),
+// so that no answer is on record without it. A run
 // answered without one (started before subscribers were frozen, or whose
 // subscriber was erased) reads the current subscriber at every turn.
 func (t *turn) subscriber() (*wire.Subscriber, error) {

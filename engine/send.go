@@ -25,7 +25,8 @@ func (t *turn) send(ctx context.Context, s *wire.Step) (verdict, error) {
 	}
 	res, err := t.e.deliver.Deliver(ctx, t.tenant, delivery.Request{
 		IdempotencyKey: t.st.RunID + ":" + s.StepID, RunID: t.st.RunID, StepID: s.StepID,
-		SubscriberID: recipient, Channel: s.Channel, Content: s.Content, WorkflowID: t.st.WorkflowID})
+		SubscriberID: recipient, Channel: s.Channel, Content: s.Content, WorkflowID: t.st.WorkflowID,
+		Seen: t.seen})
 	if err != nil {
 		if isCanceled(ctx, err) {
 			return verdict{}, err
@@ -43,18 +44,9 @@ func (t *turn) send(ctx context.Context, s *wire.Step) (verdict, error) {
 	return goOn, t.record(ctx, events.StepCompleted, events.StepCompletedData{StepID: s.StepID, Type: string(s.Type), Output: out})
 }
 
-// sendResult is the output of a send step: the fields of the result that
-// the SendResult names, as JSON. The two share their JSON names, so each
-// field of the wire's SendResult (a skipped send's reason) passes through
-// as delivery reports it.
+// sendResult is the output of a send step: the wire's SendResult of the
+// delivery's result (the two share their JSON names).
 func sendResult(res delivery.Result) (json.RawMessage, error) {
-	raw, err := json.Marshal(res)
-	if err != nil {
-		return nil, err
-	}
-	var r wire.SendResult
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, err
-	}
-	return json.Marshal(r)
+	return json.Marshal(wire.SendResult{AttemptID: res.AttemptID, Status: res.Status,
+		Reason: wire.SkipReason(res.Reason), ProviderMessageID: res.ProviderMessageID})
 }

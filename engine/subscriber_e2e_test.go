@@ -3,11 +3,17 @@ package engine_test
 import (
 	"context"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/internal/testsmtp"
 )
 
 // A subscriber edited between two steps of a run: every execute request
@@ -66,5 +72,109 @@ func TestSubscriberFrozenAtRunStartE2E(t *testing.T) {
 		if s.SubscriberID != "u1" || s.Locale != "fr" || s.Attributes["plan"] != "pro" || len(s.Contacts["email"]) != 1 || s.Contacts["email"][0] != "pro@example.com" {
 			t.Fatalf("call %d saw subscriber %+v, want the one of the run's start", i, s)
 		}
+	}
+}
+
+// The frozen subscriber and a first `run` step's result are one event; a
+// first `send` step's subscriber is on record before the delivery.
+func TestFirstRunStepRecordedWithSubscriberE2E(t *testing.T) {
+	loadThenSend := bridge.MustWorkflow("loadsend", func(ctx *bridge.Context, _ any) error {
+		plan, err := bridge.Run(ctx, "load", func(context.Context) (string, error) { return "pro", nil })
+		if err != nil {
+			return err
+		}
+		_, err = bridge.Send(ctx, "email", "email", func(context.Context) (bridge.SendContent, error) {
+			return bridge.SendContent{Subject: "Plan " + plan, Body: "b"}, nil
+		})
+		return err
+	})
+	sendOnly := bridge.MustWorkflow("send", func(ctx *bridge.Context, _ any) error {
+		_, err := bridge.Send(ctx, "email", "email", func(context.Context) (bridge.SendContent, error) {
+			return bridge.SendContent{Subject: "s", Body: "b"}, nil
+		})
+		return err
+	})
+	m := testsmtp.Start(t, testsmtp.Options{})
+	h := testherald.Start(t, testherald.Options{})
+	tenant, key := h.Tenant("Acme")
+	if r := h.Do("POST", "/v1/channels", key, map[string]any{"channelKey": "email-smtp", "config": map[string]any{
+		"host": "127.0.0.1", "port": m.Port, "fromEmail": "noreply@herald.test"}}); r.Status != http.StatusCreated {
+		t.Fatalf("channel: %d %s", r.Status, r.Body)
+	}
+	if r := h.Do("PUT", "/v1/subscribers/u1", key, map[string]any{"locale": "fr",
+		"contacts": map[string]any{"email": []string{"u1@example.com"}}}); r.Status >= 300 {
+		t.Fatalf("subscriber: %d %s", r.Status, r.Body)
+	}
+	h.Bridge(key, bridge.NewRegistry().MustRegister(loadThenSend).MustRegister(sendOnly))
+	f := &fixture{h: h, key: key}
+	ctx := context.Background()
+	history := func(runID string) []eventlog.Event {
+		t.Helper()
+		if run := h.WaitRun(key, runID, 10*time.Second, "completed", "failed"); run["status"] != "completed" {
+			t.Fatalf("run: %v", run)
+		}
+		evs, err := h.Log().History(ctx, eventlog.Subject(tenant, eventlog.AggRun, runID), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return evs
+	}
+	types := func(evs []eventlog.Event) []string {
+		var out []string
+		for _, ev := range evs {
+			out = append(out, ev.Type)
+		}
+		return out
+	}
+
+	runID := one(t, f.trigger(t, map[string]any{"workflowId": "loadsend", "to": map[string]any{"subscriberId": "u1"}}))
+	evs := history(runID)
+	want := []string{events.RunStarted, events.RunSubscriberRecorded, events.StepCompleted, events.RunCompleted}
+	if got := types(evs); !slices.Equal(got, want) {
+		t.Fatalf("history %v, want %v", got, want)
+	}
+	var d events.RunSubscriberRecordedData
+	if err := evs[1].Decode(&d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Step == nil || d.Step.StepID != "load" || string(d.Step.Output) != `"pro"` || !strings.Contains(string(d.Subscriber), `"fr"`) {
+		t.Fatalf("RunSubscriberRecorded %+v (step %+v)", d, d.Step)
+	}
+
+	runID = one(t, f.trigger(t, map[string]any{"workflowId": "send", "to": map[string]any{"subscriberId": "u1"}}))
+	evs = history(runID)
+	want = []string{events.RunStarted, events.RunSubscriberRecorded, events.StepCompleted, events.RunCompleted}
+	if got := types(evs); !slices.Equal(got, want) {
+		t.Fatalf("history %v, want %v", got, want)
+	}
+	d = events.RunSubscriberRecordedData{}
+	if err := evs[1].Decode(&d); err != nil || d.Step != nil {
+		t.Fatalf("RunSubscriberRecorded before a send carries a step: %+v, %v", d.Step, err)
+	}
+	ledger, err := h.Log().History(ctx, eventlog.Subject(tenant, eventlog.AggDelivery, runID+":email"), 0)
+	if err != nil || len(ledger) == 0 || ledger[0].Seq < evs[1].Seq {
+		t.Fatalf("the delivery (%v, %v) went before the subscriber was on record (#%d)", ledger, err, evs[1].Seq)
+	}
+	if n := m.Accepted(); n != 2 {
+		t.Fatalf("%d messages, want 2", n)
+	}
+
+	// Erasing the subscriber deletes the event, the first step with it;
+	// the run stays.
+	first := one(t, f.trigger(t, map[string]any{"workflowId": "loadsend", "to": map[string]any{"subscriberId": "u1"}}))
+	history(first)
+	if r := h.Do("DELETE", "/v1/subscribers/u1?erase=true", key, nil); r.Status != http.StatusNoContent {
+		t.Fatalf("erase: %d %s", r.Status, r.Body)
+	}
+	evs, err = h.Log().History(ctx, eventlog.Subject(tenant, eventlog.AggRun, first), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []string{events.RunStarted, events.StepCompleted, events.RunCompleted}
+	if got := types(evs); !slices.Equal(got, want) {
+		t.Fatalf("history after the erasure %v, want %v", got, want)
+	}
+	if run := h.WaitRun(key, first, time.Second, "completed"); run["status"] != "completed" {
+		t.Fatalf("the erased subscriber's run: %v", run)
 	}
 }

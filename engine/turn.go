@@ -87,6 +87,11 @@ type turn struct {
 	// already holds but the log does not yet: appended first by the
 	// turn's next write (see subscriber).
 	frozen *eventlog.Record
+	// seen is the run's last sequence when the turn read it: every write
+	// a send of the turn must see the effect of (a subscriber, channel or
+	// preference change before the trigger or a signal) is at or before
+	// it (see delivery.Request.Seen).
+	seen uint64
 }
 
 // handleRun takes a turn of the run j names, or finishes the turn that
@@ -135,7 +140,7 @@ func (e *Engine) advance(ctx context.Context, tenant, runID string, woke bool, d
 			return finished, err // nil state: no such run; the message is dropped
 		}
 	}
-	t := &turn{e: e, tenant: tenant, st: st, woke: woke, due: due}
+	t := &turn{e: e, tenant: tenant, st: st, woke: woke, due: due, seen: st.LastSeq}
 	return e.steps(ctx, t, t.step)
 }
 
@@ -157,6 +162,7 @@ func (e *Engine) steps(ctx context.Context, t *turn, first func(context.Context)
 			if t.st, err = e.load(ctx, t.tenant, runID); err != nil || t.st == nil {
 				return finished, err
 			}
+			t.seen = t.st.LastSeq
 			continue
 		case err != nil:
 			return verdict{}, err

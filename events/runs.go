@@ -18,7 +18,8 @@ const (
 	RunCancelled   = "RunCancelled"
 	RunDigested    = "RunDigested"
 	// RunSubscriberRecorded freezes the run's subscriber at its first
-	// turn, before any answer of the Bridge is recorded.
+	// turn, before any answer of the Bridge is recorded, or together with
+	// the first one (RunSubscriberRecordedData.Step).
 	RunSubscriberRecorded = "RunSubscriberRecorded"
 )
 
@@ -36,9 +37,15 @@ type RunStartedData struct {
 // (the JSON of the Bridge protocol's subscriber), read from the current
 // subscriber at the run's first turn: every execute request of the run
 // carries it, whatever the subscriber becomes later. It holds personal
-// data: erasing the subscriber deletes this event.
+// data: erasing the subscriber deletes this event, and with it the step
+// it carries, if any.
 type RunSubscriberRecordedData struct {
 	Subscriber json.RawMessage `json:"subscriber"`
+	// Step, when set, is the run's first answer, a completed `run` step,
+	// recorded in the same event as the subscriber it was answered for
+	// (one append instead of two); it folds as a StepCompleted right
+	// after the subscriber.
+	Step *StepCompletedData `json:"step,omitempty"`
 }
 
 // StepCompletedData records a step's result, replayed to the Bridge ever

@@ -2,6 +2,7 @@ package projections
 
 import (
 	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/heraldhq/herald/eventlog"
@@ -64,10 +65,12 @@ func runModels() (map[string]applyFunc, [][]byte) {
 }
 
 // runFold folds the run events of one ApplyBatch: a run's state is read at
-// its first event in the batch and written once, by flush, however many of
-// its events the batch holds (a run's start, its steps and its end often
-// come together). The result is the same as applying them one by one.
+// its first event in the batch (from the runCache, else its row) and
+// written once, by flush, however many of its events the batch holds (a
+// run's start, its steps and its end often come together). The result is
+// the same as applying them one by one.
 type runFold struct {
+	cache  *runCache
 	states map[string]*runstate.State // by key(tenant, runId)
 	keys   []string                   // in first-seen order
 }
@@ -80,9 +83,11 @@ func (f *runFold) apply(tx *bolt.Tx, ev eventlog.Event) error {
 	k := string(key(ev.TenantID, runID))
 	s, ok := f.states[k]
 	if !ok {
-		s = &runstate.State{}
-		if _, err := getJSON(tx.Bucket(bucketRuns), []byte(k), s); err != nil {
-			return err
+		if s = f.cache.get(k); s == nil {
+			s = &runstate.State{}
+			if _, err := getJSON(tx.Bucket(bucketRuns), []byte(k), s); err != nil {
+				return err
+			}
 		}
 		if f.states == nil {
 			f.states = make(map[string]*runstate.State)
@@ -113,6 +118,69 @@ func (f *runFold) flush(tx *bolt.Tx) error {
 		}
 	}
 	return nil
+}
+
+// committed tells the cache the states the batch wrote, once its
+// transaction is committed.
+func (f *runFold) committed() {
+	for _, k := range f.keys {
+		if s := f.states[k]; s.RunID != "" {
+			s.Subscriber = nil // not in the row (no JSON)
+			f.cache.put(k, s)
+		}
+	}
+}
+
+// runCache holds the run states the projector wrote last, decoded: a run's
+// events come milliseconds apart, in several batches, and each batch
+// would otherwise read and decode the row its previous one wrote. A state
+// in the cache is the row's content exactly (the frozen subscriber, which
+// the row does not hold, is dropped), and is never changed: get hands out
+// copies. The projector is the rows' only writer, so an entry stays true
+// until the projector replaces it. At most 2×runCacheGen states.
+type runCache struct {
+	mu       sync.Mutex
+	cur, old map[string]*runstate.State
+}
+
+// runCacheGen is the size of one generation of the cache: a state not
+// written again within two generations is dropped.
+const runCacheGen = 2048
+
+// get returns a copy of the cached state of key, or nil.
+func (c *runCache) get(k string) *runstate.State {
+	c.mu.Lock()
+	s, ok := c.cur[k]
+	if !ok {
+		s = c.old[k]
+	}
+	c.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	return copyState(s)
+}
+
+func (c *runCache) put(k string, s *runstate.State) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cur == nil || len(c.cur) >= runCacheGen {
+		c.old, c.cur = c.cur, make(map[string]*runstate.State, runCacheGen)
+	}
+	c.cur[k] = s
+}
+
+// copyState is a copy of s that Apply may change without changing s, as
+// its row would decode: nil and empty slices stay as they are.
+func copyState(s *runstate.State) *runstate.State {
+	c := *s
+	if s.Steps != nil {
+		c.Steps = append(make([]runstate.Step, 0, len(s.Steps)+2), s.Steps...)
+	}
+	if s.Signals != nil {
+		c.Signals = append(make([]runstate.Signal, 0, len(s.Signals)), s.Signals...)
+	}
+	return &c
 }
 
 func txnOf(ev eventlog.Event) (string, error) {

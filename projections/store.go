@@ -57,7 +57,9 @@ type Store struct {
 	corruptOnce sync.Once
 
 	lastMark markCache
-	linger   time.Duration
+	// runs are the run states the projector wrote last (see runFold).
+	runs   runCache
+	linger time.Duration
 	// waiting counts the WaitFor calls blocked per sequence; minWaiting is
 	// the lowest of those sequences (0: none). Guarded by mu.
 	waiting    map[uint64]int
@@ -283,12 +285,13 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 	}
 	var last uint64
 	erased, endpoints := false, false
+	var runs runFold
 	s.dbMu.RLock()
 	err := s.guarded(func() error {
 		return s.db.Update(func(tx *bolt.Tx) error {
 			cp := checkpoint(tx)
 			last = cp
-			var runs runFold
+			runs = runFold{cache: &s.runs}
 			for _, ev := range evs {
 				if ev.Seq <= cp {
 					continue
@@ -323,6 +326,7 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 	if err != nil {
 		return fmt.Errorf("projections: apply: %w", err)
 	}
+	runs.committed()
 	if erased {
 		// Before the erase is visible as applied: a caller waiting for it
 		// finds the file already free of the subscriber's data.

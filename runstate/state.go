@@ -166,8 +166,13 @@ func (s *State) Apply(ev events.Event) error {
 		}
 	case events.RunSubscriberRecorded:
 		var d events.RunSubscriberRecordedData
-		if err = ev.Decode(&d); err == nil && s.Subscriber == nil {
-			s.Subscriber = d.Subscriber // the first one recorded is the run's
+		if err = ev.Decode(&d); err == nil {
+			if s.Subscriber == nil {
+				s.Subscriber = d.Subscriber // the first one recorded is the run's
+			}
+			if d.Step != nil {
+				s.completeStep(*d.Step)
+			}
 		}
 	case events.RunCompleted:
 		s.Status, s.WakeAt, s.WaitEvent = Completed, nil, ""
@@ -212,6 +217,13 @@ func (s *State) stepCompleted(ev events.Event) error {
 	if err := ev.Decode(&d); err != nil {
 		return err
 	}
+	s.completeStep(d)
+	return nil
+}
+
+// completeStep folds a completed step (of a StepCompleted, or the first
+// step a RunSubscriberRecorded carries).
+func (s *State) completeStep(d events.StepCompletedData) {
 	st := s.current(d.StepID, d.Type)
 	if st.Status != StepSleeping && st.Status != StepWaiting {
 		// A sleep or wait counted its one attempt when it began.
@@ -230,7 +242,6 @@ func (s *State) stepCompleted(ev events.Event) error {
 		}
 	}
 	s.Status, s.WakeAt, s.WaitEvent, s.Digest = Running, nil, "", ""
-	return nil
 }
 
 func (s *State) stepFailed(ev events.Event) error {

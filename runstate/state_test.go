@@ -203,3 +203,43 @@ func TestSubscriberFrozenOnce(t *testing.T) {
 		t.Fatal("a just started run has no subscriber on record and no answer")
 	}
 }
+
+// A first step recorded with the frozen subscriber folds as the subscriber
+// then the step recorded apart.
+func TestSubscriberRecordedWithFirstStep(t *testing.T) {
+	subscriber := json.RawMessage(`{"subscriberId":"u1","locale":"fr"}`)
+	step := events.StepCompletedData{StepID: "load", Type: "run", Output: json.RawMessage(`{"plan":"pro"}`)}
+	st, sd := started()
+	together, err := runstate.Fold(history(t, st, sd,
+		events.RunSubscriberRecorded, events.RunSubscriberRecordedData{Subscriber: subscriber, Step: &step}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	apart, err := runstate.Fold(history(t, st, sd,
+		events.RunSubscriberRecorded, events.RunSubscriberRecordedData{Subscriber: subscriber},
+		events.StepCompleted, step))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(together.Subscriber) != string(subscriber) {
+		t.Fatalf("subscriber = %s", together.Subscriber)
+	}
+	// The last sequence and time differ (one event less); the rest is
+	// the same.
+	together.LastSeq, together.UpdatedAt = apart.LastSeq, apart.UpdatedAt
+	if g, w := mustJSON(t, together), mustJSON(t, apart); g != w {
+		t.Fatalf("folded together:\n%s\napart:\n%s", g, w)
+	}
+	if done := together.CompletedSteps(); len(done) != 1 || done[0].StepID != "load" || string(done[0].Output) != `{"plan":"pro"}` {
+		t.Fatalf("completed steps %+v", done)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
