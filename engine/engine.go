@@ -325,6 +325,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		if c.fired {
 			into, batch = q.fire, 1024
 		}
+		if c.name == runsConsumer {
+			into = e.admit(into)
+		}
 		cc, err := cons.Consume(into, jetstream.PullMaxMessages(batch), jetstream.PullHeartbeat(pullHeartbeat))
 		if err != nil {
 			return fmt.Errorf("engine: consume %s: %w", c.name, err)

@@ -30,10 +30,11 @@ import (
 // 1). No backstop is armed and no NotificationsReceived,
 // NotificationsDispatched or FanoutCompleted is written: the run's own
 // work message, stored before the trigger is accepted, is what finishes
-// the trigger when the process that took it dies. The worker that takes a
-// work message carrying a transaction id (see awaitStart) makes sure the
-// run was started first, and starts it from the TriggerAccepted when it
-// was not.
+// the trigger when the process that took it dies. The process at the
+// trigger parks the message when it comes before the trigger is done
+// (see admit); the worker that takes a work message carrying a
+// transaction id makes sure the run was started first, and starts it
+// from the TriggerAccepted when it was not (see awaitStart).
 //
 // Where a crash leaves a single-subscriber trigger (the process dies after
 // the write named, before the next):
@@ -79,8 +80,8 @@ const startRetryMin = 20 * time.Millisecond
 // trigger is accepted: for one subscriber it stores the run's first work
 // message (see the table above); a topic trigger's backstop is armed by
 // FanOut. The TriggerAccepted must be appended under the returned context.
-// release, to be called once the trigger is answered or refused, lets a
-// worker of this process that took the work message meanwhile go on.
+// release, to be called once the trigger is answered or refused, hands
+// the work message on to a worker if it came meanwhile (see admit).
 func (e *Engine) Arm(ctx context.Context, tenant string, acc events.TriggerAcceptedData) (context.Context, func(), error) {
 	if acc.To.SubscriberID == nil {
 		return ctx, func() {}, nil
@@ -128,6 +129,24 @@ func startRecord(tenant string, acc events.TriggerAcceptedData, runID string, at
 			SubscriberID: acc.To.SubscriberID}}
 }
 
+// admit is the intake of the runs consumer around add: a run's first
+// work message stored by Arm comes at once, usually while its trigger in
+// this process is still at its writes. Such a message is parked until the
+// trigger is released, then handed to add, so that no worker (and none of
+// the tenant's turns at once) waits for a trigger; any other message goes
+// to add at once. A parked message is unacknowledged: a crash meanwhile
+// leaves it to be redelivered after AckWait.
+func (e *Engine) admit(add func(jetstream.Msg)) func(jetstream.Msg) {
+	return func(m jetstream.Msg) {
+		if len(m.Data()) > 0 {
+			if _, runID, err := parseWork(m.Subject(), eventlog.WorkRunPrefix); err == nil && e.starts.park(runID, func() { add(m) }) {
+				return
+			}
+		}
+		add(m)
+	}
+}
+
 // handleRunWork takes a job of the runs consumer: a run's first work
 // message stored by Arm (its data is the transaction id) may come before
 // its run is started, so the run's start is made sure of first (see
@@ -145,33 +164,20 @@ func (e *Engine) handleRunWork(ctx context.Context, j job) (verdict, error) {
 // is false when the turn must not be taken now, and v then says what
 // becomes of m:
 //
-//   - a trigger of this process still at its writes: wait until it is
-//     done (at most AckWait/3), then look at the log;
 //   - the run started (cached here, or on the log): ok;
 //   - the transaction accepted for this run's subscriber, the run not
-//     started (a crash, or the trigger between its writes elsewhere):
-//     start it, ok;
+//     started (a crash, or the trigger between its writes in another
+//     process): start it, ok;
 //   - the transaction accepted with another request: drop m;
 //   - the transaction not accepted: ask again later while m is younger
-//     than AckWait (its trigger may be at its writes elsewhere), then drop
-//     m (the trigger was never accepted: nothing to finish).
+//     than AckWait (its trigger may be at its writes in another process),
+//     then drop m (the trigger was never accepted: nothing to finish).
 func (e *Engine) awaitStart(ctx context.Context, m jetstream.Msg) (v verdict, ok bool, err error) {
 	tenant, runID, err := parseWork(m.Subject(), eventlog.WorkRunPrefix)
 	if err != nil {
 		return verdict{}, true, nil // handleRun drops it
 	}
 	txn := string(m.Data())
-	if done := e.starts.pending(runID); done != nil {
-		t := time.NewTimer(e.cfg.AckWait / armedStart)
-		select {
-		case <-done:
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return verdict{}, false, ctx.Err()
-		}
-		t.Stop()
-	}
 	if e.states.get(runID) != nil {
 		return verdict{}, true, nil
 	}
@@ -210,18 +216,18 @@ func (e *Engine) awaitStart(ctx context.Context, m jetstream.Msg) (v verdict, ok
 }
 
 // starts are the runs whose trigger this process is at (between Arm and
-// release): a worker that takes such a run's work message waits for the
-// trigger rather than reading the log. Safe for concurrent use.
+// release), with the work messages parked until then (see admit). Safe
+// for concurrent use.
 type starts struct {
 	mu sync.Mutex
 	m  map[string]*startWait
 }
 
-// startWait is one run's pending start: done closes when the last of its
-// triggers (a repeat may overlap) is released.
+// startWait is one run's pending start: the triggers at it (a repeat may
+// overlap) and the work parked until the last is released.
 type startWait struct {
-	n    int
-	done chan struct{}
+	n      int
+	parked []func()
 }
 
 // add records a trigger at the run's start and returns its entry.
@@ -233,30 +239,37 @@ func (s *starts) add(runID string) *startWait {
 	}
 	w := s.m[runID]
 	if w == nil {
-		w = &startWait{done: make(chan struct{})}
+		w = &startWait{}
 		s.m[runID] = w
 	}
 	w.n++
 	return w
 }
 
-// done releases one trigger of w.
+// done releases one trigger of w; the last one hands the parked work on,
+// each in a goroutine of its own (handing on blocks until a worker takes
+// it).
 func (s *starts) done(runID string, w *startWait) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if w.n--; w.n == 0 {
-		close(w.done)
-		delete(s.m, runID)
+	if w.n--; w.n > 0 {
+		return
+	}
+	delete(s.m, runID)
+	for _, resume := range w.parked {
+		go resume()
 	}
 }
 
-// pending returns the channel that closes when the triggers at the run's
-// start are released, or nil when there are none.
-func (s *starts) pending(runID string) <-chan struct{} {
+// park keeps resume until the triggers at the run's start are released,
+// and reports whether there are any; without, it keeps nothing.
+func (s *starts) park(runID string, resume func()) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if w := s.m[runID]; w != nil {
-		return w.done
+	w := s.m[runID]
+	if w == nil {
+		return false
 	}
-	return nil
+	w.parked = append(w.parked, resume)
+	return true
 }
