@@ -167,7 +167,9 @@ func (e *Engine) handleRunWork(ctx context.Context, j job) (verdict, error) {
 //   - the run started (cached here, or on the log): ok;
 //   - the transaction accepted for this run's subscriber, the run not
 //     started (a crash, or the trigger between its writes in another
-//     process): start it, ok;
+//     process): start it, ok; when another writer's start conflicts
+//     (stored, or in flight and not yet read on a replicated stream),
+//     ask again soon: the turn must read the run it is given;
 //   - the transaction accepted with another request: drop m;
 //   - the transaction not accepted: ask again later while m is younger
 //     than AckWait (its trigger may be at its writes in another process),
@@ -198,9 +200,20 @@ func (e *Engine) awaitStart(ctx context.Context, m jetstream.Msg) (v verdict, ok
 				"tenant", tenant, "transaction", txn, "run", runID)
 			return finished, false, nil
 		}
-		if _, err := e.startSingle(ctx, tenant, acc); err != nil {
+		rec := startRecord(tenant, acc, runID, e.now())
+		seq, err := e.log.Append(ctx, rec)
+		if errors.Is(err, eventlog.ErrConflict) {
+			// Another writer's start (the trigger's own, at its last write
+			// in another process) is stored, or still in flight on a
+			// replicated stream, where it is not read yet: look again
+			// once it is.
+			return retryAt(e.now().Add(startRetryMin)), false, nil
+		}
+		if err != nil {
 			return verdict{}, false, err
 		}
+		e.prime(rec, seq)
+		e.payloads.put(tenant+"\x00"+acc.TransactionID, acc.Payload)
 		e.logger.Info("started the run of an interrupted trigger", "tenant", tenant, "transaction", txn, "run", runID)
 		return verdict{}, true, nil
 	}
