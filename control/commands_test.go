@@ -24,6 +24,36 @@ type runtime struct {
 	cancelled []string
 	discover  func() ([]wire.WorkflowInfo, error)
 	armed     [][]events.SyncedWorkflow
+	// log, when set, is read by Arm: accepted records whether each
+	// trigger's transaction was already accepted when it was armed.
+	log      *eventlog.Log
+	accepted []bool
+	released int
+	// expired makes Arm hand back a context already ended.
+	expired bool
+}
+
+func (r *runtime) Arm(ctx context.Context, tenant string, acc events.TriggerAcceptedData) (context.Context, func(), error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.log != nil {
+		_, ok, err := r.log.First(ctx, eventlog.Subject(tenant, eventlog.AggTransaction, acc.TransactionID))
+		if err != nil {
+			return nil, nil, err
+		}
+		r.accepted = append(r.accepted, ok)
+	}
+	release := func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.released++
+	}
+	if r.expired {
+		ctx, cancel := context.WithCancel(ctx)
+		cancel()
+		return ctx, release, nil
+	}
+	return ctx, release, nil
 }
 
 func (r *runtime) FanOut(_ context.Context, _ string, acc events.TriggerAcceptedData) ([]events.Dispatch, error) {
@@ -86,6 +116,12 @@ func TestTriggerCommand(t *testing.T) {
 	if _, err := h.ctl.ConfigureBridge(ctx, "ten_1", "https://bridge.example/h"); err != nil {
 		t.Fatal(err)
 	}
+	// Armed under a context that ended: nothing is accepted.
+	rt.expired = true
+	if _, err := h.ctl.Trigger(ctx, "ten_1", cmd); !errors.Is(err, context.Canceled) || len(rt.fanouts) != 0 || rt.released != 1 {
+		t.Fatalf("accepted under an ended context: %v, %d fan-outs, %d released", err, len(rt.fanouts), rt.released)
+	}
+	rt.expired, rt.log = false, h.log
 	res, err := h.ctl.Trigger(ctx, "ten_1", cmd)
 	if err != nil || res.TransactionID != "t1" || len(res.Runs) != 1 || res.Runs[0] != (control.RunRef{RunID: "run_x", SubscriberID: "u1", Status: "dispatched"}) {
 		t.Fatalf("trigger: %+v %v", res, err)
@@ -100,6 +136,11 @@ func TestTriggerCommand(t *testing.T) {
 	cmd.Payload = json.RawMessage(`{"a":2}`)
 	if _, err := h.ctl.Trigger(ctx, "ten_1", cmd); code(err) != "transaction_mismatch" {
 		t.Fatalf("repeat with another payload: %v", err)
+	}
+	// Each trigger was armed before it was accepted (the first), and
+	// released once answered or refused.
+	if fmt.Sprint(rt.accepted) != "[false true true]" || rt.released != 4 {
+		t.Fatalf("armed with the transaction accepted: %v; %d released", rt.accepted, rt.released)
 	}
 	bad := control.TriggerCommand{WorkflowID: "9x", Payload: json.RawMessage(`[1]`)}
 	var ve *apierr.ValidationError

@@ -12,6 +12,12 @@ import (
 // that executes runs. Its methods are safe for concurrent use and safe to
 // repeat: each write they make is idempotent.
 type Runtime interface {
+	// Arm prepares the runtime to finish a trigger about to be accepted,
+	// should the caller die once it is: the caller then appends the
+	// trigger's TriggerAccepted under the returned context (an acceptance
+	// later than it allows would not be finished), calls FanOut, and calls
+	// release once the trigger is answered or refused.
+	Arm(ctx context.Context, tenant string, acc events.TriggerAcceptedData) (accept context.Context, release func(), err error)
 	// FanOut starts the runs of an accepted trigger that are not started
 	// yet and returns the dispatch of every recipient, in the order they
 	// were resolved. A fan-out this call does not finish (a crash) is

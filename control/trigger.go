@@ -77,7 +77,10 @@ var errBridgeRequired = apierr.New(apierr.ErrConflict, "bridge_not_configured",
 	"no Bridge is registered: PUT /v1/bridge first")
 
 // Trigger starts one run per resolved recipient and answers once the
-// fan-out is finished. A repeated transaction id answers the first
+// fan-out is finished: the runtime is armed (Runtime.Arm), the trigger
+// accepted (TriggerAccepted, its transaction's subject expected empty),
+// then fanned out (Runtime.FanOut); a crash after the acceptance is
+// finished by the runtime. A repeated transaction id answers the first
 // trigger's runs and starts nothing new; repeated with another request it
 // is refused (409 transaction_mismatch).
 //
@@ -91,8 +94,16 @@ func (c *Control) Trigger(ctx context.Context, tenant string, cmd TriggerCommand
 	if err := c.bridgeConfigured(ctx, tenant); err != nil {
 		return TriggerResult{}, err
 	}
+	// The runtime readies the trigger's completion before it is accepted
+	// (for one subscriber: the run's first work message; see the engine's
+	// single.go for where a crash between the writes leaves a trigger).
+	accept, release, err := c.rt.Arm(ctx, tenant, acc)
+	if err != nil {
+		return TriggerResult{}, err
+	}
+	defer release()
 	subject := eventlog.Subject(tenant, eventlog.AggTransaction, acc.TransactionID)
-	_, err = c.log.Append(ctx, eventlog.Record{Subject: subject, Type: events.TriggerAccepted, Tenant: tenant,
+	_, err = c.log.Append(accept, eventlog.Record{Subject: subject, Type: events.TriggerAccepted, Tenant: tenant,
 		Data: acc, Expect: true})
 	if errors.Is(err, eventlog.ErrConflict) {
 		// The transaction exists: finish its fan-out if it is not finished

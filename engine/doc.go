@@ -7,7 +7,10 @@
 // # Basics
 //
 // Work arrives on the WORK stream: work.run.<tenant>.<run> asks a worker to
-// advance a run, work.fanout.<tenant>.<txn> to finish a fan-out. A worker
+// advance a run (the first one of a single-subscriber trigger's run,
+// stored before the trigger is accepted, carries the transaction id and
+// finishes the trigger: see single.go), work.fanout.<tenant>.<txn> to
+// finish a topic fan-out. A worker
 // folds the run's events (kept folded in memory, re-read from the log only
 // when the run's subject moved on without it), asks Decide what is next,
 // calls the Bridge or delivery, and appends the result with the run

@@ -190,6 +190,9 @@ type Engine struct {
 	stopping atomic.Bool
 	// failures counts work failing in a row (see deadletter.go).
 	failures failures
+	// starts are the single-subscriber triggers this process is at (see
+	// single.go).
+	starts starts
 }
 
 // New returns an engine; it does nothing until Run.
@@ -262,7 +265,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		// workers of the consumer before it (runs) ahead of their new work.
 		fired bool
 	}{
-		{runsConsumer, eventlog.WorkRunPrefix + ">", e.handleRun, e.cfg.Workers, e.cfg.MaxAckPending, false},
+		{runsConsumer, eventlog.WorkRunPrefix + ">", e.handleRunWork, e.cfg.Workers, e.cfg.MaxAckPending, false},
 		// Fired timers are mostly held until their instant (timers.go): room
 		// for every run of a large population waking within 2×lead.
 		{wakesConsumer, eventlog.WorkWake, e.handleRun, 0, 4 * e.cfg.MaxAckPending, true},
@@ -321,6 +324,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		into, batch := q.add, min(c.workers, 1024)
 		if c.fired {
 			into, batch = q.fire, 1024
+		}
+		if c.name == runsConsumer {
+			into = e.admit(into)
 		}
 		cc, err := cons.Consume(into, jetstream.PullMaxMessages(batch), jetstream.PullHeartbeat(pullHeartbeat))
 		if err != nil {

@@ -28,10 +28,18 @@ func RunID(tenant, txn, subscriberID string) string {
 
 // FanOut starts the runs of an accepted trigger that are not started yet
 // and returns the dispatch of every recipient, in the order they were
-// resolved. It arms a backstop first: if this process dies mid fan-out, a
+// resolved. A trigger to one subscriber starts its run (see Arm); a topic
+// trigger arms a backstop first: if this process dies mid fan-out, a
 // fan-out worker finishes it once the backstop fires. Safe to repeat and
 // to run concurrently (see fanout).
 func (e *Engine) FanOut(ctx context.Context, tenant string, acc events.TriggerAcceptedData) ([]events.Dispatch, error) {
+	if acc.To.SubscriberID != nil {
+		d, err := e.startSingle(ctx, tenant, acc)
+		if err != nil {
+			return nil, err
+		}
+		return []events.Dispatch{d}, nil
+	}
 	sched := eventlog.SchedSubject(tenant, "fanout", acc.TransactionID)
 	if err := e.log.Schedule(ctx, sched, eventlog.WorkFanout(tenant, acc.TransactionID),
 		e.now().Add(e.cfg.FanoutBackstop), nil); err != nil {

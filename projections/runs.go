@@ -21,11 +21,15 @@ var (
 
 // Transaction is the read model of one trigger.
 type Transaction struct {
-	TransactionID string    `json:"transactionId"`
-	WorkflowID    string    `json:"workflowId"`
-	Completed     bool      `json:"completed"`
-	Count         int       `json:"count"`
-	CreatedAt     time.Time `json:"createdAt"`
+	TransactionID string `json:"transactionId"`
+	WorkflowID    string `json:"workflowId"`
+	// Single marks a trigger to one subscriber: its ingress row is
+	// written by its TriggerAccepted and dispatched, with the transaction
+	// completed, by its run's RunStarted (see applyRunDispatch).
+	Single    bool      `json:"single,omitempty"`
+	Completed bool      `json:"completed"`
+	Count     int       `json:"count"`
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // Notification is one row of the ingress ledger.
@@ -101,9 +105,48 @@ func (f *runFold) apply(tx *bolt.Tx, ev eventlog.Event) error {
 		return err
 	}
 	if ev.Type == events.RunStarted && s.RunID != "" {
-		return tx.Bucket(bucketRunsByTxn).Put(key(ev.TenantID, s.TransactionID+"\x00"+runID), []byte{})
+		if err := tx.Bucket(bucketRunsByTxn).Put(key(ev.TenantID, s.TransactionID+"\x00"+runID), []byte{}); err != nil {
+			return err
+		}
+		return applyRunDispatch(tx, ev, s)
 	}
 	return nil
+}
+
+// applyRunDispatch dispatches the ingress row of a single-subscriber
+// trigger's run as the run starts, and completes its transaction (count
+// 1): such a trigger writes no NotificationsDispatched. A topic trigger's
+// rows are left to its fan-out's events. Without the transaction (its
+// TriggerAccepted erased with its subscriber) the row is written as
+// dispatched.
+func applyRunDispatch(tx *bolt.Tx, ev eventlog.Event, s *runstate.State) error {
+	if s.SubscriberID == nil {
+		return nil // a cron tick's run
+	}
+	txns := tx.Bucket(bucketTxns)
+	tk := key(ev.TenantID, s.TransactionID)
+	var t Transaction
+	found, err := getJSON(txns, tk, &t)
+	if err != nil || (found && !t.Single) {
+		return err
+	}
+	b := appendBucket(tx, bucketNotifs)
+	k := key(ev.TenantID, s.TransactionID+"\x00"+*s.SubscriberID)
+	n := Notification{TransactionID: s.TransactionID, SubscriberID: *s.SubscriberID, WorkflowID: s.WorkflowID, CreatedAt: ev.At}
+	if _, err := getJSON(b, k, &n); err != nil {
+		return err
+	}
+	if n.Status != events.NotificationDispatched {
+		n.Status, n.RunID, n.Error = events.NotificationDispatched, s.RunID, ""
+		if err := putJSON(b, k, n); err != nil {
+			return err
+		}
+	}
+	if !found || (t.Completed && t.Count == 1) {
+		return nil
+	}
+	t.Completed, t.Count = true, 1
+	return putJSON(txns, tk, t)
 }
 
 // flush writes the states the batch changed. A run whose start is unknown
@@ -193,8 +236,23 @@ func applyTriggerAccepted(tx *bolt.Tx, ev eventlog.Event) error {
 	if err := ev.Decode(&d); err != nil {
 		return err
 	}
-	return putJSON(tx.Bucket(bucketTxns), key(ev.TenantID, d.TransactionID),
-		Transaction{TransactionID: d.TransactionID, WorkflowID: d.WorkflowID, CreatedAt: ev.At})
+	single := d.To.SubscriberID != nil && !d.Cron
+	if err := putJSON(tx.Bucket(bucketTxns), key(ev.TenantID, d.TransactionID),
+		Transaction{TransactionID: d.TransactionID, WorkflowID: d.WorkflowID, Single: single, CreatedAt: ev.At}); err != nil {
+		return err
+	}
+	if !single {
+		return nil
+	}
+	// A trigger to one subscriber: its ingress row, received (its run's
+	// start dispatches it: see applyRunDispatch).
+	b := appendBucket(tx, bucketNotifs)
+	k := key(ev.TenantID, d.TransactionID+"\x00"+*d.To.SubscriberID)
+	if b.Get(k) != nil {
+		return nil
+	}
+	return putJSON(b, k, Notification{TransactionID: d.TransactionID, SubscriberID: *d.To.SubscriberID,
+		WorkflowID: d.WorkflowID, Status: events.NotificationReceived, CreatedAt: ev.At})
 }
 
 func applyNotificationsReceived(tx *bolt.Tx, ev eventlog.Event) error {

@@ -144,3 +144,69 @@ func TestRunEventsBatchedOrOneByOne(t *testing.T) {
 		t.Errorf("runs of txn_1: %d, %v", len(runs), err)
 	}
 }
+
+// TestSingleTriggerLedgerFromItsEvents: the ingress row of a trigger to
+// one subscriber is received from its TriggerAccepted and dispatched from
+// its run's RunStarted; with the TriggerAccepted erased, RunStarted alone
+// writes it dispatched; a topic trigger's rows are left to its fan-out's
+// events; a trigger written with the fan-out's events (NotificationsReceived,
+// NotificationsDispatched, FanoutCompleted) ends the same.
+func TestSingleTriggerLedgerFromItsEvents(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var evs []eventlog.Event
+	add := func(agg, id, typ string, data any) {
+		raw, err := json.Marshal(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, eventlog.Event{ID: fmt.Sprintf("evt_%d", len(evs)), Type: typ, TenantID: "ten_1",
+			At: at.Add(time.Duration(len(evs)) * time.Millisecond), Data: raw, Seq: uint64(len(evs) + 1),
+			Subject: eventlog.Subject("ten_1", agg, id)})
+	}
+	accept := func(txn string, to events.Target) {
+		add(eventlog.AggTransaction, txn, events.TriggerAccepted, events.TriggerAcceptedData{TransactionID: txn,
+			WorkflowID: "wf", To: to, Payload: json.RawMessage(`{}`)})
+	}
+	start := func(txn, sub string) {
+		runID := "run_" + txn + "_" + sub
+		add(eventlog.AggRun, runID, events.RunStarted, events.RunStartedData{RunID: runID, TransactionID: txn,
+			WorkflowID: "wf", SubscriberID: &sub})
+	}
+	u1, u2, u4 := "u1", "u2", "u4"
+	accept("single", events.Target{SubscriberID: &u1})
+	accept("pending", events.Target{SubscriberID: &u2}) // its run not started (yet)
+	start("single", "u1")
+	start("erased", "u3") // its TriggerAccepted secure-deleted
+	accept("topic", events.Target{Topics: []string{"news"}})
+	add(eventlog.AggTransaction, "topic", events.NotificationsReceived, events.NotificationsReceivedData{WorkflowID: "wf", SubscriberIDs: []string{"u1"}})
+	start("topic", "u1")
+	// A trigger to one subscriber fanned out.
+	accept("fanned", events.Target{SubscriberID: &u4})
+	add(eventlog.AggTransaction, "fanned", events.NotificationsReceived, events.NotificationsReceivedData{WorkflowID: "wf", SubscriberIDs: []string{"u4"}})
+	start("fanned", "u4")
+	add(eventlog.AggTransaction, "fanned", events.NotificationsDispatched, events.NotificationsDispatchedData{Runs: []events.Dispatch{
+		{SubscriberID: "u4", RunID: "run_fanned_u4", Status: events.NotificationDispatched}}})
+	add(eventlog.AggTransaction, "fanned", events.FanoutCompleted, events.FanoutCompletedData{Count: 1})
+
+	s, err := projections.Open(filepath.Join(t.TempDir(), "p.db"), projections.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.ApplyBatch(evs); err != nil {
+		t.Fatal(err)
+	}
+	for txn, want := range map[string]string{
+		"single": "u1 dispatched run_single_u1", "pending": "u2 received ", "erased": "u3 dispatched run_erased_u3",
+		"topic": "u1 received ", "fanned": "u4 dispatched run_fanned_u4",
+	} {
+		rows, _, err := s.Notifications("ten_1", txn, projections.Page{Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 1 || fmt.Sprintf("%s %s %s", rows[0].SubscriberID, rows[0].Status, rows[0].RunID) != want ||
+			rows[0].WorkflowID != "wf" || rows[0].CreatedAt.IsZero() {
+			t.Errorf("%s: rows %+v, want %s", txn, rows, want)
+		}
+	}
+}

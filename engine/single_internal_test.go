@@ -1,0 +1,97 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/internal/testnats"
+	"github.com/heraldhq/herald/projections"
+)
+
+// A single-subscriber trigger still at its writes holds no worker: its
+// run's first work message, come meanwhile, is parked unacknowledged and
+// handed on once the trigger is released, while the one worker takes the
+// work queued behind it.
+func TestTriggerAtItsWritesHoldsNoWorker(t *testing.T) {
+	l := testnats.Log(t)
+	store, err := projections.Open(filepath.Join(t.TempDir(), "p.db"), projections.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	e := New(Config{Workers: 1}, Deps{Log: l, Store: store})
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- e.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-ran })
+	queued := func(subject string) uint64 {
+		t.Helper()
+		st, err := l.JetStream().Stream(ctx, eventlog.WorkStream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := st.Info(ctx, jetstream.WithSubjectFilter(subject))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.State.Subjects[subject]
+	}
+	for {
+		cs, err := l.WorkConsumers(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cs) == 4 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	const tenant = "ten_park"
+	sub := "u1"
+	acc := events.TriggerAcceptedData{TransactionID: "t1", WorkflowID: "wf", To: events.Target{SubscriberID: &sub},
+		Payload: json.RawMessage(`{}`)}
+	first := eventlog.WorkRun(tenant, RunID(tenant, "t1", sub))
+	_, release, err := e.Arm(ctx, tenant, acc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := eventlog.WorkRun(tenant, "run_other") // no such run: its turn acknowledges it
+	if err := l.Enqueue(ctx, other, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for queued(other) != 0 {
+		if time.Now().After(deadline) {
+			release()
+			t.Fatal("the work queued behind a trigger at its writes waited for it")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if queued(first) != 1 {
+		t.Fatal("the trigger's work message is gone before the trigger was released")
+	}
+	e.starts.mu.Lock()
+	parked := len(e.starts.m[RunID(tenant, "t1", sub)].parked)
+	e.starts.mu.Unlock()
+	if parked != 1 {
+		t.Fatalf("%d messages parked, want the trigger's one", parked)
+	}
+	// Released with nothing accepted (a refused trigger): the message is
+	// handed on, and its worker keeps it while it is young.
+	release()
+	time.Sleep(200 * time.Millisecond)
+	e.starts.mu.Lock()
+	left := len(e.starts.m)
+	e.starts.mu.Unlock()
+	if left != 0 || queued(first) != 1 {
+		t.Fatalf("after the release: %d starts pending, %d messages queued", left, queued(first))
+	}
+}
