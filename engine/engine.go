@@ -45,6 +45,12 @@ type Config struct {
 	// process; a tenant's further work waits without taking a worker (see
 	// fair.go). Zero: half of Workers, at least 1.
 	TenantConcurrency int
+	// MaxParked bounds the work messages parked in memory at once, every
+	// tenant's together, while their tenants are at TenantConcurrency
+	// (fair.go): beyond it, new work waits on the server. Another tenant's
+	// new work is taken at once while a tenant's backlog is under the
+	// bound. Zero: half of MaxAckPending.
+	MaxParked int
 	// StepsPerTurn bounds the steps one worker runs for one run before it
 	// re-enqueues the run, for fairness. Zero: 64.
 	StepsPerTurn int
@@ -123,6 +129,7 @@ func (c *Config) setDefaults() {
 		c.WorkRetryMax = time.Minute
 	}
 	def(&c.TenantConcurrency, max(1, c.Workers/2))
+	def(&c.MaxParked, max(1, c.MaxAckPending/2))
 	if c.RetryBase == 0 {
 		c.RetryBase = time.Second
 	}
@@ -313,7 +320,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			q = newScheduler(ctx, c.workers, &e.pressure)
 			all = append(all, q)
 			if c.name == runsConsumer {
-				q.fair = newFair(e.cfg.TenantConcurrency)
+				q.fair = newFair(e.cfg.TenantConcurrency, e.cfg.MaxParked)
 				go q.fair.keepAlive(ctx, e.cfg.AckWait/3)
 			}
 		}

@@ -25,7 +25,16 @@ import (
 // dropped, and nothing goes back to the server until the engine stops.
 type fair struct {
 	limit int
+	// maxParked bounds the messages parked at once, every tenant's
+	// together (zero: no bound). At the bound the consumer takes no new
+	// work from the server (see waitRoom) until a parked message is handed
+	// a place: a backlog beyond it waits on the server, not in memory.
+	maxParked int
+	// roomc holds a token when a parked message was handed a place.
+	roomc chan struct{}
 	mu    sync.Mutex
+	// nparked counts the parked messages.
+	nparked int
 	// active counts each tenant's admitted turns, ready messages included.
 	active map[string]int
 	// parked holds each tenant's messages waiting for a place.
@@ -62,9 +71,27 @@ func (p *parkedMsgs) pop() job {
 
 func (p *parkedMsgs) len() int { return len(p.later) + len(p.other) }
 
-func newFair(limit int) *fair {
-	return &fair{limit: max(1, limit), active: map[string]int{}, parked: map[string]*parkedMsgs{},
-		readyc: make(chan struct{}, 1)}
+func newFair(limit, maxParked int) *fair {
+	return &fair{limit: max(1, limit), maxParked: maxParked, active: map[string]int{}, parked: map[string]*parkedMsgs{},
+		readyc: make(chan struct{}, 1), roomc: make(chan struct{}, 1)}
+}
+
+// waitRoom blocks while maxParked messages are parked, until one is
+// handed a place or ctx ends.
+func (f *fair) waitRoom(ctx context.Context) {
+	for {
+		f.mu.Lock()
+		room := f.maxParked <= 0 || f.nparked < f.maxParked
+		f.mu.Unlock()
+		if room {
+			return
+		}
+		select {
+		case <-f.roomc:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // tenantOf reads the tenant of a run's job; "" when it has none
@@ -107,6 +134,7 @@ func (f *fair) admit(j job) bool {
 		f.parked[tenant] = p
 	}
 	p.push(j)
+	f.nparked++
 	return false
 }
 
@@ -121,11 +149,16 @@ func (f *fair) leave(j job) {
 	defer f.mu.Unlock()
 	if p := f.parked[tenant]; p != nil {
 		f.ready = append(f.ready, p.pop())
+		f.nparked--
 		if p.len() == 0 {
 			delete(f.parked, tenant)
 		}
 		select {
 		case f.readyc <- struct{}{}:
+		default:
+		}
+		select {
+		case f.roomc <- struct{}{}:
 		default:
 		}
 		return
@@ -173,7 +206,11 @@ func (f *fair) drain() []job {
 	all := f.waiting()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.ready, f.parked, f.active = nil, map[string]*parkedMsgs{}, map[string]int{}
+	f.ready, f.parked, f.active, f.nparked = nil, map[string]*parkedMsgs{}, map[string]int{}, 0
+	select {
+	case f.roomc <- struct{}{}:
+	default:
+	}
 	return all
 }
 

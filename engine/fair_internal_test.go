@@ -63,7 +63,7 @@ func TestFairParksATenantAtItsLimit(t *testing.T) {
 	defer cancel()
 	e := &Engine{}
 	q := newScheduler(ctx, 16, &e.pressure)
-	q.fair = newFair(1)
+	q.fair = newFair(1, 0)
 	a1, a2, a3, b1 := newRunMsg("ten_a", "r1"), newRunMsg("ten_a", "r2"), newRunMsg("ten_a", "r3"), newRunMsg("ten_b", "r1")
 
 	send(ctx, q, a1)
@@ -120,7 +120,7 @@ func TestFairKeepsParkedMessagesAliveAndGivesThemBack(t *testing.T) {
 	defer cancel()
 	e := &Engine{}
 	q := newScheduler(ctx, 16, &e.pressure)
-	q.fair = newFair(1)
+	q.fair = newFair(1, 0)
 	a1, a2 := newRunMsg("ten_a", "r1"), newRunMsg("ten_a", "r2")
 	send(ctx, q, a1)
 	nextWithin(t, q)
@@ -160,7 +160,7 @@ func TestTenantConcurrencyDefault(t *testing.T) {
 // A tenant's parked turn that stepped aside (it holds a Bridge answer to
 // record) gets the tenant's next place before its older parked new work.
 func TestFairFinishesAsideTurnsFirst(t *testing.T) {
-	f := newFair(1)
+	f := newFair(1, 0)
 	a1, a2 := newRunMsg("ten_a", "r1"), newRunMsg("ten_a", "r2")
 	aside := job{msg: newRunMsg("ten_a", "r3"), aside: &turn{tenant: "ten_a"}}
 	if !f.admit(job{msg: a1}) || f.admit(job{msg: a2}) || f.admit(aside) {
@@ -175,5 +175,75 @@ func TestFairFinishesAsideTurnsFirst(t *testing.T) {
 	<-f.readyc
 	if m, ok := f.takeReady(); !ok || m.msg != jetstream.Msg(a2) {
 		t.Fatalf("got %v, want a2", m)
+	}
+}
+
+// At maxParked parked messages the consumer takes no new work: add waits
+// until a parked message is handed a place, then hands its message on.
+func TestFairStopsTakingNewWorkAtMaxParked(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e := &Engine{}
+	q := newScheduler(ctx, 16, &e.pressure)
+	q.fair = newFair(1, 2)
+	a1, a2, a3, a4 := newRunMsg("ten_a", "r1"), newRunMsg("ten_a", "r2"), newRunMsg("ten_a", "r3"), newRunMsg("ten_a", "r4")
+	go q.add(a1)
+	if m := nextWithin(t, q); m != jetstream.Msg(a1) {
+		t.Fatalf("first: %v", m)
+	}
+	// A worker parks a2 and a3, then waits for more.
+	got := make(chan jetstream.Msg, 1)
+	go func() {
+		j, _ := q.next()
+		got <- j.msg
+	}()
+	q.add(a2)
+	q.add(a3)
+	for deadline := time.Now().Add(5 * time.Second); len(q.fair.waiting()) != 2; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d parked, want a2 and a3", len(q.fair.waiting()))
+		}
+	}
+	added := make(chan struct{})
+	go func() {
+		q.add(a4)
+		close(added)
+	}()
+	select {
+	case <-added:
+		t.Fatal("a4 was taken while two messages were parked")
+	case m := <-got:
+		t.Fatalf("a worker took %v while ten_a was at its limit", m.Subject())
+	case <-time.After(100 * time.Millisecond):
+	}
+	// a1's turn ends: a2 takes its place, and there is room for a4.
+	q.done(job{msg: a1})
+	if m := <-got; m != jetstream.Msg(a2) {
+		t.Fatalf("after a1: %v, want a2", m.Subject())
+	}
+	go func() { _, _ = q.next() }() // parks a4
+	select {
+	case <-added:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a4 still waits with one message parked")
+	}
+	for deadline := time.Now().Add(5 * time.Second); len(q.fair.waiting()) != 2; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d parked, want a3 and a4", len(q.fair.waiting()))
+		}
+	}
+}
+
+// The bound on parked messages defaults to half of MaxAckPending.
+func TestMaxParkedDefault(t *testing.T) {
+	c := Config{}
+	c.setDefaults()
+	if c.MaxParked != 16384 {
+		t.Fatalf("MaxParked %d, want 16384", c.MaxParked)
+	}
+	c = Config{MaxAckPending: 100}
+	c.setDefaults()
+	if c.MaxParked != 50 {
+		t.Fatalf("MaxParked %d with MaxAckPending 100, want 50", c.MaxParked)
 	}
 }

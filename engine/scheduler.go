@@ -112,8 +112,14 @@ func newScheduler(ctx context.Context, workers int, press *pressure) *scheduler 
 }
 
 // add hands new work to a worker; it blocks until one takes it, or gives
-// it back to the server (for another process now) when ctx ends.
-func (q *scheduler) add(m jetstream.Msg) { q.offer(q.msgs, m) }
+// it back to the server (for another process now) when ctx ends. With
+// fair set, it first waits while fair parks as many messages as it may.
+func (q *scheduler) add(m jetstream.Msg) {
+	if q.fair != nil {
+		q.fair.waitRoom(q.ctx)
+	}
+	q.offer(q.msgs, m)
+}
 
 // fire hands a fired timer to a worker, ahead of other work (see add).
 func (q *scheduler) fire(m jetstream.Msg) { q.offer(q.timers, m) }

@@ -116,20 +116,30 @@ func (e *Engine) fanout(ctx context.Context, tenant string, acc events.TriggerAc
 	} else if recipients, err = e.recipients(ctx, tenant, acc); err != nil {
 		return nil, err
 	}
-	var todo []string
-	for _, s := range recipients {
-		if _, ok := done[s]; !ok {
-			todo = append(todo, s)
+	// The answer is filled in place, a dispatch at its recipient's index:
+	// a large fan-out holds no map of all its recipients.
+	res := make([]events.Dispatch, len(recipients))
+	var todo []int
+	for i, s := range recipients {
+		if d, ok := done[s]; ok {
+			res[i] = events.Dispatch{RunID: d.RunID, SubscriberID: s, Status: d.Status}
+		} else {
+			todo = append(todo, i)
 		}
 	}
+	done = nil
 	for start := 0; start < len(todo); start += fanoutChunk {
-		chunk := todo[start:min(start+fanoutChunk, len(todo))]
+		idx := todo[start:min(start+fanoutChunk, len(todo))]
+		chunk := make([]string, len(idx))
+		for j, i := range idx {
+			chunk[j] = recipients[i]
+		}
 		dispatched, err := e.dispatch(ctx, tenant, acc, chunk)
 		if err != nil {
 			return nil, err
 		}
-		for _, d := range dispatched {
-			done[d.SubscriberID] = d
+		for j, d := range dispatched {
+			res[idx[j]] = events.Dispatch{RunID: d.RunID, SubscriberID: chunk[j], Status: d.Status}
 		}
 	}
 	if !completed {
@@ -137,11 +147,6 @@ func (e *Engine) fanout(ctx context.Context, tenant string, acc events.TriggerAc
 			Data: events.FanoutCompletedData{Count: len(recipients)}, MsgID: tenant + ":" + acc.TransactionID + ":fanout-completed"}); err != nil {
 			return nil, err
 		}
-	}
-	res := make([]events.Dispatch, len(recipients))
-	for i, s := range recipients {
-		d := done[s]
-		res[i] = events.Dispatch{RunID: d.RunID, SubscriberID: s, Status: d.Status}
 	}
 	return res, nil
 }

@@ -115,3 +115,20 @@ func parseByteSize(s string) (int64, error) {
 	}
 	return int64(b), nil
 }
+
+// cacheShare is the part of a memory limit the engine's caches get when
+// HERALD_CACHE_MIB is not set: their budget is of estimated bytes, and a
+// cache filled to a budget near the limit would leave the collector
+// running without end.
+const cacheShare = 4
+
+// cacheUnderLimit returns the engine's cache budget in MiB: cacheMiB as
+// configured when set (HERALD_CACHE_MIB given) or when there is no limit
+// (math.MaxInt64), else the smaller of cacheMiB and a cacheShare-th of
+// the limit, at least 16 MiB.
+func cacheUnderLimit(cacheMiB int, set bool, limit int64) int {
+	if set || limit == math.MaxInt64 || limit <= 0 {
+		return cacheMiB
+	}
+	return max(16, min(cacheMiB, int(limit/cacheShare>>20)))
+}

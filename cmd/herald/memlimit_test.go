@@ -105,3 +105,23 @@ func TestServeMemoryLimit(t *testing.T) {
 		t.Errorf("no memory limit logged:\n%s", logs.String())
 	}
 }
+
+func TestCacheUnderLimit(t *testing.T) {
+	cases := []struct {
+		cacheMiB int
+		set      bool
+		limit    int64
+		want     int
+	}{
+		{256, false, math.MaxInt64, 256}, // no limit: the default
+		{256, false, 400 << 20, 100},     // a quarter of the limit
+		{256, false, 2 << 30, 256},       // a large limit: the default
+		{256, true, 400 << 20, 256},      // HERALD_CACHE_MIB given wins
+		{256, false, 32 << 20, 16},       // never under 16 MiB
+	}
+	for _, c := range cases {
+		if got := cacheUnderLimit(c.cacheMiB, c.set, c.limit); got != c.want {
+			t.Errorf("cacheUnderLimit(%d, %v, %d MiB) = %d, want %d", c.cacheMiB, c.set, c.limit>>20, got, c.want)
+		}
+	}
+}

@@ -40,6 +40,10 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if mem.ignored != "" {
 		logger.Warn("memory limit: GOMEMLIMIT is set and wins; "+mem.ignored+" is ignored", "limit", formatLimit(limit))
 	}
+	if c := cacheUnderLimit(cfg.CacheMiB, os.Getenv("HERALD_CACHE_MIB") != "", limit); c != cfg.CacheMiB {
+		logger.Info("engine caches sized to the memory limit (HERALD_CACHE_MIB unset)", "cacheMiB", c)
+		cfg.CacheMiB = c
+	}
 	if addr := os.Getenv("HERALD_PPROF_ADDR"); addr != "" {
 		stop, err := startPprof(addr, logger)
 		if err != nil {

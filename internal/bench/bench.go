@@ -265,6 +265,12 @@ func (r *runner) measure(ctx context.Context, name string, fresh bool, fn func(c
 	}
 	r.progress("%s: starting (herald serve pid %d, load %.2f)", name, r.srv.pid(), loadAvg())
 	disk0, cpu0, self0, calls0 := diskUsage(r.dataDir), r.serveCPU(), selfCPU(), r.w.bridgeCalls.Load()
+	if r.cfg.ProfileDir != "" {
+		srv := r.srv
+		srv.mu.Lock()
+		srv.onGrowth = func() { r.capturePeak(srv, name) }
+		srv.mu.Unlock()
+	}
 	r.srv.resetPeak()
 	var natsCPU0 time.Duration
 	if r.nats != nil {
@@ -336,6 +342,21 @@ func (r *runner) profile(name string) <-chan error {
 	path := filepath.Join(r.cfg.ProfileDir, r.sync+"-"+name+".cpu.pprof")
 	go func() { done <- fetch(url, path) }()
 	return done
+}
+
+// capturePeak saves a heap profile of herald serve and a copy of its
+// /proc smaps (which mappings the resident pages belong to) as
+// ProfileDir/<sync>-<name>.peak.heap.pprof and .peak.smaps, each
+// replacing the last: taken each time its memory grew by a tenth, the
+// files left are the ones nearest the scenario's peak.
+func (r *runner) capturePeak(srv *server, name string) {
+	base := filepath.Join(r.cfg.ProfileDir, r.sync+"-"+name+".peak")
+	if err := fetch(fmt.Sprintf("http://%s/debug/pprof/heap", srv.pprofAddr), base+".heap.pprof"); err != nil {
+		r.progress("%s: peak heap profile: %v", name, err)
+	}
+	if smaps, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", srv.pid())); err == nil {
+		_ = os.WriteFile(base+".smaps", smaps, 0o644)
+	}
 }
 
 func (r *runner) saveHeap(name string) {

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -37,6 +38,26 @@ type server struct {
 	peakAnon uint64
 	stopSmp  chan struct{}
 	smpDone  chan struct{}
+	// onGrowth (guarded by mu), when set, is called (on a goroutine of its own, one call
+	// at a time) each time the sampled RSS or RssAnon passed by a tenth
+	// the figure of its last call: a capture of what holds memory near the
+	// peak.
+	onGrowth func()
+	grown    growth
+}
+
+// growth tells when a sampled figure grew by a tenth since it last did.
+type growth struct{ rss, anon uint64 }
+
+// note records a sample and reports whether RSS or RssAnon grew by more
+// than a tenth (and 8 MiB) since the last sample it reported.
+func (g *growth) note(rss, anon uint64) bool {
+	grew := func(last, now uint64) bool { return now > last+max(last/10, 8<<20) }
+	if !grew(g.rss, rss) && !grew(g.anon, anon) {
+		return false
+	}
+	g.rss, g.anon = max(g.rss, rss), max(g.anon, anon)
+	return true
 }
 
 // startServer starts herald serve on dataDir with the given sync mode and
@@ -159,8 +180,10 @@ func (s *server) resetPeak() {
 	_ = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", s.pid()), []byte("5"), 0)
 	s.mu.Lock()
 	s.peakRSS, s.peakAnon = 0, 0
+	s.grown = growth{}
 	s.mu.Unlock()
 	s.stopSmp, s.smpDone = make(chan struct{}), make(chan struct{})
+	var capturing atomic.Bool
 	go func(stop, done chan struct{}) {
 		defer close(done)
 		t := time.NewTicker(50 * time.Millisecond)
@@ -170,7 +193,17 @@ func (s *server) resetPeak() {
 				s.mu.Lock()
 				s.peakRSS = max(s.peakRSS, st["VmRSS"])
 				s.peakAnon = max(s.peakAnon, st["RssAnon"])
+				capture := s.onGrowth
+				if capture != nil && !s.grown.note(st["VmRSS"], st["RssAnon"]) {
+					capture = nil
+				}
 				s.mu.Unlock()
+				if capture != nil && capturing.CompareAndSwap(false, true) {
+					go func() {
+						defer capturing.Store(false)
+						capture()
+					}()
+				}
 			}
 			select {
 			case <-t.C:
