@@ -9,7 +9,7 @@ import (
 
 // releaseMappedEvery is how often Run drops the process's mappings of the
 // projection file's pages (see ReleaseMapped).
-const releaseMappedEvery = 250 * time.Millisecond
+const releaseMappedEvery = 2 * time.Second
 
 // ReleaseMapped drops this process's mappings of the projection file's
 // pages; the pages themselves stay in the kernel's page cache, and the
