@@ -454,7 +454,6 @@ func (s *Store) Run(ctx context.Context, log *eventlog.Log, ready chan<- struct{
 	outer := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go s.releaseMapped(ctx)
 	go func() {
 		select {
 		case <-s.corrupt:
