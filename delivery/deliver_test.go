@@ -77,11 +77,18 @@ func newFixture(t testing.TB, m *testsmtp.Server, secure bool, extra map[string]
 // newFixtureLevel is newFixture with the service logging at level.
 func newFixtureLevel(t testing.TB, m *testsmtp.Server, secure bool, extra map[string]any, level slog.Level) *fixture {
 	t.Helper()
+	return newFixtureEnv(t, m, secure, extra, level, nil)
+}
+
+// newFixtureEnv is newFixtureLevel with HERALD_* variables for the service.
+func newFixtureEnv(t testing.TB, m *testsmtp.Server, secure bool, extra map[string]any, level slog.Level, env map[string]string) *fixture {
+	t.Helper()
 	logs := &logBuffer{}
 	dir := t.TempDir()
 	h := testherald.Start(t, testherald.Options{
 		DataDir: dir,
-		Logger:  slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Env:     env,
+		Logger:  slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: level})),
 		SMTP: smtp.Options{
 			TLSConfig:      &tls.Config{RootCAs: m.Roots},
 			CommandTimeout: 5 * time.Second,

@@ -1,28 +1,41 @@
 package delivery_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/embedded"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/internal/testsmtp"
+	"github.com/heraldhq/herald/secrets"
 )
 
-// apiRequests records the JetStream API requests every client of the
-// server makes while it subscribes.
+// apiRequests records the JetStream API requests one client of the
+// server makes while it subscribes: those whose reply goes to an inbox of
+// the client's connection.
 type apiRequests struct {
 	mu   sync.Mutex
 	seen []string // subject, and the request body when it has one
 }
 
-func watchAPI(t *testing.T, nc *nats.Conn) *apiRequests {
+// watchAPI records the requests of client, subscribing on nc.
+func watchAPI(t *testing.T, nc, client *nats.Conn) *apiRequests {
 	t.Helper()
+	inbox := client.NewRespInbox()
+	prefix := inbox[:strings.LastIndexByte(inbox, '.')+1]
 	r := &apiRequests{}
 	sub, err := nc.Subscribe("$JS.API.>", func(m *nats.Msg) {
+		if !strings.HasPrefix(m.Reply, prefix) {
+			return
+		}
 		r.mu.Lock()
 		r.seen = append(r.seen, m.Subject+" "+string(m.Data))
 		r.mu.Unlock()
@@ -58,11 +71,38 @@ func (r *apiRequests) matching(t *testing.T, nc *nats.Conn, s string) []string {
 // names what it has seen (the engine) costs its two appends: it reads
 // neither the key's ledger nor the stream's last sequence. A repeat of
 // the key still answers the first result and sends nothing.
+//
+// The send has a connection of its own, to a server the service reaches
+// over TCP, so that only the send's requests are counted and not those of
+// the service's background work (a consumer's start, a follower's catch-up).
 func TestSeenSendReadsNothingFromTheLog(t *testing.T) {
-	m := testsmtp.Start(t, testsmtp.Options{})
-	f := newFixture(t, m, false, nil)
-	svc := newDirectService(t, f, f.dataDir, nil)
 	ctx := context.Background()
+	srv, err := embedded.Start(embedded.Config{StoreDir: t.TempDir(), Listen: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	m := testsmtp.Start(t, testsmtp.Options{})
+	env := map[string]string{
+		"HERALD_NATS_URL":             srv.ClientURL(),
+		"HERALD_ALLOW_PRIVATE_EGRESS": "true",
+		"HERALD_MASTER_KEY":           base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)),
+	}
+	keys, _, err := secrets.LoadKeyring(func(k string) string { return env[k] }, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixtureEnv(t, m, false, nil, slog.LevelDebug, env)
+	sendNC, err := srv.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sendNC.Close)
+	sendLog, err := eventlog.Attach(ctx, sendNC, eventlog.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := newDirectService(t, f, f.dataDir, func(c *delivery.Config) { c.Log, c.Keys = sendLog, keys })
 	seen, err := f.h.Log().LastSeq(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +111,7 @@ func TestSeenSendReadsNothingFromTheLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	nc := f.h.Log().Conn()
-	api := watchAPI(t, nc)
+	api := watchAPI(t, nc, sendNC)
 
 	req := request("run_seen:s")
 	req.Seen = seen
