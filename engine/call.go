@@ -63,11 +63,13 @@ func (t *turn) execute(ctx context.Context) (verdict, error) {
 
 // answer records what the Bridge answered.
 func (t *turn) answer(ctx context.Context, out bridgeclient.Outcome) (verdict, error) {
-	// The run's writes keep their order: the resume the call followed,
-	// and the frozen subscriber, go before whatever the answer leads to
-	// (a delivery, a digest). A `run` step leads to nothing but its
-	// record, which takes the frozen subscriber along (see record).
-	if t.resumed != nil || out.Kind != bridgeclient.OutcomeStep || out.Step.Type != wire.StepRun {
+	// The run's writes keep their order: the completion the call
+	// followed, and the frozen subscriber, go before whatever the answer
+	// leads to (a delivery, a digest). A `run` step leads to nothing but
+	// its record, which takes the frozen subscriber along, and the run's
+	// end takes the completion along (see record).
+	if out.Kind != bridgeclient.OutcomeCompleted &&
+		(t.resumed != nil || out.Kind != bridgeclient.OutcomeStep || out.Step.Type != wire.StepRun) {
 		if err := t.flush(ctx); err != nil {
 			return verdict{}, err
 		}

@@ -52,6 +52,10 @@
 //   - resume: the end of a delay or a wait (its time came, or its signal
 //     arrived), held by the turn and appended right after the Bridge call
 //     it leads to (see record.go).
+//   - held completion: a resume, or a send's result, that the turn's
+//     state holds and the log does not yet; appended right after the
+//     Bridge call it leads to, or in the run's RunCompleted when that call
+//     ends the run (see hold in record.go).
 //   - pressing: wakes press while a woken run recently reached its Bridge
 //     call late; other work is then limited (see scheduler.go).
 //   - job: a work message on its way to a worker, with what the scheduler

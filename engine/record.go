@@ -15,14 +15,21 @@ import (
 // The state cache never holds what the log does not.
 
 // record appends an event to the run expecting the state's last sequence
-// and folds it into the state. A resume the turn holds is appended first;
-// so is a frozen subscriber, except before a completed step with no resume
-// held: the two then go in one RunSubscriberRecorded, the subscriber and
-// the run's first answer together.
+// and folds it into the state. A completion the turn holds is appended
+// first, except before the run's end with no frozen subscriber held: the
+// two then go in one RunCompleted, the last step and the end together. A
+// frozen subscriber is appended first too, except before a completed step
+// with no completion held: the two then go in one RunSubscriberRecorded,
+// the subscriber and the run's first answer together.
 func (t *turn) record(ctx context.Context, typ string, data any) error {
 	if d, ok := data.(events.StepCompletedData); ok && t.frozen != nil && t.resumed == nil {
 		t.frozen = nil
 		typ, data = events.RunSubscriberRecorded, events.RunSubscriberRecordedData{Subscriber: t.st.Subscriber, Step: &d}
+	}
+	held := false // the state already holds the step data carries
+	if _, ok := data.(events.RunCompletedData); ok && t.held != nil && t.frozen == nil {
+		held, data = true, events.RunCompletedData{Step: t.held}
+		t.resumed, t.held = nil, nil
 	}
 	if err := t.flush(ctx); err != nil {
 		return err
@@ -34,6 +41,9 @@ func (t *turn) record(ctx context.Context, typ string, data any) error {
 	seq, err := t.e.log.Append(ctx, rec)
 	if err != nil {
 		return err
+	}
+	if held {
+		raw = json.RawMessage(`{}`)
 	}
 	if err := t.st.Apply(eventlog.Event{Type: typ, TenantID: t.tenant, At: rec.At, Data: raw, Seq: seq, Subject: rec.Subject}); err != nil {
 		return err
@@ -52,16 +62,30 @@ func (t *turn) newRecord(typ string, data any) (eventlog.Record, json.RawMessage
 		Data: json.RawMessage(raw), Expect: true, ExpectSeq: t.st.LastSeq, At: t.e.now().UTC()}, raw, nil
 }
 
-// resume completes the pending delay or wait in the turn's state only:
-// the Bridge call it leads to goes first and the event is appended right
-// after it (flush), so that a woken run's workflow resumes one append
-// sooner. Nothing is lost by the order: until the append, the log still
-// says the run is due, and a turn that ends before it (an error, a crash)
-// leaves the run to resume again. The state is a copy until then, so the
-// cache never holds what the log does not.
-func (t *turn) resume(act Action) error {
-	rec, raw, err := t.newRecord(events.StepCompleted, events.StepCompletedData{
+// resume completes the pending delay or wait in the turn's state only
+// (see hold), so that a woken run's workflow resumes one append sooner.
+func (t *turn) resume(ctx context.Context, act Action) error {
+	return t.hold(ctx, events.StepCompletedData{
 		StepID: act.StepID, Type: act.StepType, Output: act.Output, SignalSeq: act.SignalSeq})
+}
+
+// hold completes a step in the turn's state only: the Bridge call it leads
+// to goes first, and the StepCompleted is appended right after it (flush),
+// or goes in the run's RunCompleted when the Bridge answers that the run
+// is over (record). Nothing is lost by the order: until the append, the
+// log still says the step is to be done, and a turn that ends before it
+// (an error, a crash) leaves the run to do it again: a delay or a wait
+// resumes again, a send is asked of delivery again under the same
+// idempotency key, which answers its first result without sending. The
+// state is a copy until then, so the cache never holds what the log does
+// not. A completion or a frozen subscriber held already is appended first.
+func (t *turn) hold(ctx context.Context, d events.StepCompletedData) error {
+	if t.resumed != nil || t.frozen != nil {
+		if err := t.flush(ctx); err != nil {
+			return err
+		}
+	}
+	rec, raw, err := t.newRecord(events.StepCompleted, d)
 	if err != nil {
 		return err
 	}
@@ -69,7 +93,7 @@ func (t *turn) resume(act Action) error {
 	if err := st.Apply(eventlog.Event{Type: rec.Type, TenantID: t.tenant, At: rec.At, Data: raw, Subject: rec.Subject}); err != nil {
 		return err
 	}
-	t.st, t.resumed = st, &rec
+	t.st, t.resumed, t.held = st, &rec, &d
 	return nil
 }
 
@@ -113,7 +137,7 @@ func (t *turn) subscriber() (*wire.Subscriber, error) {
 }
 
 // flush appends what the turn holds and the log does not: the frozen
-// subscriber, then the resume, if any.
+// subscriber, then the held completion, if any.
 func (t *turn) flush(ctx context.Context) error {
 	if rec := t.frozen; rec != nil {
 		t.frozen = nil
@@ -131,7 +155,7 @@ func (t *turn) flush(ctx context.Context) error {
 	if rec == nil {
 		return nil
 	}
-	t.resumed = nil
+	t.resumed, t.held = nil, nil
 	seq, err := t.e.log.Append(ctx, *rec)
 	if err != nil {
 		return err

@@ -41,7 +41,8 @@ func (t *turn) send(ctx context.Context, s *wire.Step) (verdict, error) {
 	if err != nil {
 		return verdict{}, err
 	}
-	return goOn, t.record(ctx, events.StepCompleted, events.StepCompletedData{StepID: s.StepID, Type: string(s.Type), Output: out})
+	// Held until the next write: the run's end usually (see hold).
+	return goOn, t.hold(ctx, events.StepCompletedData{StepID: s.StepID, Type: string(s.Type), Output: out})
 }
 
 // sendResult is the output of a send step: the wire's SendResult of the

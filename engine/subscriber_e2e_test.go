@@ -2,10 +2,12 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -127,9 +129,10 @@ func TestFirstRunStepRecordedWithSubscriberE2E(t *testing.T) {
 		return out
 	}
 
+	// The send's result goes in the run's end (see TestLastSendRecordedWithCompletionE2E).
 	runID := one(t, f.trigger(t, map[string]any{"workflowId": "loadsend", "to": map[string]any{"subscriberId": "u1"}}))
 	evs := history(runID)
-	want := []string{events.RunStarted, events.RunSubscriberRecorded, events.StepCompleted, events.RunCompleted}
+	want := []string{events.RunStarted, events.RunSubscriberRecorded, events.RunCompleted}
 	if got := types(evs); !slices.Equal(got, want) {
 		t.Fatalf("history %v, want %v", got, want)
 	}
@@ -143,7 +146,7 @@ func TestFirstRunStepRecordedWithSubscriberE2E(t *testing.T) {
 
 	runID = one(t, f.trigger(t, map[string]any{"workflowId": "send", "to": map[string]any{"subscriberId": "u1"}}))
 	evs = history(runID)
-	want = []string{events.RunStarted, events.RunSubscriberRecorded, events.StepCompleted, events.RunCompleted}
+	want = []string{events.RunStarted, events.RunSubscriberRecorded, events.RunCompleted}
 	if got := types(evs); !slices.Equal(got, want) {
 		t.Fatalf("history %v, want %v", got, want)
 	}
@@ -170,11 +173,179 @@ func TestFirstRunStepRecordedWithSubscriberE2E(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = []string{events.RunStarted, events.StepCompleted, events.RunCompleted}
+	want = []string{events.RunStarted, events.RunCompleted}
 	if got := types(evs); !slices.Equal(got, want) {
 		t.Fatalf("history after the erasure %v, want %v", got, want)
 	}
 	if run := h.WaitRun(key, first, time.Second, "completed"); run["status"] != "completed" {
 		t.Fatalf("the erased subscriber's run: %v", run)
+	}
+}
+
+// A send whose result the Bridge answers the run's end to is recorded in
+// the RunCompleted (one append less); a send followed by another step is
+// recorded on its own, before that step. The run reads the same either way.
+func TestLastSendRecordedWithCompletionE2E(t *testing.T) {
+	send := func(ctx *bridge.Context) error {
+		_, err := bridge.Send(ctx, "email", "email", func(context.Context) (bridge.SendContent, error) {
+			return bridge.SendContent{Subject: "s", Body: "b"}, nil
+		})
+		return err
+	}
+	run := func(ctx *bridge.Context, id string) error {
+		_, err := bridge.Run(ctx, id, func(context.Context) (string, error) { return "pro", nil })
+		return err
+	}
+	loadSend := bridge.MustWorkflow("loadsend", func(ctx *bridge.Context, _ any) error {
+		if err := run(ctx, "load"); err != nil {
+			return err
+		}
+		return send(ctx)
+	})
+	sendLoad := bridge.MustWorkflow("sendload", func(ctx *bridge.Context, _ any) error {
+		if err := send(ctx); err != nil {
+			return err
+		}
+		return run(ctx, "after")
+	})
+	m := testsmtp.Start(t, testsmtp.Options{})
+	h := testherald.Start(t, testherald.Options{})
+	tenant, key := h.Tenant("Acme")
+	if r := h.Do("POST", "/v1/channels", key, map[string]any{"channelKey": "email-smtp", "config": map[string]any{
+		"host": "127.0.0.1", "port": m.Port, "fromEmail": "noreply@herald.test"}}); r.Status != http.StatusCreated {
+		t.Fatalf("channel: %d %s", r.Status, r.Body)
+	}
+	if r := h.Do("PUT", "/v1/subscribers/u1", key, map[string]any{
+		"contacts": map[string]any{"email": []string{"u1@example.com"}}}); r.Status >= 300 {
+		t.Fatalf("subscriber: %d %s", r.Status, r.Body)
+	}
+	h.Bridge(key, bridge.NewRegistry().MustRegister(loadSend).MustRegister(sendLoad))
+	f := &fixture{h: h, key: key}
+	finish := func(workflow string) (map[string]any, []eventlog.Event) {
+		t.Helper()
+		runID := one(t, f.trigger(t, map[string]any{"workflowId": workflow, "to": map[string]any{"subscriberId": "u1"}}))
+		row := h.WaitRun(key, runID, 10*time.Second, "completed", "failed")
+		if row["status"] != "completed" {
+			t.Fatalf("run: %v", row)
+		}
+		evs, err := h.Log().History(context.Background(), eventlog.Subject(tenant, eventlog.AggRun, runID), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return row, evs
+	}
+	types := func(evs []eventlog.Event) []string {
+		var out []string
+		for _, ev := range evs {
+			out = append(out, ev.Type)
+		}
+		return out
+	}
+	sent := func(row map[string]any, i int) {
+		t.Helper()
+		step := row["steps"].([]any)[i].(map[string]any)
+		out, _ := step["output"].(map[string]any)
+		if step["stepId"] != "email" || step["status"] != "completed" || out["status"] != "sent" || out["attemptId"] == nil {
+			t.Fatalf("send step %v", step)
+		}
+	}
+
+	row, evs := finish("loadsend")
+	if got, want := types(evs), []string{events.RunStarted, events.RunSubscriberRecorded, events.RunCompleted}; !slices.Equal(got, want) {
+		t.Fatalf("history %v, want %v", got, want)
+	}
+	var end events.RunCompletedData
+	if err := evs[2].Decode(&end); err != nil {
+		t.Fatal(err)
+	}
+	if end.Step == nil || end.Step.StepID != "email" || end.Step.Type != "send" || !strings.Contains(string(end.Step.Output), `"status":"sent"`) {
+		t.Fatalf("RunCompleted carries %+v", end.Step)
+	}
+	sent(row, 1)
+
+	row, evs = finish("sendload")
+	want := []string{events.RunStarted, events.RunSubscriberRecorded, events.StepCompleted, events.StepCompleted, events.RunCompleted}
+	if got := types(evs); !slices.Equal(got, want) {
+		t.Fatalf("history %v, want %v", got, want)
+	}
+	var first events.StepCompletedData
+	if err := evs[2].Decode(&first); err != nil || first.StepID != "email" {
+		t.Fatalf("the send's StepCompleted %+v, %v", first, err)
+	}
+	end = events.RunCompletedData{}
+	if err := evs[4].Decode(&end); err != nil || end.Step != nil {
+		t.Fatalf("RunCompleted after a run step carries %+v, %v", end.Step, err)
+	}
+	sent(row, 0)
+	if n := m.Accepted(); n != 2 {
+		t.Fatalf("%d messages, want 2", n)
+	}
+}
+
+// A held send whose run's end conflicts (a signal appended while the Bridge
+// answered the end) is not lost and not sent twice: the turn re-reads the
+// run, the send step is asked of delivery again under its key, which
+// answers its first result, and the end carries it.
+func TestHeldSendAcrossAConflict(t *testing.T) {
+	var h *testherald.Herald
+	var key string
+	var signalled atomic.Bool
+	wf := bridge.MustWorkflow("sendsignal", func(ctx *bridge.Context, _ any) error {
+		_, err := bridge.Send(ctx, "email", "email", func(context.Context) (bridge.SendContent, error) {
+			return bridge.SendContent{Subject: "s", Body: "b"}, nil
+		})
+		if err != nil {
+			return err
+		}
+		// The call that ends the run: a signal appended now makes the
+		// RunCompleted's expected sequence stale, once.
+		if signalled.CompareAndSwap(false, true) {
+			r, err := h.API(key).Send(context.Background(), "POST", "/v1/events/"+ctx.RunID+"/signal", map[string]any{"event": "noise"})
+			if err != nil || r.Status != http.StatusAccepted {
+				return fmt.Errorf("signal: %v %+v", err, r)
+			}
+		}
+		return nil
+	})
+	m := testsmtp.Start(t, testsmtp.Options{})
+	h = testherald.Start(t, testherald.Options{})
+	var tenant string
+	tenant, key = h.Tenant("Acme")
+	if r := h.Do("POST", "/v1/channels", key, map[string]any{"channelKey": "email-smtp", "config": map[string]any{
+		"host": "127.0.0.1", "port": m.Port, "fromEmail": "noreply@herald.test"}}); r.Status != http.StatusCreated {
+		t.Fatalf("channel: %d %s", r.Status, r.Body)
+	}
+	if r := h.Do("PUT", "/v1/subscribers/u1", key, map[string]any{
+		"contacts": map[string]any{"email": []string{"u1@example.com"}}}); r.Status >= 300 {
+		t.Fatalf("subscriber: %d %s", r.Status, r.Body)
+	}
+	h.Bridge(key, bridge.NewRegistry().MustRegister(wf))
+	f := &fixture{h: h, key: key}
+	runID := one(t, f.trigger(t, map[string]any{"workflowId": "sendsignal", "to": map[string]any{"subscriberId": "u1"}}))
+	if row := h.WaitRun(key, runID, 10*time.Second, "completed", "failed"); row["status"] != "completed" {
+		t.Fatalf("run: %v", row)
+	}
+	evs, err := h.Log().History(context.Background(), eventlog.Subject(tenant, eventlog.AggRun, runID), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ev := range evs {
+		got = append(got, ev.Type)
+	}
+	want := []string{events.RunStarted, events.RunSubscriberRecorded, events.SignalReceived, events.RunCompleted}
+	if !slices.Equal(got, want) {
+		t.Fatalf("history %v, want %v", got, want)
+	}
+	var end events.RunCompletedData
+	if err := evs[3].Decode(&end); err != nil || end.Step == nil || end.Step.StepID != "email" ||
+		!strings.Contains(string(end.Step.Output), `"status":"sent"`) {
+		t.Fatalf("RunCompleted carries %+v, %v", end.Step, err)
+	}
+	if !signalled.Load() {
+		t.Fatal("the signal was not sent: no conflict tested")
+	}
+	if n := m.Accepted(); n != 1 {
+		t.Fatalf("%d messages, want 1", n)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/heraldhq/herald/bridge/wire"
 	"github.com/heraldhq/herald/bridgeclient"
 	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/runstate"
 )
 
@@ -79,10 +80,13 @@ type turn struct {
 	due int64
 	// sub is the run's subscriber as the Bridge sees it, read once a turn.
 	sub *wire.Subscriber
-	// resumed is a resume (a delay's end, a signal taken, a timeout) that
-	// st already holds but the log does not yet: it is appended with the
-	// turn's next write, after the Bridge call it leads to (see resume).
+	// resumed is a step's completion (a delay's end, a signal taken, a
+	// timeout, a send's result) that st already holds but the log does
+	// not yet: it is appended with the turn's next write, after the
+	// Bridge call it leads to, or in the run's end (see hold). held is
+	// its data.
 	resumed *eventlog.Record
+	held    *events.StepCompletedData
 	// frozen is the run's subscriber frozen at its first turn, which st
 	// already holds but the log does not yet: appended first by the
 	// turn's next write (see subscriber).
@@ -157,7 +161,7 @@ func (e *Engine) steps(ctx context.Context, t *turn, first func(context.Context)
 		case errors.Is(err, eventlog.ErrConflict):
 			// Another writer (a signal, a cancel, another worker) moved
 			// the run: re-read and decide again.
-			t.resumed, t.frozen, t.sub, t.out = nil, nil, nil, nil
+			t.resumed, t.held, t.frozen, t.sub, t.out = nil, nil, nil, nil, nil
 			e.states.drop(runID)
 			if t.st, err = e.load(ctx, t.tenant, runID); err != nil || t.st == nil {
 				return finished, err
@@ -190,9 +194,15 @@ func (t *turn) step(ctx context.Context) (verdict, error) {
 	act := Decide(t.st, t.e.now())
 	switch act.Kind {
 	case ActNone:
+		if err := t.flush(ctx); err != nil {
+			return verdict{}, err
+		}
 		t.e.states.drop(t.st.RunID)
 		return finished, nil
 	case ActWait:
+		if err := t.flush(ctx); err != nil {
+			return verdict{}, err
+		}
 		if act.At.IsZero() {
 			return finished, nil
 		}
@@ -201,7 +211,7 @@ func (t *turn) step(ctx context.Context) (verdict, error) {
 		if act.StepType == string(wire.StepDigest) {
 			return goOn, t.closeDigest(ctx, act.StepID)
 		}
-		return goOn, t.resume(act)
+		return goOn, t.resume(ctx, act)
 	}
 	return t.execute(ctx)
 }

@@ -96,7 +96,14 @@ type SignalReceivedData struct {
 }
 
 // RunCompletedData: the workflow function returned.
-type RunCompletedData struct{}
+type RunCompletedData struct {
+	// Step, when set, is the completion of the run's last step (the step
+	// whose result the Bridge answered the run's end to), recorded in the
+	// same event as the end (one append instead of two); it folds as a
+	// StepCompleted right before the end. A RunCompleted without it (every
+	// one written before it existed) ends the run alone.
+	Step *StepCompletedData `json:"step,omitempty"`
+}
 
 // RunFailedData ends a run with a terminal failure.
 type RunFailedData struct {

@@ -65,7 +65,10 @@ func (s *Server) trigger(w http.ResponseWriter, r *http.Request) error {
 func writeTrigger(w http.ResponseWriter, res control.TriggerResult) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusAccepted)
-	bw := bufio.NewWriterSize(w, 32<<10)
+	// A buffer for the answer's size, up to 32 KiB: a trigger to one
+	// subscriber (the most frequent) allocates a few hundred bytes, not
+	// the large buffer a fan-out's long list of runs wants.
+	bw := bufio.NewWriterSize(w, min(32<<10, 256*(1+len(res.Runs))))
 	txn, _ := json.Marshal(res.TransactionID)
 	bw.WriteString(`{"transactionId":`)
 	bw.Write(txn)

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/heraldhq/herald/control"
@@ -17,6 +18,10 @@ func TestWriteTriggerMatchesWriteJSON(t *testing.T) {
 			{SubscriberID: "b", Status: "failed"},
 			{RunID: "run_c", SubscriberID: "c\u2028", Status: "dispatched"},
 		}},
+		// Longer than the buffer sized for one run.
+		"long": {TransactionID: strings.Repeat("t", 300), Runs: []control.RunRef{
+			{RunID: "run_" + strings.Repeat("r", 200), SubscriberID: strings.Repeat("s", 400), Status: "dispatched"},
+		}},
 	} {
 		want, got := httptest.NewRecorder(), httptest.NewRecorder()
 		view := triggerView{TransactionID: res.TransactionID, Runs: []runRefView{}}
@@ -29,5 +34,16 @@ func TestWriteTriggerMatchesWriteJSON(t *testing.T) {
 			got.Header().Get("Content-Type") != want.Header().Get("Content-Type") {
 			t.Errorf("%s: got %d %q, want %d %q", name, got.Code, got.Body, want.Code, want.Body)
 		}
+	}
+}
+
+// BenchmarkWriteTriggerOne is the answer to a trigger to one subscriber:
+// its bytes allocated per answer (-benchmem) follow the answer's size.
+func BenchmarkWriteTriggerOne(b *testing.B) {
+	res := control.TriggerResult{TransactionID: "txn_0123456789abcdef", Runs: []control.RunRef{
+		{RunID: "run_0123456789abcdef0123456789", SubscriberID: "subscriber-42", Status: "dispatched"}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		writeTrigger(httptest.NewRecorder(), res)
 	}
 }

@@ -56,6 +56,10 @@ func runHistory(t *testing.T) []eventlog.Event {
 			Output: json.RawMessage(`{"n":1}`)})
 	}
 	add("run_0", events.RunCompleted, events.RunCompletedData{})
+	// An end carrying the last step; an end with no data at all.
+	add("run_1", events.RunCompleted, events.RunCompletedData{Step: &events.StepCompletedData{StepID: "email", Type: "send",
+		Output: json.RawMessage(`{"attemptId":"att_1","status":"sent"}`)}})
+	add("run_3", events.RunCompleted, json.RawMessage(nil))
 	add("run_2", events.RunFailed, events.RunFailedData{StepID: "b", Code: "no_address", Message: "none"})
 	add("run_9", events.StepCompleted, events.StepCompletedData{StepID: "x", Type: "run"}) // no start: not shown
 	return evs
@@ -135,6 +139,13 @@ func TestRunEventsBatchedOrOneByOne(t *testing.T) {
 	}
 	if st, _ := batched.RunState("ten_1", "run_0"); st.Status != "completed" || len(st.Steps) != 1 || st.Steps[0].Attempts != 2 {
 		t.Errorf("run_0 %+v", st)
+	}
+	if st, _ := batched.RunState("ten_1", "run_1"); st.Status != "completed" || len(st.Steps) != 3 ||
+		st.Steps[2].StepID != "email" || st.Steps[2].Status != "completed" || string(st.Steps[2].Output) != `{"attemptId":"att_1","status":"sent"}` {
+		t.Errorf("run_1 %+v", st)
+	}
+	if st, _ := batched.RunState("ten_1", "run_3"); st.Status != "completed" || len(st.Steps) != 0 {
+		t.Errorf("run_3 %+v", st)
 	}
 	if _, err := batched.RunState("ten_1", "run_9"); err != projections.ErrNotFound {
 		t.Errorf("a run with no start: %v", err)

@@ -175,7 +175,16 @@ func (s *State) Apply(ev events.Event) error {
 			}
 		}
 	case events.RunCompleted:
-		s.Status, s.WakeAt, s.WaitEvent = Completed, nil, ""
+		var d events.RunCompletedData
+		if len(ev.Data) > 0 {
+			err = ev.Decode(&d)
+		}
+		if err == nil {
+			if d.Step != nil {
+				s.completeStep(*d.Step)
+			}
+			s.Status, s.WakeAt, s.WaitEvent = Completed, nil, ""
+		}
 	case events.RunFailed:
 		var d events.RunFailedData
 		if err = ev.Decode(&d); err == nil {
@@ -221,8 +230,8 @@ func (s *State) stepCompleted(ev events.Event) error {
 	return nil
 }
 
-// completeStep folds a completed step (of a StepCompleted, or the first
-// step a RunSubscriberRecorded carries).
+// completeStep folds a completed step (of a StepCompleted, the first step
+// a RunSubscriberRecorded carries, or the last one a RunCompleted carries).
 func (s *State) completeStep(d events.StepCompletedData) {
 	st := s.current(d.StepID, d.Type)
 	if st.Status != StepSleeping && st.Status != StepWaiting {

@@ -235,6 +235,63 @@ func TestSubscriberRecordedWithFirstStep(t *testing.T) {
 	}
 }
 
+// A last step recorded with the run's end folds as the step then the end
+// recorded apart; an end without a step (the form of every RunCompleted
+// written before the field) still ends the run alone, with data {} or
+// none at all.
+func TestLastStepRecordedWithCompletion(t *testing.T) {
+	load := events.StepCompletedData{StepID: "load", Type: "run", Output: json.RawMessage(`{"plan":"pro"}`)}
+	sent := events.StepCompletedData{StepID: "email", Type: "send",
+		Output: json.RawMessage(`{"attemptId":"att_1","status":"sent","providerMessageId":"m@x"}`)}
+	st, sd := started()
+	together, err := runstate.Fold(history(t, st, sd,
+		events.StepCompleted, load,
+		events.RunCompleted, events.RunCompletedData{Step: &sent}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	apart, err := runstate.Fold(history(t, st, sd,
+		events.StepCompleted, load,
+		events.StepCompleted, sent,
+		events.RunCompleted, events.RunCompletedData{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if together.Status != runstate.Completed {
+		t.Fatalf("status %s", together.Status)
+	}
+	together.LastSeq, together.UpdatedAt = apart.LastSeq, apart.UpdatedAt
+	if g, w := mustJSON(t, together), mustJSON(t, apart); g != w {
+		t.Fatalf("folded together:\n%s\napart:\n%s", g, w)
+	}
+	if done := together.CompletedSteps(); len(done) != 2 || done[1].StepID != "email" || string(done[1].Output) != string(sent.Output) {
+		t.Fatalf("completed steps %+v", done)
+	}
+	// The old forms: data {} (RunCompletedData without fields) and no data.
+	for _, data := range []string{`{}`, ``} {
+		evs := history(t, st, sd, events.StepCompleted, load, events.StepCompleted, sent)
+		evs = append(evs, events.Event{Type: events.RunCompleted, TenantID: evs[0].TenantID,
+			At: evs[len(evs)-1].At.Add(time.Second), Seq: evs[len(evs)-1].Seq + 1, Data: json.RawMessage(data)})
+		old, err := runstate.Fold(evs)
+		if err != nil {
+			t.Fatalf("data %q: %v", data, err)
+		}
+		if g, w := mustJSON(t, old), mustJSON(t, apart); g != w {
+			t.Fatalf("data %q: folded\n%s\nwant\n%s", data, g, w)
+		}
+	}
+	// A step carried by the end of a finished run changes nothing.
+	again, err := runstate.Fold(history(t, st, sd,
+		events.RunCompleted, events.RunCompletedData{},
+		events.RunCompleted, events.RunCompletedData{Step: &sent}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.CompletedSteps()) != 0 {
+		t.Fatalf("a finished run took steps: %+v", again.Steps)
+	}
+}
+
 func mustJSON(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)
