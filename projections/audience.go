@@ -203,13 +203,17 @@ func subscribe(tx *bolt.Tx, ev eventlog.Event, topic string, ids []string) error
 	if err != nil {
 		return err
 	}
+	// One cursor per bucket for the lookups: a Get makes a cursor each.
+	subsC, membersC := subs.Cursor(), members.Cursor()
+	var sk []byte
 	added := 0
 	for _, id := range ids {
-		if subs.Get(key(ev.TenantID, id)) == nil {
+		sk = append(append(append(sk[:0], ev.TenantID...), 0), id...)
+		if !has(subsC, sk) {
 			continue
 		}
 		mk := pairKey(ev.TenantID, topic, id)
-		if members.Get(mk) != nil {
+		if has(membersC, mk) {
 			continue
 		}
 		if err := members.Put(mk, m); err != nil {
@@ -231,6 +235,13 @@ func subscribe(tx *bolt.Tx, ev eventlog.Event, topic string, ids []string) error
 	}
 	t.SubscriberCount += added
 	return putJSON(topics, tk, t)
+}
+
+// has reports whether c's bucket holds the key k (none of these buckets
+// nests buckets). It moves c.
+func has(c *bolt.Cursor, k []byte) bool {
+	got, _ := c.Seek(k)
+	return got != nil && bytes.Equal(got, k)
 }
 
 func applySubscriberUnsubscribed(tx *bolt.Tx, ev eventlog.Event) error {
