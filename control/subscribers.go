@@ -51,10 +51,10 @@ func parseSubscriberInput(in SubscriberInput) (subscriberPatch, apierr.Problems)
 	}
 	kinds := slices.Sorted(maps.Keys(in.Contacts))
 	for _, kind := range kinds {
-		field := "contacts." + kind
+		field := func() string { return "contacts." + kind } // named only on a problem
 		raw := in.Contacts[kind]
 		if !validKind(kind) {
-			p.Add(field, "is not a valid kind: 1 to %d characters of A-Z, a-z, 0-9, '_' and '-'", MaxKindChars)
+			p.Add(field(), "is not a valid kind: 1 to %d characters of A-Z, a-z, 0-9, '_' and '-'", MaxKindChars)
 			continue
 		}
 		if isNull(raw) {
@@ -68,27 +68,27 @@ func parseSubscriberInput(in SubscriberInput) (subscriberPatch, apierr.Problems)
 		if json.Unmarshal(raw, &strs) != nil {
 			strs = nil
 			if err := json.Unmarshal(raw, &items); err != nil {
-				p.Add(field, "must be an array of strings")
+				p.Add(field(), "must be an array of strings")
 				continue
 			}
 		}
 		n := max(len(strs), len(items))
 		if n > MaxAddressesPerKind {
-			p.Add(field, "must have at most %d addresses", MaxAddressesPerKind)
+			p.Add(field(), "must have at most %d addresses", MaxAddressesPerKind)
 			continue
 		}
 		addrs := make([]string, 0, n)
 		for i := range n {
-			afield := field + "[" + strconv.Itoa(i) + "]"
+			afield := func() string { return field() + "[" + strconv.Itoa(i) + "]" } // named only on a problem
 			var a string
 			if items == nil {
 				a = strs[i]
 			} else if err := json.Unmarshal(items[i], &a); err != nil {
-				p.Add(afield, "must be a string")
+				p.Add(afield(), "must be a string")
 				continue
 			}
 			if msg := addressProblem(kind, a); msg != "" {
-				p.Add(afield, "%s", msg)
+				p.Add(afield(), "%s", msg)
 				continue
 			}
 			addrs = append(addrs, a)

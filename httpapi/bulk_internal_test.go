@@ -37,6 +37,30 @@ var bulkDecodeCases = []string{
 	`{"subscribers":[1],"extra":1}`,
 	`{"Subscribers":[1]}`,
 	` {"subscribers" : [ {"a" : 1} , 2 ] } `,
+	`{"subscriberId":"a}\"","topics":["]",",","\\"],"attributes":{"k":[1,{"x":"}"}],"n":-1.5e3,"b":true}}`,
+	`{"subscribers":[{"subscriberId":"a"}],"subscribers":[true,false,-1.5e3,"]"]}`,
+	`{"subscribers":[]}x`,
+	`{"subscribers":[]}}`,
+	`{"subscribers":[],}`,
+	`{"subscribers" []}`,
+}
+
+// TestBulkFastDecodersTakeTheFastPath: an ordinary body and item are read
+// by the fast paths, not handed to the strict decoders.
+func TestBulkFastDecodersTakeTheFastPath(t *testing.T) {
+	var list []json.RawMessage
+	if !decodeList([]byte(` {"subscribers" : [ {"a":"}"} , 2 ] } `), "subscribers", &list) || len(list) != 2 {
+		t.Fatalf("decodeList refused an ordinary body: %q", list)
+	}
+	var keys []string
+	item := []byte(`{"subscriberId":"a}\"","topics":["]"],"attributes":{"k":[1,{"x":"}"}],"n":-1.5e3}}`)
+	if !objectKeys(item, func(k, v []byte) bool { keys = append(keys, string(k)+"="+string(v)); return true }) {
+		t.Fatal("objectKeys refused an item")
+	}
+	want := []string{`subscriberId="a}\""`, `topics=["]"]`, `attributes={"k":[1,{"x":"}"}],"n":-1.5e3}`}
+	if !reflect.DeepEqual(keys, want) {
+		t.Fatalf("objectKeys walked %q, want %q", keys, want)
+	}
 }
 
 // TestBulkFastDecodersMatchStrict: decodeSubscriberItem and decodeList

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/heraldhq/herald/eventlog"
@@ -115,6 +116,9 @@ func applySubscriberUpserted(tx *bolt.Tx, ev eventlog.Event) error {
 		return err
 	}
 	created := cur.CreatedAt
+	if row, ok := subscriberRow(ev, d, created); ok {
+		return b.Put(k, row)
+	}
 	contacts := d.Contacts
 	if contacts == nil {
 		contacts = map[string][]string{}
@@ -122,6 +126,34 @@ func applySubscriberUpserted(tx *bolt.Tx, ev eventlog.Event) error {
 	return putJSON(b, k, Subscriber{SubscriberID: d.SubscriberID, Contacts: contacts, Locale: d.Locale,
 		Attributes: d.Attributes, CreatedAt: created, UpdatedAt: ev.At, Seq: ev.Seq})
 }
+
+// subscriberRow returns the row of the subscriber ev upserts (its data
+// d) when it can be written as the event's data followed by the row's own
+// fields, and reports whether it could: the data is an object that begins
+// with the subscriber id, as json.Marshal writes SubscriberUpsertedData,
+// whose fields the row begins with in the same order, and it has contacts.
+// The row is then what json.Marshal of the Subscriber would write, without
+// encoding the contacts again.
+func subscriberRow(ev eventlog.Event, d events.SubscriberUpsertedData, created time.Time) ([]byte, bool) {
+	data := bytes.TrimRight(ev.Data, " \t\r\n")
+	if d.Contacts == nil || !bytes.HasPrefix(data, []byte(`{"subscriberId":`)) || !bytes.HasSuffix(data, []byte("}")) ||
+		!fourDigitYear(created) || !fourDigitYear(ev.At) {
+		return nil, false
+	}
+	row := make([]byte, 0, len(data)+100)
+	row = append(row, data[:len(data)-1]...)
+	row = append(row, `,"createdAt":"`...)
+	row = created.AppendFormat(row, time.RFC3339Nano)
+	row = append(row, `","updatedAt":"`...)
+	row = ev.At.AppendFormat(row, time.RFC3339Nano)
+	row = append(row, `","seq":`...)
+	row = strconv.AppendUint(row, ev.Seq, 10)
+	return append(row, '}'), true
+}
+
+// fourDigitYear reports whether json.Marshal can write t (its years are
+// 0 to 9999).
+func fourDigitYear(t time.Time) bool { return t.Year() >= 0 && t.Year() <= 9999 }
 
 func applySubscriberDeleted(tx *bolt.Tx, ev eventlog.Event) error {
 	var d events.SubscriberDeletedData
@@ -203,13 +235,17 @@ func subscribe(tx *bolt.Tx, ev eventlog.Event, topic string, ids []string) error
 	if err != nil {
 		return err
 	}
+	// One cursor per bucket for the lookups: a Get makes a cursor each.
+	subsC, membersC := subs.Cursor(), members.Cursor()
+	var sk []byte
 	added := 0
 	for _, id := range ids {
-		if subs.Get(key(ev.TenantID, id)) == nil {
+		sk = append(append(append(sk[:0], ev.TenantID...), 0), id...)
+		if !has(subsC, sk) {
 			continue
 		}
 		mk := pairKey(ev.TenantID, topic, id)
-		if members.Get(mk) != nil {
+		if has(membersC, mk) {
 			continue
 		}
 		if err := members.Put(mk, m); err != nil {
@@ -231,6 +267,20 @@ func subscribe(tx *bolt.Tx, ev eventlog.Event, topic string, ids []string) error
 	}
 	t.SubscriberCount += added
 	return putJSON(topics, tk, t)
+}
+
+// has reports whether c's bucket holds the key k. It moves c.
+func has(c *bolt.Cursor, k []byte) bool { return get(c, k) != nil }
+
+// get returns the value of k in c's bucket, as Bucket.Get does, through
+// a cursor that a loop of lookups reuses (a Get makes a cursor and its
+// stack each). It moves c.
+func get(c *bolt.Cursor, k []byte) []byte {
+	got, v := c.Seek(k)
+	if !bytes.Equal(got, k) {
+		return nil
+	}
+	return v
 }
 
 func applySubscriberUnsubscribed(tx *bolt.Tx, ev eventlog.Event) error {
@@ -279,9 +329,11 @@ func (s *Store) Subscriber(tenant, externalID string) (Subscriber, error) {
 func (s *Store) SubscribersByID(tenant string, ids []string) ([]*Subscriber, error) {
 	out := make([]*Subscriber, len(ids))
 	err := s.view(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketSubscribers)
+		c := tx.Bucket(bucketSubscribers).Cursor()
+		var k []byte
 		for i, id := range ids {
-			if v := b.Get(key(tenant, id)); v != nil {
+			k = append(append(append(k[:0], tenant...), 0), id...)
+			if v := get(c, k); v != nil {
 				out[i] = new(Subscriber)
 				if err := json.Unmarshal(v, out[i]); err != nil {
 					return err
@@ -298,11 +350,13 @@ func (s *Store) SubscribersByID(tenant string, ids []string) ([]*Subscriber, err
 func (s *Store) Subscribed(tenant string, ids []string, topics [][]string) ([][]bool, error) {
 	out := make([][]bool, len(ids))
 	err := s.view(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketTopicMembers)
+		c := tx.Bucket(bucketTopicMembers).Cursor()
+		var mk []byte
 		for i, id := range ids {
 			out[i] = make([]bool, len(topics[i]))
 			for k, topic := range topics[i] {
-				out[i][k] = b.Get(pairKey(tenant, topic, id)) != nil
+				mk = append(append(append(append(append(mk[:0], tenant...), 0), topic...), 0), id...)
+				out[i][k] = has(c, mk)
 			}
 		}
 		return nil
