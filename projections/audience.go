@@ -106,7 +106,7 @@ func applySubscriberUpserted(tx *bolt.Tx, ev eventlog.Event) error {
 	if err := ev.Decode(&d); err != nil {
 		return err
 	}
-	b := tx.Bucket(bucketSubscribers)
+	b := appendBucket(tx, bucketSubscribers)
 	k := key(ev.TenantID, d.SubscriberID)
 	// Only the creation time survives an upsert.
 	cur := struct {
@@ -228,8 +228,8 @@ func applySubscribersSubscribed(tx *bolt.Tx, ev eventlog.Event) error {
 // nothing. The topic's row is read and written once, however many links.
 func subscribe(tx *bolt.Tx, ev eventlog.Event, topic string, ids []string) error {
 	subs := tx.Bucket(bucketSubscribers)
-	members := tx.Bucket(bucketTopicMembers)
-	links := tx.Bucket(bucketSubscriberTopics)
+	members := appendBucket(tx, bucketTopicMembers)
+	links := appendBucket(tx, bucketSubscriberTopics)
 	// bbolt keeps a value until the commit: every link shares one.
 	m, err := json.Marshal(membership{CreatedAt: ev.At, Seq: ev.Seq})
 	if err != nil {

@@ -540,9 +540,10 @@ const appendFill = 0.9
 
 // appendBucket returns a bucket of tx for writing rows whose keys mostly
 // grow (stream sequences, time-ordered ids, the sorted subscribers of one
-// fan-out): its pages split at 90% full instead of bbolt's 50%, since a
-// page left half full by an append is never filled again. The file and the
-// pages a commit writes shrink by almost half.
+// fan-out or of a bulk import): its pages split at 90% full instead of
+// bbolt's 50%, since a page left half full by an append is never filled
+// again. The file, the pages a commit writes and the pages a walk over the
+// rows maps (a fan-out reads every recipient's row) shrink by almost half.
 func appendBucket(tx *bolt.Tx, name []byte) *bolt.Bucket {
 	b := tx.Bucket(name)
 	b.FillPercent = appendFill
