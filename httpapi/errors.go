@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -58,6 +59,11 @@ var statusTable = []struct {
 	// subject the server refuses is the client's fault, never a 500.
 	{eventlog.ErrBadSubject, http.StatusUnprocessableEntity, "invalid_id"},
 	{apierr.ErrUnavailable, http.StatusBadGateway, "upstream_unavailable"},
+	// Nothing else matched: an internal deadline passed (the event log
+	// did not answer in time, a trigger's writes came later than its
+	// arming allows). The request may be repeated (under its
+	// transactionId for a trigger), so it is busy, not a 500.
+	{context.DeadlineExceeded, http.StatusServiceUnavailable, "busy"},
 }
 
 type errorBody struct {
@@ -89,6 +95,9 @@ func describe(err error) (int, errorDetail) {
 		}
 		if errors.Is(err, eventlog.ErrBadSubject) {
 			d.Message = "an id in the request is too long or malformed"
+		}
+		if row.kind == context.DeadlineExceeded {
+			d.Message = "the request did not finish in time; repeat it after the Retry-After header's seconds"
 		}
 		if errors.Is(err, projections.ErrBadCursor) {
 			d.Details = []apierr.FieldProblem{{Field: "cursor", Problem: "is not a cursor this API issued"}}
