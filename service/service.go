@@ -421,6 +421,12 @@ func (s *Service) goRun(name string, fn func() error) {
 	go func() {
 		defer s.wg.Done()
 		if err := fn(); err != nil {
+			// A component that stopped because a connection closed for
+			// good reports it as such, whichever of it and the
+			// connection's ClosedHandler (connClosed) comes first.
+			if !s.stopping.Load() && (errors.Is(err, nats.ErrConnectionClosed) || s.connClosedForGood()) {
+				err = fmt.Errorf("%w: %w", ErrNATSClosed, err)
+			}
 			s.logger.Error("component stopped", "component", name, "err", err)
 			select {
 			case s.errs <- fmt.Errorf("%s: %w", name, err):
@@ -428,6 +434,12 @@ func (s *Service) goRun(name string, fn func() error) {
 			}
 		}
 	}()
+}
+
+// connClosedForGood reports whether a NATS connection of the service is
+// closed (nats.go closes one only for good).
+func (s *Service) connClosedForGood() bool {
+	return (s.nc != nil && s.nc.IsClosed()) || (s.workNC != nil && s.workNC.IsClosed())
 }
 
 // Done delivers the first failure of a component that stopped on its own.
