@@ -15,8 +15,8 @@ import (
 // client repeats it under its transactionId.
 func TestTriggerPastItsAcceptDeadlineIsBusy(t *testing.T) {
 	wf := bridge.MustWorkflow("quick", func(ctx *bridge.Context, _ any) error { return nil })
-	// 100µs for the arming and the accepting write: always late.
-	h := testherald.Start(t, testherald.Options{AckWait: 300 * time.Microsecond, DeliverURL: testherald.NewStandInDelivery(t).URL})
+	// 10µs for the arming and the accepting write: always late.
+	h := testherald.Start(t, testherald.Options{AckWait: 30 * time.Microsecond, DeliverURL: testherald.NewStandInDelivery(t).URL})
 	_, key := h.Tenant("Acme")
 	h.Bridge(key, bridge.NewRegistry().MustRegister(wf))
 	r := h.Do("POST", "/v1/events", key, map[string]any{"workflowId": "quick", "transactionId": "late-1",
