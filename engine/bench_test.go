@@ -92,9 +92,7 @@ func BenchmarkFanoutTwoStep(b *testing.B) {
 			b.Fatalf("trigger: %d %s", r.Status, r.Body)
 		}
 		waitCompleted(b, h, tenant, subscribers)
-		el := time.Since(start)
-		b.ReportMetric(float64(subscribers)/el.Seconds(), "runs/s")
-		b.ReportMetric(float64((processCPU()-cpu).Microseconds())/1000/subscribers, "cpu-ms/run")
+		reportRuns(b, subscribers, start, cpu)
 	}
 	if n := m.Accepted(); n != subscribers*b.N {
 		b.Fatalf("%d messages, want %d", n, subscribers*b.N)
@@ -142,13 +140,18 @@ func BenchmarkSingleTwoStep(b *testing.B) {
 			}
 		}
 		waitCompleted(b, h, tenant, subscribers)
-		el := time.Since(start)
-		b.ReportMetric(float64(subscribers)/el.Seconds(), "runs/s")
-		b.ReportMetric(float64((processCPU()-cpu).Microseconds())/1000/subscribers, "cpu-ms/run")
+		reportRuns(b, subscribers, start, cpu)
 	}
 	if n := m.Accepted(); n != subscribers*b.N {
 		b.Fatalf("%d messages, want %d", n, subscribers*b.N)
 	}
+}
+
+// reportRuns reports the rate and the process CPU a run of runs completed
+// since start, with the process CPU at start.
+func reportRuns(b *testing.B, runs int, start time.Time, cpu time.Duration) {
+	b.ReportMetric(float64(runs)/time.Since(start).Seconds(), "runs/s")
+	b.ReportMetric(float64((processCPU()-cpu).Microseconds())/1000/float64(runs), "cpu-ms/run")
 }
 
 // startTwoStep starts a service with a tenant whose Bridge serves the
