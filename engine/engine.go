@@ -86,6 +86,9 @@ type Config struct {
 	// SteppedAside, when set, hears of each woken turn that put off
 	// recording its Bridge answer (see aside.go).
 	SteppedAside func()
+	// ConsumerRestarted, when set, hears of each work consumption started
+	// anew after it failed or stalled (see eventlog.Consume).
+	ConsumerRestarted func(consumer, reason string)
 	// WorkRetryBase is the first pause before work that failed on an
 	// infrastructure error comes back; it doubles with each failure in a
 	// row up to WorkRetryMax. Zero: 1s.
@@ -298,24 +301,6 @@ func (e *Engine) Run(ctx context.Context) error {
 	var q *scheduler
 	var all []*scheduler
 	for _, c := range consumers {
-		cons, err := js.CreateOrUpdateConsumer(ctx, eventlog.WorkStream, jetstream.ConsumerConfig{
-			Durable:       c.name,
-			FilterSubject: c.filter,
-			AckPolicy:     jetstream.AckExplicitPolicy,
-			AckWait:       e.cfg.AckWait,
-			// Unbounded here: holds, busy runs and stops give work back
-			// without fault, so the server's count is no failure count.
-			// Failures are bounded by the engine (see deadletter.go).
-			MaxDeliver:    -1,
-			MaxAckPending: c.pending,
-			BackOff:       nil,
-		})
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("engine: consumer %s: %w", c.name, err)
-		}
 		if !c.fired {
 			q = newScheduler(ctx, c.workers, &e.pressure)
 			all = append(all, q)
@@ -335,9 +320,30 @@ func (e *Engine) Run(ctx context.Context) error {
 		if c.name == runsConsumer {
 			into = e.admit(into)
 		}
-		cc, err := cons.Consume(into, jetstream.PullMaxMessages(batch), jetstream.PullHeartbeat(pullHeartbeat))
+		// A consumption outlives the loss of NATS nodes: while the cluster
+		// elects, it is created again with retries, and one that stops
+		// receiving is consumed anew (eventlog.Consume).
+		cc, err := eventlog.Consume(ctx, js, eventlog.Durable{
+			Stream: eventlog.WorkStream,
+			Config: jetstream.ConsumerConfig{
+				Durable:       c.name,
+				FilterSubject: c.filter,
+				AckPolicy:     jetstream.AckExplicitPolicy,
+				AckWait:       e.cfg.AckWait,
+				// Unbounded here: holds, busy runs and stops give work back
+				// without fault, so the server's count is no failure count.
+				// Failures are bounded by the engine (see deadletter.go).
+				MaxDeliver:    -1,
+				MaxAckPending: c.pending,
+				BackOff:       nil,
+			},
+			Handler:   into,
+			Options:   []jetstream.PullConsumeOpt{jetstream.PullMaxMessages(batch), jetstream.PullHeartbeat(pullHeartbeat)},
+			Logger:    e.logger,
+			Restarted: e.cfg.ConsumerRestarted,
+		})
 		if err != nil {
-			return fmt.Errorf("engine: consume %s: %w", c.name, err)
+			break // ctx ended while the cluster had no leader for the consumer
 		}
 		stops = append(stops, cc.Stop)
 		q := q

@@ -1,0 +1,246 @@
+package eventlog_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/internal/testnats"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// appendN appends n events to one aggregate of tenant t1.
+func appendN(t *testing.T, l *eventlog.Log, from, n int) {
+	t.Helper()
+	var recs []eventlog.Record
+	for i := from; i < from+n; i++ {
+		recs = append(recs, eventlog.Record{Subject: eventlog.Subject("t1", eventlog.AggSubscriber, fmt.Sprintf("s%d", i)),
+			Type: "test.event", Tenant: "t1", Data: map[string]int{"i": i}})
+	}
+	testnats.Append(t, l, recs)
+}
+
+// readN reads n events from tail and checks they are the stream's
+// sequences after, in order, each once; the deadline guards against a hang.
+func readN(t *testing.T, tail *eventlog.Tail, after uint64, n int) uint64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for got := 0; got < n; {
+		evs, err := tail.Next(ctx, n-got)
+		if err != nil {
+			t.Fatalf("after %d of %d events: %v", got, n, err)
+		}
+		for _, ev := range evs {
+			if ev.Seq != after+1 {
+				t.Fatalf("event #%d follows #%d", ev.Seq, after)
+			}
+			after = ev.Seq
+			got++
+		}
+	}
+	return after
+}
+
+// tailConsumers returns the names of the EVENTS stream's tail consumers.
+func tailConsumers(t *testing.T, l *eventlog.Log) []string {
+	t.Helper()
+	var names []string
+	st, err := l.JetStream().Stream(context.Background(), eventlog.EventsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lister := st.ListConsumers(context.Background())
+	for info := range lister.Info() {
+		if strings.HasPrefix(info.Name, "tail_") {
+			names = append(names, info.Name)
+		}
+	}
+	if err := lister.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// TestTailFollowsAnewWhenItsConsumerIsDeleted: the server drops the tail's
+// consumer (as when the node holding it is lost); the tail notices and
+// goes on from the last event it read, none skipped, none twice.
+func TestTailFollowsAnewWhenItsConsumerIsDeleted(t *testing.T) {
+	l := testnats.Log(t)
+	var restarts atomic.Int32
+	tail, err := l.Tail(context.Background(), eventlog.TailOptions{Restarted: func() { restarts.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tail.Stop()
+	appendN(t, l, 0, 10)
+	last := readN(t, tail, 0, 10)
+	names := tailConsumers(t, l)
+	if len(names) != 1 {
+		t.Fatalf("tail consumers: %v", names)
+	}
+	if err := l.JetStream().DeleteConsumer(context.Background(), eventlog.EventsStream, names[0]); err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, l, 10, 10)
+	readN(t, tail, last, 10)
+	if restarts.Load() == 0 {
+		t.Fatal("the tail read on without starting a new consumer: the test shows nothing")
+	}
+}
+
+// TestTailFollowsAnewWhenItsConsumerStopsDelivering: the tail's consumer
+// stays alive and answers heartbeats but delivers nothing (paused on the
+// server: what a pull lost with its node looks like to a client that did
+// not notice); the watchdog sees events it has not read and follows anew.
+func TestTailFollowsAnewWhenItsConsumerStopsDelivering(t *testing.T) {
+	l := testnats.Log(t)
+	var restarts atomic.Int32
+	tail, err := l.Tail(context.Background(), eventlog.TailOptions{Restarted: func() { restarts.Add(1) }, StallAfter: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tail.Stop()
+	appendN(t, l, 0, 5)
+	last := readN(t, tail, 0, 5)
+	names := tailConsumers(t, l)
+	if len(names) != 1 {
+		t.Fatalf("tail consumers: %v", names)
+	}
+	if _, err := l.JetStream().PauseConsumer(context.Background(), eventlog.EventsStream, names[0], time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, l, 5, 5)
+	readN(t, tail, last, 5)
+	if restarts.Load() == 0 {
+		t.Fatal("the ended consumption delivered: the test shows nothing")
+	}
+}
+
+// TestIdleTailIsNotRestarted: a tail with nothing to read is left alone.
+func TestIdleTailIsNotRestarted(t *testing.T) {
+	l := testnats.Log(t)
+	appendN(t, l, 0, 3)
+	var restarts atomic.Int32
+	tail, err := l.Tail(context.Background(), eventlog.TailOptions{Restarted: func() { restarts.Add(1) }, StallAfter: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tail.Stop()
+	readN(t, tail, 0, 3)
+	// Ten stall bounds with nothing to read.
+	time.Sleep(time.Second)
+	if n := restarts.Load(); n != 0 {
+		t.Fatalf("an idle tail was started anew %d times", n)
+	}
+}
+
+// logRecorder collects log lines.
+type logRecorder struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (r *logRecorder) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lines = append(r.lines, string(p))
+	return len(p), nil
+}
+
+func (r *logRecorder) has(s string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, l := range r.lines {
+		if strings.Contains(l, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// consumeDurable consumes a durable on the WORK stream, acknowledging and
+// counting every message.
+func consumeDurable(t *testing.T, l *eventlog.Log, stall time.Duration, logs *logRecorder) (*eventlog.Consumption, *atomic.Int32, *atomic.Int32) {
+	t.Helper()
+	var got, restarts atomic.Int32
+	c, err := eventlog.Consume(context.Background(), l.JetStream(), eventlog.Durable{
+		Stream: eventlog.WorkStream,
+		Config: jetstream.ConsumerConfig{Durable: "test-work", FilterSubject: "work.test.>", AckPolicy: jetstream.AckExplicitPolicy,
+			MaxAckPending: 100},
+		Handler:    func(m jetstream.Msg) { got.Add(1); _ = m.Ack() },
+		Options:    []jetstream.PullConsumeOpt{jetstream.PullHeartbeat(500 * time.Millisecond)},
+		Logger:     slog.New(slog.NewTextHandler(logs, nil)),
+		StallAfter: stall,
+		Restarted:  func(string, string) { restarts.Add(1) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	return c, &got, &restarts
+}
+
+func publishWork(t *testing.T, l *eventlog.Log, n int) {
+	t.Helper()
+	for i := range n {
+		if _, err := l.JetStream().Publish(context.Background(), fmt.Sprintf("work.test.%d", i), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func waitCount(t *testing.T, what string, c *atomic.Int32, n int32) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute) // a hang, not a measure
+	for c.Load() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d, want %d", what, c.Load(), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestConsumptionStartsAnewWhenItsConsumerIsDeleted: a durable deleted
+// under a consumption (a node's loss, an operator) is created again and
+// consumed: nothing stalls.
+func TestConsumptionStartsAnewWhenItsConsumerIsDeleted(t *testing.T) {
+	l := testnats.Log(t)
+	logs := &logRecorder{}
+	_, got, restarts := consumeDurable(t, l, time.Minute, logs)
+	publishWork(t, l, 5)
+	waitCount(t, "messages", got, 5)
+	if err := l.JetStream().DeleteConsumer(context.Background(), eventlog.WorkStream, "test-work"); err != nil {
+		t.Fatal(err)
+	}
+	waitCount(t, "restarts", restarts, 1)
+	publishWork(t, l, 5)
+	waitCount(t, "messages", got, 10)
+	if !logs.has("consuming it anew") {
+		t.Fatalf("no log line for the restart: %q", logs.lines)
+	}
+}
+
+// TestConsumptionStartsAnewWhenItStalls: a consumption whose pulls ended
+// without an error (as when the client library gives up on a lost node
+// silently) while the server holds messages and room for them is consumed
+// anew after StallAfter.
+func TestConsumptionStartsAnewWhenItStalls(t *testing.T) {
+	l := testnats.Log(t)
+	logs := &logRecorder{}
+	c, got, restarts := consumeDurable(t, l, 300*time.Millisecond, logs)
+	publishWork(t, l, 3)
+	waitCount(t, "messages", got, 3)
+	c.EndQuietly()
+	publishWork(t, l, 3)
+	waitCount(t, "messages", got, 6)
+	if restarts.Load() == 0 {
+		t.Fatal("the ended consumption delivered: the test shows nothing")
+	}
+}
