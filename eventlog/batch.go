@@ -2,7 +2,6 @@ package eventlog
 
 import (
 	"context"
-	"fmt"
 	"time"
 )
 
@@ -52,11 +51,7 @@ func (b *Batches) Next(ctx context.Context, max int) ([]Event, error) {
 	for len(out) < max {
 		select {
 		case m := <-b.t.ch:
-			meta, err := m.Metadata()
-			if err != nil {
-				return nil, fmt.Errorf("eventlog: tail: %w", err)
-			}
-			ev, err := decodeRaw(m.Subject(), meta.Sequence.Stream, m.Data())
+			ev, err := m.decode()
 			if err != nil {
 				return nil, err
 			}
