@@ -69,6 +69,11 @@ type Store struct {
 	// endpointsGen counts the applied batches that created or deleted a
 	// webhook endpoint (see EndpointsGeneration).
 	endpointsGen atomic.Uint64
+
+	opts Options
+	// stalled is set while Run applies nothing although the stream holds
+	// events it has not applied (see Options.StallAfter).
+	stalled atomic.Bool
 }
 
 // Options configure Open. The zero value of each field is documented.
@@ -90,6 +95,18 @@ type Options struct {
 	// by Run. A file with no record of its stream (a new one, or one made
 	// before the record existed) takes Stream.ID. Zero: not checked.
 	Stream eventlog.Identity
+	// MaxWait bounds each WaitFor: a caller waiting longer for an event to
+	// be applied gets ErrWaitTimeout rather than holding its worker or
+	// request while the projector is stalled. Zero: 30s.
+	MaxWait time.Duration
+	// StallAfter is how long Run may apply nothing while the stream holds
+	// events it has not applied before the store reports itself stalled
+	// (Stalled, a log line); it reports itself well again once it
+	// applies. Zero: 30s.
+	StallAfter time.Duration
+	// Tail receives the projector's tail's consumer restarts (see
+	// eventlog.TailOptions.Restarted): a metrics hook. Zero: none.
+	TailRestarted func()
 }
 
 // Open opens the projection file at path, creating it when missing. A file
@@ -107,8 +124,14 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.BatchLinger == 0 {
 		opts.BatchLinger = time.Millisecond
 	}
+	if opts.MaxWait == 0 {
+		opts.MaxWait = 30 * time.Second
+	}
+	if opts.StallAfter == 0 {
+		opts.StallAfter = 30 * time.Second
+	}
 	s := &Store{path: path, log: opts.Logger, changed: make(chan struct{}), linger: opts.BatchLinger,
-		nudge: make(chan struct{}, 1), corrupt: make(chan struct{})}
+		nudge: make(chan struct{}, 1), corrupt: make(chan struct{}), opts: opts}
 	s.handlers, s.buckets = readModels()
 	db, err := openDB(path)
 	if err != nil {
@@ -355,9 +378,15 @@ func checkpoint(tx *bolt.Tx) uint64 {
 	return binary.BigEndian.Uint64(v)
 }
 
+// ErrWaitTimeout is WaitFor's error when the event it waits for was not
+// applied within Options.MaxWait. It wraps context.DeadlineExceeded: an API
+// request that meets it answers 503, a worker gives its message back.
+var ErrWaitTimeout = fmt.Errorf("projections: event not applied in time (projector stalled?): %w", context.DeadlineExceeded)
+
 // WaitFor blocks until the event at seq (and every one before it) is
-// applied, or ctx ends.
+// applied, ctx ends, or Options.MaxWait passes (ErrWaitTimeout).
 func (s *Store) WaitFor(ctx context.Context, seq uint64) error {
+	var bound <-chan time.Time
 	registered := false
 	defer func() {
 		if registered {
@@ -382,10 +411,17 @@ func (s *Store) WaitFor(ctx context.Context, seq uint64) error {
 		}
 		ch := s.changed
 		s.mu.Unlock()
+		if bound == nil {
+			t := time.NewTimer(s.opts.MaxWait)
+			defer t.Stop()
+			bound = t.C
+		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
 			return fmt.Errorf("projections: waiting for #%d (at #%d): %w", seq, s.Applied(), ctx.Err())
+		case <-bound:
+			return fmt.Errorf("waiting %v for #%d (at #%d): %w", s.opts.MaxWait, seq, s.Applied(), ErrWaitTimeout)
 		}
 	}
 }
@@ -437,11 +473,12 @@ func (s *Store) Run(ctx context.Context, log *eventlog.Log, ready chan<- struct{
 	if err != nil {
 		return err
 	}
-	tail, err := log.Tail(ctx, eventlog.TailOptions{After: s.Applied()})
+	tail, err := log.Tail(ctx, eventlog.TailOptions{After: s.Applied(), Logger: s.log, Restarted: s.opts.TailRestarted})
 	if err != nil {
 		return err
 	}
 	defer tail.Stop()
+	go s.watchStall(ctx, log)
 	signalled := false
 	signal := func() {
 		if !signalled && ready != nil && s.Applied() >= target {
@@ -476,6 +513,46 @@ func (s *Store) Run(ctx context.Context, log *eventlog.Log, ready chan<- struct{
 			return err
 		}
 		signal()
+	}
+}
+
+// Stalled reports whether the projector has applied nothing for
+// Options.StallAfter while the stream holds events it has not applied.
+func (s *Store) Stalled() bool { return s.stalled.Load() }
+
+// watchStall sets and clears stalled while Run runs, with a log line at
+// each change: a stalled projector is never silent.
+func (s *Store) watchStall(ctx context.Context, log *eventlog.Log) {
+	tick := time.NewTicker(max(s.opts.StallAfter/10, 10*time.Millisecond))
+	defer tick.Stop()
+	defer s.stalled.Store(false)
+	applied, since := s.Applied(), time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if a := s.Applied(); a != applied {
+			applied, since = a, time.Now()
+			if s.stalled.CompareAndSwap(true, false) {
+				s.log.Info("projector applying again", "applied", a)
+			}
+			continue
+		}
+		if s.stalled.Load() || time.Since(since) < s.opts.StallAfter {
+			continue
+		}
+		try, cancel := context.WithTimeout(ctx, s.opts.StallAfter/2)
+		last, err := log.LastSeq(try)
+		cancel()
+		if err != nil || last <= applied {
+			since = time.Now() // nothing to apply, or no answer: look again later
+			continue
+		}
+		s.stalled.Store(true)
+		s.log.Error("projector stalled: the stream holds events it does not apply", "applied", applied,
+			"last", last, "for", time.Since(since).Round(time.Second))
 	}
 }
 
