@@ -48,6 +48,8 @@ type Metrics struct {
 	turnsAside   prometheus.Counter
 	// webhookAttempts counts outbound webhook attempts by outcome.
 	webhookAttempts *prometheus.CounterVec
+	// consumerRestarts counts consumptions started anew (see failover.go).
+	consumerRestarts *prometheus.CounterVec
 }
 
 // Run statuses of herald_runs_finished_total, by the event that ends a run.
@@ -123,6 +125,7 @@ func New() *Metrics {
 		m.bridgeCalls.WithLabelValues(o) // present from the start, at zero
 	}
 	m.registerWebhooks()
+	m.registerFailover()
 	m.reg.MustRegister(m.httpRequests, m.httpDuration, m.eventsAppended, m.runsStarted, finished, deliveries,
 		m.bridgeCalls, m.wakeLateness, m.turnsAside, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -11,6 +11,7 @@ import (
 func (s *Service) sampleMetrics() {
 	s.metrics.SampleReady(s.Ready)
 	s.metrics.SampleProjector(s.store.Applied, s.log.LastSeq)
+	s.metrics.SampleStalled(s.store.Stalled)
 	s.metrics.SampleWebhookBacklog(func() ([]metrics.WebhookBacklogSample, error) {
 		rows, err := s.store.WebhookBacklogs()
 		out := make([]metrics.WebhookBacklogSample, 0, len(rows))

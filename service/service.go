@@ -131,7 +131,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 	if err != nil {
 		return nil, err
 	}
-	if s.store, err = projections.Open(filepath.Join(cfg.DataDir, ProjectionsFile), projections.Options{Logger: logger, Stream: stream}); err != nil {
+	if s.store, err = projections.Open(filepath.Join(cfg.DataDir, ProjectionsFile), projections.Options{Logger: logger, Stream: stream,
+		TailRestarted: s.metrics.TailRestarted}); err != nil {
 		return nil, err
 	}
 	s.ctl = control.New(s.log, s.store, s.keys, logger)
@@ -200,6 +201,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		Egress:          &egress.Policy{AllowPrivate: cfg.AllowPrivateEgress},
 
 		TenantConcurrency: cfg.TenantConcurrency,
+		ConsumerRestarted: s.metrics.ConsumerRestarted,
 	}, engine.Deps{
 		Log:       s.log,
 		Store:     s.store,
@@ -445,9 +447,10 @@ func (s *Service) connClosedForGood() bool {
 // Done delivers the first failure of a component that stopped on its own.
 func (s *Service) Done() <-chan error { return s.errs }
 
-// Ready reports whether NATS is connected and projections caught up.
+// Ready reports whether NATS is connected, projections caught up and the
+// projector not stalled (see projections.Options.StallAfter).
 func (s *Service) Ready() bool {
-	return s.ready.Load() && s.nc != nil && s.nc.IsConnected()
+	return s.ready.Load() && s.nc != nil && s.nc.IsConnected() && !s.store.Stalled()
 }
 
 // Addr returns the address the API listens on.
