@@ -1,0 +1,92 @@
+package testnats
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/embedded"
+)
+
+// Cluster is a JetStream route cluster of embedded servers on loopback,
+// each with fixed client and route ports and a store of its own, so that a
+// stopped node can be started again as the same member.
+type Cluster struct {
+	tb    testing.TB
+	Nodes []*embedded.Server
+	// URLs are the nodes' client URLs, in node order.
+	URLs []string
+	cfgs []embedded.Config
+	down []bool
+}
+
+// StartCluster starts an n-node cluster and waits until every node's
+// JetStream is current (the meta group has a leader). t.Cleanup stops the
+// nodes.
+func StartCluster(tb testing.TB, n int) *Cluster {
+	tb.Helper()
+	routes, clients := make([]int, n), make([]int, n)
+	for i := range n {
+		routes[i], clients[i] = FreePort(tb), FreePort(tb)
+	}
+	c := &Cluster{tb: tb, Nodes: make([]*embedded.Server, n), down: make([]bool, n)}
+	for i := range n {
+		var others []string
+		for j, p := range routes {
+			if j != i {
+				others = append(others, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
+			}
+		}
+		c.cfgs = append(c.cfgs, embedded.Config{StoreDir: filepath.Join(tb.TempDir(), "js"), ServerName: fmt.Sprintf("n%d", i+1),
+			Listen: true, Port: clients[i], Cluster: &embedded.Cluster{Name: "herald-test", Port: routes[i], Routes: others}})
+		c.URLs = append(c.URLs, fmt.Sprintf("nats://127.0.0.1:%d", clients[i]))
+	}
+	for i := range n {
+		c.Start(i)
+	}
+	c.WaitReady(30 * time.Second)
+	return c
+}
+
+// Start starts node i (again, after Stop), on its ports and store.
+func (c *Cluster) Start(i int) {
+	c.tb.Helper()
+	srv, err := embedded.Start(c.cfgs[i])
+	if err != nil {
+		c.tb.Fatalf("node %s: %v", c.cfgs[i].ServerName, err)
+	}
+	c.tb.Cleanup(srv.Shutdown)
+	c.Nodes[i], c.down[i] = srv, false
+}
+
+// Stop stops node i: its clients lose their connection to it.
+func (c *Cluster) Stop(i int) {
+	c.Nodes[i].Shutdown()
+	c.down[i] = true
+}
+
+// Index returns the index of the node named name, or -1.
+func (c *Cluster) Index(name string) int {
+	for i, cfg := range c.cfgs {
+		if cfg.ServerName == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// WaitReady waits until every running node's JetStream is current; it
+// fails the test after timeout (a guard against a hang, not a measure).
+func (c *Cluster) WaitReady(timeout time.Duration) {
+	c.tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for i, s := range c.Nodes {
+		for !c.down[i] && !s.JetStreamReady() {
+			if time.Now().After(deadline) {
+				c.tb.Fatalf("%s: JetStream cluster not ready", s.Name())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package service_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/internal/testapi"
+	"github.com/heraldhq/herald/internal/testnats"
+	"github.com/heraldhq/herald/internal/testsmtp"
+)
+
+// TestSurvivorKeepsWorkingAcrossTheLossOfItsNATSNode stops the NATS node a
+// herald process is connected to, ten times in a row (restarting it in
+// between), and each time checks that the process goes on: its
+// projections follow the log again and new triggers complete. The nodes
+// are stopped with work in flight, so every consumer of the process (the
+// projector's ordered tail, the engine's work consumers) loses its server.
+func TestSurvivorKeepsWorkingAcrossTheLossOfItsNATSNode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test: 3 NATS nodes, ten node losses")
+	}
+	const rounds, perRound = 4, 20
+	nc := testnats.StartCluster(t, 3)
+	a := startHerald(t, nc.URLs)
+	mail := testsmtp.StartCatcher(t, rounds*perRound*2)
+	admin := clusterEnv()("HERALD_ADMIN_TOKEN")
+	tn, err := testapi.New(a.URL(), admin).CreateTenant(context.Background(), "Failover")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCall(t, a.URL(), "POST", "/v1/channels", tn.APIKey, map[string]any{"channelKey": "email-smtp",
+		"config": map[string]any{"host": mail.Host, "port": mail.Port, "fromEmail": "noreply@herald.test"}}, 201)
+	ping := bridge.MustWorkflow("ping", func(ctx *bridge.Context, _ any) error {
+		if _, err := bridge.Run(ctx, "work", func(context.Context) (bool, error) { return true, nil }); err != nil {
+			return err
+		}
+		_, err := bridge.Send(ctx, "mail", "email", func(context.Context) (bridge.SendContent, error) {
+			return bridge.SendContent{Subject: ctx.RunID, Body: "ping"}, nil
+		})
+		return err
+	})
+	bridgeSrv := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(bridgeSrv.Close)
+	bind, err := testapi.New(a.URL(), tn.APIKey).BindBridge(context.Background(), bridgeSrv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bridgeSrv.Config.Handler = bridge.Serve(bridge.NewRegistry().MustRegister(ping), bridge.Options{SigningKey: bind.SigningSecret})
+	mustCall(t, a.URL(), "POST", "/v1/sync", tn.APIKey, nil, 200)
+	var recs []eventlog.Record
+	for i := range perRound {
+		id := fmt.Sprintf("u%02d", i)
+		recs = append(recs, eventlog.Record{Subject: eventlog.Subject(tn.TenantID, eventlog.AggSubscriber, id),
+			Type: events.SubscriberUpserted, Tenant: tn.TenantID,
+			Data: events.SubscriberUpsertedData{SubscriberID: id, Contacts: map[string][]string{"email": {id + "@example.com"}}}})
+	}
+	testnats.Append(t, a.Log(), recs)
+
+	trigger := func(round, i int) {
+		body := map[string]any{"workflowId": "ping", "to": map[string]any{"subscriberId": fmt.Sprintf("u%02d", i)},
+			"transactionId": fmt.Sprintf("txn-%02d-%02d", round, i)}
+		// A call refused while the cluster elects is retried, as a client
+		// would; the bound guards against a hang only.
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			st, data, err := call(a.URL(), "POST", "/v1/events", tn.APIKey, body)
+			if err == nil && st == http.StatusAccepted {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d trigger %d: %d %s %v", round, i, st, data, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	for round := range rounds {
+		name := a.Log().JetStream().Conn().ConnectedServerName()
+		node := nc.Index(name)
+		if node < 0 {
+			t.Fatalf("round %d: connected to unknown node %q", round, name)
+		}
+		// Work in flight when the node goes: half the triggers before.
+		for i := range perRound / 2 {
+			trigger(round, i)
+		}
+		lost := time.Now()
+		nc.Stop(node)
+		for i := perRound / 2; i < perRound; i++ {
+			trigger(round, i)
+		}
+		accepted := time.Since(lost)
+		want := (round + 1) * perRound
+		deadline := time.Now().Add(2 * time.Minute) // a stall, not a slow machine
+		for mail.Inbox().Len() < want {
+			if time.Now().After(deadline) {
+				last, _ := a.Log().LastSeq(context.Background())
+				t.Fatalf("round %d (node %s lost): %d of %d messages after %v; projections at #%d of #%d; ready %v",
+					round, name, mail.Inbox().Len(), want, time.Since(lost), a.Store().Applied(), last, a.Ready())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Logf("round %d: node %s lost; triggers accepted %v later, %d runs done %v later", round, name,
+			accepted.Round(time.Millisecond), perRound, time.Since(lost).Round(time.Millisecond))
+		nc.Start(node)
+		nc.WaitReady(time.Minute)
+	}
+	if n := mail.Inbox().Len(); n != rounds*perRound {
+		t.Fatalf("%d messages, want %d", n, rounds*perRound)
+	}
+}
