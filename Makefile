@@ -48,15 +48,25 @@ lint:
 	$(GO) vet $(PKGS)
 	@$(MAKE) --no-print-directory deps deadcode
 
-## deps: the pure run fold (runstate) and the tenant SDK (bridge/...) depend
-## on nothing that speaks NATS, and bridge on nothing of ours outside bridge/...
-NATS_FREE ?= ./runstate ./bridge/...
+## deps: the import rules of docs/architecture.md, one check each
+## (internal/importrules holds them, word for word as the page states
+## them). The rules bind the packages' code, not their tests.
 deps:
-	@deps=$$($(GO) list -deps $(NATS_FREE)) && bad=$$(echo "$$deps" | grep '^github.com/nats-io/'); \
-	if [ -n "$$bad" ]; then echo "deps: $(NATS_FREE) must not depend on NATS; they depend on:"; echo "$$bad" | sed 's/^/  /'; \
-	  echo "through these packages of ours:"; echo "$$deps" | grep '^github.com/heraldhq/herald/' | sed 's/^/  /'; exit 1; fi
-	@bad=$$($(GO) list -deps ./bridge | grep '^github.com/heraldhq/herald/' | grep -v '^github.com/heraldhq/herald/bridge\(/\|$$\)'); \
-	if [ -n "$$bad" ]; then echo "deps: the tenant SDK (bridge) depends on packages of ours outside bridge/...:"; echo "$$bad"; exit 1; fi
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(GO) build -o "$$tmp/importrules" ./internal/importrules; \
+	$(GO) list -deps -json ./... > "$$tmp/graph.json"; \
+	check() { "$$tmp/importrules" -graph "$$tmp/graph.json" -rule "$$1" || status=1; }; status=0; \
+	check bridge-self-contained;   `# bridge/... depends on nothing of ours outside bridge/...` \
+	check bridge-no-nats;          `# bridge/... depends on no NATS package` \
+	check runstate-no-nats;        `# runstate depends on no NATS package` \
+	check service-imports-httpapi; `# only service imports httpapi` \
+	check cmd-imports-service;     `# only cmd/herald, internal/testherald and internal/testchild import service` \
+	check httpapi-not-engine;      `# httpapi imports neither engine nor runstate` \
+	check edge-imports-control;    `# only httpapi and service import control` \
+	check control-not-engine;      `# control depends on nothing of the engine's` \
+	check engine-not-control;      `# engine depends on nothing of control's` \
+	check delivery-not-engine;     `# delivery/... depends on neither engine nor control` \
+	exit $$status
 
 ## deadcode: functions no program of the module (cmd/herald, examples/bridge)
 ## reaches, less the justified exceptions in deadcode.allow. The tool is

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/heraldhq/herald/bridge/internal/replayhook"
 	"github.com/heraldhq/herald/bridge/wire"
 )
 
 // Workflow is a validated workflow definition, built by [NewWorkflow] and
 // registered in a [Registry]. It is immutable and safe for concurrent use.
 type Workflow struct {
+	replayHook // bridgetest's road to replay (see replayhook.go)
+
 	id string
 	// bind decodes a run's payload and returns the workflow function bound
 	// to it, or an errInvalidRequest when the payload does not decode.
@@ -94,6 +97,7 @@ func NewWorkflow[P any](id string, fn func(ctx *Context, payload P) error, opts 
 		}
 		return func(c *Context) error { return fn(c, p) }, nil
 	}}
+	w.replayHook = replayhook.New(w.replay)
 	for _, opt := range opts {
 		opt(w)
 	}

@@ -38,8 +38,8 @@ func (s *scriptedTokens) next(prefix string, n int) (string, error) {
 	return secrets.NewToken(prefix, n)
 }
 
-// TestAPIKeyPrefixUniqueAcrossTenants is the regression test of issue 21
-// item 17: the second tenant drawing the first tenant's prefix used to get
+// TestAPIKeyPrefixUniqueAcrossTenants: a key record is found by its
+// prefix alone, so a prefix must be unique across tenants. The second tenant drawing the first tenant's prefix used to get
 // it (the collision check was per tenant) and overwrite the first key's
 // record, locking its owner out.
 func TestAPIKeyPrefixUniqueAcrossTenants(t *testing.T) {

@@ -49,8 +49,8 @@ func (f *fixture) suppressions() []suppressionRow {
 	return l.Data
 }
 
-// TestHardBounceSuppressesTheAddress is the Must-show of issue 19
-// (suppressions): a real SMTP server on loopback answers RCPT for ada's
+// TestHardBounceSuppressesTheAddress follows a suppression through its
+// whole life, end to end: a real SMTP server on loopback answers RCPT for ada's
 // address with 550 5.1.1; the run fails provider_rejected and the address
 // is suppressed with reason hard_bounce. The next send to it, through the
 // engine and a real Bridge, is skipped with reason suppressed (the SDK

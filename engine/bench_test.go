@@ -73,8 +73,8 @@ func waitCompleted(b *testing.B, h *testherald.Herald, tenant string, n int) {
 // lastSeq is where the previous iteration's count stopped.
 var lastSeq uint64
 
-// BenchmarkFanoutTwoStep measures the workload of issue 20 in process: one
-// topic trigger to 2,000 subscribers of a workflow that runs a `run` step
+// BenchmarkFanoutTwoStep measures herald bench's two-step workload in
+// process: one topic trigger to 2,000 subscribers of a workflow that runs a `run` step
 // returning a small record, then sends an email (three Bridge calls a
 // run) through the in-process delivery service to a loopback SMTP
 // server; from the POST until every run is completed. cpu-ms/run is the

@@ -67,8 +67,8 @@ type edgeHarness struct {
 	tenant, key string
 }
 
-// TestEveryIDSlotRefusesTenKilobytes is the Must-show of issue 21 (HTTP
-// side): every id-carrying route gets a 10 KB value in each path, query,
+// TestEveryIDSlotRefusesTenKilobytes: an over-long id is bad input, never
+// a fault of the service. Every id-carrying route gets a 10 KB value in each path, query,
 // header and body id slot and answers a clean 4xx in the contract's error
 // shape, with a bounded body that does not echo the value; afterwards the
 // process is still ready and serves. On the main of the audit, DELETE
@@ -235,8 +235,8 @@ func TestEveryIDSlotRefusesTenKilobytes(t *testing.T) {
 	}
 }
 
-// TestUnknownFieldsAnswerIsBounded is the regression test of issue 21
-// item 20: a 0.77 MB body of unknown fields was answered with every one of
+// TestUnknownFieldsAnswerIsBounded: an error answer must not grow with
+// the bad input. A 0.77 MB body of unknown fields was answered with every one of
 // them, 3.1 MB. Now details lists at most 20, each path cut to 200
 // characters, and the message says how many more there were.
 func TestUnknownFieldsAnswerIsBounded(t *testing.T) {

@@ -16,7 +16,8 @@ import (
 
 // Every store following the log applies an erasure: the subscriber is
 // gone and its file, compacted, no longer holds its bytes, free pages
-// included (issue 21, item 12: other processes' projections too).
+// included: an erasure must reach other processes' projections too, not
+// only the store of the process that took the command.
 func TestErasureAppliedByEveryStore(t *testing.T) {
 	log := testnats.Log(t)
 	dir := t.TempDir()

@@ -21,8 +21,9 @@ import (
 	"github.com/heraldhq/herald/service"
 )
 
-// TestClosedNATSConnectionFailsLiveness is the regression test of issue 21
-// item 14: a connection the server closed (here, as in the audit, for a
+// TestClosedNATSConnectionFailsLiveness: a process whose NATS connection
+// is gone must say so, or it serves nothing while looking alive. A
+// connection the server closed (here, as in the audit, for a
 // control line over its limit) left /healthz at 200 and the process
 // running dead. Now the service reports ErrNATSClosed on Done (herald
 // serve exits non-zero with it) and /healthz answers 503.
@@ -62,9 +63,9 @@ func TestShutdownIsNotADeadConnection(t *testing.T) {
 	}
 }
 
-// TestRequestIdleMidBodyIsRefused is the regression test of issue 21 item
-// 13: a request idle mid-body (70 s in the audit; past the configured read
-// timeout here) was still accepted.
+// TestRequestIdleMidBodyIsRefused: a client that stops mid-body must not
+// hold a connection past the read timeout. A request idle mid-body (70 s
+// in an audit; past the configured read timeout here) was still accepted.
 func TestRequestIdleMidBodyIsRefused(t *testing.T) {
 	h := testherald.Start(t, testherald.Options{Env: map[string]string{"HERALD_HTTP_READ_TIMEOUT": "1s"}})
 	_, key := h.Tenant("Acme")
@@ -139,8 +140,8 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// TestGeneratedAdminTokenIsNotPrinted is the regression test of issue 21
-// item 16: the generated admin token was printed on stderr, where log
+// TestGeneratedAdminTokenIsNotPrinted: a secret never goes to a log. The
+// generated admin token was printed on stderr, where log
 // shippers keep it. Now only its file's path is logged; the file is 0600.
 func TestGeneratedAdminTokenIsNotPrinted(t *testing.T) {
 	r, w, err := os.Pipe()

@@ -27,6 +27,7 @@ package bridgetest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 
@@ -102,6 +103,9 @@ func Replay(w *bridge.Workflow, h *History) (Result, error) {
 		return Result{}, fmt.Errorf("bridgetest: a history of workflow %q replayed with workflow %q", h.WorkflowID, w.ID())
 	}
 	answer, err := replayhook.Replay(w, h)
+	if errors.Is(err, replayhook.ErrNoReplay) {
+		return Result{}, fmt.Errorf("bridgetest: %w", err)
+	}
 	if err != nil {
 		return Result{}, err
 	}

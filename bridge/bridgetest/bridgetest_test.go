@@ -124,6 +124,15 @@ func TestReplayReportsOtherFailures(t *testing.T) {
 	}
 }
 
+// A Workflow not built by NewWorkflow (its zero value) has nothing to
+// replay: Replay says so instead of panicking.
+func TestReplayOfAZeroWorkflowIsAnError(t *testing.T) {
+	_, err := bridgetest.Replay(&bridge.Workflow{}, &bridgetest.History{Payload: json.RawMessage(`{}`)})
+	if err == nil || !strings.Contains(err.Error(), "bridge.NewWorkflow") {
+		t.Errorf("zero workflow: %v", err)
+	}
+}
+
 func TestLoadHistory(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {

@@ -44,8 +44,8 @@ func filesHolding(t *testing.T, dir, marker string) []string {
 
 // DELETE /v1/subscribers/{id}?erase=true leaves the subscriber's contacts,
 // attributes and trigger payloads readable neither through the API nor
-// `herald audit` nor in the data dir's files; its runs stay (issue 21,
-// item 12; CONTRACT §18).
+// `herald audit` nor in the data dir's files; its runs stay (CONTRACT
+// §18).
 func TestEraseSubscriber(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end: a service, a Bridge and an SMTP sink")

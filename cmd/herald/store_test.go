@@ -35,7 +35,7 @@ func corruptPages(t *testing.T, path string) {
 
 // A cleanly closed projections.db with overwritten pages panics neither
 // `herald rebuild` nor `herald serve`: each moves it aside and rebuilds
-// (issue 21, item 9).
+// (the file is a read model; the log holds the truth).
 func TestCorruptProjectionsRebuilt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end")

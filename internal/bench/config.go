@@ -41,7 +41,7 @@ type Config struct {
 	// SyncModes to run every scenario under. Zero: interval, always.
 	SyncModes []string
 	// Steps is the workflow of the scenarios that send: 1, a `send` step
-	// (issue 10's workload); 2, a `run` step that returns a record of about
+	// alone (the smallest workflow that delivers); 2, a `run` step that returns a record of about
 	// 200 bytes of JSON, then the `send` (three Bridge calls per run). The
 	// timers and api scenarios do not send and ignore it. Zero: 1.
 	Steps int
@@ -76,8 +76,8 @@ type Config struct {
 	// TimerSpread, when set, adds to each run's delay a share of it that
 	// depends on the subscriber, spreading the wakes over TimerSpread
 	// instead of the time the trigger's fan-out took: a wake rate the
-	// resumes can keep up with. Zero: every run delays exactly TimerDelay
-	// (issue 10's scenario).
+	// resumes can keep up with. Zero: every run delays exactly TimerDelay,
+	// so the wakes come as fast as the fan-out made the runs.
 	TimerSpread time.Duration
 	// APIClients is how many concurrent clients the api scenario runs.
 	// Zero: 16.
@@ -119,7 +119,7 @@ type Config struct {
 	Progress io.Writer
 }
 
-// Full is the complete suite of issue 10 (it takes a while).
+// Full is the complete suite at its full sizes (it takes a while).
 func Full() Config {
 	return Config{
 		Scenarios: Scenarios, SyncModes: []string{SyncInterval, SyncAlways}, Steps: 1,
