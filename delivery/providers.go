@@ -103,14 +103,9 @@ func (p *smtpProvider) Send(ctx context.Context, m provider.Message) (string, er
 	if err := json.Unmarshal(m.Content, &c); err != nil {
 		return "", provider.Failf(provider.ErrRejected, err, "the email content does not decode")
 	}
-	body := c.Body
-	if body == "" {
-		body = c.HTML
-	}
-	if body == "" {
-		body = c.Text
-	}
-	msg := smtp.Message{To: m.To, Subject: c.Subject, Body: body,
+	// The whole content goes to the composer, which makes html and text
+	// one multipart/alternative message and carries replyTo.
+	msg := smtp.Message{To: m.To, Subject: c.Subject, Body: c.Body, HTML: c.HTML, Text: c.Text, ReplyTo: c.ReplyTo,
 		MessageID: email.MessageID(m.Tenant, m.IdempotencyKey, p.cfg.FromEmail), ListUnsubscribe: m.ListUnsubscribe}
 	res, err := p.sender.Send(ctx, p.cfg, msg)
 	if err != nil {
