@@ -2,9 +2,11 @@ package delivery
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/mail"
 	"slices"
@@ -12,7 +14,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/delivery/provider"
-	"github.com/heraldhq/herald/delivery/smtp"
 	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
@@ -36,7 +37,7 @@ const recordTimeout = 10 * time.Second
 // answers, waits, or lost a claim to a writer that made progress.
 const maxRounds = 64
 
-// Config configures a Service. Log, Store, Keys and SMTP are required;
+// Config configures a Service. Log, Store and Keys are required;
 // the zero value of every other field is documented.
 type Config struct {
 	// Log holds the delivery ledger.
@@ -46,15 +47,20 @@ type Config struct {
 	Store *projections.Store
 	// Keys opens the sealed secrets of channel configs.
 	Keys *secrets.Keyring
-	// SMTP sends email-smtp channels' messages. The Service does not own
-	// it: its creator closes it after the last Deliver.
-	SMTP *smtp.Sender
 	// HTTPClient is the client of providers that speak HTTP
 	// (provider.Deps.HTTPClient). Zero: an egress.Policy client, which
 	// refuses private and loopback addresses and follows no redirect.
 	HTTPClient *http.Client
+	// Dial opens the connections of providers that speak another protocol
+	// (provider.Deps.Dial: SMTP). Zero: the dialer of an egress.Policy,
+	// which refuses private and loopback addresses.
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
+	// TLSConfig is the base TLS configuration of those connections
+	// (provider.Deps.TLSConfig): tests trust a loopback server's
+	// certificate with its RootCAs. Zero: the system's roots.
+	TLSConfig *tls.Config
 	// Providers adds or replaces provider constructors by channel key, over
-	// the package's registry and the Service's own (email-smtp, in-app).
+	// the package's registry and the Service's own (in-app).
 	Providers map[string]provider.New
 	// Logger receives a line per failed attempt (and a debug line per sent
 	// one); never a channel config. Zero: slog.Default().
@@ -102,6 +108,9 @@ func (c *Config) setDefaults() {
 	if c.HTTPClient == nil {
 		c.HTTPClient = egress.Policy{}.Client(c.SendTimeout)
 	}
+	if c.Dial == nil {
+		c.Dial = egress.Policy{}.Dialer(0).DialContext
+	}
 }
 
 // Validate reports every problem of c (after defaults) at once.
@@ -115,9 +124,6 @@ func (c Config) Validate() error {
 	}
 	if c.Keys == nil {
 		errs = append(errs, errors.New("delivery: Config.Keys is required"))
-	}
-	if c.SMTP == nil {
-		errs = append(errs, errors.New("delivery: Config.SMTP is required"))
 	}
 	if c.SendTimeout < 0 || c.InFlightWait < 0 {
 		errs = append(errs, errors.New("delivery: timeouts must not be negative"))
@@ -179,9 +185,18 @@ func NewService(cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{cfg: cfg, deps: provider.Deps{HTTPClient: cfg.HTTPClient, Logger: cfg.Logger, Now: time.Now}}
+	s := &Service{cfg: cfg, deps: provider.Deps{HTTPClient: cfg.HTTPClient, Logger: cfg.Logger, Now: time.Now,
+		Dial: cfg.Dial, TLSConfig: cfg.TLSConfig}}
 	s.news = s.providers()
 	return s, nil
+}
+
+// Close closes the providers the Service built (an email-smtp channel's
+// sessions). Call it after the last Deliver: a later one fails as not
+// sent. It always returns nil.
+func (s *Service) Close() error {
+	s.cache.close()
+	return nil
 }
 
 // plan is what one delivery resolved before it claims its key: the
@@ -635,26 +650,4 @@ func (s *Service) record(ctx context.Context, rec eventlog.Record) (uint64, erro
 		}
 		pause = min(2*pause, time.Second)
 	}
-}
-
-// smtpConfig reads an opened email-smtp config (JSON values as
-// encoding/json decodes them) into an smtp.Config and validates it.
-func smtpConfig(m map[string]any) (smtp.Config, error) {
-	str := func(k string) string { v, _ := m[k].(string); return v }
-	var port int
-	switch v := m["port"].(type) {
-	case float64:
-		port = int(v)
-		if float64(port) != v {
-			port = 0
-		}
-	case int:
-		port = v
-	}
-	secure, _ := m["secure"].(bool)
-	insecureAuth, _ := m["allowInsecureAuth"].(bool)
-	c := smtp.Config{Host: str("host"), Port: port, Secure: secure, Username: str("username"),
-		Password: str("password"), FromEmail: str("fromEmail"), FromName: str("fromName"),
-		AllowInsecureAuth: insecureAuth}
-	return c, c.Validate()
 }
