@@ -20,7 +20,6 @@ import (
 
 	gosmtp "github.com/emersion/go-smtp"
 
-	"github.com/heraldhq/herald/delivery/smtp"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testherald"
@@ -86,14 +85,10 @@ func newFixtureEnv(t testing.TB, m *testsmtp.Server, secure bool, extra map[stri
 	logs := &logBuffer{}
 	dir := t.TempDir()
 	h := testherald.Start(t, testherald.Options{
-		DataDir: dir,
-		Env:     env,
-		Logger:  slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: level})),
-		SMTP: smtp.Options{
-			TLSConfig:      &tls.Config{RootCAs: m.Roots},
-			CommandTimeout: 5 * time.Second,
-			DialTimeout:    5 * time.Second,
-		},
+		DataDir:     dir,
+		Env:         env,
+		Logger:      slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: level})),
+		ProviderTLS: &tls.Config{RootCAs: m.Roots},
 	})
 	tenant, key := h.Tenant("Acme")
 	f := &fixture{t: t, h: h, dataDir: dir, tenant: tenant, key: key, mail: m, logs: logs, channelExtra: extra}

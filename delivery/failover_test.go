@@ -51,12 +51,11 @@ func twoEmailChannels(t *testing.T, f *fixture, smtpPort int, second *testsmtp.S
 	sender := smtp.NewSender(smtp.Options{CommandTimeout: time.Second, DialTimeout: time.Second})
 	t.Cleanup(func() { sender.Close() })
 	standIn := func(_ map[string]any, deps provider.Deps) (provider.Provider, error) {
-		return delivery.NewSMTPProvider(sender)(map[string]any{"host": "127.0.0.1", "port": float64(second.Port),
+		return sender.New(map[string]any{"host": "127.0.0.1", "port": float64(second.Port),
 			"fromEmail": fromEmail}, deps)
 	}
 	return newDirectService(t, f, f.dataDir, func(c *delivery.Config) {
-		c.SMTP = sender
-		c.Providers = map[string]provider.New{"email-ses": standIn}
+		c.Providers = map[string]provider.New{smtp.ChannelKey: sender.New, "email-ses": standIn}
 	})
 }
 

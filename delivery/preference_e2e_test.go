@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/bridge"
-	"github.com/heraldhq/herald/delivery/smtp"
 	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testsmtp"
 )
@@ -25,10 +24,10 @@ func newPublicFixture(t *testing.T, m *testsmtp.Server) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	h := testherald.Start(t, testherald.Options{
-		DataDir: dir,
-		Env:     map[string]string{"HERALD_PUBLIC_URL": publicURL + "/"},
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-		SMTP:    smtp.Options{TLSConfig: &tls.Config{RootCAs: m.Roots}, CommandTimeout: 5 * time.Second, DialTimeout: 5 * time.Second},
+		DataDir:     dir,
+		Env:         map[string]string{"HERALD_PUBLIC_URL": publicURL + "/"},
+		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		ProviderTLS: &tls.Config{RootCAs: m.Roots},
 	})
 	tenant, key := h.Tenant("Acme")
 	f := &fixture{t: t, h: h, dataDir: dir, tenant: tenant, key: key, mail: m, logs: &logBuffer{}}

@@ -2,12 +2,9 @@ package delivery
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
+	"io"
 	"sync"
 
-	"github.com/heraldhq/herald/bridge/wire"
-	"github.com/heraldhq/herald/delivery/email"
 	"github.com/heraldhq/herald/delivery/fcm"
 	"github.com/heraldhq/herald/delivery/provider"
 	"github.com/heraldhq/herald/delivery/ses"
@@ -19,11 +16,12 @@ import (
 
 // registry maps a catalog entry's channel key to the constructor of its
 // provider: one line per provider package (`twilio.ChannelKey:
-// twilio.New`). The entries that need the Service's own parts (email-smtp:
-// the shared SMTP sender; in-app: the event log) are added by NewService.
+// twilio.New`). The in-app entry, which needs the Service's event log, is
+// added by NewService.
 // A catalog entry without a provider fails its sends as not sent, so the
 // next channel of the kind is tried.
 var registry = map[string]provider.New{
+	smtp.ChannelKey:    smtp.New,
 	ses.ChannelKey:     ses.New,
 	twilio.ChannelKey:  twilio.New,
 	slack.ChannelKey:   slack.New,
@@ -32,13 +30,12 @@ var registry = map[string]provider.New{
 }
 
 // providers returns the constructors a Service uses: the registry, the
-// Service's own entries, then cfg.Providers over them.
+// Service's own entry (in-app), then cfg.Providers over them.
 func (s *Service) providers() map[string]provider.New {
-	all := make(map[string]provider.New, len(registry)+2+len(s.cfg.Providers))
+	all := make(map[string]provider.New, len(registry)+1+len(s.cfg.Providers))
 	for k, v := range registry {
 		all[k] = v
 	}
-	all["email-smtp"] = newSMTPProvider(s.cfg.SMTP)
 	all["in-app"] = newInAppProvider(s.cfg.Log)
 	for k, v := range s.cfg.Providers {
 		all[k] = v
@@ -48,10 +45,12 @@ func (s *Service) providers() map[string]provider.New {
 
 // providerCache keeps one provider per (tenant, channel) and config
 // version, so a provider's state (pooled connections, an OAuth token) lives
-// across sends.
+// across sends. A provider replaced by a newer version, or still cached
+// when the Service closes, is closed when it is an io.Closer.
 type providerCache struct {
-	mu sync.Mutex
-	m  map[string]cachedProvider
+	mu     sync.Mutex
+	m      map[string]cachedProvider
+	closed bool
 }
 
 type cachedProvider struct {
@@ -66,6 +65,9 @@ func (c *providerCache) get(key, version string, build func() (provider.Provider
 	if cp, ok := c.m[key]; ok && cp.version == version {
 		return cp.p, nil
 	}
+	if c.closed {
+		return nil, provider.Failf(provider.ErrNotSent, nil, "delivery is stopping")
+	}
 	p, err := build()
 	if err != nil {
 		return nil, err
@@ -73,75 +75,29 @@ func (c *providerCache) get(key, version string, build func() (provider.Provider
 	if c.m == nil {
 		c.m = map[string]cachedProvider{}
 	}
+	if old, ok := c.m[key]; ok {
+		// The channel's config changed: a send still using the old
+		// provider finishes (Close lets it), the next ones use p.
+		closeProvider(old.p)
+	}
 	c.m[key] = cachedProvider{version: version, p: p}
 	return p, nil
 }
 
-// smtpProvider sends email-smtp messages through the Service's shared
-// smtp.Sender (which pools sessions per channel).
-type smtpProvider struct {
-	sender *smtp.Sender
-	cfg    smtp.Config
-}
-
-// newSMTPProvider is the provider.New of email-smtp over sender.
-func newSMTPProvider(sender *smtp.Sender) provider.New {
-	return func(config map[string]any, _ provider.Deps) (provider.Provider, error) {
-		c, err := smtpConfig(config)
-		if err != nil {
-			return nil, err
-		}
-		return &smtpProvider{sender: sender, cfg: c}, nil
+// close closes every cached provider; get builds no more.
+func (c *providerCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	for _, cp := range c.m {
+		closeProvider(cp.p)
 	}
 }
 
-// Send sends m's wire.EmailContent. Every try of one key carries the same
-// Message-ID, derived from the tenant and m.IdempotencyKey, so that mail
-// clients can drop a copy of a retried unknown outcome.
-func (p *smtpProvider) Send(ctx context.Context, m provider.Message) (string, error) {
-	var c wire.EmailContent
-	if err := json.Unmarshal(m.Content, &c); err != nil {
-		return "", provider.Failf(provider.ErrRejected, err, "the email content does not decode")
+func closeProvider(p provider.Provider) {
+	if c, ok := p.(io.Closer); ok {
+		c.Close()
 	}
-	body := c.Body
-	if body == "" {
-		body = c.HTML
-	}
-	if body == "" {
-		body = c.Text
-	}
-	msg := smtp.Message{To: m.To, Subject: c.Subject, Body: body,
-		MessageID: email.MessageID(m.Tenant, m.IdempotencyKey, p.cfg.FromEmail), ListUnsubscribe: m.ListUnsubscribe}
-	res, err := p.sender.Send(ctx, p.cfg, msg)
-	if err != nil {
-		return "", smtpFailure(err)
-	}
-	return res.MessageID, nil
-}
-
-// smtpFailure maps an error of smtp.Sender.Send onto the provider kinds.
-// An error that already is one of them keeps its kind. Otherwise: a 5xx
-// to RCPT or to the message is a rejection; a failure during DATA with no
-// reply (a timeout, a broken connection) is an unknown outcome; every
-// other failure (connect, TLS, AUTH, MAIL, a 4xx) came before the server
-// took the message: not sent. An invalid message is rejected.
-func smtpFailure(err error) error {
-	public := smtp.PublicMessage(err)
-	for _, kind := range []error{provider.ErrRejected, provider.ErrOutcomeUnknown, provider.ErrNotSent} {
-		if errors.Is(err, kind) {
-			return provider.Failf(kind, err, "%s", public)
-		}
-	}
-	var se *smtp.Error
-	switch {
-	case errors.As(err, &se) && (se.Command == "RCPT" || se.Command == "DATA") && se.Code/100 == 5:
-		return provider.Failf(provider.ErrRejected, err, "%s", public)
-	case errors.As(err, &se) && se.Command == "DATA" && se.Code == 0:
-		return provider.Failf(provider.ErrOutcomeUnknown, err, "%s", public)
-	case errors.Is(err, smtp.ErrInvalid):
-		return provider.Failf(provider.ErrRejected, err, "%s", public)
-	}
-	return provider.Failf(provider.ErrNotSent, err, "%s", public)
 }
 
 // noProvider is the provider of a catalog entry whose provider package is

@@ -89,22 +89,6 @@ func TestMessageID(t *testing.T) {
 	}
 }
 
-func TestSMTPConfig(t *testing.T) {
-	c, err := smtpConfig(map[string]any{"host": "smtp.example.com", "port": 587.0, "secure": true, "username": "u",
-		"password": "p", "fromEmail": "a@example.com", "fromName": "A"})
-	want := smtp.Config{Host: "smtp.example.com", Port: 587, Secure: true, Username: "u", Password: "p",
-		FromEmail: "a@example.com", FromName: "A"}
-	if err != nil || c != want {
-		t.Fatalf("smtpConfig = %v, %v", c, err)
-	}
-	if _, err := smtpConfig(map[string]any{"host": "h", "port": 25.5, "fromEmail": "a@example.com"}); !errors.Is(err, smtp.ErrInvalid) {
-		t.Fatalf("a fractional port: %v", err)
-	}
-	if _, err := smtpConfig(map[string]any{"password": "p"}); err == nil || strings.Contains(err.Error(), `"p"`) {
-		t.Fatalf("an empty config: %v", err)
-	}
-}
-
 func TestValidateContent(t *testing.T) {
 	for _, tc := range []struct {
 		kind, content string

@@ -2,9 +2,11 @@ package delivery
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/mail"
 	"slices"
@@ -12,7 +14,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/delivery/provider"
-	"github.com/heraldhq/herald/delivery/smtp"
 	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
@@ -36,7 +37,7 @@ const recordTimeout = 10 * time.Second
 // answers, waits, or lost a claim to a writer that made progress.
 const maxRounds = 64
 
-// Config configures a Service. Log, Store, Keys and SMTP are required;
+// Config configures a Service. Log, Store and Keys are required;
 // the zero value of every other field is documented.
 type Config struct {
 	// Log holds the delivery ledger.
@@ -46,15 +47,20 @@ type Config struct {
 	Store *projections.Store
 	// Keys opens the sealed secrets of channel configs.
 	Keys *secrets.Keyring
-	// SMTP sends email-smtp channels' messages. The Service does not own
-	// it: its creator closes it after the last Deliver.
-	SMTP *smtp.Sender
 	// HTTPClient is the client of providers that speak HTTP
 	// (provider.Deps.HTTPClient). Zero: an egress.Policy client, which
 	// refuses private and loopback addresses and follows no redirect.
 	HTTPClient *http.Client
+	// Dial opens the connections of providers that speak another protocol
+	// (provider.Deps.Dial: SMTP). Zero: the dialer of an egress.Policy,
+	// which refuses private and loopback addresses.
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
+	// TLSConfig is the base TLS configuration of those connections
+	// (provider.Deps.TLSConfig): tests trust a loopback server's
+	// certificate with its RootCAs. Zero: the system's roots.
+	TLSConfig *tls.Config
 	// Providers adds or replaces provider constructors by channel key, over
-	// the package's registry and the Service's own (email-smtp, in-app).
+	// the package's registry and the Service's own (in-app).
 	Providers map[string]provider.New
 	// Logger receives a line per failed attempt (and a debug line per sent
 	// one); never a channel config. Zero: slog.Default().
@@ -102,6 +108,9 @@ func (c *Config) setDefaults() {
 	if c.HTTPClient == nil {
 		c.HTTPClient = egress.Policy{}.Client(c.SendTimeout)
 	}
+	if c.Dial == nil {
+		c.Dial = egress.Policy{}.Dialer(0).DialContext
+	}
 }
 
 // Validate reports every problem of c (after defaults) at once.
@@ -115,9 +124,6 @@ func (c Config) Validate() error {
 	}
 	if c.Keys == nil {
 		errs = append(errs, errors.New("delivery: Config.Keys is required"))
-	}
-	if c.SMTP == nil {
-		errs = append(errs, errors.New("delivery: Config.SMTP is required"))
 	}
 	if c.SendTimeout < 0 || c.InFlightWait < 0 {
 		errs = append(errs, errors.New("delivery: timeouts must not be negative"))
@@ -179,9 +185,18 @@ func NewService(cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{cfg: cfg, deps: provider.Deps{HTTPClient: cfg.HTTPClient, Logger: cfg.Logger, Now: time.Now}}
+	s := &Service{cfg: cfg, deps: provider.Deps{HTTPClient: cfg.HTTPClient, Logger: cfg.Logger, Now: time.Now,
+		Dial: cfg.Dial, TLSConfig: cfg.TLSConfig}}
 	s.news = s.providers()
 	return s, nil
+}
+
+// Close closes the providers the Service built (an email-smtp channel's
+// sessions). Call it after the last Deliver: a later one fails as not
+// sent. It always returns nil.
+func (s *Service) Close() error {
+	s.cache.close()
+	return nil
 }
 
 // plan is what one delivery resolved before it claims its key: the
@@ -232,6 +247,7 @@ func (s *Service) Deliver(ctx context.Context, tenant string, req Request) (Resu
 		return Result{}, err
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggDelivery, req.IdempotencyKey)
+	d := send{tenant: tenant, subject: subject, req: req}
 	deadline := time.Now().Add(s.cfg.InFlightWait)
 	var (
 		p         *plan
@@ -298,7 +314,7 @@ func (s *Service) Deliver(ctx context.Context, tenant string, req Request) (Resu
 			}
 		}
 		if p.skip != "" {
-			res, err := s.skip(ctx, tenant, subject, req, p, e.seq)
+			res, err := s.skip(ctx, d, p, e.seq)
 			if errors.Is(err, errLostClaim) {
 				continue
 			}
@@ -308,7 +324,7 @@ func (s *Service) Deliver(ctx context.Context, tenant string, req Request) (Resu
 		if !ok {
 			return Result{}, fmt.Errorf("%w: %s", ErrProviderUnavailable, strings.Join(failures, "; "))
 		}
-		res, err := s.attempt(ctx, tenant, subject, req, p, ch, pin != "", e.seq, takeover)
+		res, err := s.attempt(ctx, d, p, try{ch: ch, pinned: pin != "", expect: e.seq, takeover: takeover})
 		var nf *notSent
 		switch {
 		case errors.Is(err, errLostClaim):
@@ -426,7 +442,8 @@ func usableAddress(kind, addr string) bool {
 
 // skip records the skipped send (its subject's last sequence being expect).
 // It fails with errLostClaim when another request appended first.
-func (s *Service) skip(ctx context.Context, tenant, subject string, req Request, p *plan, expect uint64) (Result, error) {
+func (s *Service) skip(ctx context.Context, d send, p *plan, expect uint64) (Result, error) {
+	tenant, subject, req := d.tenant, d.subject, d.req
 	id := eventlog.NewID("att_")
 	seq, err := s.record(ctx, eventlog.Record{
 		Subject: subject, Type: events.DeliverySkipped, Tenant: tenant, MsgID: id,
@@ -469,43 +486,42 @@ func (s *Service) provider(tenant string, ch projections.Channel) (provider.Prov
 	})
 }
 
-// attempt claims the key for channel ch (its subject's last sequence being
-// expect) and sends. It fails with errLostClaim when another request
-// claimed first, and with a *notSent when the channel failed in a way that
-// proves nothing was sent. pinned: the key is pinned to ch.
-func (s *Service) attempt(ctx context.Context, tenant, subject string, req Request, p *plan, ch projections.Channel, pinned bool, expect uint64, takeover string) (Result, error) {
+// send is one Deliver: the tenant, the request, and its key's subject in
+// the ledger.
+type send struct {
+	tenant, subject string
+	req             Request
+}
+
+// try is one channel's attempt of a send: the channel, whether the key is
+// pinned to it, the key subject's last sequence its claim expects, and
+// the attempt in flight it takes over ("" for none).
+type try struct {
+	ch       projections.Channel
+	pinned   bool
+	expect   uint64
+	takeover string
+}
+
+// attempt claims d's key for t.ch and sends. It fails with errLostClaim
+// when another request claimed first, and with a *notSent when the channel
+// failed in a way that proves nothing was sent.
+func (s *Service) attempt(ctx context.Context, d send, p *plan, t try) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	prov, provErr := s.provider(tenant, ch)
+	prov, provErr := s.provider(d.tenant, t.ch)
 	if provErr != nil && !errors.Is(provErr, provider.ErrNotSent) {
 		return Result{}, provErr // a secret that does not open: internal
 	}
-	attemptID := eventlog.NewID("att_")
-	// The claim is written whatever becomes of ctx: a claim abandoned half
-	// way (published, its acknowledgement not awaited, as when the process
-	// shuts down) could hold the key for a whole lease.
-	claimCtx, cancelClaim := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-	defer cancelClaim()
-	claimSeq, err := s.cfg.Log.Append(claimCtx, eventlog.Record{
-		Subject: subject, Type: events.DeliveryAttempted, Tenant: tenant, MsgID: attemptID,
-		Data: events.DeliveryAttemptedData{
-			AttemptID: attemptID, IdempotencyKey: req.IdempotencyKey, RunID: req.RunID, StepID: req.StepID,
-			SubscriberID: p.recipient, ChannelKey: ch.ChannelKey, Kind: ch.Kind,
-			Address: p.address, Takeover: takeover, Process: s.cfg.Process,
-		},
-		Expect: true, ExpectSeq: expect,
-	})
-	if errors.Is(err, eventlog.ErrConflict) {
-		return Result{}, errLostClaim
-	}
+	attemptID, claimSeq, err := s.claim(ctx, d, p, t)
 	if err != nil {
 		return Result{}, err
 	}
-	log := s.cfg.Logger.With("tenant", tenant, "idempotencyKey", req.IdempotencyKey, "attemptId", attemptID,
-		"channelKey", ch.ChannelKey)
-	if takeover != "" {
-		log.Warn("delivery: took over an attempt that recorded no outcome before its process stopped or its lease ran out", "staleAttemptId", takeover)
+	log := s.cfg.Logger.With("tenant", d.tenant, "idempotencyKey", d.req.IdempotencyKey, "attemptId", attemptID,
+		"channelKey", t.ch.ChannelKey)
+	if t.takeover != "" {
+		log.Warn("delivery: took over an attempt that recorded no outcome before its process stopped or its lease ran out", "staleAttemptId", t.takeover)
 	}
 
 	// The key is ours: send and record the outcome whatever becomes of ctx.
@@ -516,14 +532,14 @@ func (s *Service) attempt(ctx context.Context, tenant, subject string, req Reque
 	if sendErr == nil {
 		sendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.SendTimeout)
 		providerID, sendErr = prov.Send(sendCtx, provider.Message{
-			Tenant: tenant, WorkflowID: req.WorkflowID, RunID: req.RunID, StepID: req.StepID,
-			SubscriberID: p.recipient, IdempotencyKey: req.IdempotencyKey, To: p.address, Content: req.Content,
+			Tenant: d.tenant, WorkflowID: d.req.WorkflowID, RunID: d.req.RunID, StepID: d.req.StepID,
+			SubscriberID: p.recipient, IdempotencyKey: d.req.IdempotencyKey, To: p.address, Content: d.req.Content,
 			ListUnsubscribe: p.unsubscribe,
 		})
 		cancel()
 	}
 
-	outcome := eventlog.Record{Subject: subject, Tenant: tenant, MsgID: attemptID + ".outcome",
+	outcome := eventlog.Record{Subject: d.subject, Tenant: d.tenant, MsgID: attemptID + ".outcome",
 		Expect: true, ExpectSeq: claimSeq}
 	var answer error
 	if sendErr == nil {
@@ -531,26 +547,9 @@ func (s *Service) attempt(ctx context.Context, tenant, subject string, req Reque
 		outcome.Data = events.DeliverySentData{AttemptID: attemptID, ProviderMessageID: providerID}
 		log.Debug("delivery: sent", "providerMessageId", providerID)
 	} else {
-		// The tenant sees the provider's public words (a reply or status
-		// code), never its text: the host may be a service that is no mail
-		// server or provider. The log has them.
-		public := ch.ChannelKey + ": " + provider.PublicMessage(sendErr)
-		data := events.DeliveryFailedData{AttemptID: attemptID, Code: CodeProviderUnavailable, Message: public, Transient: true}
-		switch {
-		case errors.Is(sendErr, egress.ErrRefused), errors.Is(sendErr, provider.ErrRejected):
-			// A destination the egress policy refuses is refused on every
-			// try: terminal, as a rejection (docs/security.md).
-			data.Code, data.Transient = CodeProviderRejected, false
-			answer = failureError(data.Code, public)
-		case errors.Is(sendErr, provider.ErrNotSent) && !pinned:
-			answer = &notSent{public: public}
-		case errors.Is(sendErr, provider.ErrNotSent):
-			data.Pin = ch.ChannelKey
-			answer = failureError(data.Code, public)
-		default: // an unknown outcome: only this channel may try again
-			data.Pin = ch.ChannelKey
-			answer = failureError(data.Code, public)
-		}
+		var data events.DeliveryFailedData
+		data, answer = judge(t, sendErr)
+		data.AttemptID = attemptID
 		outcome.Type = events.DeliveryFailed
 		outcome.Data = data
 		log.Warn("delivery: attempt failed", "code", data.Code, "pin", data.Pin, "err", sendErr.Error())
@@ -562,15 +561,65 @@ func (s *Service) attempt(ctx context.Context, tenant, subject string, req Reque
 		return Result{}, fmt.Errorf("delivery: recording the outcome of attempt %s: %w", attemptID, err)
 	}
 	if errors.Is(sendErr, provider.ErrBadAddress) {
-		s.suppressBounce(ctx, tenant, ch.Kind, p.address, attemptID, log)
+		s.suppressBounce(ctx, d.tenant, t.ch.Kind, p.address, attemptID, log)
 	}
-	if err := s.waitApplied(ctx, req, seq); err != nil {
+	if err := s.waitApplied(ctx, d.req, seq); err != nil {
 		return Result{}, err
 	}
 	if answer != nil {
 		return Result{}, answer
 	}
 	return Result{AttemptID: attemptID, Status: StatusSent, ProviderMessageID: providerID}, nil
+}
+
+// claim appends the DeliveryAttempted of t, expecting the key's subject at
+// t.expect, and returns the attempt's id and the claim's sequence. It
+// fails with errLostClaim when another request appended first.
+func (s *Service) claim(ctx context.Context, d send, p *plan, t try) (attemptID string, seq uint64, err error) {
+	attemptID = eventlog.NewID("att_")
+	// The claim is written whatever becomes of ctx: a claim abandoned half
+	// way (published, its acknowledgement not awaited, as when the process
+	// shuts down) could hold the key for a whole lease.
+	claimCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	seq, err = s.cfg.Log.Append(claimCtx, eventlog.Record{
+		Subject: d.subject, Type: events.DeliveryAttempted, Tenant: d.tenant, MsgID: attemptID,
+		Data: events.DeliveryAttemptedData{
+			AttemptID: attemptID, IdempotencyKey: d.req.IdempotencyKey, RunID: d.req.RunID, StepID: d.req.StepID,
+			SubscriberID: p.recipient, ChannelKey: t.ch.ChannelKey, Kind: t.ch.Kind,
+			Address: p.address, Takeover: t.takeover, Process: s.cfg.Process,
+		},
+		Expect: true, ExpectSeq: t.expect,
+	})
+	if errors.Is(err, eventlog.ErrConflict) {
+		return "", 0, errLostClaim
+	}
+	return attemptID, seq, err
+}
+
+// judge returns the ledger row (without its attempt id) of t's failed
+// send, and what Deliver answers: a *notSent when the next channel may be
+// tried, else the failure's error. It is pure.
+func judge(t try, sendErr error) (events.DeliveryFailedData, error) {
+	// The tenant sees the provider's public words (a reply or status
+	// code), never its text: the host may be a service that is no mail
+	// server or provider. The log has them.
+	public := t.ch.ChannelKey + ": " + provider.PublicMessage(sendErr)
+	data := events.DeliveryFailedData{Code: CodeProviderUnavailable, Message: public, Transient: true}
+	switch {
+	case errors.Is(sendErr, egress.ErrRefused), errors.Is(sendErr, provider.ErrRejected):
+		// A destination the egress policy refuses is refused on every
+		// try: terminal, as a rejection (docs/security.md).
+		data.Code, data.Transient = CodeProviderRejected, false
+		return data, failureError(data.Code, public)
+	case errors.Is(sendErr, provider.ErrNotSent) && !t.pinned:
+		return data, &notSent{public: public}
+	default:
+		// Not sent on the channel the key is pinned to, or an unknown
+		// outcome: only this channel may try again.
+		data.Pin = t.ch.ChannelKey
+		return data, failureError(data.Code, public)
+	}
 }
 
 // waitApplied waits until the ledger row at seq is applied, so that GET
@@ -601,26 +650,4 @@ func (s *Service) record(ctx context.Context, rec eventlog.Record) (uint64, erro
 		}
 		pause = min(2*pause, time.Second)
 	}
-}
-
-// smtpConfig reads an opened email-smtp config (JSON values as
-// encoding/json decodes them) into an smtp.Config and validates it.
-func smtpConfig(m map[string]any) (smtp.Config, error) {
-	str := func(k string) string { v, _ := m[k].(string); return v }
-	var port int
-	switch v := m["port"].(type) {
-	case float64:
-		port = int(v)
-		if float64(port) != v {
-			port = 0
-		}
-	case int:
-		port = v
-	}
-	secure, _ := m["secure"].(bool)
-	insecureAuth, _ := m["allowInsecureAuth"].(bool)
-	c := smtp.Config{Host: str("host"), Port: port, Secure: secure, Username: str("username"),
-		Password: str("password"), FromEmail: str("fromEmail"), FromName: str("fromName"),
-		AllowInsecureAuth: insecureAuth}
-	return c, c.Validate()
 }

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -9,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/heraldhq/herald/delivery/smtp"
 	"github.com/heraldhq/herald/secrets"
 )
 
@@ -67,11 +67,11 @@ type Config struct {
 	// engine calls for send steps. Zero: this process's own delivery
 	// service, called in-process (no HTTP round trip).
 	DeliverURL string
-	// SMTP tunes the SMTP sender of email channels (timeouts, pooled
-	// sessions, TLS roots). It has no environment variable: tests set
-	// TLSConfig.RootCAs to trust a loopback server. Zero: smtp's defaults
-	// with up to 32 sessions per channel, all kept open while idle.
-	SMTP smtp.Options
+	// ProviderTLS is the base TLS configuration of the providers'
+	// connections that are not HTTP (SMTP). It has no environment
+	// variable: tests set RootCAs to trust a loopback server. Zero: the
+	// system's roots.
+	ProviderTLS *tls.Config
 	// CronMinInterval is the shortest interval between two ticks of a
 	// workflow schedule that a sync accepts (HERALD_CRON_MIN_INTERVAL).
 	// Default 1m with HERALD_NATS_URL (production), 1s embedded

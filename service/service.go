@@ -16,7 +16,6 @@ import (
 
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/delivery"
-	"github.com/heraldhq/herald/delivery/smtp"
 	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/embedded"
 	"github.com/heraldhq/herald/engine"
@@ -70,9 +69,8 @@ type Service struct {
 	metrics *metrics.Metrics
 	lock    *dirLock // the data dir's, held until Shutdown ends
 
-	// Delivery (POST /v1/deliver): the SMTP sender is closed after the API
-	// has drained.
-	smtp     *smtp.Sender
+	// Delivery (POST /v1/deliver): closed (its providers' SMTP sessions)
+	// after the API has drained.
 	delivery *delivery.Service
 
 	adminToken    string
@@ -154,22 +152,12 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		}
 	}
 	// Delivery.
-	smtpOpts := cfg.SMTP
-	if smtpOpts.MaxIdlePerChannel == 0 {
-		smtpOpts.MaxIdlePerChannel = 32
-	}
-	if smtpOpts.MaxOpenPerChannel == 0 {
-		// Every session opened is kept: none is opened and quit per message.
-		smtpOpts.MaxOpenPerChannel = smtpOpts.MaxIdlePerChannel
-	}
-	if smtpOpts.DialContext == nil {
-		smtpOpts.DialContext = egress.Policy{AllowPrivate: cfg.AllowPrivateEgress}.Dialer(smtpOpts.DialTimeout).DialContext
-	}
-	s.smtp = smtp.NewSender(smtpOpts)
 	tokens := links.New(s.keys, cfg.PublicURL)
 	if s.delivery, err = delivery.NewService(delivery.Config{
-		Log: s.log, Store: s.store, Keys: s.keys, SMTP: s.smtp, Logger: logger, Links: tokens,
+		Log: s.log, Store: s.store, Keys: s.keys, Logger: logger, Links: tokens,
 		HTTPClient: egress.Policy{AllowPrivate: cfg.AllowPrivateEgress}.Client(0),
+		Dial:       egress.Policy{AllowPrivate: cfg.AllowPrivateEgress}.Dialer(0).DialContext,
+		TLSConfig:  cfg.ProviderTLS,
 		Lease:      cfg.DeliveryLease, SendTimeout: cfg.DeliverySendTimeout,
 		// Embedded NATS lives in the data dir, whose lock admits one
 		// process: attempts left in flight by an earlier one are dead.
@@ -495,8 +483,8 @@ func (s *Service) Shutdown(ctx context.Context) error {
 			s.cancel()
 		}
 		s.wg.Wait()
-		if s.smtp != nil {
-			s.smtp.Close()
+		if s.delivery != nil {
+			s.delivery.Close()
 		}
 		if s.store != nil {
 			s.store.Close()

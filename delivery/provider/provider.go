@@ -11,8 +11,10 @@ package provider
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 )
@@ -43,7 +45,10 @@ type Message struct {
 }
 
 // Provider sends messages on one configured channel. Implementations are
-// safe for concurrent use.
+// safe for concurrent use. One that holds connections between sends (an
+// SMTP session pool) also implements io.Closer: delivery closes it when
+// the channel's config changes and when delivery stops, and a Send after
+// Close fails as ErrNotSent.
 type Provider interface {
 	// Send sends m once and returns the provider's id of the message ("" if
 	// it gives none). A failure is an error wrapping exactly one of
@@ -63,6 +68,14 @@ type Deps struct {
 	Logger *slog.Logger
 	// Now is the clock. Never nil when delivery builds a provider.
 	Now func() time.Time
+	// Dial opens the connections of a provider whose protocol is not HTTP
+	// (SMTP): like HTTPClient's, it dials through the egress policy. Never
+	// nil when delivery builds a provider.
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
+	// TLSConfig is the base of the TLS configuration of the connections
+	// Dial opens (its RootCAs; the provider sets the server name). Nil:
+	// the system's roots.
+	TLSConfig *tls.Config
 }
 
 // New builds a provider from a channel's opened config (its public and

@@ -28,6 +28,18 @@
 // AUTH LOGIN when the server offers only LOGIN. The password is never logged
 // and never appears in an error (see "Errors").
 //
+// # The provider
+//
+// [New] is the provider.New of the catalog entry "email-smtp"
+// ([ChannelKey]), registered by package delivery like every other
+// provider: it reads the channel's opened config ([ParseConfig]) and sends
+// through a Sender of its own, which dials through provider.Deps.Dial (the
+// egress policy) with provider.Deps.TLSConfig and keeps up to 32 sessions
+// open; [Provider.Close] ends them. [Provider.Send] composes the send
+// step's whole email content (html and text, replyTo) and returns the
+// message's Message-ID, derived from the tenant and the idempotency key.
+// [Sender.New] builds providers over a Sender tuned by its caller.
+//
 // # The message
 //
 // The message is composed by package delivery/email (github.com/emersion/go-message),

@@ -6,13 +6,13 @@ package testherald
 
 import (
 	"context"
+	"crypto/tls"
 	"io"
 	"log/slog"
 	"net/http"
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald/delivery/smtp"
 	"github.com/heraldhq/herald/internal/testapi"
 	"github.com/heraldhq/herald/service"
 )
@@ -26,9 +26,10 @@ type Options struct {
 	Env map[string]string
 	// Logger receives the service's logs. Zero: discarded.
 	Logger *slog.Logger
-	// SMTP tunes the service's SMTP sender, e.g. TLSConfig.RootCAs
-	// trusting a test server's certificate. Zero: the service's default.
-	SMTP smtp.Options
+	// ProviderTLS is the TLS configuration of the service's SMTP
+	// connections, e.g. RootCAs trusting a test server's certificate.
+	// Zero: the system's roots.
+	ProviderTLS *tls.Config
 	// DeliverURL points the engine's deliveries at another API (a stand-in
 	// /v1/deliver). Zero: the service's own.
 	DeliverURL string
@@ -64,7 +65,7 @@ func Start(t testing.TB, opts Options) *Herald {
 		t.Fatalf("config: %v", err)
 	}
 	cfg.RetryBase = 50 * time.Millisecond
-	cfg.SMTP = opts.SMTP
+	cfg.ProviderTLS = opts.ProviderTLS
 	cfg.DeliverURL = opts.DeliverURL
 	cfg.AckWait = opts.AckWait
 	cfg.InboxTokenTTL = opts.InboxTokenTTL

@@ -95,6 +95,8 @@ type Server struct {
 	bodies   int
 	received []Message
 	conns    []*gosmtp.Conn
+
+	close func() // stops the server, once
 }
 
 // Start starts a server scripted by opts on a free loopback port. t.Cleanup
@@ -128,15 +130,21 @@ func Start(t testing.TB, opts Options) *Server {
 		defer close(done)
 		srv.Serve(&countingListener{Listener: l, n: &s.connections})
 	}()
-	t.Cleanup(func() {
+	s.close = sync.OnceFunc(func() {
 		srv.Close()
 		// A Close that runs before Serve registered the listener does not
 		// reach it: closing it here ends Serve's Accept either way.
 		l.Close()
 		<-done
 	})
+	t.Cleanup(s.close)
 	return s
 }
+
+// Close stops the server before the test ends: later connections are
+// refused. It waits until the server has stopped; calling it again does
+// nothing.
+func (s *Server) Close() { s.close() }
 
 // Messages returns a copy of the messages accepted and kept, oldest first.
 func (s *Server) Messages() []Message {

@@ -1,8 +1,11 @@
 // Package providertest is the suite every provider.Provider passes: a
 // provider package describes its provider's API in a [Harness] (how to
 // build it against a loopback server, what a success and each failure
-// answer look like) and calls [Run] from its tests. The suite checks the
-// contract of package provider, the same for every provider:
+// answer look like) and calls [Run] from its tests. A provider whose API
+// is HTTP meets the suite's own loopback HTTP server; one that speaks
+// another protocol (SMTP) brings its peer, a real server on loopback
+// ([Harness.Serve]). The suite checks the contract of package provider,
+// the same for every provider:
 //
 //   - a successful send returns the provider's message id, after exactly
 //     one request;
@@ -25,9 +28,11 @@ package providertest
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -39,16 +44,25 @@ import (
 	"github.com/heraldhq/herald/delivery/provider"
 )
 
-// Answer is one HTTP answer of the provider's API, as its documentation
-// states it.
+// Answer is one answer of the provider's API, as its documentation
+// states it: an HTTP answer, or for a peer of [Harness.Serve] a reply of
+// its protocol (Step, Status and Body).
 type Answer struct {
 	// Name names the case in test output (e.g. "503", "channel_not_found").
-	Name   string
+	Name string
+	// Status is the HTTP status, or the reply code of a Serve peer (an
+	// SMTP 451).
 	Status int
 	// Header is added to the answer; Content-Type defaults to
-	// application/json.
+	// application/json. Serve peers ignore it.
 	Header map[string]string
-	Body   string
+	// Body is the HTTP answer's body, or the reply's text of a Serve
+	// peer (for SMTP, led by its enhanced code: "5.1.1 no such user").
+	Body string
+	// Step is, for a Serve peer, the step of the exchange that answers,
+	// in the protocol's words (SMTP: "MAIL", "RCPT", "DATA"); the steps
+	// before it succeed. Empty for HTTP.
+	Step string
 	// BadAddress: the answer says the recipient's address does not exist;
 	// the failure is marked provider.ErrBadAddress as well. Every other
 	// answer must not be.
@@ -64,13 +78,16 @@ func (a Answer) write(w http.ResponseWriter) {
 	_, _ = io.WriteString(w, a.Body)
 }
 
-// Harness describes one provider to the suite. Every field but Aux,
-// Required and Rejected is required.
+// Harness describes one provider to the suite. New, Config, Secrets,
+// Message and NotSent are required, and either IsSend and Accept (an HTTP
+// API) or Serve (another protocol).
 type Harness struct {
 	// New is the provider package's constructor.
 	New provider.New
-	// Config returns a working config whose base URL (or token URL) is
-	// baseURL, the suite's loopback server.
+	// Config returns a working config whose base URL (or token URL, or
+	// server) is baseURL: the suite's loopback server, or the Base of the
+	// Serve peer. The suite also passes "http://127.0.0.1:1" for a config
+	// that is never sent with.
 	Config func(baseURL string) map[string]any
 	// Secrets are literal values of Config's secret fields (or their
 	// secret parts) that must never appear in an error text or a log line.
@@ -87,11 +104,46 @@ type Harness struct {
 	// Accept answers a send with the provider's success answer and
 	// returns the message id the provider must return.
 	Accept func(w http.ResponseWriter, r *http.Request) (id string)
+	// Serve starts the peer of a provider that does not speak HTTP, a
+	// real server of its protocol on loopback, which treats every send as
+	// b says; t.Cleanup stops it. Nil: the provider speaks HTTP, and the
+	// suite serves IsSend, Aux and Accept.
+	Serve func(t testing.TB, b Behaviour) *Peer
 	// NotSent are answers that prove the message was not sent (at least a
-	// 401, a 429 and a 5xx in the provider's format).
+	// 401, a 429 and a 5xx in the provider's format; for SMTP, a 4xx).
 	NotSent []Answer
 	// Rejected are answers refusing the recipient or the message for good.
 	Rejected []Answer
+}
+
+// Behaviour is what a Serve peer does with each send it receives. The
+// zero value accepts every send.
+type Behaviour struct {
+	// Answer, when set, is the answer every send gets.
+	Answer *Answer
+	// HangAfterFirst: the first send is accepted; each later one is
+	// received in full and gets no answer, until the client goes away.
+	HangAfterFirst bool
+	// Unreachable: no send must reach the peer; one that does fails the
+	// test.
+	Unreachable bool
+}
+
+// Peer is a running Serve peer.
+type Peer struct {
+	// Base is what Harness.Config is given to reach the peer.
+	Base string
+	// TLSConfig trusts the peer's certificate: the suite gives it to New
+	// as provider.Deps.TLSConfig. Nil: the system's roots.
+	TLSConfig *tls.Config
+	// Sends is how many sends reached the peer (for SMTP, MAIL commands),
+	// accepted or not.
+	Sends func() int
+	// LastID is the message id the provider must return for the last
+	// send the peer accepted.
+	LastID func() string
+	// Close stops the peer: later connections are refused.
+	Close func()
 }
 
 // Run runs the suite against h.
@@ -141,18 +193,71 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
+// fixture is a provider built against its peer: the suite's HTTP server
+// or the harness's Serve peer.
 type fixture struct {
-	srv   *httptest.Server
 	p     provider.Provider
-	sends atomic.Int32
+	peer  *Peer
+	sends func() int
 }
 
-// start serves the provider's API with send answering the send calls, and
+// start starts the provider's peer, treating every send as b says, and
 // builds the provider against it.
-func (s *suite) start(t *testing.T, send http.HandlerFunc) *fixture {
+func (s *suite) start(t *testing.T, b Behaviour) *fixture {
 	t.Helper()
-	f := &fixture{}
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var peer *Peer
+	var client *http.Client
+	if s.h.Serve != nil {
+		peer = s.h.Serve(t, b)
+		client = http.DefaultClient
+	} else {
+		peer, client = s.serveHTTP(t, b)
+	}
+	logs := &lockedBuffer{}
+	t.Cleanup(func() { s.record(logs.String()) })
+	p, err := s.h.New(s.h.Config(peer.Base), provider.Deps{
+		HTTPClient: client,
+		Logger:     slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Now:        time.Now,
+		Dial:       (&net.Dialer{}).DialContext,
+		TLSConfig:  peer.TLSConfig,
+	})
+	if err != nil {
+		t.Fatalf("New with a working config: %v", err)
+	}
+	if c, ok := p.(io.Closer); ok {
+		t.Cleanup(func() { c.Close() })
+	}
+	return &fixture{p: p, peer: peer, sends: peer.Sends}
+}
+
+// serveHTTP is the peer of a provider whose API is HTTP, and the client
+// that reaches it.
+func (s *suite) serveHTTP(t *testing.T, b Behaviour) (*Peer, *http.Client) {
+	var sends atomic.Int32
+	var lastID atomic.Value
+	lastID.Store("")
+	accept := func(w http.ResponseWriter, r *http.Request) { lastID.Store(s.h.Accept(w, r)) }
+	send := accept
+	switch {
+	case b.Answer != nil:
+		send = func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			b.Answer.write(w)
+		}
+	case b.HangAfterFirst:
+		send = func(w http.ResponseWriter, r *http.Request) {
+			if sends.Load() == 1 {
+				accept(w, r)
+				return
+			}
+			_, _ = io.Copy(io.Discard, r.Body)
+			<-r.Context().Done()
+		}
+	case b.Unreachable:
+		send = func(http.ResponseWriter, *http.Request) { t.Error("a send reached the provider") }
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.h.IsSend(r) {
 			if s.h.Aux == nil {
 				http.NotFound(w, r)
@@ -161,25 +266,19 @@ func (s *suite) start(t *testing.T, send http.HandlerFunc) *fixture {
 			s.h.Aux.ServeHTTP(w, r)
 			return
 		}
-		f.sends.Add(1)
+		sends.Add(1)
 		send(w, r)
 	}))
-	t.Cleanup(f.srv.Close)
-	logs := &lockedBuffer{}
-	t.Cleanup(func() { s.record(logs.String()) })
+	t.Cleanup(srv.Close)
 	// Like delivery's client, the suite's follows no redirect.
-	client := f.srv.Client()
+	client := srv.Client()
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	p, err := s.h.New(s.h.Config(f.srv.URL), provider.Deps{
-		HTTPClient: client,
-		Logger:     slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Now:        time.Now,
-	})
-	if err != nil {
-		t.Fatalf("New with a working config: %v", err)
-	}
-	f.p = p
-	return f
+	return &Peer{
+		Base:   srv.URL,
+		Sends:  func() int { return int(sends.Load()) },
+		LastID: func() string { return lastID.Load().(string) },
+		Close:  srv.Close,
+	}, client
 }
 
 // send sends the harness's message and records the error text.
@@ -219,18 +318,15 @@ func timeoutCtx(t *testing.T, d time.Duration) context.Context {
 }
 
 func (s *suite) sendReturnsID(t *testing.T) {
-	var want atomic.Value
-	f := s.start(t, func(w http.ResponseWriter, r *http.Request) {
-		want.Store(s.h.Accept(w, r))
-	})
+	f := s.start(t, Behaviour{})
 	id, err := s.send(timeoutCtx(t, 10*time.Second), f)
 	if err != nil {
 		t.Fatalf("Send: %v", err)
 	}
-	if w, _ := want.Load().(string); id != w {
+	if w := f.peer.LastID(); id != w {
 		t.Fatalf("id = %q, want the provider's %q", id, w)
 	}
-	if n := f.sends.Load(); n != 1 {
+	if n := f.sends(); n != 1 {
 		t.Fatalf("%d send requests, want 1", n)
 	}
 }
@@ -238,10 +334,7 @@ func (s *suite) sendReturnsID(t *testing.T) {
 func (s *suite) answers(t *testing.T, answers []Answer, kind error) {
 	for _, a := range answers {
 		t.Run(a.Name, func(t *testing.T) {
-			f := s.start(t, func(w http.ResponseWriter, r *http.Request) {
-				_, _ = io.Copy(io.Discard, r.Body)
-				a.write(w)
-			})
+			f := s.start(t, Behaviour{Answer: &a})
 			id, err := s.send(timeoutCtx(t, 10*time.Second), f)
 			wantKind(t, err, kind)
 			if got := errors.Is(err, provider.ErrBadAddress); got != a.BadAddress {
@@ -250,7 +343,7 @@ func (s *suite) answers(t *testing.T, answers []Answer, kind error) {
 			if id != "" {
 				t.Fatalf("a failed send returned id %q", id)
 			}
-			if n := f.sends.Load(); n != 1 {
+			if n := f.sends(); n != 1 {
 				t.Fatalf("%d send requests, want 1 (the provider must not retry by itself)", n)
 			}
 		})
@@ -269,31 +362,14 @@ func (s *suite) rejectedAnswers(t *testing.T) {
 }
 
 func (s *suite) connectionRefused(t *testing.T) {
-	f := s.start(t, func(w http.ResponseWriter, r *http.Request) {
-		t.Error("the closed server was reached")
-	})
-	f.srv.Close()
+	f := s.start(t, Behaviour{Unreachable: true})
+	f.peer.Close()
 	_, err := s.send(timeoutCtx(t, 10*time.Second), f)
 	wantKind(t, err, provider.ErrNotSent)
 }
 
-// acceptThenHang answers the first send with the provider's success (a
-// warm-up: a provider that fetches a token first has it cached, so a short
-// deadline bounds the send alone), then reads each later request and
-// answers nothing until the client gives up.
-func (s *suite) acceptThenHang() http.HandlerFunc {
-	var n atomic.Int32
-	return func(w http.ResponseWriter, r *http.Request) {
-		if n.Add(1) == 1 {
-			s.h.Accept(w, r)
-			return
-		}
-		_, _ = io.Copy(io.Discard, r.Body)
-		<-r.Context().Done()
-	}
-}
-
-// warmUp sends once successfully.
+// warmUp sends once successfully (a provider that fetches a token first
+// has it cached, so a short deadline bounds the send alone).
 func (s *suite) warmUp(t *testing.T, f *fixture) {
 	t.Helper()
 	if _, err := s.send(timeoutCtx(t, 10*time.Second), f); err != nil {
@@ -302,7 +378,7 @@ func (s *suite) warmUp(t *testing.T, f *fixture) {
 }
 
 func (s *suite) timeoutAfterWrite(t *testing.T) {
-	f := s.start(t, s.acceptThenHang())
+	f := s.start(t, Behaviour{HangAfterFirst: true})
 	s.warmUp(t, f)
 	start := time.Now()
 	_, err := s.send(timeoutCtx(t, 300*time.Millisecond), f)
@@ -313,15 +389,13 @@ func (s *suite) timeoutAfterWrite(t *testing.T) {
 	if time.Since(start) > 5*time.Second {
 		t.Fatalf("Send outlived its deadline by %v", time.Since(start))
 	}
-	if n := f.sends.Load(); n != 2 {
+	if n := f.sends(); n != 2 {
 		t.Fatalf("%d send requests, want 2 (the warm-up and one)", n)
 	}
 }
 
 func (s *suite) cancelledBefore(t *testing.T) {
-	f := s.start(t, func(w http.ResponseWriter, r *http.Request) {
-		t.Error("a send with a done context reached the provider")
-	})
+	f := s.start(t, Behaviour{Unreachable: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := s.send(ctx, f)
@@ -332,12 +406,12 @@ func (s *suite) cancelledBefore(t *testing.T) {
 }
 
 func (s *suite) cancelWhileWaiting(t *testing.T) {
-	f := s.start(t, s.acceptThenHang())
+	f := s.start(t, Behaviour{HangAfterFirst: true})
 	s.warmUp(t, f)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
-		for f.sends.Load() < 2 {
+		for f.sends() < 2 {
 			time.Sleep(5 * time.Millisecond)
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -381,7 +455,7 @@ func (s *suite) requiredConfig(t *testing.T) {
 }
 
 func (s *suite) concurrentSends(t *testing.T) {
-	f := s.start(t, func(w http.ResponseWriter, r *http.Request) { s.h.Accept(w, r) })
+	f := s.start(t, Behaviour{})
 	const n = 8
 	errs := make(chan error, n)
 	for range n {
