@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/heraldhq/herald/apierr"
+	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/projections"
@@ -107,6 +108,10 @@ func (c *Control) checkDestinationURL(ctx context.Context, raw string) string {
 func (c *Control) checkDestinationHost(ctx context.Context, host string) string {
 	if c.egress == nil {
 		return ""
+	}
+	if _, _, err := egress.ParseHost(host); err != nil {
+		// Refused at every dial, development included.
+		return "must be a DNS name or an IP address (a host ending in a number is read as an IPv4 address, and this is none)"
 	}
 	if err := c.egress.CheckHost(ctx, host); err != nil {
 		c.logger.Info("control: destination refused by the egress policy", "host", host, "err", err)

@@ -198,11 +198,18 @@ func (c *Control) sealConfig(ctx context.Context, tenant string, entry delivery.
 	if err := json.Unmarshal(raw, &config); err != nil {
 		return events.ChannelConfig{}, err
 	}
-	for _, f := range entry.Fields {
-		if host, ok := config[f.Name].(string); ok && f.Destination {
-			if problem := c.checkDestinationHost(ctx, host); problem != "" {
-				p.Add("config."+f.Name, "%s", problem)
+	// Every destination the catalog marks is checked here, whatever the
+	// provider: a field the catalog marks cannot be forgotten.
+	for _, d := range entry.Destinations(config) {
+		problem := c.checkDestinationHost(ctx, d.Host)
+		if d.Host == "" && c.egress != nil {
+			problem = "must be an http(s) URL with a host"
+		}
+		if problem != "" {
+			if d.Member != "" {
+				problem = "its " + d.Member + " " + problem
 			}
+			p.Add("config."+d.Field, "%s", problem)
 		}
 	}
 	if p.Err() != nil {

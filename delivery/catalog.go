@@ -1,7 +1,9 @@
 package delivery
 
 import (
+	"encoding/json"
 	"maps"
+	"net/url"
 	"slices"
 )
 
@@ -32,10 +34,82 @@ type Field struct {
 	Default any `json:"-"`
 	// Check narrows the values Type admits; the zero Check adds nothing.
 	Check Check `json:"-"`
-	// Destination marks a string field naming a host Herald connects to
-	// (an IP literal or a DNS name): the egress policy checks it when the
-	// channel is configured, and again at every connection.
-	Destination bool `json:"-"`
+	// Dest says whether the field's value names a place Herald connects
+	// to, and how to read its host: the egress policy checks every one
+	// when the channel is configured (see [CatalogEntry.Destinations]),
+	// and again at every connection. The zero Dest names none.
+	Dest Dest `json:"-"`
+}
+
+// Dest is how a config field names a destination: a place a provider
+// connects to on the tenant's behalf.
+type Dest int
+
+const (
+	// NoDest: the value names no destination.
+	NoDest Dest = iota
+	// DestHost: the value is a host, a DNS name or an IP literal (the
+	// SMTP host).
+	DestHost
+	// DestURL: the value is an http(s) URL whose host is connected to (a
+	// provider's base URL, the webhook channel's url).
+	DestURL
+	// DestServiceAccount: the value is a Google service account JSON key
+	// whose token_uri, when present, is where access tokens are fetched.
+	DestServiceAccount
+)
+
+// Destination is one place a channel's config makes Herald connect to.
+type Destination struct {
+	// Field is the config key that names it.
+	Field string
+	// Member is what inside the field's value names it ("token_uri"), or
+	// "" for the value itself.
+	Member string
+	// Host is the host to connect to as written: a DNS name or an IP
+	// literal in any spelling (the egress package reads it).
+	Host string
+}
+
+// Destinations returns every destination config names, in field order: one
+// for each field of e with a Dest whose value holds one. A value that does
+// not hold a readable host (an absent token_uri: the provider's default) gives none; the
+// schema or the provider refuses a malformed one.
+func (e CatalogEntry) Destinations(config map[string]any) []Destination {
+	var out []Destination
+	for _, f := range e.Fields {
+		v, ok := config[f.Name].(string)
+		if !ok || f.Dest == NoDest {
+			continue
+		}
+		d := Destination{Field: f.Name}
+		switch f.Dest {
+		case DestHost:
+			d.Host = v
+		case DestURL:
+			d.Host = urlHost(v)
+		case DestServiceAccount:
+			var sa struct {
+				TokenURI string `json:"token_uri"`
+			}
+			if json.Unmarshal([]byte(v), &sa) != nil || sa.TokenURI == "" {
+				continue
+			}
+			d.Member, d.Host = "token_uri", urlHost(sa.TokenURI)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// urlHost is the host of an http(s) URL, or "" (refused by the egress
+// check) when raw is none.
+func urlHost(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return ""
+	}
+	return u.Hostname()
 }
 
 // Check holds the simple constraints a field may add to its type. Each is
@@ -77,7 +151,7 @@ const (
 
 // baseURL is the optional field replacing a provider's base URL.
 func baseURL(name string) Field {
-	return Field{Name: name, Type: TypeString, Check: Check{Pattern: baseURLPattern, Means: baseURLMeans}}
+	return Field{Name: name, Type: TypeString, Check: Check{Pattern: baseURLPattern, Means: baseURLMeans}, Dest: DestURL}
 }
 
 // secret is a required secret string.
@@ -89,6 +163,14 @@ func secret(name string) Field {
 func required(name string) Field {
 	return Field{Name: name, Type: TypeString, Required: true, Check: Check{NonEmpty: true}}
 }
+
+// serviceAccount is FCM's Google service account key: its token_uri is a
+// destination.
+var serviceAccount = func() Field {
+	f := secret("serviceAccountJson")
+	f.Dest = DestServiceAccount
+	return f
+}()
 
 // CatalogEntry declares a channel type a tenant may enable: its key, the kind
 // of address it delivers to (the key of a subscriber's contacts) and the
@@ -110,7 +192,7 @@ var catalog = []CatalogEntry{
 		Kind:       "email",
 		Label:      "Email (SMTP)",
 		Fields: []Field{
-			{Name: "host", Type: TypeString, Required: true, Check: Check{NonEmpty: true}, Destination: true},
+			{Name: "host", Type: TypeString, Required: true, Check: Check{NonEmpty: true}, Dest: DestHost},
 			{Name: "port", Type: TypeNumber, Required: true, Check: Check{Integer: true, Min: new(1.0), Max: new(65535.0)}},
 			{Name: "secure", Type: TypeBoolean, Default: false},
 			{Name: "username", Type: TypeString},
@@ -149,14 +231,14 @@ var catalog = []CatalogEntry{
 		ChannelKey: "push-fcm",
 		Kind:       KindPush,
 		Label:      "Push (Firebase Cloud Messaging)",
-		Fields:     []Field{secret("serviceAccountJson"), baseURL("apiBaseUrl")},
+		Fields:     []Field{serviceAccount, baseURL("apiBaseUrl")},
 	},
 	{
 		ChannelKey: "webhook",
 		Kind:       KindWebhook,
 		Label:      "Webhook",
 		Fields: []Field{
-			{Name: "url", Type: TypeString, Required: true, Check: Check{Pattern: urlPattern, Means: urlMeans}},
+			{Name: "url", Type: TypeString, Required: true, Check: Check{Pattern: urlPattern, Means: urlMeans}, Dest: DestURL},
 			{Name: "secret", Type: TypeString, Secret: true, Check: Check{Pattern: whsecPattern, Means: whsecMeans}},
 		},
 	},

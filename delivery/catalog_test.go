@@ -64,6 +64,9 @@ func TestCatalogInvariants(t *testing.T) {
 			if f.Secret && f.Type != TypeString {
 				t.Errorf("%s: secret field %q is not a string", e.ChannelKey, f.Name)
 			}
+			if f.Dest != NoDest && f.Type != TypeString {
+				t.Errorf("%s: destination field %q is not a string", e.ChannelKey, f.Name)
+			}
 		}
 	}
 }
@@ -181,5 +184,34 @@ func TestSecondWaveEntries(t *testing.T) {
 		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
 			t.Errorf("%s %s:\n got %q\nwant %q", tc.key, tc.config, got, tc.want)
 		}
+	}
+}
+
+func TestDestinations(t *testing.T) {
+	fcm, _ := LookupChannel("push-fcm")
+	got := fcm.Destinations(map[string]any{
+		"serviceAccountJson": `{"client_email":"a@b.iam","token_uri":"https://0x7f000001:8443/token"}`,
+		"apiBaseUrl":         "http://[::1]:8080",
+	})
+	want := []Destination{{Field: "serviceAccountJson", Member: "token_uri", Host: "0x7f000001"}, {Field: "apiBaseUrl", Host: "::1"}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("push-fcm destinations = %+v, want %+v", got, want)
+	}
+	// No token_uri: Google's default, no destination of the tenant's.
+	if got := fcm.Destinations(map[string]any{"serviceAccountJson": `{"client_email":"a@b.iam"}`}); len(got) != 0 {
+		t.Fatalf("without token_uri: %+v", got)
+	}
+	// A token_uri that is no http(s) URL has no host: the egress check
+	// refuses the empty host.
+	got = fcm.Destinations(map[string]any{"serviceAccountJson": `{"token_uri":"file:///etc/passwd"}`})
+	if len(got) != 1 || got[0].Host != "" {
+		t.Fatalf("a file token_uri: %+v", got)
+	}
+	smtp, _ := LookupChannel("email-smtp")
+	if got := smtp.Destinations(map[string]any{"host": "127.1", "port": 25.0}); len(got) != 1 || got[0] != (Destination{Field: "host", Host: "127.1"}) {
+		t.Fatalf("email-smtp destinations = %+v", got)
+	}
+	if got := smtp.Destinations(map[string]any{}); len(got) != 0 {
+		t.Fatalf("an empty config: %+v", got)
 	}
 }

@@ -126,11 +126,41 @@ func (p Policy) control(network, address string, _ syscall.RawConn) error {
 // Dialer returns a dialer that refuses, at connect time, every address the
 // policy refuses (a *RefusedError wrapped in a *net.OpError). timeout ≤ 0
 // means DefaultDialTimeout.
-func (p Policy) Dialer(timeout time.Duration) *net.Dialer {
+func (p Policy) Dialer(timeout time.Duration) *Dialer {
 	if timeout <= 0 {
 		timeout = DefaultDialTimeout
 	}
-	return &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second, Control: p.control, Resolver: p.Resolver}
+	return &Dialer{policy: p, net: net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second, Control: p.control, Resolver: p.Resolver}}
+}
+
+// Dialer connects through a [Policy]. Before dialling, it reads the host as
+// [ParseHost] does: an address in any spelling (2130706433, 127.1,
+// 127.0.0.1.) is dialled as the address it means, so the check after
+// resolution sees it and a refusal is final, instead of the lookup failing
+// as a name (or the system resolver reaching the address unchecked), and a
+// localhost name is refused without asking any resolver.
+type Dialer struct {
+	policy Policy
+	net    net.Dialer
+}
+
+// DialContext connects to address on the named network (see
+// net.Dialer.DialContext) unless the policy refuses it.
+func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(address)
+	if err != nil {
+		return d.net.DialContext(ctx, network, address) // net reports the error
+	}
+	ip, name, err := ParseHost(host)
+	switch {
+	case err != nil:
+		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+	case ip.IsValid():
+		address = net.JoinHostPort(ip.String(), port)
+	case !d.policy.AllowPrivate && isLocalhost(name):
+		return nil, &net.OpError{Op: "dial", Net: network, Err: &RefusedError{Range: "loopback name"}}
+	}
+	return d.net.DialContext(ctx, network, address)
 }
 
 // Transport returns an HTTP transport dialling through [Policy.Dialer], with
@@ -163,19 +193,24 @@ func (p Policy) Client(timeout time.Duration) *http.Client {
 func NoRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // CheckHost is the check at configuration time of a destination host (a
-// name or an IP literal, IPv6 with or without brackets): nil when the
-// policy allows it, an error matching ErrRefused when host is an IP the
-// policy refuses or a name whose every address it refuses. A name that
-// does not resolve now passes: the dial-time check still holds.
+// name or an IP literal in any spelling [ParseHost] reads, IPv6 with or
+// without brackets): nil when the policy allows it, an error matching
+// ErrRefused when host is an address the policy refuses, a malformed
+// numeric host, a localhost name, or a name whose every address the policy
+// refuses. A name that does not resolve now passes: the dial-time check
+// still holds.
 func (p Policy) CheckHost(ctx context.Context, host string) error {
 	if p.AllowPrivate {
 		return nil
 	}
-	if len(host) > 1 && host[0] == '[' && host[len(host)-1] == ']' {
-		host = host[1 : len(host)-1]
-	}
-	if ip, err := netip.ParseAddr(host); err == nil {
+	ip, name, err := ParseHost(host)
+	switch {
+	case err != nil:
+		return err
+	case ip.IsValid():
 		return p.Check(ip)
+	case isLocalhost(name):
+		return &RefusedError{Range: "loopback name"}
 	}
 	r := p.Resolver
 	if r == nil {
@@ -183,7 +218,7 @@ func (p Policy) CheckHost(ctx context.Context, host string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 	defer cancel()
-	ips, err := r.LookupNetIP(ctx, "ip", host)
+	ips, err := r.LookupNetIP(ctx, "ip", name)
 	if err != nil || len(ips) == 0 {
 		return nil
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -49,6 +51,27 @@ func TestPrivateDestinationRefusedAtSend(t *testing.T) {
 	d = New(Config{Egress: egress.Policy{AllowPrivate: true}})
 	if status, err := d.post(context.Background(), srv.URL, "msg_x", time.Now(), "v1,x", []byte("{}")); err != nil || status != 200 || !reached {
 		t.Fatalf("allowed post: %d %v", status, err)
+	}
+}
+
+// TestNonCanonicalLoopbackRefusedAtSend: an endpoint URL spelling loopback
+// as a number or with a trailing dot is refused at dial time with
+// egress.ErrRefused (terminal), not failed as an unknown name to retry, and
+// never reaches the server.
+func TestNonCanonicalLoopbackRefusedAtSend(t *testing.T) {
+	var reached atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached.Add(1) }))
+	defer srv.Close()
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	d := New(Config{Egress: egress.Policy{AllowPrivate: false}})
+	for _, host := range []string{"2130706433", "127.1", "0x7f000001", "0177.0.0.1", "0", "127.0.0.1.", "localhost.", "[::ffff:7f00:1]"} {
+		u := "http://" + host + ":" + port + "/hook"
+		if status, err := d.post(context.Background(), u, "msg_x", time.Now(), "v1,x", []byte("{}")); !errors.Is(err, egress.ErrRefused) || status != 0 {
+			t.Errorf("post %s: %d %v, want egress.ErrRefused", u, status, err)
+		}
+	}
+	if n := reached.Load(); n != 0 {
+		t.Fatalf("the server was reached %d times", n)
 	}
 }
 
