@@ -164,8 +164,10 @@ func (c *Client) ask(ctx context.Context, url, secret string, action wire.Action
 		o = Outcome{HTTPStatus: rep.status}
 		err = rejected(rep.status, fmt.Sprintf("the answer is over %d bytes", MaxAnswerBytes))
 	case rep.status != http.StatusOK:
+		// The status alone: the Bridge's own message of a 500 is for a
+		// run's error (a callback threw), not for a sync.
 		o = outcomeOf(rep.status, rep.body)
-		err = &callError{ErrRejected, o.Message}
+		err = &callError{ErrRejected, answered(rep.status)}
 	default:
 		if uerr := json.Unmarshal(rep.body, v); uerr != nil {
 			o = Outcome{HTTPStatus: rep.status, Detail: clip(uerr.Error())}
