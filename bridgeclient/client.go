@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/bridge/wire"
+	"github.com/heraldhq/herald/egress"
 )
 
 // DefaultClientTimeout bounds one call of a [Client] whose Timeout is zero.
@@ -221,7 +222,8 @@ func (c *Client) post(ctx context.Context, url, secret string, body []byte) (rep
 	defer cancel()
 	req, err := http.NewRequestWithContext(callCtx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return reply{}, fmt.Errorf("bridge: invalid request url: %w", err)
+		// Not wrapped: the parse error quotes the whole URL.
+		return reply{}, fmt.Errorf("bridge: invalid request url: %s", egress.LogText(err))
 	}
 	now := time.Now
 	if c.Now != nil {

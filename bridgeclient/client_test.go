@@ -1,6 +1,7 @@
 package bridgeclient_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -545,5 +546,48 @@ func TestClientShowsTheBridgesMessage(t *testing.T) {
 	// A sync shows the status alone, whatever the body.
 	if _, err := c.Discover(context.Background(), answering(t, 500, `{"error":{"message":"boom"}}`), testKey); err == nil || err.Error() != fixed {
 		t.Fatalf("Discover: %v", err)
+	}
+}
+
+// TestClientLogsNoURLSecrets: a call that fails at the network level is
+// logged with its host, never with the URL's query or userinfo (Go's
+// url.Error quotes the whole URL, a token in the query included).
+func TestClientLogsNoURLSecrets(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := ln.Addr().String()
+	ln.Close() // nothing listens: the connection is refused
+	url := "http://alice:hunter2@" + host + "/bridge?token=SECRET"
+	var logs bytes.Buffer
+	c := bridgeclient.Client{Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	ctx := context.Background()
+	o, err := c.Execute(ctx, url, testKey, wire.ExecuteRequest{WorkflowID: "wf", RunID: "run_1"})
+	if err != nil || o.Code != bridgeclient.CodeBridgeUnreachable {
+		t.Fatalf("Execute: %+v, %v", o, err)
+	}
+	if _, err := c.Discover(ctx, url, testKey); !errors.Is(err, bridgeclient.ErrUnreachable) {
+		t.Fatalf("Discover: %v", err)
+	}
+	if _, err := c.Health(ctx, url, testKey); !errors.Is(err, bridgeclient.ErrUnreachable) {
+		t.Fatalf("Health: %v", err)
+	}
+	out := logs.String()
+	if n := strings.Count(out, "bridge: call failed"); n != 3 {
+		t.Fatalf("%d failed calls logged, want 3:\n%s", n, out)
+	}
+	for _, secret := range []string{"SECRET", "hunter2", "alice", "token="} {
+		if strings.Contains(out, secret) || strings.Contains(o.Detail, secret) || strings.Contains(o.Message, secret) {
+			t.Errorf("%q in the log or the outcome:\n%s\n%+v", secret, out, o)
+		}
+	}
+	if !strings.Contains(out, host) || !strings.Contains(o.Detail, "http://"+host+"/bridge") {
+		t.Errorf("the host %s is not in the log:\n%s\n%+v", host, out, o)
+	}
+	// A URL that does not parse is the caller's error, without the URL's secrets either.
+	if _, err := c.Execute(ctx, "http://alice:hunter2@"+host+"/%zz?token=SECRET", testKey, wire.ExecuteRequest{WorkflowID: "wf"}); err == nil ||
+		strings.Contains(err.Error(), "SECRET") || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("invalid url: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/heraldhq/herald/bridge/wire"
+	"github.com/heraldhq/herald/egress"
 )
 
 // OutcomeKind says what the engine should do after an execute call.
@@ -283,7 +284,7 @@ func invalidAnswer(o Outcome, why string) Outcome {
 // when none at all came back.
 func unreachable(status int, err error) Outcome {
 	o := Outcome{Kind: OutcomeRetryable, HTTPStatus: status, Code: CodeBridgeUnreachable,
-		Message: "bridge unreachable: no answer", Detail: clip(err.Error())}
+		Message: "bridge unreachable: no answer", Detail: clip(egress.LogText(err))}
 	if status != 0 {
 		o.Message = fmt.Sprintf("bridge unreachable: the answer (status %d) was cut off", status)
 	}

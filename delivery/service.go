@@ -553,7 +553,7 @@ func (s *Service) attempt(ctx context.Context, tenant, subject string, req Reque
 		}
 		outcome.Type = events.DeliveryFailed
 		outcome.Data = data
-		log.Warn("delivery: attempt failed", "code", data.Code, "pin", data.Pin, "err", sendErr.Error())
+		log.Warn("delivery: attempt failed", "code", data.Code, "pin", data.Pin, "err", egress.LogText(sendErr))
 	}
 	seq, err := s.record(ctx, outcome)
 	if err != nil {
