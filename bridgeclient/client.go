@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/bridge/wire"
+	"github.com/heraldhq/herald/egress"
 )
 
 // DefaultClientTimeout bounds one call of a [Client] whose Timeout is zero.
@@ -164,8 +165,10 @@ func (c *Client) ask(ctx context.Context, url, secret string, action wire.Action
 		o = Outcome{HTTPStatus: rep.status}
 		err = rejected(rep.status, fmt.Sprintf("the answer is over %d bytes", MaxAnswerBytes))
 	case rep.status != http.StatusOK:
+		// The status alone: the Bridge's own message of a 500 is for a
+		// run's error (a callback threw), not for a sync.
 		o = outcomeOf(rep.status, rep.body)
-		err = &callError{ErrRejected, o.Message}
+		err = &callError{ErrRejected, answered(rep.status)}
 	default:
 		if uerr := json.Unmarshal(rep.body, v); uerr != nil {
 			o = Outcome{HTTPStatus: rep.status, Detail: clip(uerr.Error())}
@@ -219,7 +222,8 @@ func (c *Client) post(ctx context.Context, url, secret string, body []byte) (rep
 	defer cancel()
 	req, err := http.NewRequestWithContext(callCtx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return reply{}, fmt.Errorf("bridge: invalid request url: %w", err)
+		// Not wrapped: the parse error quotes the whole URL.
+		return reply{}, fmt.Errorf("bridge: invalid request url: %s", egress.LogText(err))
 	}
 	now := time.Now
 	if c.Now != nil {

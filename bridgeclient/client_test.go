@@ -1,6 +1,7 @@
 package bridgeclient_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -102,8 +103,10 @@ func TestClientOutcome(t *testing.T) {
 				t.Fatalf("got %+v\nwant kind %v code %q stepId %q status %d detail containing %q", o, tt.kind, tt.code, tt.stepID, tt.status, tt.message)
 			}
 			// The tenant's message is a fixed sentence with the status:
-			// nothing of the answer's body.
-			if o.Code != "" && !safeMessage.MatchString(o.Message) {
+			// nothing of the answer's body, but the message of a Bridge
+			// error body of a 500 (TestClientShowsTheBridgesMessage).
+			thrown := tt.status == 500 && o.Message != "" && strings.Contains(tt.body, `"message":"`+o.Message+`"`)
+			if o.Code != "" && !safeMessage.MatchString(o.Message) && !thrown {
 				t.Fatalf("message %q is not one of the fixed sentences", o.Message)
 			}
 			if (o.Kind == bridgeclient.OutcomeStep) != (o.Step != nil) {
@@ -492,5 +495,99 @@ func TestRejectionNamesTheStatus(t *testing.T) {
 		if err != nil || o.Code != bridgeclient.CodeBridgeRejected || o.Message != tt.want {
 			t.Errorf("execute answered %d: %+v %v, want bridge_rejected %q", tt.status, o, err, tt.want)
 		}
+	}
+}
+
+// TestClientShowsTheBridgesMessage: the tenant sees the Bridge's own
+// message of a 500 whose body is a Bridge error body, cleaned and bounded;
+// any other answer shows only its status.
+func TestClientShowsTheBridgesMessage(t *testing.T) {
+	long := strings.Repeat("é", 600)
+	fixed := "bridge answered 500: internal server error"
+	tests := []struct {
+		name   string
+		status int
+		body   string
+		want   string
+	}{
+		{"message only", 500, `{"error":{"message":"boom"}}`, "boom"},
+		{"with a step", 500, `{"error":{"code":"step_failed","message":"boom","stepId":"a"}}`, "boom"},
+		{"control characters dropped", 500, `{"error":{"message":" line1\nline2\u0000\u001b[31m\u0085 "}}`, "line1line2[31m"},
+		{"invalid UTF-8 replaced", 500, "{\"error\":{\"message\":\"a\xffb\"}}", "a\uFFFDb"},
+		{"cut to the bound", 500, `{"error":{"message":"` + long + `"}}`, strings.Repeat("é", bridgeclient.MaxBridgeMessageChars-1) + "…"},
+		{"at the bound", 500, `{"error":{"message":"` + long[:2*bridgeclient.MaxBridgeMessageChars] + `"}}`, long[:2*bridgeclient.MaxBridgeMessageChars]},
+		{"an HTML page", 500, `<html><body>db_password=hunter2</body></html>`, fixed},
+		{"another field", 500, `{"error":{"message":"boom"},"trace":"x"}`, fixed},
+		{"another field in the error", 500, `{"error":{"message":"boom","stack":"x"}}`, fixed},
+		{"a message that is not a string", 500, `{"error":{"message":42}}`, fixed},
+		{"an empty message", 500, `{"error":{"message":" \n"}}`, fixed},
+		{"no message", 500, `{"error":{"code":"internal"}}`, fixed},
+		{"trailing data", 500, `{"error":{"message":"boom"}} {"x":1}`, fixed},
+		{"an array", 500, `[{"error":{"message":"boom"}}]`, fixed},
+		{"a 502 with a Bridge error body", 502, `{"error":{"message":"boom"}}`, "bridge answered 502: bad gateway"},
+		{"a 503 HTML page", 503, `<h1>down</h1>`, "bridge answered 503: service unavailable"},
+	}
+	var c bridgeclient.Client
+	c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := c.Execute(context.Background(), answering(t, tt.status, tt.body), testKey, wire.ExecuteRequest{WorkflowID: "wf"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Message != tt.want || o.Kind != bridgeclient.OutcomeRetryable {
+				t.Fatalf("message %q (%v), want %q", o.Message, o.Kind, tt.want)
+			}
+			if n := utf8.RuneCountInString(o.Message); n > bridgeclient.MaxBridgeMessageChars || !utf8.ValidString(o.Message) {
+				t.Fatalf("message of %d characters, valid UTF-8 %v", n, utf8.ValidString(o.Message))
+			}
+		})
+	}
+	// A sync shows the status alone, whatever the body.
+	if _, err := c.Discover(context.Background(), answering(t, 500, `{"error":{"message":"boom"}}`), testKey); err == nil || err.Error() != fixed {
+		t.Fatalf("Discover: %v", err)
+	}
+}
+
+// TestClientLogsNoURLSecrets: a call that fails at the network level is
+// logged with its host, never with the URL's query or userinfo (Go's
+// url.Error quotes the whole URL, a token in the query included).
+func TestClientLogsNoURLSecrets(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := ln.Addr().String()
+	ln.Close() // nothing listens: the connection is refused
+	url := "http://alice:hunter2@" + host + "/bridge?token=SECRET"
+	var logs bytes.Buffer
+	c := bridgeclient.Client{Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	ctx := context.Background()
+	o, err := c.Execute(ctx, url, testKey, wire.ExecuteRequest{WorkflowID: "wf", RunID: "run_1"})
+	if err != nil || o.Code != bridgeclient.CodeBridgeUnreachable {
+		t.Fatalf("Execute: %+v, %v", o, err)
+	}
+	if _, err := c.Discover(ctx, url, testKey); !errors.Is(err, bridgeclient.ErrUnreachable) {
+		t.Fatalf("Discover: %v", err)
+	}
+	if _, err := c.Health(ctx, url, testKey); !errors.Is(err, bridgeclient.ErrUnreachable) {
+		t.Fatalf("Health: %v", err)
+	}
+	out := logs.String()
+	if n := strings.Count(out, "bridge: call failed"); n != 3 {
+		t.Fatalf("%d failed calls logged, want 3:\n%s", n, out)
+	}
+	for _, secret := range []string{"SECRET", "hunter2", "alice", "token="} {
+		if strings.Contains(out, secret) || strings.Contains(o.Detail, secret) || strings.Contains(o.Message, secret) {
+			t.Errorf("%q in the log or the outcome:\n%s\n%+v", secret, out, o)
+		}
+	}
+	if !strings.Contains(out, host) || !strings.Contains(o.Detail, "http://"+host+"/bridge") {
+		t.Errorf("the host %s is not in the log:\n%s\n%+v", host, out, o)
+	}
+	// A URL that does not parse is the caller's error, without the URL's secrets either.
+	if _, err := c.Execute(ctx, "http://alice:hunter2@"+host+"/%zz?token=SECRET", testKey, wire.ExecuteRequest{WorkflowID: "wf"}); err == nil ||
+		strings.Contains(err.Error(), "SECRET") || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("invalid url: %v", err)
 	}
 }

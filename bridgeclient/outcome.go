@@ -2,15 +2,18 @@ package bridgeclient
 
 import (
 	"bytes"
-	"github.com/heraldhq/herald/bridge/wire"
-
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"strings"
+	"unicode"
 	"unicode/utf8"
+
+	"github.com/heraldhq/herald/bridge/wire"
+	"github.com/heraldhq/herald/egress"
 )
 
 // OutcomeKind says what the engine should do after an execute call.
@@ -79,6 +82,8 @@ const codeReplayed = "replayed"
 //	3xx (redirects are not followed)     Terminal   bridge_rejected
 //	500 with a stepId                    Retryable  step_failed (StepID set)
 //	500 with a stepId over MaxIDChars    Terminal   invalid_step
+//	other 500                            Retryable  bridge_error
+//	  (a 500's Message: the Bridge's own when its body is a Bridge error body)
 //	other 5xx                            Retryable  bridge_error
 //	no answer (network, timeout)         Retryable  bridge_unreachable (HTTPStatus 0)
 //	any answer over MaxAnswerBytes       Terminal   invalid_step (Client.Execute)
@@ -87,8 +92,12 @@ const codeReplayed = "replayed"
 // Code, Message and Detail are empty for Completed and Step. Message is
 // safe to show the tenant: a fixed sentence naming the status at most,
 // never text that came from the network (the URL may reach a service that
-// is not the tenant's, whose answer must not leak). Detail adds what the
-// answer or the failure said, clipped to 1 KiB, for the operator's log.
+// is not the tenant's, whose answer must not leak), with one exception: a
+// 500 whose body is exactly a Bridge error body
+// {"error":{"message":"…"[,"code"][,"stepId"]}} shows the Bridge's own
+// message (cleaned, at most [MaxBridgeMessageChars]), so that a tenant
+// debugging a failed step sees why. Detail adds what the answer or the
+// failure said, clipped to 1 KiB, for the operator's log.
 type Outcome struct {
 	Kind       OutcomeKind
 	Step       *wire.Step
@@ -172,13 +181,81 @@ func outcomeOf(status int, body []byte) Outcome {
 		return o
 	case status == http.StatusInternalServerError && hasInfo && info.StepID != "":
 		o.StepID = info.StepID
-		return fail(OutcomeRetryable, CodeStepFailed)
+		return thrown(fail(OutcomeRetryable, CodeStepFailed), body)
+	case status == http.StatusInternalServerError:
+		return thrown(fail(OutcomeRetryable, CodeBridgeError), body)
 	case status >= 500 && status < 600:
 		return fail(OutcomeRetryable, CodeBridgeError)
 	case status >= 300 && status < 400:
 		return fail(OutcomeTerminal, CodeBridgeRejected)
 	}
 	return fail(OutcomeRetryable, CodeInvalidAnswer)
+}
+
+// MaxBridgeMessageChars bounds, in characters, the Bridge's own message
+// that a tenant sees in a step's and a run's error: long enough for an
+// exception's message, short enough to keep the run's row small.
+const MaxBridgeMessageChars = 500
+
+// thrown gives o, the outcome of a 500, the Bridge's own message when body
+// is a well-formed Bridge error body; o keeps its fixed sentence otherwise.
+func thrown(o Outcome, body []byte) Outcome {
+	if msg, ok := bridgeMessage(body); ok {
+		o.Message = msg
+	}
+	return o
+}
+
+// bridgeMessage returns the message of body when body is a well-formed
+// Bridge error body, exactly {"error":{"message":"…"[,"code":"…"][,"stepId":"…"]}}
+// (one JSON object, no other field, each a string, the message not
+// empty), made fit to show: control characters dropped, invalid UTF-8
+// replaced, cut to MaxBridgeMessageChars characters (the last one "…"
+// when cut). ok is false for any other body (an HTML error page, a
+// proxy's JSON, a message empty once cleaned): the tenant then sees only
+// the status, never text of an arbitrary answer.
+func bridgeMessage(body []byte) (msg string, ok bool) {
+	var b struct {
+		Error *struct {
+			Code    *string `json:"code"`
+			Message *string `json:"message"`
+			StepID  *string `json:"stepId"`
+		} `json:"error"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if dec.Decode(&b) != nil || b.Error == nil || b.Error.Message == nil {
+		return "", false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return "", false // trailing data after the object
+	}
+	msg = showable(*b.Error.Message)
+	return msg, msg != ""
+}
+
+// showable cleans text that came from the network for a tenant's eyes:
+// valid UTF-8, no control characters, no surrounding space, at most
+// MaxBridgeMessageChars characters.
+func showable(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.TrimSpace(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, s))
+	if utf8.RuneCountInString(s) <= MaxBridgeMessageChars {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == MaxBridgeMessageChars-1 {
+			return strings.TrimSpace(s[:i]) + "…"
+		}
+		n++
+	}
+	return s
 }
 
 // answered is the tenant's message for an answer of status: the status and
@@ -207,7 +284,7 @@ func invalidAnswer(o Outcome, why string) Outcome {
 // when none at all came back.
 func unreachable(status int, err error) Outcome {
 	o := Outcome{Kind: OutcomeRetryable, HTTPStatus: status, Code: CodeBridgeUnreachable,
-		Message: "bridge unreachable: no answer", Detail: clip(err.Error())}
+		Message: "bridge unreachable: no answer", Detail: clip(egress.LogText(err))}
 	if status != 0 {
 		o.Message = fmt.Sprintf("bridge unreachable: the answer (status %d) was cut off", status)
 	}

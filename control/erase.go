@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/heraldhq/herald/apierr"
@@ -18,7 +19,8 @@ import (
 // TriggerAccepted of each transaction addressed to it alone (the payload),
 // the subscriber its runs froze at their first turn, the attempts and
 // failures of its deliveries (the address, a provider's reply) and its
-// in-app messages. Its runs stay, with their status and steps. The
+// in-app messages. Its runs stay, with their status and steps; the
+// unfinished ones are cancelled first (cancelRunsOf). The
 // suppressions of its addresses stay in force without the address
 // (eraseSuppressions).
 //
@@ -55,11 +57,47 @@ func (c *Control) EraseSubscriber(ctx context.Context, tenant, externalID string
 	if err != nil {
 		return err
 	}
+	if err := c.cancelRunsOf(ctx, tenant, externalID); err != nil {
+		return fmt.Errorf("erase subscriber: %w", err)
+	}
 	n, err := c.eraseHistory(ctx, tenant, externalID, subject, erasedAt)
 	if err != nil {
 		return fmt.Errorf("erase subscriber: %w", err)
 	}
 	c.logger.Info("subscriber erased", "tenant", tenant, "events_deleted", n, "erase_seq", erasedAt)
+	return nil
+}
+
+// cancelRunsOf cancels the subscriber's unfinished runs, as Cancel does,
+// before their history goes: a run going on would call the Bridge without
+// its subscriber and with an erased payload, and could still send to the
+// person who asked to be forgotten. It runs after SubscriberErased is
+// applied, so that no trigger starts another run for the subscriber; a
+// run that finished meanwhile stays as it ended.
+func (c *Control) cancelRunsOf(ctx context.Context, tenant, externalID string) error {
+	var live []string
+	pg := projections.Page{Limit: 500}
+	for {
+		runs, next, err := c.store.Runs(tenant, projections.RunFilter{SubscriberID: externalID}, pg)
+		if err != nil {
+			return err
+		}
+		for _, run := range runs {
+			if !run.Status.Finished() {
+				live = append(live, run.RunID)
+			}
+		}
+		if next == "" {
+			break
+		}
+		pg.Cursor = next
+	}
+	for _, runID := range live {
+		err := c.cancel(ctx, tenant, runID, events.CancelSubscriberErased)
+		if err != nil && !errors.Is(err, apierr.ErrConflict) { // run_finished: it ended meanwhile
+			return err
+		}
+	}
 	return nil
 }
 

@@ -106,7 +106,12 @@ func (c *Control) Signal(ctx context.Context, tenant, runID string, cmd SignalCo
 //
 // Errors: 404 run_not_found; 409 run_finished.
 func (c *Control) Cancel(ctx context.Context, tenant, runID string) error {
-	if _, err := c.appendToLiveRun(ctx, tenant, runID, events.RunCancelled, events.RunCancelledData{}, nil); err != nil {
+	return c.cancel(ctx, tenant, runID, "")
+}
+
+// cancel is Cancel for reason (see events.RunCancelledData).
+func (c *Control) cancel(ctx context.Context, tenant, runID, reason string) error {
+	if _, err := c.appendToLiveRun(ctx, tenant, runID, events.RunCancelled, events.RunCancelledData{Reason: reason}, nil); err != nil {
 		return err
 	}
 	return c.rt.Cancelled(ctx, tenant, runID)

@@ -552,7 +552,7 @@ func (s *Service) attempt(ctx context.Context, d send, p *plan, t try) (Result, 
 		data.AttemptID = attemptID
 		outcome.Type = events.DeliveryFailed
 		outcome.Data = data
-		log.Warn("delivery: attempt failed", "code", data.Code, "pin", data.Pin, "err", sendErr.Error())
+		log.Warn("delivery: attempt failed", "code", data.Code, "pin", data.Pin, "err", egress.LogText(sendErr))
 	}
 	seq, err := s.record(ctx, outcome)
 	if err != nil {

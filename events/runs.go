@@ -112,8 +112,17 @@ type RunFailedData struct {
 	Message string `json:"message"`
 }
 
-// RunCancelledData ends a run at a tenant's request.
-type RunCancelledData struct{}
+// RunCancelledData ends a run at a tenant's request, or for Reason.
+type RunCancelledData struct {
+	// Reason is why Herald cancelled the run itself (CancelSubscriberErased);
+	// empty when the tenant cancelled it.
+	Reason string `json:"reason,omitempty"`
+}
+
+// CancelSubscriberErased is the RunCancelledData.Reason of a run whose
+// subscriber was erased: going on, it would run without the subscriber
+// and its erased payload.
+const CancelSubscriberErased = "subscriber_erased"
 
 // RunDigestedData ends a run that joined another run's digest window.
 type RunDigestedData struct {

@@ -197,8 +197,14 @@ func (s *State) Apply(ev events.Event) error {
 			s.Status, s.Error, s.WakeAt, s.WaitEvent = Failed, e, nil, ""
 		}
 	case events.RunCancelled:
-		s.Status, s.WakeAt, s.WaitEvent = Cancelled, nil, ""
-		s.Error = &Error{Code: "cancelled", Message: "the run was cancelled"}
+		var d events.RunCancelledData
+		if len(ev.Data) > 0 { // tolerate a cancel recorded without data
+			err = ev.Decode(&d)
+		}
+		if err == nil {
+			s.Status, s.WakeAt, s.WaitEvent = Cancelled, nil, ""
+			s.Error = &Error{Code: "cancelled", Message: cancelledMessage(d.Reason)}
+		}
 	case events.RunDigested:
 		var d events.RunDigestedData
 		if err = ev.Decode(&d); err == nil {
@@ -327,4 +333,16 @@ func (s *State) Clone() *State {
 	c.Steps = append([]Step(nil), s.Steps...)
 	c.Signals = append([]Signal(nil), s.Signals...)
 	return &c
+}
+
+// cancelledMessage is the error message of a run cancelled for reason
+// ("": by the tenant).
+func cancelledMessage(reason string) string {
+	switch reason {
+	case "":
+		return "the run was cancelled"
+	case events.CancelSubscriberErased:
+		return "the run was cancelled: its subscriber was erased"
+	}
+	return "the run was cancelled: " + reason
 }

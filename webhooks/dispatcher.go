@@ -408,7 +408,7 @@ func (d *Dispatcher) send(ctx context.Context, m jetstream.Msg, wm message) {
 	if !ok {
 		outcome = events.WebhookFailed
 		d.log.Info("webhooks: attempt failed", "tenant", wm.Tenant, "webhook", wm.WebhookID, "message", wm.ID,
-			"attempt", n, "status", status, "err", sendErr, "final", final)
+			"attempt", n, "status", status, "err", egress.LogText(sendErr), "final", final)
 	}
 	if _, err := d.cfg.Log.Append(ctx, eventlog.Record{
 		Subject: eventlog.Subject(wm.Tenant, eventlog.AggWebhookAttempts, wm.WebhookID),

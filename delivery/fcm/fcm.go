@@ -41,6 +41,7 @@ import (
 
 	"github.com/heraldhq/herald/bridge/wire"
 	"github.com/heraldhq/herald/delivery/provider"
+	"github.com/heraldhq/herald/egress"
 )
 
 // ChannelKey is the catalog key of the FCM push channel.
@@ -190,7 +191,7 @@ func (p *Provider) accessToken(ctx context.Context) (string, error) {
 			return "", provider.Failf(provider.ErrNotSent, nil, "fcm token endpoint answered %d", re.Response.StatusCode)
 		}
 		// x/oauth2 flattens transport errors into text; keep the context's.
-		p.log.LogAttrs(ctx, slog.LevelWarn, "fcm access token request failed", slog.String("error", err.Error()))
+		p.log.LogAttrs(ctx, slog.LevelWarn, "fcm access token request failed", slog.String("error", egress.LogText(err)))
 		return "", provider.Failf(provider.ErrNotSent, ctx.Err(), "fcm access token request failed")
 	}
 	if tok.AccessToken == "" {

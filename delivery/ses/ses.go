@@ -62,6 +62,7 @@ import (
 	"github.com/heraldhq/herald/bridge/wire"
 	"github.com/heraldhq/herald/delivery/email"
 	"github.com/heraldhq/herald/delivery/provider"
+	"github.com/heraldhq/herald/egress"
 )
 
 // ChannelKey is the catalog entry this package serves.
@@ -160,7 +161,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	})
 	if err != nil {
 		err = classify(err, wrote.Load())
-		p.logger.WarnContext(ctx, "ses send failed", "tenant", m.Tenant, "runId", m.RunID, "stepId", m.StepID, "error", err)
+		p.logger.WarnContext(ctx, "ses send failed", "tenant", m.Tenant, "runId", m.RunID, "stepId", m.StepID, "error", egress.LogText(err))
 		return "", err
 	}
 	return aws.ToString(out.MessageId), nil

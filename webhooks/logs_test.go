@@ -1,0 +1,67 @@
+package webhooks_test
+
+import (
+	"bytes"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/internal/testherald"
+)
+
+// syncBuffer is a log sink safe for the service's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestFailedAttemptLogsNoURLSecrets: an attempt that fails at the network
+// level is logged with the endpoint's host and path, never with its URL's
+// query (Go's error quotes the whole URL).
+func TestFailedAttemptLogsNoURLSecrets(t *testing.T) {
+	var logs syncBuffer
+	h := testherald.Start(t, testherald.Options{Env: map[string]string{"HERALD_WEBHOOK_RETRY_BASE": "100ms"},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	f := newFixture(t, h, "Acme")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := ln.Addr().String()
+	ln.Close() // nothing listens: every attempt is refused
+	// Credentials in the URL are refused at save; a token in the query is not.
+	f.webhook("http://"+host+"/hook?token=SECRET", events.HookDeliverySent)
+	f.inApp("run_1")
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(logs.String(), "webhooks: attempt failed") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no failed attempt logged:\n%s", logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	out := logs.String()
+	for _, secret := range []string{"SECRET", "token="} {
+		if strings.Contains(out, secret) {
+			t.Errorf("%q in the log:\n%s", secret, out)
+		}
+	}
+	if !strings.Contains(out, "http://"+host+"/hook") {
+		t.Errorf("the endpoint's host and path are not in the log:\n%s", out)
+	}
+}
