@@ -98,7 +98,8 @@ func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) error {
 		last, _ = strconv.ParseUint(v, 10, 64)
 	}
 	l, pos, err := s.deps.Feed.Listen(id.Tenant, id.SubscriberID)
-	if errors.Is(err, inboxfeed.ErrTooManyListeners) || errors.Is(err, inboxfeed.ErrTooManyForSubscriber) {
+	if errors.Is(err, inboxfeed.ErrTooManyListeners) || errors.Is(err, inboxfeed.ErrTooManyForTenant) ||
+		errors.Is(err, inboxfeed.ErrTooManyForSubscriber) {
 		w.Header().Set("Retry-After", "5")
 		return errTooManyStreams
 	}

@@ -35,7 +35,9 @@ import (
 // MaxInboxStreamsPerSubscriber bounds the GET /v1/inbox/stream streams
 // one subscriber holds open on one process (tabs and devices); the
 // process holds at most half of HERALD_MAX_CONNS streams, so that streams
-// never take every connection from the API.
+// never take every connection from the API, and the subscribers of one
+// tenant a quarter of those (inboxfeed's default), so that one tenant
+// never takes every stream from the others.
 const MaxInboxStreamsPerSubscriber = 8
 
 // Files under the data directory.
