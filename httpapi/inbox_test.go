@@ -187,6 +187,56 @@ func TestInboxTokens(t *testing.T) {
 	}
 }
 
+// TestInboxTokenRevocation: a subscriber deleted and created again under
+// the same id does not take back its old tokens; POST
+// /v1/subscribers/{id}/inbox-tokens/revoke refuses every token minted
+// before it (and ends their streams at the next heartbeat) and accepts
+// those minted after; it needs the tenant key and an existing subscriber.
+func TestInboxTokenRevocation(t *testing.T) {
+	f := newInboxFixture(t, testherald.Options{InboxHeartbeat: 50 * time.Millisecond}, "ada", "bob")
+	old := f.token("ada")
+	f.call("DELETE", "/v1/subscribers/ada", f.key, nil, http.StatusNoContent)
+	f.call("PUT", "/v1/subscribers/ada", f.key, map[string]any{}, http.StatusCreated)
+	expectCode(t, f.h.Do("GET", "/v1/inbox/counts", old, nil), http.StatusUnauthorized, "unauthorized")
+	expectCode(t, f.h.Do("GET", "/v1/inbox/stream?token="+old, "", nil), http.StatusUnauthorized, "unauthorized")
+
+	first, second, bobs := f.token("ada"), f.token("ada"), f.token("bob")
+	f.call("PUT", "/v1/subscribers/ada", f.key, map[string]any{"locale": "fr"}, http.StatusOK) // an update revokes nothing
+	f.call("GET", "/v1/inbox/counts", first, nil, http.StatusOK)
+	stream := f.openStream(first, "")
+	if stream.Status != http.StatusOK {
+		t.Fatalf("stream: %d", stream.Status)
+	}
+	stream.expectCounts(t, 0, 0)
+
+	f.call("POST", "/v1/subscribers/ada/inbox-tokens/revoke", f.key, nil, http.StatusNoContent)
+	for _, tok := range []string{first, second} {
+		expectCode(t, f.h.Do("GET", "/v1/inbox/counts", tok, nil), http.StatusUnauthorized, "unauthorized")
+		expectCode(t, f.h.Do("POST", "/v1/inbox/read-all", tok, nil), http.StatusUnauthorized, "unauthorized")
+	}
+	// The open stream ends at a heartbeat (the deadline only guards
+	// against a hang).
+	deadline := time.After(10 * time.Second)
+	for ended := false; !ended; {
+		select {
+		case _, ok := <-stream.Events:
+			ended = !ok
+		case <-deadline:
+			t.Fatal("a stream of a revoked token stayed open")
+		}
+	}
+	f.call("GET", "/v1/inbox/counts", bobs, nil, http.StatusOK) // another subscriber's are untouched
+	after := f.token("ada")
+	f.call("GET", "/v1/inbox/counts", after, nil, http.StatusOK)
+	f.call("POST", "/v1/subscribers/ada/inbox-tokens/revoke", f.key, map[string]any{}, http.StatusNoContent)
+	expectCode(t, f.h.Do("GET", "/v1/inbox/counts", after, nil), http.StatusUnauthorized, "unauthorized")
+
+	expectCode(t, f.h.Do("POST", "/v1/subscribers/nobody/inbox-tokens/revoke", f.key, nil), http.StatusNotFound, "subscriber_not_found")
+	expectCode(t, f.h.Do("POST", "/v1/subscribers/ada/inbox-tokens/revoke", f.token("ada"), nil), http.StatusUnauthorized, "unauthorized")
+	expectCode(t, f.h.Do("POST", "/v1/subscribers/ada/inbox-tokens/revoke", f.key, map[string]any{"x": 1}), http.StatusUnprocessableEntity, "validation_failed")
+	expectCode(t, f.h.Do("POST", "/v1/subscribers/"+strings.Repeat("x", 300)+"/inbox-tokens/revoke", f.key, nil), http.StatusUnprocessableEntity, "validation_failed")
+}
+
 // expectCode fails unless r answered status with the error code.
 func expectCode(t *testing.T, r testherald.Response, status int, code string) {
 	t.Helper()
