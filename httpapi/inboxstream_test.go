@@ -313,11 +313,11 @@ func TestInboxStreamOutlivesServerTimeouts(t *testing.T) {
 }
 
 // TestInboxStreamsShareThePoolAmongTenants: the subscribers of one tenant
-// hold at most a quarter of a process's streams (here 10 of 40, with
-// HERALD_MAX_CONNS=80); beyond it their streams are 429
+// hold at most half of a process's streams (here 10 of 20, with
+// HERALD_MAX_CONNS=40); beyond it their streams are 429
 // too_many_streams, while another tenant's subscriber still opens one.
 func TestInboxStreamsShareThePoolAmongTenants(t *testing.T) {
-	f := newInboxFixture(t, testherald.Options{Env: map[string]string{"HERALD_MAX_CONNS": "80"}}, "ada", "bob")
+	f := newInboxFixture(t, testherald.Options{Env: map[string]string{"HERALD_MAX_CONNS": "40"}}, "ada", "bob")
 	ada, bob := f.token("ada"), f.token("bob")
 	for i := range 10 {
 		tok := ada

@@ -19,8 +19,8 @@ type Options struct {
 	MaxPerSubscriber int
 	// MaxPerTenant bounds the listeners of all the subscribers of one
 	// tenant, so that one tenant's audience cannot take every place of
-	// the process from the others. Zero: a quarter of MaxListeners, at
-	// least MaxPerSubscriber.
+	// the process from the others. Zero: half of MaxListeners, at least
+	// MaxPerSubscriber.
 	MaxPerTenant int
 	// Buffer is how many changes may wait for one listener before it is
 	// dropped. Zero: 16.
@@ -37,7 +37,7 @@ func (o *Options) setDefaults() {
 		o.MaxPerSubscriber = 8
 	}
 	if o.MaxPerTenant == 0 {
-		o.MaxPerTenant = max(o.MaxListeners/4, o.MaxPerSubscriber)
+		o.MaxPerTenant = max(o.MaxListeners/2, o.MaxPerSubscriber)
 	}
 	if o.Buffer == 0 {
 		o.Buffer = 16

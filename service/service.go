@@ -36,7 +36,7 @@ import (
 // one subscriber holds open on one process (tabs and devices); the
 // process holds at most half of HERALD_MAX_CONNS streams, so that streams
 // never take every connection from the API, and the subscribers of one
-// tenant a quarter of those (inboxfeed's default), so that one tenant
+// tenant half of those (inboxfeed's default), so that one tenant
 // never takes every stream from the others.
 const MaxInboxStreamsPerSubscriber = 8
 
