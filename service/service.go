@@ -29,7 +29,6 @@ import (
 	"github.com/heraldhq/herald/secrets"
 	"github.com/heraldhq/herald/webhooks"
 	"github.com/nats-io/nats.go"
-	"golang.org/x/net/netutil"
 )
 
 // MaxInboxStreamsPerSubscriber bounds the GET /v1/inbox/stream streams
@@ -248,7 +247,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 	s.http.RegisterOnShutdown(api.StopStreams)
 	s.sampleMetrics()
 	s.goRun("http", func() error {
-		if err := s.http.Serve(netutil.LimitListener(s.listener, orDefault(cfg.MaxConns, 4096))); !errors.Is(err, http.ErrServerClosed) {
+		if err := serveLimited(s.http, s.listener, orDefault(cfg.MaxConns, 4096)); !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}
 		return nil
@@ -256,7 +255,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 	if s.internalListener != nil {
 		s.internalHTTP = s.newHTTPServer(api.InternalHandler())
 		s.goRun("internal http", func() error {
-			if err := s.internalHTTP.Serve(netutil.LimitListener(s.internalListener, orDefault(cfg.MaxConns, 4096))); !errors.Is(err, http.ErrServerClosed) {
+			if err := serveLimited(s.internalHTTP, s.internalListener, orDefault(cfg.MaxConns, 4096)); !errors.Is(err, http.ErrServerClosed) {
 				return err
 			}
 			return nil
