@@ -1,11 +1,14 @@
 package httpapi_test
 
 import (
+	"bytes"
+	"encoding/base64"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/embedded"
 	"github.com/heraldhq/herald/internal/testherald"
 )
 
@@ -235,6 +238,46 @@ func TestInboxTokenRevocation(t *testing.T) {
 	expectCode(t, f.h.Do("POST", "/v1/subscribers/ada/inbox-tokens/revoke", f.token("ada"), nil), http.StatusUnauthorized, "unauthorized")
 	expectCode(t, f.h.Do("POST", "/v1/subscribers/ada/inbox-tokens/revoke", f.key, map[string]any{"x": 1}), http.StatusUnprocessableEntity, "validation_failed")
 	expectCode(t, f.h.Do("POST", "/v1/subscribers/"+strings.Repeat("x", 300)+"/inbox-tokens/revoke", f.key, nil), http.StatusUnprocessableEntity, "validation_failed")
+}
+
+// TestInboxTokenRevocationHoldsOnEveryProcess: a revocation made through
+// one process is held by another process of the same log once its
+// projections applied it (the deadline only guards against a hang).
+func TestInboxTokenRevocationHoldsOnEveryProcess(t *testing.T) {
+	srv, err := embedded.Start(embedded.Config{StoreDir: t.TempDir(), Listen: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	env := map[string]string{"HERALD_NATS_URL": srv.ClientURL(),
+		"HERALD_MASTER_KEY": base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))}
+	a := testherald.Start(t, testherald.Options{Env: env})
+	b := testherald.Start(t, testherald.Options{Env: env})
+	_, key := a.Tenant("Acme")
+	if r := a.Do("PUT", "/v1/subscribers/ada", key, map[string]any{}); r.Status != http.StatusCreated {
+		t.Fatalf("subscriber: %d %s", r.Status, r.Body)
+	}
+	var tok struct{ Token string }
+	a.Do("POST", "/v1/subscribers/ada/inbox-tokens", key, nil).JSON(t, &tok)
+	until := func(want int) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			r := b.Do("GET", "/v1/inbox/counts", tok.Token, nil)
+			if r.Status == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the other process answers %d %s, want %d", r.Status, r.Body, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	until(http.StatusOK)
+	if r := a.Do("POST", "/v1/subscribers/ada/inbox-tokens/revoke", key, nil); r.Status != http.StatusNoContent {
+		t.Fatalf("revoke: %d %s", r.Status, r.Body)
+	}
+	until(http.StatusUnauthorized)
 }
 
 // expectCode fails unless r answered status with the error code.
