@@ -38,6 +38,10 @@ type inboxClaims struct {
 	Subscriber string `json:"s"`
 	// Expires is the end of the token's life, in Unix milliseconds.
 	Expires int64 `json:"e"`
+	// Epoch is the subscriber's token epoch when the token was minted
+	// (projections.Subscriber.TokenEpoch): the token is accepted only
+	// while it is still the subscriber's.
+	Epoch uint64 `json:"p,omitempty"`
 }
 
 // InboxToken is a minted inbox token and the instant it stops being
@@ -53,6 +57,10 @@ type InboxIdentity struct {
 	Tenant       string
 	SubscriberID string
 	ExpiresAt    time.Time
+	// TokenEpoch is the subscriber's token epoch the token was minted in:
+	// a holder of the identity (an open stream) ends once the
+	// subscriber's epoch moves on.
+	TokenEpoch uint64
 }
 
 // SetInboxTokenTTL sets how long the inbox tokens minted from now on are
@@ -70,7 +78,8 @@ func (c *Control) MintInboxToken(ctx context.Context, tenant, externalID string)
 	if _, err := c.settle(ctx, eventlog.Subject(tenant, eventlog.AggSubscriber, externalID)); err != nil {
 		return InboxToken{}, err
 	}
-	if _, err := c.store.Subscriber(tenant, externalID); err != nil {
+	sub, err := c.store.Subscriber(tenant, externalID)
+	if err != nil {
 		return InboxToken{}, subscriberErr(err, externalID)
 	}
 	ttl := c.inboxTTL
@@ -79,7 +88,7 @@ func (c *Control) MintInboxToken(ctx context.Context, tenant, externalID string)
 	}
 	exp := time.Now().Add(ttl).Truncate(time.Millisecond)
 	tok, err := c.keys.SealClaims(InboxTokenPrefix, inboxTokenPurpose,
-		inboxClaims{Tenant: tenant, Subscriber: externalID, Expires: exp.UnixMilli()})
+		inboxClaims{Tenant: tenant, Subscriber: externalID, Expires: exp.UnixMilli(), Epoch: sub.TokenEpoch})
 	if err != nil {
 		return InboxToken{}, err
 	}
@@ -89,7 +98,9 @@ func (c *Control) MintInboxToken(ctx context.Context, tenant, externalID string)
 // AuthenticateInbox returns the subscriber an inbox token names, or
 // apierr.ErrUnauthenticated: a token that is not an inbox token (an API
 // key included), altered, sealed by a key the keyring no longer holds,
-// expired, or naming a subscriber that no longer exists.
+// expired, naming a subscriber that no longer exists, or minted before
+// the subscriber's token epoch began (its tokens were revoked, or it was
+// deleted and created again).
 func (c *Control) AuthenticateInbox(raw string) (InboxIdentity, error) {
 	if len(raw) > MaxInboxTokenChars || !strings.HasPrefix(raw, InboxTokenPrefix) {
 		return InboxIdentity{}, apierr.ErrUnauthenticated
@@ -102,12 +113,42 @@ func (c *Control) AuthenticateInbox(raw string) (InboxIdentity, error) {
 	if !time.Now().Before(exp) || !ValidTenantID(cl.Tenant) || !ValidExternalID(cl.Subscriber) {
 		return InboxIdentity{}, apierr.ErrUnauthenticated
 	}
-	if _, err := c.store.Subscriber(cl.Tenant, cl.Subscriber); errors.Is(err, projections.ErrNotFound) {
+	switch sub, err := c.store.Subscriber(cl.Tenant, cl.Subscriber); {
+	case errors.Is(err, projections.ErrNotFound):
 		return InboxIdentity{}, apierr.ErrUnauthenticated
-	} else if err != nil {
+	case err != nil:
 		return InboxIdentity{}, err
+	case sub.TokenEpoch != cl.Epoch:
+		return InboxIdentity{}, apierr.ErrUnauthenticated
 	}
-	return InboxIdentity{Tenant: cl.Tenant, SubscriberID: cl.Subscriber, ExpiresAt: exp.UTC()}, nil
+	return InboxIdentity{Tenant: cl.Tenant, SubscriberID: cl.Subscriber, ExpiresAt: exp.UTC(), TokenEpoch: cl.Epoch}, nil
+}
+
+// RevokeInboxTokens makes every inbox token minted so far for a
+// subscriber useless at once (its open streams end at their next
+// heartbeat); tokens minted afterwards are accepted. The revocation is an
+// event on the subscriber's subject, so every process and every rebuild
+// of the projections holds it. Errors: apierr.ErrNotFound
+// (subscriber_not_found), *apierr.ValidationError.
+func (c *Control) RevokeInboxTokens(ctx context.Context, tenant, externalID string) error {
+	var p apierr.Problems
+	checkExternalID(&p, "externalId", externalID)
+	if err := p.Err(); err != nil {
+		return err
+	}
+	subject := eventlog.Subject(tenant, eventlog.AggSubscriber, externalID)
+	return retry(ctx, func() error {
+		seq, err := c.settle(ctx, subject)
+		if err != nil {
+			return err
+		}
+		if _, err := c.store.Subscriber(tenant, externalID); err != nil {
+			return subscriberErr(err, externalID)
+		}
+		_, err = c.commit(ctx, eventlog.Record{Subject: subject, Type: events.InboxTokensRevoked, Tenant: tenant,
+			Data: events.InboxTokensRevokedData{SubscriberID: externalID}, Expect: true, ExpectSeq: seq})
+		return err
+	})
 }
 
 // ParseInboxFilter reads a ?filter= value: empty is InboxAll.

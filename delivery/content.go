@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/mail"
+	"net/url"
 	"slices"
 
 	"github.com/heraldhq/herald/apierr"
@@ -160,9 +161,20 @@ func checkContentField(p *apierr.Problems, field string, f contentField, raw jso
 			var s string
 			if v, ok := a[name]; !ok || json.Unmarshal(v, &s) != nil || s == "" {
 				p.Add(field+"."+name, "is required: a non-empty string")
+			} else if name == "url" && !webURL(s) {
+				p.Add(field+"."+name, "must be an absolute http or https URL")
 			}
 		}
 	}
+}
+
+// webURL reports whether s is an absolute http(s) URL with a host. An
+// action's URL is shown as a link in a subscriber's browser: any other
+// scheme (javascript:, data:, a relative path the page would resolve) is
+// refused when the message is sent, not stored for every inbox to serve.
+func webURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.Opaque == ""
 }
 
 func invalidContent(p apierr.Problems) error {

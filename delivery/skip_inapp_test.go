@@ -3,6 +3,7 @@ package delivery_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -103,6 +104,20 @@ func TestInAppSend(t *testing.T) {
 	expectError(t, f.deliver(bad), http.StatusUnprocessableEntity, "invalid_content")
 	if rows := f.deliveries("run_ia"); len(rows) != 1 {
 		t.Fatalf("invalid content recorded %+v", rows)
+	}
+	// An action that is not an http(s) link is refused the same way, and
+	// nothing reaches the inbox to be served.
+	for i, u := range []string{"javascript:alert(document.cookie)", "JavaScript:alert(1)", "data:text/html,<script>x</script>", "/relative"} {
+		bad := sendStep("run_ia", fmt.Sprintf("js%d", i))
+		bad["channel"] = "in_app"
+		bad["content"] = map[string]any{"body": "b", "primaryAction": map[string]any{"label": "Open", "url": u}}
+		expectError(t, f.deliver(bad), http.StatusUnprocessableEntity, "invalid_content")
+	}
+	if rows := f.deliveries("run_ia"); len(rows) != 1 {
+		t.Fatalf("invalid action recorded %+v", rows)
+	}
+	if evs, err := f.h.Log().History(context.Background(), eventlog.Subject(f.tenant, eventlog.AggInbox, "ada"), 0); err != nil || len(evs) != 1 {
+		t.Fatalf("inbox events after refused actions: %d, %v", len(evs), err)
 	}
 }
 

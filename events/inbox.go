@@ -46,3 +46,13 @@ type InboxMessagesMarkedData struct {
 	Mark         string   `json:"mark"`
 	MessageIDs   []string `json:"messageIds"`
 }
+
+// InboxTokensRevoked: the tenant revoked every inbox token minted so far
+// for a subscriber, on the subscriber's subject (aggregate subscriber).
+// Tokens minted after it are accepted.
+const InboxTokensRevoked = "InboxTokensRevoked"
+
+// InboxTokensRevokedData is the payload of InboxTokensRevoked.
+type InboxTokensRevokedData struct {
+	SubscriberID string `json:"subscriberId"`
+}

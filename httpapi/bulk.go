@@ -216,17 +216,28 @@ type bulkSubscriberResult struct {
 }
 
 // itemID returns the subscriberId an item that did not decode names, or
-// nil.
+// nil (see echoID).
 func itemID(raw json.RawMessage) *string {
 	var v struct {
 		SubscriberID any `json:"subscriberId"`
 	}
 	if json.Unmarshal(raw, &v) == nil {
 		if s, ok := v.SubscriberID.(string); ok {
-			return &s
+			return echoID(s)
 		}
 	}
 	return nil
+}
+
+// echoID returns the subscriberId an item's result repeats: a valid id,
+// bounded, or nil. An invalid one (any length, any bytes) is not echoed,
+// as the single routes quote no id they refuse: the item's place in the
+// results names it.
+func echoID(id string) *string {
+	if !control.ValidExternalID(id) {
+		return nil
+	}
+	return &id
 }
 
 // decodeSubscriberItem decodes one item of POST /v1/subscribers/bulk as
@@ -270,7 +281,7 @@ func (s *Server) bulkSubscribers(w http.ResponseWriter, r *http.Request) error {
 			out[i].Status, out[i].Error = s.itemError(r, err)
 			continue
 		}
-		out[i].SubscriberID = &it.SubscriberID
+		out[i].SubscriberID = echoID(it.SubscriberID)
 		items = append(items, control.BulkSubscriber{ExternalID: it.SubscriberID, Topics: it.Topics,
 			Input: control.SubscriberInput{Contacts: it.Contacts, Locale: it.Locale, Attributes: it.Attributes}})
 		index = append(index, i)

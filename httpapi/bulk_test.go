@@ -114,9 +114,9 @@ func TestBulkSubscribers(t *testing.T) {
 	}
 	ids := []string{"a", "b", "c", "bad", "typo", "", "a", "d", "", "e"}
 	for i, r := range res {
-		if i == 5 {
+		if i == 5 || i == 8 {
 			if r.SubscriberID != nil {
-				t.Errorf("item 5 (not an object) names %q", *r.SubscriberID)
+				t.Errorf("item %d (not an object, an invalid id) names %q", i, *r.SubscriberID)
 			}
 			continue
 		}
@@ -228,6 +228,31 @@ func TestBulkSubscribers(t *testing.T) {
 	}
 	if sum, _ := rebuilt.Checksum(); sum != live {
 		t.Fatalf("rebuilt %s, live %s", sum, live)
+	}
+}
+
+// TestBulkSubscribersDoNotEchoInvalidIDs: an item whose subscriberId is
+// invalid (too long, or not printable) is answered without it, as the
+// single routes quote no id they refuse; a valid id is still repeated.
+func TestBulkSubscribersDoNotEchoInvalidIDs(t *testing.T) {
+	h := testherald.Start(t, testherald.Options{})
+	_, key := h.Tenant("Acme")
+	long := "L" + strings.Repeat("o", 5000) + "ng"
+	body := `{"subscribers":[{"subscriberId":"` + long + `","contacts":{}},` +
+		`{"subscriberId":"` + long + `","contact":{}},` +
+		`{"subscriberId":"tab\there"},{"subscriberId":"ok"}]}`
+	answer := h.Do("POST", "/v1/subscribers/bulk", key, body)
+	res := bulkResults(t, answer, 4)
+	for i, r := range res[:3] {
+		if r.Status != 422 || r.SubscriberID != nil {
+			t.Errorf("item %d: status %d, subscriberId %v; want 422 and none", i, r.Status, r.SubscriberID)
+		}
+	}
+	if bytes.Contains(answer.Body, []byte("Loooo")) || bytes.Contains(answer.Body, []byte("tab\\there")) {
+		t.Errorf("the answer repeats an invalid id: %.300s", answer.Body)
+	}
+	if r := res[3]; r.Status != 201 || r.SubscriberID == nil || *r.SubscriberID != "ok" {
+		t.Errorf("valid item: %+v", r)
 	}
 }
 

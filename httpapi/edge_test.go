@@ -156,6 +156,7 @@ func TestEveryIDSlotRefusesTenKilobytes(t *testing.T) {
 	inbox := "raw:Bearer " + tok.Token
 	cases = append(cases,
 		edgeCase{"/v1/subscribers/{externalId}/inbox-tokens", "POST", "/v1/subscribers/" + esc + "/inbox-tokens", "tenant", nil, nil, inv},
+		edgeCase{"/v1/subscribers/{externalId}/inbox-tokens/revoke", "POST", "/v1/subscribers/" + esc + "/inbox-tokens/revoke", "tenant", nil, nil, inv},
 		edgeCase{"/v1/subscribers/{externalId}/inbox", "GET", "/v1/subscribers/" + esc + "/inbox", "tenant", nil, nil, inv},
 		edgeCase{"/v1/inbox/counts", "GET", "/v1/inbox/counts", "raw:Bearer hit_" + huge, nil, nil, []int{401}},
 		edgeCase{"/v1/inbox/stream", "GET", "/v1/inbox/stream?token=" + q, "", nil, nil, []int{401}},

@@ -126,6 +126,23 @@ func (s *Server) mintInboxToken(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// revokeInboxTokens is POST
+// /v1/subscribers/{externalId}/inbox-tokens/revoke.
+func (s *Server) revokeInboxTokens(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathVar(r, "externalId")
+	if err != nil {
+		return err
+	}
+	if err := decode(w, r, &struct{}{}); err != nil {
+		return err
+	}
+	if err := s.deps.Control.RevokeInboxTokens(r.Context(), tenantOf(r.Context()), id); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
 // listInbox answers a list of one subscriber's inbox under ?filter=.
 func (s *Server) listInbox(w http.ResponseWriter, r *http.Request, tenant, subscriberID string) error {
 	p, err := page(r)

@@ -1,11 +1,14 @@
 package httpapi_test
 
 import (
+	"bytes"
+	"encoding/base64"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/embedded"
 	"github.com/heraldhq/herald/internal/testherald"
 )
 
@@ -185,6 +188,96 @@ func TestInboxTokens(t *testing.T) {
 	if msgs := f.list(f.token("ada"), "all"); len(msgs) != 0 {
 		t.Fatalf("the erased inbox is still listed: %+v", msgs)
 	}
+}
+
+// TestInboxTokenRevocation: a subscriber deleted and created again under
+// the same id does not take back its old tokens; POST
+// /v1/subscribers/{id}/inbox-tokens/revoke refuses every token minted
+// before it (and ends their streams at the next heartbeat) and accepts
+// those minted after; it needs the tenant key and an existing subscriber.
+func TestInboxTokenRevocation(t *testing.T) {
+	f := newInboxFixture(t, testherald.Options{InboxHeartbeat: 50 * time.Millisecond}, "ada", "bob")
+	old := f.token("ada")
+	f.call("DELETE", "/v1/subscribers/ada", f.key, nil, http.StatusNoContent)
+	f.call("PUT", "/v1/subscribers/ada", f.key, map[string]any{}, http.StatusCreated)
+	expectCode(t, f.h.Do("GET", "/v1/inbox/counts", old, nil), http.StatusUnauthorized, "unauthorized")
+	expectCode(t, f.h.Do("GET", "/v1/inbox/stream?token="+old, "", nil), http.StatusUnauthorized, "unauthorized")
+
+	first, second, bobs := f.token("ada"), f.token("ada"), f.token("bob")
+	f.call("PUT", "/v1/subscribers/ada", f.key, map[string]any{"locale": "fr"}, http.StatusOK) // an update revokes nothing
+	f.call("GET", "/v1/inbox/counts", first, nil, http.StatusOK)
+	stream := f.openStream(first, "")
+	if stream.Status != http.StatusOK {
+		t.Fatalf("stream: %d", stream.Status)
+	}
+	stream.expectCounts(t, 0, 0)
+
+	f.call("POST", "/v1/subscribers/ada/inbox-tokens/revoke", f.key, nil, http.StatusNoContent)
+	for _, tok := range []string{first, second} {
+		expectCode(t, f.h.Do("GET", "/v1/inbox/counts", tok, nil), http.StatusUnauthorized, "unauthorized")
+		expectCode(t, f.h.Do("POST", "/v1/inbox/read-all", tok, nil), http.StatusUnauthorized, "unauthorized")
+	}
+	// The open stream ends at a heartbeat (the deadline only guards
+	// against a hang).
+	deadline := time.After(10 * time.Second)
+	for ended := false; !ended; {
+		select {
+		case _, ok := <-stream.Events:
+			ended = !ok
+		case <-deadline:
+			t.Fatal("a stream of a revoked token stayed open")
+		}
+	}
+	f.call("GET", "/v1/inbox/counts", bobs, nil, http.StatusOK) // another subscriber's are untouched
+	after := f.token("ada")
+	f.call("GET", "/v1/inbox/counts", after, nil, http.StatusOK)
+	f.call("POST", "/v1/subscribers/ada/inbox-tokens/revoke", f.key, map[string]any{}, http.StatusNoContent)
+	expectCode(t, f.h.Do("GET", "/v1/inbox/counts", after, nil), http.StatusUnauthorized, "unauthorized")
+
+	expectCode(t, f.h.Do("POST", "/v1/subscribers/nobody/inbox-tokens/revoke", f.key, nil), http.StatusNotFound, "subscriber_not_found")
+	expectCode(t, f.h.Do("POST", "/v1/subscribers/ada/inbox-tokens/revoke", f.token("ada"), nil), http.StatusUnauthorized, "unauthorized")
+	expectCode(t, f.h.Do("POST", "/v1/subscribers/ada/inbox-tokens/revoke", f.key, map[string]any{"x": 1}), http.StatusUnprocessableEntity, "validation_failed")
+	expectCode(t, f.h.Do("POST", "/v1/subscribers/"+strings.Repeat("x", 300)+"/inbox-tokens/revoke", f.key, nil), http.StatusUnprocessableEntity, "validation_failed")
+}
+
+// TestInboxTokenRevocationHoldsOnEveryProcess: a revocation made through
+// one process is held by another process of the same log once its
+// projections applied it (the deadline only guards against a hang).
+func TestInboxTokenRevocationHoldsOnEveryProcess(t *testing.T) {
+	srv, err := embedded.Start(embedded.Config{StoreDir: t.TempDir(), Listen: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	env := map[string]string{"HERALD_NATS_URL": srv.ClientURL(),
+		"HERALD_MASTER_KEY": base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))}
+	a := testherald.Start(t, testherald.Options{Env: env})
+	b := testherald.Start(t, testherald.Options{Env: env})
+	_, key := a.Tenant("Acme")
+	if r := a.Do("PUT", "/v1/subscribers/ada", key, map[string]any{}); r.Status != http.StatusCreated {
+		t.Fatalf("subscriber: %d %s", r.Status, r.Body)
+	}
+	var tok struct{ Token string }
+	a.Do("POST", "/v1/subscribers/ada/inbox-tokens", key, nil).JSON(t, &tok)
+	until := func(want int) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			r := b.Do("GET", "/v1/inbox/counts", tok.Token, nil)
+			if r.Status == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the other process answers %d %s, want %d", r.Status, r.Body, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	until(http.StatusOK)
+	if r := a.Do("POST", "/v1/subscribers/ada/inbox-tokens/revoke", key, nil); r.Status != http.StatusNoContent {
+		t.Fatalf("revoke: %d %s", r.Status, r.Body)
+	}
+	until(http.StatusUnauthorized)
 }
 
 // expectCode fails unless r answered status with the error code.

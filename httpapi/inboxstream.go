@@ -85,7 +85,8 @@ func (s *sseWriter) flush() error {
 // or, for a new client, after it connected; `counts` after every change,
 // and once at the start. A comment line every heartbeat keeps proxies from
 // closing an idle stream. The stream ends when the client goes, when its
-// token expires or its subscriber is deleted (noticed at a heartbeat),
+// token expires, its subscriber is deleted or its tokens revoked (noticed
+// at a heartbeat),
 // when it falls too far behind (the client reconnects and resumes), and
 // when the server shuts down.
 func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) error {
@@ -98,7 +99,8 @@ func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) error {
 		last, _ = strconv.ParseUint(v, 10, 64)
 	}
 	l, pos, err := s.deps.Feed.Listen(id.Tenant, id.SubscriberID)
-	if errors.Is(err, inboxfeed.ErrTooManyListeners) || errors.Is(err, inboxfeed.ErrTooManyForSubscriber) {
+	if errors.Is(err, inboxfeed.ErrTooManyListeners) || errors.Is(err, inboxfeed.ErrTooManyForTenant) ||
+		errors.Is(err, inboxfeed.ErrTooManyForSubscriber) {
 		w.Header().Set("Retry-After", "5")
 		return errTooManyStreams
 	}
@@ -168,8 +170,8 @@ func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) error {
 			if !time.Now().Before(id.ExpiresAt) {
 				return nil
 			}
-			if _, err := s.deps.Store.Subscriber(id.Tenant, id.SubscriberID); err != nil {
-				return nil
+			if sub, err := s.deps.Store.Subscriber(id.Tenant, id.SubscriberID); err != nil || sub.TokenEpoch != id.TokenEpoch {
+				return nil // deleted, or its tokens revoked
 			}
 			out.raw(": keep-alive\n\n")
 		case c, ok := <-l.C:

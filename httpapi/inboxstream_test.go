@@ -311,3 +311,38 @@ func TestInboxStreamOutlivesServerTimeouts(t *testing.T) {
 	f.trigger("ada", "still here")
 	c.expectMessage(t, "still here")
 }
+
+// TestInboxStreamsShareThePoolAmongTenants: the subscribers of one tenant
+// hold at most half of a process's streams (here 10 of 20, with
+// HERALD_MAX_CONNS=40); beyond it their streams are 429
+// too_many_streams, while another tenant's subscriber still opens one.
+func TestInboxStreamsShareThePoolAmongTenants(t *testing.T) {
+	f := newInboxFixture(t, testherald.Options{Env: map[string]string{"HERALD_MAX_CONNS": "40"}}, "ada", "bob")
+	ada, bob := f.token("ada"), f.token("bob")
+	for i := range 10 {
+		tok := ada
+		if i >= 8 { // a subscriber holds 8 at most
+			tok = bob
+		}
+		c := f.openStream(tok, "")
+		if c.Status != http.StatusOK {
+			t.Fatalf("stream %d of the tenant answered %d", i+1, c.Status)
+		}
+		c.expectCounts(t, 0, 0)
+	}
+	r := f.h.Do("GET", "/v1/inbox/stream", bob, nil)
+	expectCode(t, r, http.StatusTooManyRequests, "too_many_streams")
+	if r.Header.Get("Retry-After") == "" {
+		t.Fatal("no Retry-After")
+	}
+
+	_, key := f.h.Tenant("Other Co")
+	f.call("PUT", "/v1/subscribers/cy", key, map[string]any{}, http.StatusCreated)
+	var tok struct{ Token string }
+	f.call("POST", "/v1/subscribers/cy/inbox-tokens", key, nil, http.StatusCreated).JSON(t, &tok)
+	c := f.openStream(tok.Token, "")
+	if c.Status != http.StatusOK {
+		t.Fatalf("another tenant's stream answered %d", c.Status)
+	}
+	c.expectCounts(t, 0, 0)
+}

@@ -249,6 +249,7 @@ func (s *Server) routes() []route {
 		{"POST", "/v1/webhooks/{webhookId}/rotate-secret", authTenant, s.rotateWebhookSecret},
 		{"GET", "/v1/webhooks/{webhookId}/attempts", authTenant, s.listWebhookAttempts},
 		{"POST", "/v1/subscribers/{externalId}/inbox-tokens", authTenant, s.mintInboxToken},
+		{"POST", "/v1/subscribers/{externalId}/inbox-tokens/revoke", authTenant, s.revokeInboxTokens},
 		{"GET", "/v1/subscribers/{externalId}/inbox", authTenant, s.subscriberInbox},
 		{"GET", "/v1/inbox/messages", authInbox, s.inboxMessages},
 		{"GET", "/v1/inbox/counts", authInbox, s.inboxCounts},

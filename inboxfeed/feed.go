@@ -17,6 +17,11 @@ type Options struct {
 	// MaxPerSubscriber bounds the listeners of one subscriber (its open
 	// tabs and devices). Zero: 8.
 	MaxPerSubscriber int
+	// MaxPerTenant bounds the listeners of all the subscribers of one
+	// tenant, so that one tenant's audience cannot take every place of
+	// the process from the others. Zero: half of MaxListeners, at least
+	// MaxPerSubscriber.
+	MaxPerTenant int
 	// Buffer is how many changes may wait for one listener before it is
 	// dropped. Zero: 16.
 	Buffer int
@@ -30,6 +35,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.MaxPerSubscriber == 0 {
 		o.MaxPerSubscriber = 8
+	}
+	if o.MaxPerTenant == 0 {
+		o.MaxPerTenant = max(o.MaxListeners/2, o.MaxPerSubscriber)
 	}
 	if o.Buffer == 0 {
 		o.Buffer = 16
@@ -66,6 +74,7 @@ type Feed struct {
 	pos       uint64 // the last sequence dispatched (or the start)
 	listeners map[subscriber]map[*Listener]struct{}
 	count     int
+	perTenant map[string]int // listeners by tenant; a tenant with none is absent
 	stopped   bool
 
 	cancel context.CancelFunc
@@ -89,7 +98,7 @@ func Start(ctx context.Context, log *eventlog.Log, opts Options) (*Feed, error) 
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	f := &Feed{log: log, opts: opts, pos: pos, listeners: map[subscriber]map[*Listener]struct{}{},
-		cancel: cancel, done: make(chan struct{})}
+		perTenant: map[string]int{}, cancel: cancel, done: make(chan struct{})}
 	go f.run(runCtx, tail)
 	return f, nil
 }
@@ -190,7 +199,8 @@ func (f *Feed) dispatch(ev eventlog.Event) {
 // Listen registers a listener of one subscriber's inbox and returns it
 // with the feed's position: every change after that sequence is sent on
 // the listener's channel. Close it when done.
-// Errors: ErrTooManyListeners, ErrTooManyForSubscriber, ErrStopped.
+// Errors: ErrTooManyListeners, ErrTooManyForTenant,
+// ErrTooManyForSubscriber, ErrStopped.
 func (f *Feed) Listen(tenant, subscriberID string) (*Listener, uint64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -199,6 +209,9 @@ func (f *Feed) Listen(tenant, subscriberID string) (*Listener, uint64, error) {
 	}
 	if f.count >= f.opts.MaxListeners {
 		return nil, 0, ErrTooManyListeners
+	}
+	if f.perTenant[tenant] >= f.opts.MaxPerTenant {
+		return nil, 0, ErrTooManyForTenant
 	}
 	k := subscriber{tenant, subscriberID}
 	ls := f.listeners[k]
@@ -213,6 +226,7 @@ func (f *Feed) Listen(tenant, subscriberID string) (*Listener, uint64, error) {
 	l.C = l.ch
 	ls[l] = struct{}{}
 	f.count++
+	f.perTenant[tenant]++
 	return l, f.pos, nil
 }
 
@@ -257,4 +271,7 @@ func (l *Listener) closeLocked() {
 		delete(l.f.listeners, l.key)
 	}
 	l.f.count--
+	if l.f.perTenant[l.key.tenant]--; l.f.perTenant[l.key.tenant] == 0 {
+		delete(l.f.perTenant, l.key.tenant)
+	}
 }

@@ -3,6 +3,7 @@ package inboxfeed_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -82,7 +83,7 @@ func TestFeedDispatchesPerSubscriber(t *testing.T) {
 // dropped without holding up the others; Stop closes every listener.
 func TestFeedBounds(t *testing.T) {
 	log := testnats.Log(t)
-	f, err := inboxfeed.Start(context.Background(), log, inboxfeed.Options{MaxListeners: 3, MaxPerSubscriber: 2, Buffer: 2})
+	f, err := inboxfeed.Start(context.Background(), log, inboxfeed.Options{MaxListeners: 3, MaxPerSubscriber: 2, MaxPerTenant: 3, Buffer: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,5 +126,53 @@ func TestFeedBounds(t *testing.T) {
 	fast.Close() // after Stop: harmless
 	if _, _, err := f.Listen("ten_1", "dee"); !errors.Is(err, inboxfeed.ErrStopped) {
 		t.Fatalf("listen after stop: %v", err)
+	}
+}
+
+// TestFeedSharesThePoolAmongTenants: the subscribers of one tenant hold
+// at most half of the process's listeners (by default), however
+// many subscribers it has, so another tenant's streams still open; a
+// place a tenant frees is its own again.
+func TestFeedSharesThePoolAmongTenants(t *testing.T) {
+	log := testnats.Log(t)
+	f, err := inboxfeed.Start(context.Background(), log, inboxfeed.Options{MaxListeners: 16, MaxPerSubscriber: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Stop)
+	var greedy []*inboxfeed.Listener
+	for i := range 8 { // 8 subscribers of one tenant, 2 streams each: the whole pool
+		for range 2 {
+			l, _, err := f.Listen("ten_big", fmt.Sprintf("sub%d", i))
+			switch {
+			case len(greedy) < 8 && err != nil:
+				t.Fatalf("listener %d of the tenant: %v", len(greedy)+1, err)
+			case len(greedy) >= 8 && !errors.Is(err, inboxfeed.ErrTooManyForTenant):
+				t.Fatalf("listener beyond the tenant's share (it holds %d): %v", len(greedy), err)
+			}
+			if err == nil {
+				greedy = append(greedy, l)
+			}
+		}
+	}
+	if len(greedy) != 8 {
+		t.Fatalf("the tenant holds %d listeners, want 8 (half of 16)", len(greedy))
+	}
+	// Two other tenants take the rest; the pool is then full.
+	for _, tenant := range []string{"ten_a", "ten_b"} {
+		for i := range 4 {
+			l, _, err := f.Listen(tenant, fmt.Sprintf("sub%d", i/2))
+			if err != nil {
+				t.Fatalf("%s, listener %d: %v", tenant, i+1, err)
+			}
+			defer l.Close()
+		}
+	}
+	if _, _, err := f.Listen("ten_d", "sub0"); !errors.Is(err, inboxfeed.ErrTooManyListeners) {
+		t.Fatalf("a full pool: %v", err)
+	}
+	greedy[0].Close()
+	if _, _, err := f.Listen("ten_big", "sub7"); err != nil {
+		t.Fatalf("a place the tenant freed: %v", err)
 	}
 }

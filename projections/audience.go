@@ -36,6 +36,14 @@ type Subscriber struct {
 	// Seq is the stream sequence of the subscriber's last event: a writer
 	// may expect it instead of asking the log for the subject's last one.
 	Seq uint64 `json:"seq"`
+	// TokenEpoch is the stream sequence of the subscriber's creation or of
+	// the last revocation of its inbox tokens (InboxTokensRevoked),
+	// whichever is later: an inbox token carries the epoch it was minted
+	// in and is accepted only while it is the subscriber's, so neither a
+	// revoked token nor one of a deleted subscriber created again under
+	// the same id opens the inbox. Zero for a subscriber created before
+	// epochs were recorded.
+	TokenEpoch uint64 `json:"tokenEpoch,omitempty"`
 }
 
 // Topic is the read model of a topic. A topic created implicitly by a
@@ -71,6 +79,7 @@ func audienceModels() (map[string]applyFunc, [][]byte) {
 			events.SubscriberUpserted:     applySubscriberUpserted,
 			events.SubscriberDeleted:      applySubscriberDeleted,
 			events.SubscriberErased:       applySubscriberErased,
+			events.InboxTokensRevoked:     applyInboxTokensRevoked,
 			events.TopicUpserted:          applyTopicUpserted,
 			events.TopicDeleted:           applyTopicDeleted,
 			events.SubscriberSubscribed:   applySubscriberSubscribed,
@@ -108,15 +117,17 @@ func applySubscriberUpserted(tx *bolt.Tx, ev eventlog.Event) error {
 	}
 	b := appendBucket(tx, bucketSubscribers)
 	k := key(ev.TenantID, d.SubscriberID)
-	// Only the creation time survives an upsert.
+	// Only the creation time and the token epoch survive an upsert; a
+	// creation starts an epoch.
 	cur := struct {
-		CreatedAt time.Time `json:"createdAt"`
-	}{ev.At}
+		CreatedAt  time.Time `json:"createdAt"`
+		TokenEpoch uint64    `json:"tokenEpoch"`
+	}{ev.At, ev.Seq}
 	if _, err := getJSON(b, k, &cur); err != nil {
 		return err
 	}
 	created := cur.CreatedAt
-	if row, ok := subscriberRow(ev, d, created); ok {
+	if row, ok := subscriberRow(ev, d, created, cur.TokenEpoch); ok {
 		return b.Put(k, row)
 	}
 	contacts := d.Contacts
@@ -124,7 +135,25 @@ func applySubscriberUpserted(tx *bolt.Tx, ev eventlog.Event) error {
 		contacts = map[string][]string{}
 	}
 	return putJSON(b, k, Subscriber{SubscriberID: d.SubscriberID, Contacts: contacts, Locale: d.Locale,
-		Attributes: d.Attributes, CreatedAt: created, UpdatedAt: ev.At, Seq: ev.Seq})
+		Attributes: d.Attributes, CreatedAt: created, UpdatedAt: ev.At, Seq: ev.Seq, TokenEpoch: cur.TokenEpoch})
+}
+
+// applyInboxTokensRevoked starts a new token epoch for the subscriber and
+// moves its Seq. It is ignored when the subscriber does not exist (the
+// writer checked it did).
+func applyInboxTokensRevoked(tx *bolt.Tx, ev eventlog.Event) error {
+	var d events.InboxTokensRevokedData
+	if err := ev.Decode(&d); err != nil {
+		return err
+	}
+	b := tx.Bucket(bucketSubscribers)
+	k := key(ev.TenantID, d.SubscriberID)
+	var sub Subscriber
+	if ok, err := getJSON(b, k, &sub); err != nil || !ok {
+		return err
+	}
+	sub.Seq, sub.TokenEpoch = ev.Seq, ev.Seq
+	return putJSON(b, k, sub)
 }
 
 // subscriberRow returns the row of the subscriber ev upserts (its data
@@ -134,7 +163,7 @@ func applySubscriberUpserted(tx *bolt.Tx, ev eventlog.Event) error {
 // whose fields the row begins with in the same order, and it has contacts.
 // The row is then what json.Marshal of the Subscriber would write, without
 // encoding the contacts again.
-func subscriberRow(ev eventlog.Event, d events.SubscriberUpsertedData, created time.Time) ([]byte, bool) {
+func subscriberRow(ev eventlog.Event, d events.SubscriberUpsertedData, created time.Time, epoch uint64) ([]byte, bool) {
 	data := bytes.TrimRight(ev.Data, " \t\r\n")
 	if d.Contacts == nil || !bytes.HasPrefix(data, []byte(`{"subscriberId":`)) || !bytes.HasSuffix(data, []byte("}")) ||
 		!fourDigitYear(created) || !fourDigitYear(ev.At) {
@@ -148,6 +177,10 @@ func subscriberRow(ev eventlog.Event, d events.SubscriberUpsertedData, created t
 	row = ev.At.AppendFormat(row, time.RFC3339Nano)
 	row = append(row, `","seq":`...)
 	row = strconv.AppendUint(row, ev.Seq, 10)
+	if epoch != 0 {
+		row = append(row, `,"tokenEpoch":`...)
+		row = strconv.AppendUint(row, epoch, 10)
+	}
 	return append(row, '}'), true
 }
 

@@ -31,11 +31,13 @@ func TestSubscriberRowAsMarshalWritesIt(t *testing.T) {
 		if err := ev.Decode(&back); err != nil {
 			t.Fatal(err)
 		}
-		row, ok := subscriberRow(ev, back, created)
-		want, _ := json.Marshal(Subscriber{SubscriberID: back.SubscriberID, Contacts: back.Contacts, Locale: back.Locale,
-			Attributes: back.Attributes, CreatedAt: created, UpdatedAt: at, Seq: 42})
-		if !ok || !bytes.Equal(row, want) {
-			t.Errorf("row of %s = %s %v\nwant %s", data, row, ok, want)
+		for _, epoch := range []uint64{0, 7} {
+			row, ok := subscriberRow(ev, back, created, epoch)
+			want, _ := json.Marshal(Subscriber{SubscriberID: back.SubscriberID, Contacts: back.Contacts, Locale: back.Locale,
+				Attributes: back.Attributes, CreatedAt: created, UpdatedAt: at, Seq: 42, TokenEpoch: epoch})
+			if !ok || !bytes.Equal(row, want) {
+				t.Errorf("row of %s (epoch %d) = %s %v\nwant %s", data, epoch, row, ok, want)
+			}
 		}
 	}
 	for _, data := range []string{`{"subscriberId":"a","contacts":null}`, `{"contacts":{},"subscriberId":"a"}`} {
@@ -44,7 +46,7 @@ func TestSubscriberRowAsMarshalWritesIt(t *testing.T) {
 		if err := ev.Decode(&d); err != nil {
 			t.Fatal(err)
 		}
-		if row, ok := subscriberRow(ev, d, created); ok {
+		if row, ok := subscriberRow(ev, d, created, 7); ok {
 			t.Errorf("row of %s = %s, want it left to json.Marshal", data, row)
 		}
 	}

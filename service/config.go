@@ -99,8 +99,9 @@ type Config struct {
 	// Env reads the secrets (HERALD_MASTER_KEY, HERALD_ADMIN_TOKEN,
 	// HERALD_INTERNAL_TOKEN, HERALD_MASTER_KEY_PREVIOUS). Default: none set.
 	Env func(string) string
-	// MaxConns caps the API's open connections (HERALD_MAX_CONNS); more
-	// wait in the listen backlog until one closes. Zero: 4096.
+	// MaxConns caps the API's open connections (HERALD_MAX_CONNS); at
+	// the cap a new one closes the longest idle, or waits in the listen
+	// backlog while every one is busy (connLimiter). Zero: 4096.
 	MaxConns int
 	// HTTPReadTimeout bounds reading one request, headers and body
 	// (HERALD_HTTP_READ_TIMEOUT): a client idle mid-body is cut off. Zero:

@@ -89,19 +89,25 @@ func TestRequestIdleMidBodyIsRefused(t *testing.T) {
 }
 
 // TestConnectionCap: with HERALD_MAX_CONNS=1 a second connection waits
-// until the first closes.
+// while the first is busy (an open inbox stream), and is served once the
+// first closes.
 func TestConnectionCap(t *testing.T) {
 	h := testherald.Start(t, testherald.Options{Env: map[string]string{"HERALD_MAX_CONNS": "1"}})
+	_, key := h.Tenant("Acme")
+	if r := h.Do("PUT", "/v1/subscribers/ada", key, map[string]any{}); r.Status != 201 {
+		t.Fatalf("subscriber: %d %s", r.Status, r.Body)
+	}
+	var tok struct{ Token string }
+	h.Do("POST", "/v1/subscribers/ada/inbox-tokens", key, nil).JSON(t, &tok)
 	h.Client.CloseIdleConnections()
 	hold, err := net.Dial("tcp", h.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The held connection is accepted (it got the one slot) once a
-	// request on it is answered.
-	fmt.Fprintf(hold, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+	// The held connection has the one slot once its stream answers.
+	fmt.Fprintf(hold, "GET /v1/inbox/stream?token=%s HTTP/1.1\r\nHost: x\r\n\r\n", tok.Token)
 	if resp, err := http.ReadResponse(bufio.NewReader(hold), nil); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("held connection: %v", err)
+		t.Fatalf("held stream: %v", err)
 	}
 	short := &http.Client{Timeout: 1500 * time.Millisecond}
 	if resp, err := short.Get(h.URL() + "/healthz"); err == nil {
@@ -119,6 +125,64 @@ func TestConnectionCap(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no connection after the held one closed: %v", err)
 		}
+	}
+}
+
+// TestConnectionCapClosesIdleFirst: idle keep-alive connections (one
+// GET /healthz each) filling HERALD_MAX_CONNS do not lock a new client
+// out until HERALD_HTTP_IDLE_TIMEOUT (120 s): the longest idle one is
+// closed to make room, and the others stay open and usable.
+func TestConnectionCapClosesIdleFirst(t *testing.T) {
+	const max = 4
+	h := testherald.Start(t, testherald.Options{Env: map[string]string{"HERALD_MAX_CONNS": fmt.Sprint(max)}})
+	h.Client.CloseIdleConnections()
+	get := func(c net.Conn, r *bufio.Reader) error {
+		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			return err
+		}
+		if resp.StatusCode != 200 {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
+	}
+	conns := make([]net.Conn, max)
+	readers := make([]*bufio.Reader, max)
+	for i := range conns {
+		c, err := net.Dial("tcp", h.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		conns[i], readers[i] = c, bufio.NewReader(c)
+		if err := get(c, readers[i]); err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+	}
+	// Every slot is held by an idle keep-alive connection. A new client
+	// is answered (the deadline only guards against a hang: without room
+	// made it would wait the idle timeout, 120 s).
+	fresh := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := fresh.Get(h.URL() + "/healthz")
+	if err != nil {
+		t.Fatalf("a new client at the cap: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("a new client at the cap: %d", resp.StatusCode)
+	}
+	// The longest idle connection was the one closed.
+	_ = conns[0].SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := readers[0].ReadByte(); !errors.Is(err, io.EOF) {
+		t.Fatalf("the longest idle connection: %v, want closed", err)
+	}
+	if err := get(conns[max-1], readers[max-1]); err != nil {
+		t.Fatalf("the newest idle connection: %v", err)
 	}
 }
 

@@ -28,13 +28,14 @@ import (
 	"github.com/heraldhq/herald/secrets"
 	"github.com/heraldhq/herald/webhooks"
 	"github.com/nats-io/nats.go"
-	"golang.org/x/net/netutil"
 )
 
 // MaxInboxStreamsPerSubscriber bounds the GET /v1/inbox/stream streams
 // one subscriber holds open on one process (tabs and devices); the
 // process holds at most half of HERALD_MAX_CONNS streams, so that streams
-// never take every connection from the API.
+// never take every connection from the API, and the subscribers of one
+// tenant half of those (inboxfeed's default), so that one tenant
+// never takes every stream from the others.
 const MaxInboxStreamsPerSubscriber = 8
 
 // Files under the data directory.
@@ -236,7 +237,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 	s.http.RegisterOnShutdown(api.StopStreams)
 	s.sampleMetrics()
 	s.goRun("http", func() error {
-		if err := s.http.Serve(netutil.LimitListener(s.listener, orDefault(cfg.MaxConns, 4096))); !errors.Is(err, http.ErrServerClosed) {
+		if err := serveLimited(s.http, s.listener, orDefault(cfg.MaxConns, 4096)); !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}
 		return nil
@@ -244,7 +245,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 	if s.internalListener != nil {
 		s.internalHTTP = s.newHTTPServer(api.InternalHandler())
 		s.goRun("internal http", func() error {
-			if err := s.internalHTTP.Serve(netutil.LimitListener(s.internalListener, orDefault(cfg.MaxConns, 4096))); !errors.Is(err, http.ErrServerClosed) {
+			if err := serveLimited(s.internalHTTP, s.internalListener, orDefault(cfg.MaxConns, 4096)); !errors.Is(err, http.ErrServerClosed) {
 				return err
 			}
 			return nil
