@@ -113,19 +113,9 @@ func (s *Server) getSubscriber(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listSubscribers(w http.ResponseWriter, r *http.Request) error {
-	p, err := page(r)
-	if err != nil {
-		return err
-	}
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	subs, next, err := s.deps.Control.Subscribers(tenantOf(r.Context()), p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, newList(mapSlice(subs, viewSubscriber), next))
-	return nil
+	return servePage(s, w, r, func(p projections.Page) ([]projections.Subscriber, string, error) {
+		return s.deps.Control.Subscribers(tenantOf(r.Context()), p)
+	}, viewSubscriber)
 }
 
 func (s *Server) deleteSubscriber(w http.ResponseWriter, r *http.Request) error {
@@ -157,21 +147,11 @@ func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	p, err := page(r)
-	if err != nil {
-		return err
-	}
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	subs, next, err := s.deps.Control.SubscriberSubscriptions(tenantOf(r.Context()), id, p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, newList(mapSlice(subs, func(s projections.Subscription) subscribedTopicView {
+	return servePage(s, w, r, func(p projections.Page) ([]projections.Subscription, string, error) {
+		return s.deps.Control.SubscriberSubscriptions(tenantOf(r.Context()), id, p)
+	}, func(s projections.Subscription) subscribedTopicView {
 		return subscribedTopicView{TopicKey: s.TopicKey, CreatedAt: ts(s.CreatedAt)}
-	}), next))
-	return nil
+	})
 }
 
 // subscriptionVars reads {externalId} and {topicKey}.
@@ -252,19 +232,9 @@ func (s *Server) getTopic(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listTopics(w http.ResponseWriter, r *http.Request) error {
-	p, err := page(r)
-	if err != nil {
-		return err
-	}
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	topics, next, err := s.deps.Control.Topics(tenantOf(r.Context()), p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, newList(mapSlice(topics, viewTopic), next))
-	return nil
+	return servePage(s, w, r, func(p projections.Page) ([]projections.Topic, string, error) {
+		return s.deps.Control.Topics(tenantOf(r.Context()), p)
+	}, viewTopic)
 }
 
 func (s *Server) deleteTopic(w http.ResponseWriter, r *http.Request) error {
@@ -284,19 +254,9 @@ func (s *Server) listTopicSubscribers(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	p, err := page(r)
-	if err != nil {
-		return err
-	}
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	subs, next, err := s.deps.Control.TopicSubscribers(tenantOf(r.Context()), key, p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, newList(mapSlice(subs, func(s projections.Subscription) topicMemberView {
+	return servePage(s, w, r, func(p projections.Page) ([]projections.Subscription, string, error) {
+		return s.deps.Control.TopicSubscribers(tenantOf(r.Context()), key, p)
+	}, func(s projections.Subscription) topicMemberView {
 		return topicMemberView{SubscriberID: s.SubscriberID, CreatedAt: ts(s.CreatedAt)}
-	}), next))
-	return nil
+	})
 }
