@@ -346,7 +346,7 @@ func newProcess(t *testing.T, log *eventlog.Log, run bool) process {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	p := process{store: st, ctl: New(log, st, nil, nil)}
+	p := process{store: st, ctl: New(Config{Log: log, Store: st})}
 	if run {
 		p.run(t, log)
 	}

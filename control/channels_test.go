@@ -22,7 +22,15 @@ import (
 type channelHarness struct {
 	log   *eventlog.Log
 	store *projections.Store
+	keys  *secrets.Keyring
 	ctl   *control.Control
+}
+
+// rebuild replaces h.ctl with a Control built with cfg on h's log, store
+// and keys.
+func (h *channelHarness) rebuild(cfg control.Config) {
+	cfg.Log, cfg.Store, cfg.Keys = h.log, h.store, h.keys
+	h.ctl = control.New(cfg)
 }
 
 func newChannelHarness(t *testing.T, keys *secrets.Keyring) *channelHarness {
@@ -45,7 +53,9 @@ func newChannelHarness(t *testing.T, keys *secrets.Keyring) *channelHarness {
 		<-done
 		st.Close()
 	})
-	return &channelHarness{log: log, store: st, ctl: control.New(log, st, keys, nil)}
+	h := &channelHarness{log: log, store: st, keys: keys}
+	h.rebuild(control.Config{})
+	return h
 }
 
 func channelKeyring(t *testing.T, b byte, previous ...[]byte) *secrets.Keyring {
@@ -179,7 +189,7 @@ func TestOpenChannelConfigAndKeyRotation(t *testing.T) {
 
 	// Key B becomes current, A stays as a previous key: A's value opens.
 	krBA := channelKeyring(t, 0xB, keyA)
-	rotated := control.New(h.log, h.store, krBA, nil)
+	rotated := control.New(control.Config{Log: h.log, Store: h.store, Keys: krBA})
 	if cfg, err := delivery.OpenChannelConfig(krBA, "ten_a", ch); err != nil || cfg["password"] != password {
 		t.Fatalf("after rotation: %v", err)
 	}

@@ -199,7 +199,7 @@ func TestChannelSecretsNeverInClear(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctl := control.New(h.Log(), h.Store(), kr, nil)
+	ctl := control.New(control.Config{Log: h.Log(), Store: h.Store(), Keys: kr})
 	ch, err := h.Store().Channel(tenant, "email-smtp")
 	if err != nil {
 		t.Fatal(err)
@@ -341,7 +341,7 @@ func TestChannelSecretsAcrossMasterKeyRotation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctl := control.New(h.Log(), h.Store(), kr, nil)
+	ctl := control.New(control.Config{Log: h.Log(), Store: h.Store(), Keys: kr})
 	ch, err := h.Store().Channel(tenant, "email-smtp")
 	if err != nil {
 		t.Fatal(err)
