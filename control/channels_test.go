@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testnats"
+	"github.com/heraldhq/herald/internal/teststore"
 	"github.com/heraldhq/herald/projections"
 	"github.com/heraldhq/herald/secrets"
 )
@@ -36,24 +36,7 @@ func (h *channelHarness) rebuild(cfg control.Config) {
 func newChannelHarness(t *testing.T, keys *secrets.Keyring) *channelHarness {
 	t.Helper()
 	log := testnats.Log(t)
-	st, err := projections.Open(filepath.Join(t.TempDir(), "p.db"), projections.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := st.Run(ctx, log, nil); err != nil {
-			t.Errorf("projector: %v", err)
-		}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		st.Close()
-	})
-	h := &channelHarness{log: log, store: st, keys: keys}
+	h := &channelHarness{log: log, store: teststore.Running(t, log), keys: keys}
 	h.rebuild(control.Config{})
 	return h
 }
