@@ -15,6 +15,7 @@ import (
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/delivery/smtp"
 	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/internal/testlog"
 	"github.com/heraldhq/herald/internal/testsmtp"
 )
 
@@ -31,7 +32,7 @@ func newPublicFixture(t *testing.T, m *testsmtp.Server) *fixture {
 		SMTP:    smtp.Options{TLSConfig: &tls.Config{RootCAs: m.Roots}, CommandTimeout: 5 * time.Second, DialTimeout: 5 * time.Second},
 	})
 	tenant, key := h.Tenant("Acme")
-	f := &fixture{t: t, h: h, dataDir: dir, tenant: tenant, key: key, mail: m, logs: &logBuffer{}}
+	f := &fixture{t: t, h: h, dataDir: dir, tenant: tenant, key: key, mail: m, logs: &testlog.Buffer{}}
 	f.configureChannel(m.Port, false, 201)
 	f.tenantCall("PUT", "/v1/subscribers/ada", map[string]any{"contacts": map[string]any{"email": []string{adaFirst}}}, 201)
 	return f

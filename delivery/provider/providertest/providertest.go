@@ -23,7 +23,6 @@
 package providertest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -37,6 +36,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/delivery/provider"
+	"github.com/heraldhq/herald/internal/testlog"
 )
 
 // Answer is one HTTP answer of the provider's API, as its documentation
@@ -123,24 +123,6 @@ func (s *suite) record(text string) {
 	s.mu.Unlock()
 }
 
-// lockedBuffer is a log sink safe for concurrent writers.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 type fixture struct {
 	srv   *httptest.Server
 	p     provider.Provider
@@ -165,7 +147,7 @@ func (s *suite) start(t *testing.T, send http.HandlerFunc) *fixture {
 		send(w, r)
 	}))
 	t.Cleanup(f.srv.Close)
-	logs := &lockedBuffer{}
+	logs := &testlog.Buffer{}
 	t.Cleanup(func() { s.record(logs.String()) })
 	// Like delivery's client, the suite's follows no redirect.
 	client := f.srv.Client()
