@@ -3,7 +3,6 @@ package projections_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -28,8 +27,7 @@ func appendChannelEvent(t *testing.T, log *eventlog.Log, tenant, agg, id, typ st
 
 func TestChannelsProjection(t *testing.T) {
 	log := testnats.Log(t)
-	dir := t.TempDir()
-	st := teststore.RunningAt(t, log, filepath.Join(dir, "live.db"))
+	st := teststore.Running(t, log)
 	ctx := context.Background()
 	t0 := time.Date(2025, 1, 2, 3, 4, 5, 6e6, time.UTC)
 	cfg := events.ChannelConfig{

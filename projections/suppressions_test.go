@@ -3,7 +3,6 @@ package projections_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -20,8 +19,7 @@ import (
 // gives the same bytes.
 func TestSuppressionsProjection(t *testing.T) {
 	log := testnats.Log(t)
-	dir := t.TempDir()
-	st := teststore.RunningAt(t, log, filepath.Join(dir, "live.db"))
+	st := teststore.Running(t, log)
 	ctx := context.Background()
 	t0 := time.Date(2025, 1, 2, 3, 4, 5, 6e6, time.UTC)
 	add := func(tenant, kind, addr, reason string, at time.Time) uint64 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,8 +20,7 @@ import (
 // takes all of it away; a rebuild gives the same bytes.
 func TestWebhooksProjection(t *testing.T) {
 	log := testnats.Log(t)
-	dir := t.TempDir()
-	st := teststore.RunningAt(t, log, filepath.Join(dir, "live.db"))
+	st := teststore.Running(t, log)
 	ctx := context.Background()
 	t0 := time.Date(2025, 1, 2, 3, 4, 5, 6e6, time.UTC)
 	add := func(agg, id, typ string, at time.Time, data any) uint64 {
