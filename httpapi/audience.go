@@ -101,15 +101,9 @@ func (s *Server) getSubscriber(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	sub, err := s.deps.Control.Subscriber(tenantOf(r.Context()), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, viewSubscriber(sub))
-	return nil
+	return serveOne(s, w, r, func() (projections.Subscriber, error) {
+		return s.deps.Control.Subscriber(tenantOf(r.Context()), id)
+	}, viewSubscriber)
 }
 
 func (s *Server) listSubscribers(w http.ResponseWriter, r *http.Request) error {
@@ -135,11 +129,7 @@ func (s *Server) deleteSubscriber(w http.ResponseWriter, r *http.Request) error 
 	if erase {
 		del = s.deps.Control.EraseSubscriber
 	}
-	if err := del(r.Context(), tenantOf(r.Context()), id); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return noContent(w, del(r.Context(), tenantOf(r.Context()), id))
 }
 
 func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) error {
@@ -185,11 +175,7 @@ func (s *Server) unsubscribe(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.deps.Control.Unsubscribe(r.Context(), tenantOf(r.Context()), id, topic); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return noContent(w, s.deps.Control.Unsubscribe(r.Context(), tenantOf(r.Context()), id, topic))
 }
 
 // topicRequest is PUT /v1/topics/{key}, raw like subscriberRequest.
@@ -220,15 +206,9 @@ func (s *Server) getTopic(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	t, err := s.deps.Control.Topic(tenantOf(r.Context()), key)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, viewTopic(t))
-	return nil
+	return serveOne(s, w, r, func() (projections.Topic, error) {
+		return s.deps.Control.Topic(tenantOf(r.Context()), key)
+	}, viewTopic)
 }
 
 func (s *Server) listTopics(w http.ResponseWriter, r *http.Request) error {
@@ -242,11 +222,7 @@ func (s *Server) deleteTopic(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.deps.Control.DeleteTopic(r.Context(), tenantOf(r.Context()), key); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return noContent(w, s.deps.Control.DeleteTopic(r.Context(), tenantOf(r.Context()), key))
 }
 
 func (s *Server) listTopicSubscribers(w http.ResponseWriter, r *http.Request) error {

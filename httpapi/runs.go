@@ -174,15 +174,9 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	st, err := s.deps.Store.RunState(tenantOf(r.Context()), runID)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, viewRun(st))
-	return nil
+	return serveOne(s, w, r, func() (*projections.Run, error) {
+		return s.deps.Store.RunState(tenantOf(r.Context()), runID)
+	}, viewRun)
 }
 
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {

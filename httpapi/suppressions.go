@@ -54,11 +54,7 @@ func (s *Server) deleteSuppression(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	if err := s.deps.Control.Unsuppress(r.Context(), tenantOf(r.Context()), kind, address); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return noContent(w, s.deps.Control.Unsuppress(r.Context(), tenantOf(r.Context()), kind, address))
 }
 
 // maxSuppressionCursorBytes bounds ?cursor= of GET /v1/suppressions: its

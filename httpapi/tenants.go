@@ -83,9 +83,5 @@ func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.deps.Control.RevokeAPIKey(r.Context(), tenantOf(r.Context()), prefix); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return noContent(w, s.deps.Control.RevokeAPIKey(r.Context(), tenantOf(r.Context()), prefix))
 }

@@ -81,15 +81,9 @@ func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	wh, err := s.deps.Control.Webhook(tenantOf(r.Context()), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, viewWebhook(wh))
-	return nil
+	return serveOne(s, w, r, func() (projections.Webhook, error) {
+		return s.deps.Control.Webhook(tenantOf(r.Context()), id)
+	}, viewWebhook)
 }
 
 func (s *Server) patchWebhook(w http.ResponseWriter, r *http.Request) error {
@@ -115,11 +109,7 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.deps.Control.DeleteWebhook(r.Context(), tenantOf(r.Context()), id); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return noContent(w, s.deps.Control.DeleteWebhook(r.Context(), tenantOf(r.Context()), id))
 }
 
 func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
