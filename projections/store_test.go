@@ -35,13 +35,8 @@ func checkRebuild(t testing.TB, log *eventlog.Log, st *projections.Store) {
 
 func appendTenant(t *testing.T, log *eventlog.Log, id string) uint64 {
 	t.Helper()
-	seq, err := log.Append(context.Background(), eventlog.Record{
-		Subject: eventlog.Subject(id, eventlog.AggTenant, id), Type: events.TenantCreated, Tenant: id,
-		Data: events.TenantCreatedData{TenantID: id, Name: "Name " + id}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return seq
+	return appendChannelEvent(t, log, id, eventlog.AggTenant, id, events.TenantCreated, time.Time{},
+		events.TenantCreatedData{TenantID: id, Name: "Name " + id})
 }
 
 func TestReadYourWrites(t *testing.T) {
