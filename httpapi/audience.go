@@ -89,11 +89,7 @@ func (s *Server) putSubscriber(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	sub, created, err := s.deps.Control.UpsertSubscriber(r.Context(), tenantOf(r.Context()), id, control.SubscriberInput(in))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, createdOr(created), viewSubscriber(sub))
-	return nil
+	return reply(w, createdOr(created), sub, err, viewSubscriber)
 }
 
 func (s *Server) getSubscriber(w http.ResponseWriter, r *http.Request) error {
@@ -194,11 +190,7 @@ func (s *Server) putTopic(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	t, created, err := s.deps.Control.UpsertTopic(r.Context(), tenantOf(r.Context()), key, control.TopicInput(in))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, createdOr(created), viewTopic(t))
-	return nil
+	return reply(w, createdOr(created), t, err, viewTopic)
 }
 
 func (s *Server) getTopic(w http.ResponseWriter, r *http.Request) error {

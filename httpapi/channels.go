@@ -112,11 +112,7 @@ func (s *Server) patchChannel(w http.ResponseWriter, r *http.Request) error {
 	}
 	ch, err := s.deps.Control.UpdateChannel(r.Context(), tenantOf(r.Context()), key,
 		control.ChannelPatch{Config: req.Config, Enabled: req.Enabled})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, safeView(ch))
-	return nil
+	return reply(w, http.StatusOK, ch, err, safeView)
 }
 
 func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) error {

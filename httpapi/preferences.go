@@ -38,11 +38,7 @@ func (s *Server) patchPreferences(w http.ResponseWriter, r *http.Request) error 
 		return errInvalidJSON
 	}
 	doc, err := s.deps.Control.PatchPreferences(r.Context(), tenantOf(r.Context()), id, body, keyPrefix(bearer(r)))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, viewPreferences(doc))
-	return nil
+	return reply(w, http.StatusOK, doc, err, viewPreferences)
 }
 
 // keyPrefix is the public prefix ("hk_" and 8 characters) of an API key

@@ -59,10 +59,15 @@ func serveOne[T, V any](s *Server, w http.ResponseWriter, r *http.Request, read 
 		return err
 	}
 	v, err := read()
+	return reply(w, http.StatusOK, v, err, view)
+}
+
+// reply writes view(v) with status when err is nil; it returns err.
+func reply[T, V any](w http.ResponseWriter, status int, v T, err error, view func(T) V) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, view(v))
+	writeJSON(w, status, view(v))
 	return nil
 }
 

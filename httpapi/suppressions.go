@@ -42,11 +42,7 @@ func (s *Server) putSuppression(w http.ResponseWriter, r *http.Request) error {
 	}
 	row, created, err := s.deps.Control.Suppress(r.Context(), tenantOf(r.Context()),
 		control.SuppressCommand{Kind: kind, Address: address, Reason: in.Reason})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, createdOr(created), newSuppressionView(row))
-	return nil
+	return reply(w, createdOr(created), row, err, newSuppressionView)
 }
 
 func (s *Server) deleteSuppression(w http.ResponseWriter, r *http.Request) error {

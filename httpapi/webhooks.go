@@ -97,11 +97,7 @@ func (s *Server) patchWebhook(w http.ResponseWriter, r *http.Request) error {
 	}
 	wh, err := s.deps.Control.UpdateWebhook(r.Context(), tenantOf(r.Context()), id, control.WebhookPatch{
 		URL: req.URL, Events: req.Events, Enabled: req.Enabled, Description: req.Description})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, viewWebhook(wh))
-	return nil
+	return reply(w, http.StatusOK, wh, err, viewWebhook)
 }
 
 func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
