@@ -40,13 +40,5 @@ func applyBridgeConfigured(tx *bolt.Tx, ev eventlog.Event) error {
 // Bridge returns a tenant's Bridge binding, or ErrNotFound before its
 // first registration.
 func (s *Store) Bridge(tenant string) (BridgeBinding, error) {
-	var bb BridgeBinding
-	err := s.view(func(tx *bolt.Tx) error {
-		ok, err := getJSON(tx.Bucket(bucketBridge), []byte(tenant), &bb)
-		if err == nil && !ok {
-			return ErrNotFound
-		}
-		return err
-	})
-	return bb, err
+	return getOne[BridgeBinding](s, bucketBridge, []byte(tenant))
 }

@@ -97,15 +97,7 @@ func applyChannelDeleted(tx *bolt.Tx, ev eventlog.Event) error {
 
 // Channel returns one of a tenant's channels, or ErrNotFound.
 func (s *Store) Channel(tenant, channelKey string) (Channel, error) {
-	var ch Channel
-	err := s.view(func(tx *bolt.Tx) error {
-		ok, err := getJSON(tx.Bucket(bucketChannels), key(tenant, channelKey), &ch)
-		if err == nil && !ok {
-			return ErrNotFound
-		}
-		return err
-	})
-	return ch, err
+	return getOne[Channel](s, bucketChannels, key(tenant, channelKey))
 }
 
 // Channels returns every channel of a tenant, enabled or not, in

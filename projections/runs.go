@@ -329,14 +329,7 @@ type Run = runstate.State
 
 // RunState returns one run's state, or ErrNotFound.
 func (s *Store) RunState(tenant, runID string) (*runstate.State, error) {
-	var st runstate.State
-	err := s.view(func(tx *bolt.Tx) error {
-		ok, err := getJSON(tx.Bucket(bucketRuns), key(tenant, runID), &st)
-		if err == nil && !ok {
-			return ErrNotFound
-		}
-		return err
-	})
+	st, err := getOne[runstate.State](s, bucketRuns, key(tenant, runID))
 	if err != nil {
 		return nil, err
 	}

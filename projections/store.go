@@ -535,6 +535,13 @@ func getJSON(b *bolt.Bucket, k []byte, v any) (bool, error) {
 	return true, json.Unmarshal(data, v)
 }
 
+// getOne reads the JSON value at k of bucket, or returns ErrNotFound.
+func getOne[T any](s *Store, bucket, k []byte) (T, error) {
+	var v T
+	err := s.view(func(tx *bolt.Tx) error { return mustGet(tx.Bucket(bucket), k, &v) })
+	return v, err
+}
+
 // appendFill is the fill of the pages of buckets whose keys mostly grow.
 const appendFill = 0.9
 

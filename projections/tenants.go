@@ -89,29 +89,13 @@ func applyAPIKeyRevoked(tx *bolt.Tx, ev eventlog.Event) error {
 
 // Tenant returns one tenant, or ErrNotFound.
 func (s *Store) Tenant(tenantID string) (Tenant, error) {
-	var t Tenant
-	err := s.view(func(tx *bolt.Tx) error {
-		ok, err := getJSON(tx.Bucket(bucketTenants), []byte(tenantID), &t)
-		if err == nil && !ok {
-			return ErrNotFound
-		}
-		return err
-	})
-	return t, err
+	return getOne[Tenant](s, bucketTenants, []byte(tenantID))
 }
 
 // APIKeyByPrefix returns the key with this prefix, revoked or not, or
 // ErrNotFound.
 func (s *Store) APIKeyByPrefix(prefix string) (APIKey, error) {
-	var k APIKey
-	err := s.view(func(tx *bolt.Tx) error {
-		ok, err := getJSON(tx.Bucket(bucketAPIKeys), []byte(prefix), &k)
-		if err == nil && !ok {
-			return ErrNotFound
-		}
-		return err
-	})
-	return k, err
+	return getOne[APIKey](s, bucketAPIKeys, []byte(prefix))
 }
 
 // APIKeys lists a tenant's live (unrevoked) keys in prefix order.

@@ -228,15 +228,7 @@ func applyWebhookAttempted(tx *bolt.Tx, ev eventlog.Event) error {
 
 // Webhook returns one endpoint of the tenant, or ErrNotFound.
 func (s *Store) Webhook(tenant, id string) (Webhook, error) {
-	var w Webhook
-	err := s.view(func(tx *bolt.Tx) error {
-		ok, err := getJSON(tx.Bucket(bucketWebhooks), key(tenant, id), &w)
-		if err == nil && !ok {
-			return ErrNotFound
-		}
-		return err
-	})
-	return w, err
+	return getOne[Webhook](s, bucketWebhooks, key(tenant, id))
 }
 
 // Webhooks returns a page of the tenant's endpoints in id order.
@@ -318,11 +310,7 @@ func (s *Store) DeliveryByAttempt(tenant, attemptID string) (Delivery, error) {
 		if id == nil {
 			return ErrNotFound
 		}
-		ok, err := getJSON(tx.Bucket(bucketDeliveries), key(tenant, string(id)), &row)
-		if err == nil && !ok {
-			return ErrNotFound
-		}
-		return err
+		return mustGet(tx.Bucket(bucketDeliveries), key(tenant, string(id)), &row)
 	})
 	return row, err
 }
