@@ -37,17 +37,13 @@ type Channel struct {
 
 func channelModels() (map[string]applyFunc, [][]byte) {
 	return map[string]applyFunc{
-		events.ChannelConfigured: applyChannelConfigured,
-		events.ChannelUpdated:    applyChannelUpdated,
-		events.ChannelDeleted:    applyChannelDeleted,
+		events.ChannelConfigured: decoded(applyChannelConfigured),
+		events.ChannelUpdated:    decoded(applyChannelUpdated),
+		events.ChannelDeleted:    decoded(applyChannelDeleted),
 	}, [][]byte{bucketChannels}
 }
 
-func applyChannelConfigured(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.ChannelConfiguredData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyChannelConfigured(tx *bolt.Tx, ev eventlog.Event, d events.ChannelConfiguredData) error {
 	b := tx.Bucket(bucketChannels)
 	k := key(ev.TenantID, d.ChannelKey)
 	var ch Channel
@@ -66,11 +62,7 @@ func applyChannelConfigured(tx *bolt.Tx, ev eventlog.Event) error {
 	return putJSON(b, k, ch)
 }
 
-func applyChannelUpdated(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.ChannelUpdatedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyChannelUpdated(tx *bolt.Tx, ev eventlog.Event, d events.ChannelUpdatedData) error {
 	b := tx.Bucket(bucketChannels)
 	k := key(ev.TenantID, d.ChannelKey)
 	var ch Channel
@@ -87,11 +79,7 @@ func applyChannelUpdated(tx *bolt.Tx, ev eventlog.Event) error {
 	return putJSON(b, k, ch)
 }
 
-func applyChannelDeleted(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.ChannelDeletedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyChannelDeleted(tx *bolt.Tx, ev eventlog.Event, d events.ChannelDeletedData) error {
 	return tx.Bucket(bucketChannels).Delete(key(ev.TenantID, d.ChannelKey))
 }
 

@@ -60,7 +60,7 @@ var runEventTypes = map[string]bool{
 
 func runModels() (map[string]applyFunc, [][]byte) {
 	h := map[string]applyFunc{
-		events.TriggerAccepted:         applyTriggerAccepted,
+		events.TriggerAccepted:         decoded(applyTriggerAccepted),
 		events.NotificationsReceived:   applyNotificationsReceived,
 		events.NotificationsDispatched: applyNotificationsDispatched,
 		events.FanoutCompleted:         applyFanoutCompleted,
@@ -231,11 +231,7 @@ func txnOf(ev eventlog.Event) (string, error) {
 	return txn, err
 }
 
-func applyTriggerAccepted(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.TriggerAcceptedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyTriggerAccepted(tx *bolt.Tx, ev eventlog.Event, d events.TriggerAcceptedData) error {
 	single := d.To.SubscriberID != nil && !d.Cron
 	if err := putJSON(tx.Bucket(bucketTxns), key(ev.TenantID, d.TransactionID),
 		Transaction{TransactionID: d.TransactionID, WorkflowID: d.WorkflowID, Single: single, CreatedAt: ev.At}); err != nil {
