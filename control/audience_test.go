@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testnats"
+	"github.com/heraldhq/herald/internal/teststore"
 	"github.com/heraldhq/herald/projections"
 )
 
@@ -341,12 +341,8 @@ type process struct {
 
 func newProcess(t *testing.T, log *eventlog.Log, run bool) process {
 	t.Helper()
-	st, err := projections.Open(filepath.Join(t.TempDir(), "p.db"), projections.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	p := process{store: st, ctl: New(log, st, nil, nil)}
+	st := teststore.Open(t)
+	p := process{store: st, ctl: New(Config{Log: log, Store: st})}
 	if run {
 		p.run(t, log)
 	}

@@ -124,7 +124,12 @@ func (c *Control) checkDestinationHost(ctx context.Context, host string) string 
 // hold it, or an *apierr.Error of kind apierr.ErrNotFound with code
 // bridge_not_configured before the first registration.
 func (c *Control) Bridge(tenant string) (projections.BridgeBinding, error) {
-	bb, err := c.store.Bridge(tenant)
+	return bridgeBinding(c.store, tenant)
+}
+
+// bridgeBinding is Control.Bridge over store.
+func bridgeBinding(store *projections.Store, tenant string) (projections.BridgeBinding, error) {
+	bb, err := store.Bridge(tenant)
 	if errors.Is(err, projections.ErrNotFound) {
 		return bb, bridgeNotConfigured()
 	}
@@ -141,14 +146,39 @@ func (c *Control) Bridge(tenant string) (projections.BridgeBinding, error) {
 // before the first registration; an error wrapping a secrets sentinel when
 // the sealed secret does not open.
 func (c *Control) BridgeSecret(ctx context.Context, tenant string) (webhookURL, secret string, err error) {
-	if _, err := c.settle(ctx, eventlog.Subject(tenant, eventlog.AggBridge, tenant)); err != nil {
-		return "", "", err
-	}
-	bb, err := c.Bridge(tenant)
+	return c.bridges.BridgeSecret(ctx, tenant)
+}
+
+// BridgeSecrets opens tenants' Bridge signing secrets, as
+// Control.BridgeSecret does, for the runtime a Control is built with: that
+// runtime calls Bridges and exists before the Control. It is safe for
+// concurrent use.
+type BridgeSecrets struct {
+	log   *eventlog.Log
+	store *projections.Store
+	keys  *secrets.Keyring
+}
+
+// NewBridgeSecrets returns the BridgeSecrets of the bindings log holds,
+// read from store and opened with keys.
+func NewBridgeSecrets(log *eventlog.Log, store *projections.Store, keys *secrets.Keyring) *BridgeSecrets {
+	return &BridgeSecrets{log: log, store: store, keys: keys}
+}
+
+// BridgeSecret is Control.BridgeSecret.
+func (b *BridgeSecrets) BridgeSecret(ctx context.Context, tenant string) (webhookURL, secret string, err error) {
+	seq, err := b.log.SubjectLastSeq(ctx, eventlog.Subject(tenant, eventlog.AggBridge, tenant))
 	if err != nil {
 		return "", "", err
 	}
-	plain, err := c.keys.Open(bb.SealedSecret, events.BridgeSecretAAD(tenant))
+	if err := b.store.WaitFor(ctx, seq); err != nil {
+		return "", "", err
+	}
+	bb, err := bridgeBinding(b.store, tenant)
+	if err != nil {
+		return "", "", err
+	}
+	plain, err := b.keys.Open(bb.SealedSecret, events.BridgeSecretAAD(tenant))
 	if err != nil {
 		return "", "", fmt.Errorf("control: opening the Bridge signing secret: %w", err)
 	}

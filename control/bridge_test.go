@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/apierr"
+	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/secrets"
 )
 
@@ -41,5 +42,28 @@ func TestBridgeSecret(t *testing.T) {
 	bb, err := h.store.Bridge("ten_a")
 	if err != nil || bb.SealedSecret == second.SigningSecret || !secrets.IsSealed(bb.SealedSecret) {
 		t.Fatalf("stored binding: %v", err)
+	}
+}
+
+// TestBridgeSecretsWithoutAControl: the engine is built before the Control
+// it serves and opens Bridge secrets through BridgeSecrets alone, which
+// answers as Control.BridgeSecret does, rotation and unknown tenant
+// included.
+func TestBridgeSecretsWithoutAControl(t *testing.T) {
+	ctx := context.Background()
+	keys := channelKeyring(t, 7)
+	h := newChannelHarness(t, keys)
+	bs := control.NewBridgeSecrets(h.log, h.store, keys)
+	if _, _, err := bs.BridgeSecret(ctx, "ten_a"); !errors.Is(err, apierr.ErrNotFound) {
+		t.Fatalf("before registration: %v", err)
+	}
+	for _, u := range []string{"https://bridge.example.com/api/herald", "https://bridge.example.com/v2"} {
+		reg, err := h.ctl.ConfigureBridge(ctx, "ten_a", u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if url, secret, err := bs.BridgeSecret(ctx, "ten_a"); err != nil || url != u || secret != reg.SigningSecret {
+			t.Fatalf("%s: %q %v", u, url, err)
+		}
 	}
 }

@@ -71,11 +71,55 @@ func (c *Control) UpsertSubscribers(ctx context.Context, tenant string, items []
 	if err := CheckBulkCount("subscribers", len(items), MaxBulkSubscribers); err != nil {
 		return nil, err
 	}
-	res := make([]BulkResult, len(items))
-	patches := make([]subscriberPatch, len(items))
-	live := make([]bool, len(items)) // the item has not failed
-	first := make(map[string]int, len(items))
-	for i, it := range items {
+	b := newBulkUpsert(c, tenant, items)
+	b.check()
+	if err := c.store.WaitCaughtUp(ctx, c.log); err != nil {
+		return nil, err
+	}
+	found, err := b.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	b.writeSubscribers(ctx, found)
+	added := b.writeSubscriptions(ctx)
+	if err := c.store.WaitFor(ctx, b.last); err != nil {
+		return nil, err
+	}
+	if err := b.confirm(added); err != nil {
+		return nil, err
+	}
+	return b.res, nil
+}
+
+// bulkUpsert is one UpsertSubscribers under way: its steps, in order, are
+// check, snapshot, writeSubscribers, writeSubscriptions and confirm.
+type bulkUpsert struct {
+	c      *Control
+	tenant string
+	items  []BulkSubscriber
+	res    []BulkResult
+	// patches[i] is item i's parsed input, valid while live[i].
+	patches []subscriberPatch
+	// live[i] reports that item i has not failed.
+	live []bool
+	// links[i] is what the projection says of item i's subscriptions (nil:
+	// none known, every topic is written; a repeated link is ignored). A
+	// subscriber yet to be made has none.
+	links [][]bool
+	// last is the highest sequence appended.
+	last uint64
+}
+
+func newBulkUpsert(c *Control, tenant string, items []BulkSubscriber) *bulkUpsert {
+	return &bulkUpsert{c: c, tenant: tenant, items: items, res: make([]BulkResult, len(items)),
+		patches: make([]subscriberPatch, len(items)), live: make([]bool, len(items)), links: make([][]bool, len(items))}
+}
+
+// check validates each item on its own, as UpsertSubscriber and Subscribe
+// do, and fails the items repeating an earlier one's subscriber id.
+func (b *bulkUpsert) check() {
+	first := make(map[string]int, len(b.items))
+	for i, it := range b.items {
 		var p apierr.Problems
 		checkExternalID(&p, "subscriberId", it.ExternalID)
 		patch, pp := parseSubscriberInput(it.Input)
@@ -91,33 +135,31 @@ func (c *Control) UpsertSubscribers(ctx context.Context, tenant string, items []
 		} else {
 			first[it.ExternalID] = i
 		}
-		if res[i].Err = p.Err(); res[i].Err == nil {
-			patches[i], live[i] = patch, true
+		if b.res[i].Err = p.Err(); b.res[i].Err == nil {
+			b.patches[i], b.live[i] = patch, true
 		}
 	}
-	if err := c.store.WaitCaughtUp(ctx, c.log); err != nil {
-		return nil, err
-	}
+}
+
+// snapshot reads the subscriber of every live item (found, in the order of
+// the live items: nil for one yet to be made) and the links of those that
+// exist.
+func (b *bulkUpsert) snapshot() (found []*projections.Subscriber, err error) {
 	var ids []string
-	for i, it := range items {
-		if live[i] {
+	for i, it := range b.items {
+		if b.live[i] {
 			ids = append(ids, it.ExternalID)
 		}
 	}
-	found, err := c.store.SubscribersByID(tenant, ids)
-	if err != nil {
+	if found, err = b.c.store.SubscribersByID(b.tenant, ids); err != nil {
 		return nil, err
 	}
-	// links[i] is what the projection says of item i's subscriptions
-	// (nil: none known, every topic is written; a repeated link is
-	// ignored). A subscriber yet to be made has none.
-	links := make([][]bool, len(items))
 	var known []int
 	var topics [][]string
 	ids = ids[:0]
 	k := 0
-	for i, it := range items {
-		if !live[i] {
+	for i, it := range b.items {
+		if !b.live[i] {
 			continue
 		}
 		if found[k] != nil && len(it.Topics) > 0 {
@@ -125,29 +167,36 @@ func (c *Control) UpsertSubscribers(ctx context.Context, tenant string, items []
 		}
 		k++
 	}
-	subscribed, err := c.store.Subscribed(tenant, ids, topics)
+	subscribed, err := b.c.store.Subscribed(b.tenant, ids, topics)
 	if err != nil {
 		return nil, err
 	}
 	for k, i := range known {
-		links[i] = subscribed[k]
+		b.links[i] = subscribed[k]
 	}
-	var last uint64
-	note := func(seq uint64) { last = max(last, seq) }
+	return found, nil
+}
 
-	// The subscribers, in one batch.
+// note records that an append landed at seq.
+func (b *bulkUpsert) note(seq uint64) { b.last = max(b.last, seq) }
+
+// writeSubscribers appends every changed subscriber in one batch, each
+// expecting the sequence found recorded for it. An item whose subscriber
+// another writer moved in between is upserted again alone, as
+// UpsertSubscriber does.
+func (b *bulkUpsert) writeSubscribers(ctx context.Context, found []*projections.Subscriber) {
 	recs := make([]eventlog.Record, 0, len(found))
 	owner := make([]int, 0, len(found))
-	k = 0
-	for i, it := range items {
-		if !live[i] {
+	k := 0
+	for i, it := range b.items {
+		if !b.live[i] {
 			continue
 		}
 		cur := found[k]
 		k++
-		next, p := patches[i].apply(it.ExternalID, cur)
+		next, p := b.patches[i].apply(it.ExternalID, cur)
 		if err := p.Err(); err != nil {
-			res[i].Err, live[i] = err, false
+			b.res[i].Err, b.live[i] = err, false
 			continue
 		}
 		if cur != nil && sameSubscriber(*cur, next) {
@@ -157,40 +206,42 @@ func (c *Control) UpsertSubscribers(ctx context.Context, tenant string, items []
 		if cur != nil {
 			seq = cur.Seq
 		}
-		res[i].Created = cur == nil
-		recs = append(recs, eventlog.Record{Subject: eventlog.Subject(tenant, eventlog.AggSubscriber, it.ExternalID),
-			Type: events.SubscriberUpserted, Tenant: tenant, Data: next, Expect: true, ExpectSeq: seq})
+		b.res[i].Created = cur == nil
+		recs = append(recs, eventlog.Record{Subject: eventlog.Subject(b.tenant, eventlog.AggSubscriber, it.ExternalID),
+			Type: events.SubscriberUpserted, Tenant: b.tenant, Data: next, Expect: true, ExpectSeq: seq})
 		owner = append(owner, i)
 	}
-	seqs, errs := c.log.AppendEach(ctx, recs)
+	seqs, errs := b.c.log.AppendEach(ctx, recs)
 	for k, i := range owner {
 		switch err := errs[k]; {
 		case err == nil:
-			note(seqs[k])
+			b.note(seqs[k])
 		case errors.Is(err, eventlog.ErrConflict):
 			// Another writer moved the subscriber: what the snapshot said
 			// of its subscriptions may be stale too.
-			_, res[i].Created, res[i].Err = c.UpsertSubscriber(ctx, tenant, items[i].ExternalID, items[i].Input)
-			links[i] = nil
+			_, b.res[i].Created, b.res[i].Err = b.c.UpsertSubscriber(ctx, b.tenant, b.items[i].ExternalID, b.items[i].Input)
+			b.links[i] = nil
 		default:
-			res[i].Err = err
+			b.res[i].Err = err
 		}
-		live[i] = res[i].Err == nil
+		b.live[i] = b.res[i].Err == nil
 	}
+}
 
-	// The subscriptions, one event per topic, in a second batch: after
-	// their subscribers, whose events they must follow on the stream.
-	// Each topic is named once per item, so an event holds at most
-	// MaxBulkSubscribers ids.
+// writeSubscriptions appends the new links, one event per topic, in a
+// second batch: after their subscribers, whose events they must follow on
+// the stream. Each topic is named once per item, so an event holds at most
+// MaxBulkSubscribers ids. It returns the topics of each item written.
+func (b *bulkUpsert) writeSubscriptions(ctx context.Context) (added [][]string) {
 	byTopic := map[string]int{} // topic → its group
 	var groups []linkGroup
-	added := make([][]string, len(items)) // the topics of item i written
-	for i, it := range items {
-		if !live[i] {
+	added = make([][]string, len(b.items))
+	for i, it := range b.items {
+		if !b.live[i] {
 			continue
 		}
 		for k, key := range it.Topics {
-			if slices.Contains(it.Topics[:k], key) || links[i] != nil && links[i][k] {
+			if slices.Contains(it.Topics[:k], key) || b.links[i] != nil && b.links[i][k] {
 				continue // repeated, or subscribed already
 			}
 			g, ok := byTopic[key]
@@ -204,44 +255,47 @@ func (c *Control) UpsertSubscribers(ctx context.Context, tenant string, items []
 			added[i] = append(added[i], key)
 		}
 	}
-	recs = recs[:0]
+	recs := make([]eventlog.Record, 0, len(groups))
 	for _, g := range groups {
-		recs = append(recs, eventlog.Record{Subject: eventlog.Subject(tenant, eventlog.AggTopic, g.topic),
-			Type: events.SubscribersSubscribed, Tenant: tenant,
+		recs = append(recs, eventlog.Record{Subject: eventlog.Subject(b.tenant, eventlog.AggTopic, g.topic),
+			Type: events.SubscribersSubscribed, Tenant: b.tenant,
 			Data: events.SubscribersSubscribedData{TopicKey: g.topic, SubscriberIDs: g.ids}})
 	}
-	seqs, errs = c.log.AppendEach(ctx, recs)
+	seqs, errs := b.c.log.AppendEach(ctx, recs)
 	for k, g := range groups {
 		if errs[k] != nil {
 			for _, i := range g.items {
-				res[i].Err = firstErr(res[i].Err, errs[k])
+				b.res[i].Err = firstErr(b.res[i].Err, errs[k])
 			}
 			continue
 		}
-		note(seqs[k])
+		b.note(seqs[k])
 	}
-	if err := c.store.WaitFor(ctx, last); err != nil {
-		return nil, err
-	}
-	// The projection ignores a link whose subscriber was deleted in
-	// between, as Subscribe reports.
-	ids, topics = ids[:0], topics[:0]
+	return added
+}
+
+// confirm fails the items a link of which the projection ignored: the
+// projection ignores a link whose subscriber was deleted in between, as
+// Subscribe reports.
+func (b *bulkUpsert) confirm(added [][]string) error {
+	var ids []string
+	var topics [][]string
 	var asked []int
 	for i, t := range added {
-		if len(t) > 0 && res[i].Err == nil {
-			ids, topics, asked = append(ids, items[i].ExternalID), append(topics, t), append(asked, i)
+		if len(t) > 0 && b.res[i].Err == nil {
+			ids, topics, asked = append(ids, b.items[i].ExternalID), append(topics, t), append(asked, i)
 		}
 	}
-	now, err := c.store.Subscribed(tenant, ids, topics)
+	now, err := b.c.store.Subscribed(b.tenant, ids, topics)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for k, i := range asked {
 		if slices.Contains(now[k], false) {
-			res[i].Err = subscriberErr(projections.ErrNotFound, items[i].ExternalID)
+			b.res[i].Err = subscriberErr(projections.ErrNotFound, b.items[i].ExternalID)
 		}
 	}
-	return res, nil
+	return nil
 }
 
 // linkGroup is the new links of one topic in a bulk request: the

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testnats"
+	"github.com/heraldhq/herald/internal/teststore"
 	"github.com/heraldhq/herald/projections"
 	"github.com/heraldhq/herald/secrets"
 )
@@ -22,30 +22,23 @@ import (
 type channelHarness struct {
 	log   *eventlog.Log
 	store *projections.Store
+	keys  *secrets.Keyring
 	ctl   *control.Control
+}
+
+// rebuild replaces h.ctl with a Control built with cfg on h's log, store
+// and keys.
+func (h *channelHarness) rebuild(cfg control.Config) {
+	cfg.Log, cfg.Store, cfg.Keys = h.log, h.store, h.keys
+	h.ctl = control.New(cfg)
 }
 
 func newChannelHarness(t *testing.T, keys *secrets.Keyring) *channelHarness {
 	t.Helper()
 	log := testnats.Log(t)
-	st, err := projections.Open(filepath.Join(t.TempDir(), "p.db"), projections.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := st.Run(ctx, log, nil); err != nil {
-			t.Errorf("projector: %v", err)
-		}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		st.Close()
-	})
-	return &channelHarness{log: log, store: st, ctl: control.New(log, st, keys, nil)}
+	h := &channelHarness{log: log, store: teststore.Running(t, log), keys: keys}
+	h.rebuild(control.Config{})
+	return h
 }
 
 func channelKeyring(t *testing.T, b byte, previous ...[]byte) *secrets.Keyring {
@@ -179,7 +172,7 @@ func TestOpenChannelConfigAndKeyRotation(t *testing.T) {
 
 	// Key B becomes current, A stays as a previous key: A's value opens.
 	krBA := channelKeyring(t, 0xB, keyA)
-	rotated := control.New(h.log, h.store, krBA, nil)
+	rotated := control.New(control.Config{Log: h.log, Store: h.store, Keys: krBA})
 	if cfg, err := delivery.OpenChannelConfig(krBA, "ten_a", ch); err != nil || cfg["password"] != password {
 		t.Fatalf("after rotation: %v", err)
 	}

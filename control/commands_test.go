@@ -105,7 +105,7 @@ func code(err error) string {
 func TestTriggerCommand(t *testing.T) {
 	h := newChannelHarness(t, channelKeyring(t, 1))
 	rt := &runtime{}
-	h.ctl.SetRuntime(rt, control.RuntimeOptions{})
+	h.rebuild(control.Config{Runtime: rt})
 	ctx := context.Background()
 	u1, txn := "u1", "t1"
 	cmd := control.TriggerCommand{WorkflowID: "welcome", To: &control.TriggerTarget{SubscriberID: &u1},
@@ -152,7 +152,7 @@ func TestTriggerCommand(t *testing.T) {
 func TestSignalAndCancelCommands(t *testing.T) {
 	h := newChannelHarness(t, channelKeyring(t, 1))
 	rt := &runtime{}
-	h.ctl.SetRuntime(rt, control.RuntimeOptions{})
+	h.rebuild(control.Config{Runtime: rt})
 	ctx := context.Background()
 	const runID = "run_0123456789abcdef01234567"
 	if err := h.ctl.Signal(ctx, "ten_1", runID, control.SignalCommand{Event: "go"}); code(err) != "run_not_found" {
@@ -204,7 +204,7 @@ func TestSignalAndCancelCommands(t *testing.T) {
 func TestSyncCodes(t *testing.T) {
 	h := newChannelHarness(t, channelKeyring(t, 1))
 	rt := &runtime{}
-	h.ctl.SetRuntime(rt, control.RuntimeOptions{CronMinInterval: 60e9})
+	h.rebuild(control.Config{Runtime: rt, RuntimeOptions: control.RuntimeOptions{CronMinInterval: 60e9}})
 	ctx := context.Background()
 	if _, err := h.ctl.Sync(ctx, "ten_1"); code(err) != "bridge_not_configured" || !errors.Is(err, apierr.ErrConflict) {
 		t.Fatalf("before a Bridge: %v", err)

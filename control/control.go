@@ -25,29 +25,56 @@ type Control struct {
 	newToken func(prefix string, n int) (string, error)
 	// egress checks tenant-supplied destinations; nil allows any.
 	egress *egress.Policy
-	// rt executes runs; set by SetRuntime.
+	// rt executes runs (see Config.Runtime).
 	rt     Runtime
 	rtOpts RuntimeOptions
-	// inboxTTL is the life of the inbox tokens minted; see SetInboxTokenTTL.
+	// inboxTTL is the life of the inbox tokens minted (see
+	// Config.InboxTokenTTL).
 	inboxTTL time.Duration
+	// bridges opens the Bridge signing secret.
+	bridges *BridgeSecrets
 	// webhookCreates serialises a tenant's endpoint creations in this
 	// process (striped by tenant), so the count check before each holds.
 	webhookCreates [64]sync.Mutex
 }
 
-// SetEgress makes the configuration of Bridges and channels refuse
-// destinations p refuses, and Bridge URLs other than https when p allows
-// no private address (CONTRACT §18). Call it before serving; nil (the
-// default) allows any destination.
-func (c *Control) SetEgress(p *egress.Policy) { c.egress = p }
+// Config is what a Control is built with. Log, Store and Keys are
+// required; the zero value of every other field is documented.
+type Config struct {
+	// Log is where commands append their events.
+	Log *eventlog.Log
+	// Store is the projections commands validate against.
+	Store *projections.Store
+	// Keys seals secrets before they reach the log.
+	Keys *secrets.Keyring
+	// Logger is the operator log. Zero: slog.Default().
+	Logger *slog.Logger
+	// Egress makes the configuration of Bridges and channels refuse the
+	// destinations it refuses, and Bridge URLs other than https when it
+	// allows no private address. Zero: any destination.
+	Egress *egress.Policy
+	// InboxTokenTTL is how long the inbox tokens minted are accepted.
+	// Zero or less: DefaultInboxTokenTTL.
+	InboxTokenTTL time.Duration
+	// Runtime executes the runs of Trigger, Signal, Cancel and Sync. Zero:
+	// those commands must not be called (a Control that only configures).
+	Runtime Runtime
+	// RuntimeOptions tune the commands of runs and workflows.
+	RuntimeOptions RuntimeOptions
+}
 
-// New returns a Control writing to log and validating against store. keys
-// seals secrets before they reach the log.
-func New(log *eventlog.Log, store *projections.Store, keys *secrets.Keyring, logger *slog.Logger) *Control {
-	if logger == nil {
-		logger = slog.Default()
+// New returns a Control writing to cfg.Log and validating against
+// cfg.Store.
+func New(cfg Config) *Control {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
 	}
-	return &Control{log: log, store: store, keys: keys, logger: logger, newToken: secrets.NewToken}
+	if cfg.RuntimeOptions.Now == nil {
+		cfg.RuntimeOptions.Now = time.Now
+	}
+	return &Control{log: cfg.Log, store: cfg.Store, keys: cfg.Keys, logger: cfg.Logger, newToken: secrets.NewToken,
+		egress: cfg.Egress, rt: cfg.Runtime, rtOpts: cfg.RuntimeOptions, inboxTTL: cfg.InboxTokenTTL,
+		bridges: NewBridgeSecrets(cfg.Log, cfg.Store, cfg.Keys)}
 }
 
 // settle waits until the projections hold every event of subject and

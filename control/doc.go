@@ -6,7 +6,7 @@
 //
 // Every command goes through it, those of runs included: Trigger, Signal,
 // Cancel and Sync validate and append here, and ask the engine (through
-// the small Runtime interface it is given with SetRuntime) only for what
+// the small Runtime interface it is built with) only for what
 // executes runs: the fan-out of an accepted trigger, the Bridge's
 // discover answer, the arming of cron schedules, a run's next turn.
 // Commands and results are Go types; their JSON shapes are httpapi's.

@@ -28,7 +28,7 @@ func fieldsOf(t *testing.T, err error) []string {
 func TestBridgeURLUnderEgressPolicy(t *testing.T) {
 	ctx := context.Background()
 	h := newChannelHarness(t, channelKeyring(t, 7))
-	h.ctl.SetEgress(&egress.Policy{})
+	h.rebuild(control.Config{Egress: &egress.Policy{}})
 	for _, u := range []string{
 		"http://bridge.example.com/herald", // plain http
 		"https://127.0.0.1/bridge",
@@ -47,7 +47,7 @@ func TestBridgeURLUnderEgressPolicy(t *testing.T) {
 		t.Fatalf("a public https URL: %v", err)
 	}
 
-	h.ctl.SetEgress(&egress.Policy{AllowPrivate: true})
+	h.rebuild(control.Config{Egress: &egress.Policy{AllowPrivate: true}})
 	if _, err := h.ctl.ConfigureBridge(ctx, "ten_a", "http://127.0.0.1:4000/bridge"); err != nil {
 		t.Fatalf("private egress on: %v", err)
 	}
@@ -56,7 +56,7 @@ func TestBridgeURLUnderEgressPolicy(t *testing.T) {
 func TestChannelHostUnderEgressPolicy(t *testing.T) {
 	ctx := context.Background()
 	h := newChannelHarness(t, channelKeyring(t, 7))
-	h.ctl.SetEgress(&egress.Policy{})
+	h.rebuild(control.Config{Egress: &egress.Policy{}})
 	config := func(host string) json.RawMessage {
 		b, _ := json.Marshal(map[string]any{"host": host, "port": 25, "fromEmail": "a@example.com"})
 		return b

@@ -63,10 +63,6 @@ type InboxIdentity struct {
 	TokenEpoch uint64
 }
 
-// SetInboxTokenTTL sets how long the inbox tokens minted from now on are
-// accepted. Zero or less: DefaultInboxTokenTTL. Call it before serving.
-func (c *Control) SetInboxTokenTTL(d time.Duration) { c.inboxTTL = d }
-
 // MintInboxToken returns a new inbox token for an existing subscriber.
 // Errors: apierr.ErrNotFound (subscriber_not_found), *apierr.ValidationError.
 func (c *Control) MintInboxToken(ctx context.Context, tenant, externalID string) (InboxToken, error) {

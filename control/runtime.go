@@ -49,18 +49,4 @@ type RuntimeOptions struct {
 	Now func() time.Time
 }
 
-// SetRuntime gives the commands of runs and workflows (Trigger, Signal,
-// Cancel, Sync) the runtime that executes them. Call it before serving.
-func (c *Control) SetRuntime(rt Runtime, opts RuntimeOptions) {
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	c.rt, c.rtOpts = rt, opts
-}
-
-func (c *Control) now() time.Time {
-	if c.rtOpts.Now == nil {
-		return time.Now()
-	}
-	return c.rtOpts.Now()
-}
+func (c *Control) now() time.Time { return c.rtOpts.Now() }

@@ -23,27 +23,9 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/internal/testlog"
 	"github.com/heraldhq/herald/internal/testsmtp"
 )
-
-// logBuffer collects the service's log output; the service writes from
-// many goroutines while the test reads.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Clone(b.buf.Bytes())
-}
 
 // fixture is a whole herald service with one tenant, an email channel
 // pointing at a loopback mail server and a subscriber "ada" with two
@@ -54,7 +36,7 @@ type fixture struct {
 	dataDir      string
 	tenant, key  string
 	mail         *testsmtp.Server
-	logs         *logBuffer
+	logs         *testlog.Buffer
 	responses    []testherald.Response
 	responsesMu  sync.Mutex
 	channelExtra map[string]any
@@ -82,7 +64,7 @@ func newFixtureLevel(t testing.TB, m *testsmtp.Server, secure bool, extra map[st
 // newFixtureEnv is newFixtureLevel with HERALD_* variables for the service.
 func newFixtureEnv(t testing.TB, m *testsmtp.Server, secure bool, extra map[string]any, level slog.Level, env map[string]string) *fixture {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	dir := t.TempDir()
 	h := testherald.Start(t, testherald.Options{
 		DataDir:     dir,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/internal/testlog"
 	"github.com/heraldhq/herald/internal/testsmtp"
 )
 
@@ -30,7 +31,7 @@ func newPublicFixture(t *testing.T, m *testsmtp.Server) *fixture {
 		ProviderTLS: &tls.Config{RootCAs: m.Roots},
 	})
 	tenant, key := h.Tenant("Acme")
-	f := &fixture{t: t, h: h, dataDir: dir, tenant: tenant, key: key, mail: m, logs: &logBuffer{}}
+	f := &fixture{t: t, h: h, dataDir: dir, tenant: tenant, key: key, mail: m, logs: &testlog.Buffer{}}
 	f.configureChannel(m.Port, false, 201)
 	f.tenantCall("PUT", "/v1/subscribers/ada", map[string]any{"contacts": map[string]any{"email": []string{adaFirst}}}, 201)
 	return f

@@ -2,14 +2,13 @@ package engine
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testnats"
-	"github.com/heraldhq/herald/projections"
+	"github.com/heraldhq/herald/internal/teststore"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -20,11 +19,7 @@ import (
 func TestFanoutKeepsItsBackstopAheadWhileItWorks(t *testing.T) {
 	const backstop = time.Second
 	l := testnats.Log(t)
-	store, err := projections.Open(filepath.Join(t.TempDir(), "p.db"), projections.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := teststore.Open(t)
 	e := New(Config{FanoutBackstop: backstop}, Deps{Log: l, Store: store})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -12,7 +11,7 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testnats"
-	"github.com/heraldhq/herald/projections"
+	"github.com/heraldhq/herald/internal/teststore"
 	"github.com/heraldhq/herald/schedule"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -53,11 +52,7 @@ func TestCronCatchUp(t *testing.T) {
 // once, not one per handling, and arms the first instant still to come.
 func TestLateTickStartsTheRunsOfTheInstantsItDelayed(t *testing.T) {
 	l := testnats.Log(t)
-	store, err := projections.Open(filepath.Join(t.TempDir(), "p.db"), projections.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := teststore.Open(t)
 	now := time.Now().UTC().Truncate(time.Second).Add(300 * time.Millisecond)
 	e := New(Config{Now: func() time.Time { return now }}, Deps{Log: l, Store: store})
 	ctx := context.Background()

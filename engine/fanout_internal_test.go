@@ -3,13 +3,12 @@ package engine
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testnats"
-	"github.com/heraldhq/herald/projections"
+	"github.com/heraldhq/herald/internal/teststore"
 )
 
 // A fan-out taken up again after an earlier attempt dispatched some of
@@ -18,11 +17,7 @@ import (
 // rest started now, each once and under its derived id.
 func TestFanoutResumedAnswersEveryRecipientInOrder(t *testing.T) {
 	l := testnats.Log(t)
-	store, err := projections.Open(filepath.Join(t.TempDir(), "p.db"), projections.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := teststore.Open(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go store.Run(ctx, l, nil)

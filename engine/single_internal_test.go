@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,7 +11,7 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testnats"
-	"github.com/heraldhq/herald/projections"
+	"github.com/heraldhq/herald/internal/teststore"
 )
 
 // A single-subscriber trigger still at its writes holds no worker: its
@@ -21,11 +20,7 @@ import (
 // work queued behind it.
 func TestTriggerAtItsWritesHoldsNoWorker(t *testing.T) {
 	l := testnats.Log(t)
-	store, err := projections.Open(filepath.Join(t.TempDir(), "p.db"), projections.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := teststore.Open(t)
 	e := New(Config{Workers: 1}, Deps{Log: l, Store: store})
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)

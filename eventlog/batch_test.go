@@ -24,11 +24,7 @@ func TestBatchesGatherABusyLog(t *testing.T) {
 	l := testnats.Log(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	tail, err := l.Tail(ctx, eventlog.TailOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tail.Stop()
+	tail := tailing(t, ctx, l)
 	const linger = 400 * time.Millisecond // events must come < 100ms apart
 	b := tail.Batches(linger, nil, nil)
 
@@ -81,11 +77,7 @@ func TestBatchesStopAtMax(t *testing.T) {
 	for i := range 10 {
 		appendOne(t, ctx, l, i)
 	}
-	tail, err := l.Tail(ctx, eventlog.TailOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tail.Stop()
+	tail := tailing(t, ctx, l)
 	b := tail.Batches(time.Second, nil, nil)
 	for n := 0; n < 10; {
 		evs, err := b.Next(ctx, 3)
@@ -105,11 +97,7 @@ func TestBatchesEndAtAnAwaitedEvent(t *testing.T) {
 	l := testnats.Log(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	tail, err := l.Tail(ctx, eventlog.TailOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tail.Stop()
+	tail := tailing(t, ctx, l)
 	const awaited = 4
 	b := tail.Batches(time.Second, func(seq uint64) bool { return seq == awaited }, nil)
 	appendOne(t, ctx, l, 0)
@@ -151,11 +139,7 @@ func TestBatchesEndWhenAReaderStartsWaiting(t *testing.T) {
 	l := testnats.Log(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	tail, err := l.Tail(ctx, eventlog.TailOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tail.Stop()
+	tail := tailing(t, ctx, l)
 	var waiting atomic.Bool
 	nudge := make(chan struct{}, 1)
 	const linger = 2 * time.Second // a batch would otherwise wait 500ms for more
@@ -178,4 +162,15 @@ func TestBatchesEndWhenAReaderStartsWaiting(t *testing.T) {
 	if el := time.Since(began); el > 300*time.Millisecond {
 		t.Errorf("the batch ended %v after the reader started waiting", el-50*time.Millisecond)
 	}
+}
+
+// tailing tails l from its start until the test ends.
+func tailing(t *testing.T, ctx context.Context, l *eventlog.Log) *eventlog.Tail {
+	t.Helper()
+	tail, err := l.Tail(ctx, eventlog.TailOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tail.Stop)
+	return tail
 }

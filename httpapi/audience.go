@@ -89,11 +89,7 @@ func (s *Server) putSubscriber(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	sub, created, err := s.deps.Control.UpsertSubscriber(r.Context(), tenantOf(r.Context()), id, control.SubscriberInput(in))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, createdOr(created), viewSubscriber(sub))
-	return nil
+	return reply(w, createdOr(created), sub, err, viewSubscriber)
 }
 
 func (s *Server) getSubscriber(w http.ResponseWriter, r *http.Request) error {
@@ -101,31 +97,15 @@ func (s *Server) getSubscriber(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	sub, err := s.deps.Control.Subscriber(tenantOf(r.Context()), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, viewSubscriber(sub))
-	return nil
+	return serveOne(s, w, r, func() (projections.Subscriber, error) {
+		return s.deps.Control.Subscriber(tenantOf(r.Context()), id)
+	}, viewSubscriber)
 }
 
 func (s *Server) listSubscribers(w http.ResponseWriter, r *http.Request) error {
-	p, err := page(r)
-	if err != nil {
-		return err
-	}
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	subs, next, err := s.deps.Control.Subscribers(tenantOf(r.Context()), p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, newList(mapSlice(subs, viewSubscriber), next))
-	return nil
+	return servePage(s, w, r, func(p projections.Page) ([]projections.Subscriber, string, error) {
+		return s.deps.Control.Subscribers(tenantOf(r.Context()), p)
+	}, viewSubscriber)
 }
 
 func (s *Server) deleteSubscriber(w http.ResponseWriter, r *http.Request) error {
@@ -145,11 +125,7 @@ func (s *Server) deleteSubscriber(w http.ResponseWriter, r *http.Request) error 
 	if erase {
 		del = s.deps.Control.EraseSubscriber
 	}
-	if err := del(r.Context(), tenantOf(r.Context()), id); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return noContent(w, del(r.Context(), tenantOf(r.Context()), id))
 }
 
 func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) error {
@@ -157,21 +133,11 @@ func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	p, err := page(r)
-	if err != nil {
-		return err
-	}
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	subs, next, err := s.deps.Control.SubscriberSubscriptions(tenantOf(r.Context()), id, p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, newList(mapSlice(subs, func(s projections.Subscription) subscribedTopicView {
+	return servePage(s, w, r, func(p projections.Page) ([]projections.Subscription, string, error) {
+		return s.deps.Control.SubscriberSubscriptions(tenantOf(r.Context()), id, p)
+	}, func(s projections.Subscription) subscribedTopicView {
 		return subscribedTopicView{TopicKey: s.TopicKey, CreatedAt: ts(s.CreatedAt)}
-	}), next))
-	return nil
+	})
 }
 
 // subscriptionVars reads {externalId} and {topicKey}.
@@ -205,11 +171,7 @@ func (s *Server) unsubscribe(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.deps.Control.Unsubscribe(r.Context(), tenantOf(r.Context()), id, topic); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return noContent(w, s.deps.Control.Unsubscribe(r.Context(), tenantOf(r.Context()), id, topic))
 }
 
 // topicRequest is PUT /v1/topics/{key}, raw like subscriberRequest.
@@ -228,11 +190,7 @@ func (s *Server) putTopic(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	t, created, err := s.deps.Control.UpsertTopic(r.Context(), tenantOf(r.Context()), key, control.TopicInput(in))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, createdOr(created), viewTopic(t))
-	return nil
+	return reply(w, createdOr(created), t, err, viewTopic)
 }
 
 func (s *Server) getTopic(w http.ResponseWriter, r *http.Request) error {
@@ -240,31 +198,15 @@ func (s *Server) getTopic(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	t, err := s.deps.Control.Topic(tenantOf(r.Context()), key)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, viewTopic(t))
-	return nil
+	return serveOne(s, w, r, func() (projections.Topic, error) {
+		return s.deps.Control.Topic(tenantOf(r.Context()), key)
+	}, viewTopic)
 }
 
 func (s *Server) listTopics(w http.ResponseWriter, r *http.Request) error {
-	p, err := page(r)
-	if err != nil {
-		return err
-	}
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	topics, next, err := s.deps.Control.Topics(tenantOf(r.Context()), p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, newList(mapSlice(topics, viewTopic), next))
-	return nil
+	return servePage(s, w, r, func(p projections.Page) ([]projections.Topic, string, error) {
+		return s.deps.Control.Topics(tenantOf(r.Context()), p)
+	}, viewTopic)
 }
 
 func (s *Server) deleteTopic(w http.ResponseWriter, r *http.Request) error {
@@ -272,11 +214,7 @@ func (s *Server) deleteTopic(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.deps.Control.DeleteTopic(r.Context(), tenantOf(r.Context()), key); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return noContent(w, s.deps.Control.DeleteTopic(r.Context(), tenantOf(r.Context()), key))
 }
 
 func (s *Server) listTopicSubscribers(w http.ResponseWriter, r *http.Request) error {
@@ -284,19 +222,9 @@ func (s *Server) listTopicSubscribers(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	p, err := page(r)
-	if err != nil {
-		return err
-	}
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	subs, next, err := s.deps.Control.TopicSubscribers(tenantOf(r.Context()), key, p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, newList(mapSlice(subs, func(s projections.Subscription) topicMemberView {
+	return servePage(s, w, r, func(p projections.Page) ([]projections.Subscription, string, error) {
+		return s.deps.Control.TopicSubscribers(tenantOf(r.Context()), key, p)
+	}, func(s projections.Subscription) topicMemberView {
 		return topicMemberView{SubscriberID: s.SubscriberID, CreatedAt: ts(s.CreatedAt)}
-	}), next))
-	return nil
+	})
 }

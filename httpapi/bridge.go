@@ -1,6 +1,10 @@
 package httpapi
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/heraldhq/herald/projections"
+)
 
 type putBridgeRequest struct {
 	WebhookURL string `json:"webhookUrl"`
@@ -34,13 +38,9 @@ type bridgeView struct {
 }
 
 func (s *Server) getBridge(w http.ResponseWriter, r *http.Request) error {
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	bb, err := s.deps.Control.Bridge(tenantOf(r.Context()))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, bridgeView{WebhookURL: bb.WebhookURL, Configured: true})
-	return nil
+	return serveOne(s, w, r, func() (projections.BridgeBinding, error) {
+		return s.deps.Control.Bridge(tenantOf(r.Context()))
+	}, func(bb projections.BridgeBinding) bridgeView {
+		return bridgeView{WebhookURL: bb.WebhookURL, Configured: true}
+	})
 }

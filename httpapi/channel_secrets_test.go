@@ -11,35 +11,16 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/internal/testlog"
 	"github.com/heraldhq/herald/secrets"
 	"github.com/heraldhq/herald/service"
 )
-
-// channelLogBuffer collects the service's log output; the service writes
-// from many goroutines while the test reads.
-type channelLogBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *channelLogBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *channelLogBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Clone(b.buf.Bytes())
-}
 
 // channelSecretForms returns s and its base64 encodings (standard and URL, with
 // and without padding).
@@ -78,7 +59,7 @@ func TestChannelSecretsNeverInClear(t *testing.T) {
 		password1 = "Pw1-herald-zebra-quartz-7f3c19"
 		password2 = "Pw2-herald-orchid-lumen-88ad2e"
 	)
-	logs := &channelLogBuffer{}
+	logs := &testlog.Buffer{}
 	dir := t.TempDir()
 	h := testherald.Start(t, testherald.Options{DataDir: dir,
 		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
@@ -199,7 +180,7 @@ func TestChannelSecretsNeverInClear(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctl := control.New(h.Log(), h.Store(), kr, nil)
+	ctl := control.New(control.Config{Log: h.Log(), Store: h.Store(), Keys: kr})
 	ch, err := h.Store().Channel(tenant, "email-smtp")
 	if err != nil {
 		t.Fatal(err)
@@ -341,7 +322,7 @@ func TestChannelSecretsAcrossMasterKeyRotation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctl := control.New(h.Log(), h.Store(), kr, nil)
+	ctl := control.New(control.Config{Log: h.Log(), Store: h.Store(), Keys: kr})
 	ch, err := h.Store().Channel(tenant, "email-smtp")
 	if err != nil {
 		t.Fatal(err)

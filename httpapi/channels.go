@@ -67,15 +67,9 @@ func safeView(ch projections.Channel) channelView {
 }
 
 func (s *Server) listChannels(w http.ResponseWriter, r *http.Request) error {
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	chs, err := s.deps.Control.Channels(tenantOf(r.Context()))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, mapSlice(chs, safeView))
-	return nil
+	return serveOne(s, w, r, func() ([]projections.Channel, error) {
+		return s.deps.Control.Channels(tenantOf(r.Context()))
+	}, func(chs []projections.Channel) []channelView { return mapSlice(chs, safeView) })
 }
 
 type createChannelRequest struct {
@@ -118,11 +112,7 @@ func (s *Server) patchChannel(w http.ResponseWriter, r *http.Request) error {
 	}
 	ch, err := s.deps.Control.UpdateChannel(r.Context(), tenantOf(r.Context()), key,
 		control.ChannelPatch{Config: req.Config, Enabled: req.Enabled})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, safeView(ch))
-	return nil
+	return reply(w, http.StatusOK, ch, err, safeView)
 }
 
 func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) error {
@@ -130,9 +120,5 @@ func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.deps.Control.DeleteChannel(r.Context(), tenantOf(r.Context()), key); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return noContent(w, s.deps.Control.DeleteChannel(r.Context(), tenantOf(r.Context()), key))
 }

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/projections"
 )
@@ -67,22 +66,7 @@ func newDeliveryView(d projections.Delivery) deliveryView {
 // listDeliveries is GET /v1/deliveries[?runId=]: the tenant's delivery
 // attempts oldest first, or one run's.
 func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
-	p, err := page(r)
-	if err != nil {
-		return err
-	}
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	var probs apierr.Problems
-	checkQueryIDs(r, &probs)
-	if err := probs.Err(); err != nil {
-		return err
-	}
-	rows, next, err := s.deps.Store.Deliveries(tenantOf(r.Context()), r.URL.Query().Get("runId"), p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, newList(mapSlice(rows, newDeliveryView), next))
-	return nil
+	return servePage(s, w, r, checkingQueryIDs(r, func(p projections.Page) ([]projections.Delivery, string, error) {
+		return s.deps.Store.Deliveries(tenantOf(r.Context()), r.URL.Query().Get("runId"), p)
+	}), newDeliveryView)
 }

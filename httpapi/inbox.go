@@ -153,15 +153,9 @@ func (s *Server) listInbox(w http.ResponseWriter, r *http.Request, tenant, subsc
 	if err != nil {
 		return err
 	}
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	msgs, next, err := s.deps.Control.InboxMessages(tenant, subscriberID, filter, p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, newList(mapSlice(msgs, viewMessage), next))
-	return nil
+	return answerPage(s, w, r, p, func(p projections.Page) ([]projections.InAppMessage, string, error) {
+		return s.deps.Control.InboxMessages(tenant, subscriberID, filter, p)
+	}, viewMessage)
 }
 
 // subscriberInbox is GET /v1/subscribers/{externalId}/inbox (tenant key).

@@ -17,15 +17,9 @@ func (s *Server) getPreferences(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	doc, err := s.deps.Control.Preferences(tenantOf(r.Context()), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, viewPreferences(doc))
-	return nil
+	return serveOne(s, w, r, func() (preferences.Doc, error) {
+		return s.deps.Control.Preferences(tenantOf(r.Context()), id)
+	}, viewPreferences)
 }
 
 func (s *Server) patchPreferences(w http.ResponseWriter, r *http.Request) error {
@@ -44,11 +38,7 @@ func (s *Server) patchPreferences(w http.ResponseWriter, r *http.Request) error 
 		return errInvalidJSON
 	}
 	doc, err := s.deps.Control.PatchPreferences(r.Context(), tenantOf(r.Context()), id, body, keyPrefix(bearer(r)))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, viewPreferences(doc))
-	return nil
+	return reply(w, http.StatusOK, doc, err, viewPreferences)
 }
 
 // keyPrefix is the public prefix ("hk_" and 8 characters) of an API key

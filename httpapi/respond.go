@@ -50,3 +50,33 @@ func mapSlice[A, B any](in []A, f func(A) B) []B {
 	}
 	return out
 }
+
+// serveOne answers a GET of one resource: it makes the read see every
+// write acknowledged before it (see caughtUp), reads the resource and
+// writes its view.
+func serveOne[T, V any](s *Server, w http.ResponseWriter, r *http.Request, read func() (T, error), view func(T) V) error {
+	if err := s.caughtUp(r); err != nil {
+		return err
+	}
+	v, err := read()
+	return reply(w, http.StatusOK, v, err, view)
+}
+
+// reply writes view(v) with status when err is nil; it returns err.
+func reply[T, V any](w http.ResponseWriter, status int, v T, err error, view func(T) V) error {
+	if err != nil {
+		return err
+	}
+	writeJSON(w, status, view(v))
+	return nil
+}
+
+// noContent answers 204 to a command that returned err nil, else returns
+// err.
+func noContent(w http.ResponseWriter, err error) error {
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

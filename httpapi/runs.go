@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/projections"
 )
@@ -175,38 +174,17 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	st, err := s.deps.Store.RunState(tenantOf(r.Context()), runID)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, viewRun(st))
-	return nil
+	return serveOne(s, w, r, func() (*projections.Run, error) {
+		return s.deps.Store.RunState(tenantOf(r.Context()), runID)
+	}, viewRun)
 }
 
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
-	p, err := page(r)
-	if err != nil {
-		return err
-	}
 	q := r.URL.Query()
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	var probs apierr.Problems
-	checkQueryIDs(r, &probs)
-	if err := probs.Err(); err != nil {
-		return err
-	}
-	runs, next, err := s.deps.Store.Runs(tenantOf(r.Context()), projections.RunFilter{
-		TransactionID: q.Get("transactionId"), SubscriberID: q.Get("subscriberId"), Status: q.Get("status")}, p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, newList(mapSlice(runs, viewRun), next))
-	return nil
+	return servePage(s, w, r, checkingQueryIDs(r, func(p projections.Page) ([]*projections.Run, string, error) {
+		return s.deps.Store.Runs(tenantOf(r.Context()), projections.RunFilter{
+			TransactionID: q.Get("transactionId"), SubscriberID: q.Get("subscriberId"), Status: q.Get("status")}, p)
+	}), viewRun)
 }
 
 type notificationView struct {
@@ -219,29 +197,14 @@ type notificationView struct {
 }
 
 func (s *Server) listNotifications(w http.ResponseWriter, r *http.Request) error {
-	p, err := page(r)
-	if err != nil {
-		return err
-	}
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	var probs apierr.Problems
-	checkQueryIDs(r, &probs)
-	if err := probs.Err(); err != nil {
-		return err
-	}
-	rows, next, err := s.deps.Store.Notifications(tenantOf(r.Context()), r.URL.Query().Get("transactionId"), p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, newList(mapSlice(rows, func(n projections.Notification) notificationView {
+	return servePage(s, w, r, checkingQueryIDs(r, func(p projections.Page) ([]projections.Notification, string, error) {
+		return s.deps.Store.Notifications(tenantOf(r.Context()), r.URL.Query().Get("transactionId"), p)
+	}), func(n projections.Notification) notificationView {
 		v := notificationView{TransactionID: n.TransactionID, SubscriberID: n.SubscriberID, WorkflowID: n.WorkflowID,
 			Status: n.Status, CreatedAt: ts(n.CreatedAt)}
 		if n.RunID != "" {
 			v.RunID = &n.RunID
 		}
 		return v
-	}), next))
-	return nil
+	})
 }

@@ -418,9 +418,13 @@ const maxCursorBytes = 4096
 
 // page reads ?limit= (1–500, default 50) and ?cursor= (at most
 // maxCursorBytes).
-func page(r *http.Request) (projections.Page, error) {
+func page(r *http.Request) (projections.Page, error) { return pageUpTo(r, maxCursorBytes) }
+
+// pageUpTo is page for a list whose cursors may be longer: at most
+// maxCursor bytes.
+func pageUpTo(r *http.Request, maxCursor int) (projections.Page, error) {
 	p := projections.Page{Limit: 50, Cursor: r.URL.Query().Get("cursor")}
-	if len(p.Cursor) > maxCursorBytes {
+	if len(p.Cursor) > maxCursor {
 		return p, projections.ErrBadCursor
 	}
 	if v := r.URL.Query().Get("limit"); v != "" {

@@ -42,11 +42,7 @@ func (s *Server) putSuppression(w http.ResponseWriter, r *http.Request) error {
 	}
 	row, created, err := s.deps.Control.Suppress(r.Context(), tenantOf(r.Context()),
 		control.SuppressCommand{Kind: kind, Address: address, Reason: in.Reason})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, createdOr(created), newSuppressionView(row))
-	return nil
+	return reply(w, createdOr(created), row, err, newSuppressionView)
 }
 
 func (s *Server) deleteSuppression(w http.ResponseWriter, r *http.Request) error {
@@ -54,11 +50,7 @@ func (s *Server) deleteSuppression(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	if err := s.deps.Control.Unsuppress(r.Context(), tenantOf(r.Context()), kind, address); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return noContent(w, s.deps.Control.Unsuppress(r.Context(), tenantOf(r.Context()), kind, address))
 }
 
 // maxSuppressionCursorBytes bounds ?cursor= of GET /v1/suppressions: its
@@ -67,32 +59,13 @@ func (s *Server) deleteSuppression(w http.ResponseWriter, r *http.Request) error
 const maxSuppressionCursorBytes = 8 << 10
 
 func (s *Server) listSuppressions(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
-	cursor := q.Get("cursor")
-	if len(cursor) > maxSuppressionCursorBytes {
-		return projections.ErrBadCursor
-	}
-	// page reads ?limit= and the usual bound of ?cursor=, which this
-	// list's cursors may exceed: it is given the request without it.
-	q.Del("cursor")
-	u := *r.URL
-	u.RawQuery = q.Encode()
-	rr := *r
-	rr.URL = &u
-	p, err := page(&rr)
+	p, err := pageUpTo(r, maxSuppressionCursorBytes)
 	if err != nil {
 		return err
 	}
-	p.Cursor = cursor
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	rows, next, err := s.deps.Control.Suppressions(tenantOf(r.Context()), q.Get("kind"), p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, newList(mapSlice(rows, newSuppressionView), next))
-	return nil
+	return answerPage(s, w, r, p, func(p projections.Page) ([]projections.Suppression, string, error) {
+		return s.deps.Control.Suppressions(tenantOf(r.Context()), r.URL.Query().Get("kind"), p)
+	}, newSuppressionView)
 }
 
 // suppressionVars reads {kind} and {address}, percent-decoded.

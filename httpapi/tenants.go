@@ -71,21 +71,11 @@ type apiKeyView struct {
 }
 
 func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
-	p, err := page(r)
-	if err != nil {
-		return err
-	}
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	keys, next, err := s.deps.Control.APIKeys(tenantOf(r.Context()), p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, newList(mapSlice(keys, func(k projections.APIKey) apiKeyView {
+	return servePage(s, w, r, func(p projections.Page) ([]projections.APIKey, string, error) {
+		return s.deps.Control.APIKeys(tenantOf(r.Context()), p)
+	}, func(k projections.APIKey) apiKeyView {
 		return apiKeyView{Prefix: k.Prefix, CreatedAt: ts(k.CreatedAt)}
-	}), next))
-	return nil
+	})
 }
 
 func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) error {
@@ -93,9 +83,5 @@ func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.deps.Control.RevokeAPIKey(r.Context(), tenantOf(r.Context()), prefix); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return noContent(w, s.deps.Control.RevokeAPIKey(r.Context(), tenantOf(r.Context()), prefix))
 }

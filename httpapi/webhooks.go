@@ -71,19 +71,9 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
-	p, err := page(r)
-	if err != nil {
-		return err
-	}
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	rows, next, err := s.deps.Control.Webhooks(tenantOf(r.Context()), p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, newList(mapSlice(rows, viewWebhook), next))
-	return nil
+	return servePage(s, w, r, func(p projections.Page) ([]projections.Webhook, string, error) {
+		return s.deps.Control.Webhooks(tenantOf(r.Context()), p)
+	}, viewWebhook)
 }
 
 func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
@@ -91,15 +81,9 @@ func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	wh, err := s.deps.Control.Webhook(tenantOf(r.Context()), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, viewWebhook(wh))
-	return nil
+	return serveOne(s, w, r, func() (projections.Webhook, error) {
+		return s.deps.Control.Webhook(tenantOf(r.Context()), id)
+	}, viewWebhook)
 }
 
 func (s *Server) patchWebhook(w http.ResponseWriter, r *http.Request) error {
@@ -113,11 +97,7 @@ func (s *Server) patchWebhook(w http.ResponseWriter, r *http.Request) error {
 	}
 	wh, err := s.deps.Control.UpdateWebhook(r.Context(), tenantOf(r.Context()), id, control.WebhookPatch{
 		URL: req.URL, Events: req.Events, Enabled: req.Enabled, Description: req.Description})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, viewWebhook(wh))
-	return nil
+	return reply(w, http.StatusOK, wh, err, viewWebhook)
 }
 
 func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
@@ -125,11 +105,7 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.deps.Control.DeleteWebhook(r.Context(), tenantOf(r.Context()), id); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return noContent(w, s.deps.Control.DeleteWebhook(r.Context(), tenantOf(r.Context()), id))
 }
 
 func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
@@ -155,22 +131,12 @@ func (s *Server) listWebhookAttempts(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	p, err := page(r)
-	if err != nil {
-		return err
-	}
-	if err := s.caughtUp(r); err != nil {
-		return err
-	}
-	rows, next, err := s.deps.Control.WebhookAttempts(tenantOf(r.Context()), id, p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, newList(mapSlice(rows, func(a projections.WebhookAttempt) webhookAttemptView {
+	return servePage(s, w, r, func(p projections.Page) ([]projections.WebhookAttempt, string, error) {
+		return s.deps.Control.WebhookAttempts(tenantOf(r.Context()), id, p)
+	}, func(a projections.WebhookAttempt) webhookAttemptView {
 		return webhookAttemptView{WebhookID: a.WebhookID, EventID: a.MessageID, Type: a.Type, Status: a.Status,
 			HTTPStatus: a.HTTPStatus, Attempt: a.Attempt, CreatedAt: ts(a.CreatedAt)}
-	}), next))
-	return nil
+	})
 }
 
 // WebhookData returns the renderer of webhook messages' data: the run of

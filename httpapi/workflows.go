@@ -39,18 +39,10 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	res, err := s.deps.Control.Sync(r.Context(), tenantOf(r.Context()))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, viewWorkflows(res))
-	return nil
+	return reply(w, http.StatusOK, res, err, viewWorkflows)
 }
 
 func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) error {
 	res, err := s.deps.Control.Workflows(r.Context(), tenantOf(r.Context()))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, viewWorkflows(res))
-	return nil
+	return reply(w, http.StatusOK, res, err, viewWorkflows)
 }

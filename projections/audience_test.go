@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testnats"
+	"github.com/heraldhq/herald/internal/teststore"
 	"github.com/heraldhq/herald/projections"
 )
 
@@ -84,24 +84,7 @@ func (a audience) topicsOf(id string) []string {
 
 func newAudience(t testing.TB, tenant string) audience {
 	log := testnats.Log(t)
-	st, err := projections.Open(filepath.Join(t.TempDir(), "p.db"), projections.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := st.Run(ctx, log, nil); err != nil {
-			t.Errorf("projector: %v", err)
-		}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		st.Close()
-	})
-	return audience{t: t, log: log, st: st, tenant: tenant}
+	return audience{t: t, log: log, st: teststore.Running(t, log), tenant: tenant}
 }
 
 func TestSubscriberUpsertOverwritesStateKeepsCreatedAt(t *testing.T) {
@@ -346,18 +329,7 @@ func TestAudienceRebuildIsIdentical(t *testing.T) {
 		events.SubscribersSubscribedData{TopicKey: "bulk", SubscriberIDs: []string{"u5", "u3", "ghost", "u7"}})
 	a.append(eventlog.AggSubscriber, "u3", events.SubscriberDeleted, events.SubscriberDeletedData{SubscriberID: "u3"})
 	a.append(eventlog.AggTopic, "t1", events.SubscriberUnsubscribed, events.SubscriberUnsubscribedData{SubscriberID: "u1", TopicKey: "t1"})
-	live, err := a.st.Checksum()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rebuilt, err := projections.Rebuild(context.Background(), filepath.Join(t.TempDir(), "r.db"), a.log, projections.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rebuilt.Close()
-	if sum, _ := rebuilt.Checksum(); sum != live {
-		t.Fatalf("rebuilt %s != live %s", sum, live)
-	}
+	checkRebuild(t, a.log, a.st)
 }
 
 // BenchmarkResolveTopic10k resolves one topic of 10,000 subscribers (the

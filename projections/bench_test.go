@@ -3,12 +3,12 @@ package projections_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testnats"
+	"github.com/heraldhq/herald/internal/teststore"
 	"github.com/heraldhq/herald/projections"
 )
 
@@ -18,7 +18,6 @@ import (
 // bbolt transactions). The figure is events applied per second.
 func BenchmarkProjectorApply(b *testing.B) {
 	l := testnats.Log(b)
-	ctx := context.Background()
 	const batch = 2000
 	var recs []eventlog.Record
 	for i := 0; i < b.N; i++ {
@@ -38,16 +37,7 @@ func BenchmarkProjectorApply(b *testing.B) {
 		}
 	}
 	testnats.Append(b, l, recs)
-	st, err := projections.Open(filepath.Join(b.TempDir(), "p.db"), projections.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	b.ResetTimer()
-	if err := st.CatchUp(ctx, l); err != nil {
-		b.Fatal(err)
-	}
-	b.StopTimer()
+	st := timedCatchUp(b, l)
 	if st.Applied() < uint64(b.N) {
 		b.Fatalf("applied %d of %d", st.Applied(), b.N)
 	}
@@ -62,7 +52,6 @@ func BenchmarkProjectorApply(b *testing.B) {
 // second.
 func BenchmarkProjectorApplyBulk(b *testing.B) {
 	l := testnats.Log(b)
-	ctx := context.Background()
 	const per = 1000
 	for start := 0; start < b.N; start += per {
 		var recs []eventlog.Record
@@ -86,18 +75,21 @@ func BenchmarkProjectorApplyBulk(b *testing.B) {
 		}
 		testnats.Append(b, l, recs)
 	}
-	st, err := projections.Open(filepath.Join(b.TempDir(), "p.db"), projections.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	b.ResetTimer()
-	if err := st.CatchUp(ctx, l); err != nil {
-		b.Fatal(err)
-	}
-	b.StopTimer()
+	st := timedCatchUp(b, l)
 	if n, err := st.ResolveTopics("ten_b", []string{"everyone"}); err != nil || len(n) != b.N {
 		b.Fatalf("everyone holds %d of %d: %v", len(n), b.N, err)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "subscribers/s")
+}
+
+// timedCatchUp opens a store on a fresh file and times its catch-up with
+// l, the whole of which the benchmark measures.
+func timedCatchUp(b *testing.B, l *eventlog.Log) *projections.Store {
+	st := teststore.Open(b)
+	b.ResetTimer()
+	if err := st.CatchUp(context.Background(), l); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	return st
 }

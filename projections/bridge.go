@@ -24,15 +24,11 @@ type BridgeBinding struct {
 
 func bridgeModels() (map[string]applyFunc, [][]byte) {
 	return map[string]applyFunc{
-		events.BridgeConfigured: applyBridgeConfigured,
+		events.BridgeConfigured: decoded(applyBridgeConfigured),
 	}, [][]byte{bucketBridge}
 }
 
-func applyBridgeConfigured(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.BridgeConfiguredData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyBridgeConfigured(tx *bolt.Tx, ev eventlog.Event, d events.BridgeConfiguredData) error {
 	return putJSON(tx.Bucket(bucketBridge), []byte(ev.TenantID),
 		BridgeBinding{WebhookURL: d.WebhookURL, SealedSecret: d.SealedSecret, UpdatedAt: ev.At})
 }
@@ -40,13 +36,5 @@ func applyBridgeConfigured(tx *bolt.Tx, ev eventlog.Event) error {
 // Bridge returns a tenant's Bridge binding, or ErrNotFound before its
 // first registration.
 func (s *Store) Bridge(tenant string) (BridgeBinding, error) {
-	var bb BridgeBinding
-	err := s.view(func(tx *bolt.Tx) error {
-		ok, err := getJSON(tx.Bucket(bucketBridge), []byte(tenant), &bb)
-		if err == nil && !ok {
-			return ErrNotFound
-		}
-		return err
-	})
-	return bb, err
+	return getOne[BridgeBinding](s, bucketBridge, []byte(tenant))
 }

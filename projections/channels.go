@@ -37,17 +37,13 @@ type Channel struct {
 
 func channelModels() (map[string]applyFunc, [][]byte) {
 	return map[string]applyFunc{
-		events.ChannelConfigured: applyChannelConfigured,
-		events.ChannelUpdated:    applyChannelUpdated,
-		events.ChannelDeleted:    applyChannelDeleted,
+		events.ChannelConfigured: decoded(applyChannelConfigured),
+		events.ChannelUpdated:    decoded(applyChannelUpdated),
+		events.ChannelDeleted:    decoded(applyChannelDeleted),
 	}, [][]byte{bucketChannels}
 }
 
-func applyChannelConfigured(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.ChannelConfiguredData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyChannelConfigured(tx *bolt.Tx, ev eventlog.Event, d events.ChannelConfiguredData) error {
 	b := tx.Bucket(bucketChannels)
 	k := key(ev.TenantID, d.ChannelKey)
 	var ch Channel
@@ -66,11 +62,7 @@ func applyChannelConfigured(tx *bolt.Tx, ev eventlog.Event) error {
 	return putJSON(b, k, ch)
 }
 
-func applyChannelUpdated(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.ChannelUpdatedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyChannelUpdated(tx *bolt.Tx, ev eventlog.Event, d events.ChannelUpdatedData) error {
 	b := tx.Bucket(bucketChannels)
 	k := key(ev.TenantID, d.ChannelKey)
 	var ch Channel
@@ -87,25 +79,13 @@ func applyChannelUpdated(tx *bolt.Tx, ev eventlog.Event) error {
 	return putJSON(b, k, ch)
 }
 
-func applyChannelDeleted(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.ChannelDeletedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyChannelDeleted(tx *bolt.Tx, ev eventlog.Event, d events.ChannelDeletedData) error {
 	return tx.Bucket(bucketChannels).Delete(key(ev.TenantID, d.ChannelKey))
 }
 
 // Channel returns one of a tenant's channels, or ErrNotFound.
 func (s *Store) Channel(tenant, channelKey string) (Channel, error) {
-	var ch Channel
-	err := s.view(func(tx *bolt.Tx) error {
-		ok, err := getJSON(tx.Bucket(bucketChannels), key(tenant, channelKey), &ch)
-		if err == nil && !ok {
-			return ErrNotFound
-		}
-		return err
-	})
-	return ch, err
+	return getOne[Channel](s, bucketChannels, key(tenant, channelKey))
 }
 
 // Channels returns every channel of a tenant, enabled or not, in

@@ -3,13 +3,13 @@ package projections_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testnats"
+	"github.com/heraldhq/herald/internal/teststore"
 	"github.com/heraldhq/herald/projections"
 )
 
@@ -27,8 +27,7 @@ func appendChannelEvent(t *testing.T, log *eventlog.Log, tenant, agg, id, typ st
 
 func TestChannelsProjection(t *testing.T) {
 	log := testnats.Log(t)
-	dir := t.TempDir()
-	st := running(t, log, filepath.Join(dir, "live.db"))
+	st := teststore.Running(t, log)
 	ctx := context.Background()
 	t0 := time.Date(2025, 1, 2, 3, 4, 5, 6e6, time.UTC)
 	cfg := events.ChannelConfig{
@@ -124,16 +123,5 @@ func TestChannelsProjection(t *testing.T) {
 	}
 
 	// Rebuilding from the log gives the same bytes.
-	live, err := st.Checksum()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rebuilt, err := projections.Rebuild(ctx, filepath.Join(dir, "rebuilt.db"), log, projections.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rebuilt.Close()
-	if sum, _ := rebuilt.Checksum(); sum != live {
-		t.Fatal("rebuilt channel projections differ from the live ones")
-	}
+	checkRebuild(t, log, st)
 }

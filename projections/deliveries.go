@@ -63,21 +63,17 @@ type DeliveryError struct {
 
 func deliveryModels() (map[string]applyFunc, [][]byte) {
 	return map[string]applyFunc{
-			events.DeliveryAttempted: applyDeliveryAttempted,
-			events.DeliverySent:      applyDeliverySent,
-			events.DeliveryFailed:    applyDeliveryFailed,
-			events.DeliverySkipped:   applyDeliverySkipped,
+			events.DeliveryAttempted: decoded(applyDeliveryAttempted),
+			events.DeliverySent:      decoded(applyDeliverySent),
+			events.DeliveryFailed:    decoded(applyDeliveryFailed),
+			events.DeliverySkipped:   decoded(applyDeliverySkipped),
 		}, [][]byte{bucketDeliveries, bucketDeliveryAttempts,
 			bucketDeliveriesByRun}
 }
 
 func seqID(seq uint64) string { return fmt.Sprintf("%016x", seq) }
 
-func applyDeliveryAttempted(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.DeliveryAttemptedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyDeliveryAttempted(tx *bolt.Tx, ev eventlog.Event, d events.DeliveryAttemptedData) error {
 	if d.Takeover != "" {
 		if err := updateDelivery(tx, ev.TenantID, d.Takeover, func(row *Delivery) {
 			if row.Status == DeliveryPending {
@@ -97,11 +93,7 @@ func applyDeliveryAttempted(tx *bolt.Tx, ev eventlog.Event) error {
 	})
 }
 
-func applyDeliverySkipped(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.DeliverySkippedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyDeliverySkipped(tx *bolt.Tx, ev eventlog.Event, d events.DeliverySkippedData) error {
 	return putDelivery(tx, ev, Delivery{
 		AttemptID: d.AttemptID, IdempotencyKey: d.IdempotencyKey, RunID: d.RunID, StepID: d.StepID,
 		SubscriberID: d.SubscriberID, ChannelKey: d.ChannelKey, Kind: d.Kind,
@@ -122,11 +114,7 @@ func putDelivery(tx *bolt.Tx, ev eventlog.Event, row Delivery) error {
 	return tx.Bucket(bucketDeliveriesByRun).Put(key(ev.TenantID, row.RunID+"\x00"+id), []byte{})
 }
 
-func applyDeliverySent(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.DeliverySentData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyDeliverySent(tx *bolt.Tx, ev eventlog.Event, d events.DeliverySentData) error {
 	return updateDelivery(tx, ev.TenantID, d.AttemptID, func(row *Delivery) {
 		row.Status = DeliverySent
 		row.ProviderMessageID = d.ProviderMessageID
@@ -135,11 +123,7 @@ func applyDeliverySent(tx *bolt.Tx, ev eventlog.Event) error {
 	})
 }
 
-func applyDeliveryFailed(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.DeliveryFailedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyDeliveryFailed(tx *bolt.Tx, ev eventlog.Event, d events.DeliveryFailedData) error {
 	return updateDelivery(tx, ev.TenantID, d.AttemptID, func(row *Delivery) {
 		row.Status = DeliveryFailed
 		row.Error = &DeliveryError{Code: d.Code, Message: d.Message, Transient: d.Transient}

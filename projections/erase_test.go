@@ -11,6 +11,7 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testnats"
+	"github.com/heraldhq/herald/internal/teststore"
 	"github.com/heraldhq/herald/projections"
 )
 
@@ -21,8 +22,8 @@ import (
 func TestErasureAppliedByEveryStore(t *testing.T) {
 	log := testnats.Log(t)
 	dir := t.TempDir()
-	a := running(t, log, filepath.Join(dir, "a.db"))
-	b := running(t, log, filepath.Join(dir, "b.db"))
+	a := teststore.RunningAt(t, log, filepath.Join(dir, "a.db"))
+	b := teststore.RunningAt(t, log, filepath.Join(dir, "b.db"))
 	ctx := context.Background()
 	appendTenant(t, log, "ten_1")
 	subject := eventlog.Subject("ten_1", eventlog.AggSubscriber, "u1")

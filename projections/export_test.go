@@ -1,14 +1,12 @@
 package projections
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 
 	"github.com/heraldhq/herald/eventlog"
-	bolt "go.etcd.io/bbolt"
 )
 
 // Rebuild discards the projection file at path and replays the whole log
@@ -31,19 +29,5 @@ func Rebuild(ctx context.Context, path string, log *eventlog.Log, opts Options) 
 
 // Inbox returns a subscriber's in-app messages, oldest first.
 func (s *Store) Inbox(tenant, subscriberID string) ([]InAppMessage, error) {
-	var out []InAppMessage
-	err := s.view(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketInbox)
-		prefix := key(tenant, subscriberID+"\x00")
-		c := b.Cursor()
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			var m InAppMessage
-			if err := json.Unmarshal(v, &m); err != nil {
-				return err
-			}
-			out = append(out, m)
-		}
-		return nil
-	})
-	return out, err
+	return s.InboxMessagesBetween(tenant, subscriberID, 0, math.MaxUint64)
 }

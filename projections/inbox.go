@@ -89,8 +89,8 @@ func (f InboxFilter) Matches(m InAppMessage) bool {
 
 func inboxModels() (map[string]applyFunc, [][]byte) {
 	return map[string]applyFunc{
-			events.InAppMessageStored:  applyInAppMessageStored,
-			events.InboxMessagesMarked: applyInboxMessagesMarked,
+			events.InAppMessageStored:  decoded(applyInAppMessageStored),
+			events.InboxMessagesMarked: decoded(applyInboxMessagesMarked),
 		},
 		[][]byte{bucketInbox, bucketInboxIDs, bucketInboxCounts}
 }
@@ -121,11 +121,7 @@ func (c *InboxCounts) add(d InboxCounts, sign int) {
 	c.Total += sign * d.Total
 }
 
-func applyInAppMessageStored(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.InAppMessageStoredData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyInAppMessageStored(tx *bolt.Tx, ev eventlog.Event, d events.InAppMessageStoredData) error {
 	prefix := inboxPrefix(ev.TenantID, d.SubscriberID)
 	ids := tx.Bucket(bucketInboxIDs)
 	idKey := append(bytes.Clone(prefix), d.MessageID...)
@@ -210,11 +206,7 @@ func mark(m *InAppMessage, kind string, at time.Time) bool {
 // an InboxMessagesMarked lists are those it changes.
 func MarkChanges(m InAppMessage, kind string) bool { return mark(&m, kind, time.Time{}) }
 
-func applyInboxMessagesMarked(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.InboxMessagesMarkedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyInboxMessagesMarked(tx *bolt.Tx, ev eventlog.Event, d events.InboxMessagesMarkedData) error {
 	prefix := inboxPrefix(ev.TenantID, d.SubscriberID)
 	msgs := appendBucket(tx, bucketInbox)
 	ids := tx.Bucket(bucketInboxIDs)

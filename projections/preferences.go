@@ -26,19 +26,15 @@ type WorkflowDefaults struct {
 
 func preferenceModels() (map[string]applyFunc, [][]byte) {
 	return map[string]applyFunc{
-		events.SubscriberPreferencesUpdated: applyPreferencesUpdated,
-		events.WorkflowsSynced:              applyWorkflowsSynced,
+		events.SubscriberPreferencesUpdated: decoded(applyPreferencesUpdated),
+		events.WorkflowsSynced:              decoded(applyWorkflowsSynced),
 	}, [][]byte{bucketPreferences, bucketWorkflowDefaults}
 }
 
 // applyPreferencesUpdated stores the subscriber's preferences and moves
 // the subscriber's Seq (its subject's last event). It is ignored when the
 // subscriber does not exist (the writer checked it did).
-func applyPreferencesUpdated(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.SubscriberPreferencesUpdatedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyPreferencesUpdated(tx *bolt.Tx, ev eventlog.Event, d events.SubscriberPreferencesUpdatedData) error {
 	subs := tx.Bucket(bucketSubscribers)
 	k := key(ev.TenantID, d.SubscriberID)
 	var sub Subscriber
@@ -66,11 +62,7 @@ func deletePreferences(tx *bolt.Tx, tenant, externalID string) error {
 
 // applyWorkflowsSynced replaces the tenant's workflow defaults with the
 // sync's.
-func applyWorkflowsSynced(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.WorkflowsSyncedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyWorkflowsSynced(tx *bolt.Tx, ev eventlog.Event, d events.WorkflowsSyncedData) error {
 	b := tx.Bucket(bucketWorkflowDefaults)
 	if err := deletePrefix(b, key(ev.TenantID, "")); err != nil {
 		return err

@@ -1,15 +1,12 @@
 package projections_test
 
 import (
-	"context"
 	"encoding/json"
-	"path/filepath"
 	"testing"
 
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/preferences"
-	"github.com/heraldhq/herald/projections"
 )
 
 // TestPreferencesProjection: the preferences of a subscriber and the
@@ -60,16 +57,5 @@ func TestPreferencesProjection(t *testing.T) {
 		t.Fatalf("a workflow gone from the sync: %+v", d)
 	}
 
-	live, err := a.st.Checksum()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rebuilt, err := projections.Rebuild(context.Background(), filepath.Join(t.TempDir(), "r.db"), a.log, projections.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rebuilt.Close()
-	if sum, _ := rebuilt.Checksum(); sum != live {
-		t.Fatalf("rebuilt %s != live %s", sum, live)
-	}
+	checkRebuild(t, a.log, a.st)
 }

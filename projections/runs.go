@@ -60,7 +60,7 @@ var runEventTypes = map[string]bool{
 
 func runModels() (map[string]applyFunc, [][]byte) {
 	h := map[string]applyFunc{
-		events.TriggerAccepted:         applyTriggerAccepted,
+		events.TriggerAccepted:         decoded(applyTriggerAccepted),
 		events.NotificationsReceived:   applyNotificationsReceived,
 		events.NotificationsDispatched: applyNotificationsDispatched,
 		events.FanoutCompleted:         applyFanoutCompleted,
@@ -231,11 +231,7 @@ func txnOf(ev eventlog.Event) (string, error) {
 	return txn, err
 }
 
-func applyTriggerAccepted(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.TriggerAcceptedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyTriggerAccepted(tx *bolt.Tx, ev eventlog.Event, d events.TriggerAcceptedData) error {
 	single := d.To.SubscriberID != nil && !d.Cron
 	if err := putJSON(tx.Bucket(bucketTxns), key(ev.TenantID, d.TransactionID),
 		Transaction{TransactionID: d.TransactionID, WorkflowID: d.WorkflowID, Single: single, CreatedAt: ev.At}); err != nil {
@@ -329,14 +325,7 @@ type Run = runstate.State
 
 // RunState returns one run's state, or ErrNotFound.
 func (s *Store) RunState(tenant, runID string) (*runstate.State, error) {
-	var st runstate.State
-	err := s.view(func(tx *bolt.Tx) error {
-		ok, err := getJSON(tx.Bucket(bucketRuns), key(tenant, runID), &st)
-		if err == nil && !ok {
-			return ErrNotFound
-		}
-		return err
-	})
+	st, err := getOne[runstate.State](s, bucketRuns, key(tenant, runID))
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,18 @@ var (
 // applyFunc applies one event to the read models inside tx.
 type applyFunc func(tx *bolt.Tx, ev eventlog.Event) error
 
+// decoded is the applyFunc of apply, which takes the event's data decoded
+// as D.
+func decoded[D any](apply func(tx *bolt.Tx, ev eventlog.Event, d D) error) applyFunc {
+	return func(tx *bolt.Tx, ev eventlog.Event) error {
+		var d D
+		if err := ev.Decode(&d); err != nil {
+			return err
+		}
+		return apply(tx, ev, d)
+	}
+}
+
 // Store is the bbolt file of read models. Reads are safe for concurrent
 // use; only the projector (Run, ApplyBatch) writes.
 type Store struct {
@@ -610,6 +622,13 @@ func getJSON(b *bolt.Bucket, k []byte, v any) (bool, error) {
 		return false, nil
 	}
 	return true, json.Unmarshal(data, v)
+}
+
+// getOne reads the JSON value at k of bucket, or returns ErrNotFound.
+func getOne[T any](s *Store, bucket, k []byte) (T, error) {
+	var v T
+	err := s.view(func(tx *bolt.Tx) error { return mustGet(tx.Bucket(bucket), k, &v) })
+	return v, err
 }
 
 // appendFill is the fill of the pages of buckets whose keys mostly grow.

@@ -11,53 +11,37 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testnats"
+	"github.com/heraldhq/herald/internal/teststore"
 	"github.com/heraldhq/herald/projections"
 )
 
-// running opens a store on a fresh file and runs its projector until the
-// test ends.
-func running(t *testing.T, log *eventlog.Log, path string) *projections.Store {
+// checkRebuild fails the test unless a store rebuilt from log holds the
+// same bytes as st.
+func checkRebuild(t testing.TB, log *eventlog.Log, st *projections.Store) {
 	t.Helper()
-	st, err := projections.Open(path, projections.Options{})
+	live, err := st.Checksum()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	ready := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := st.Run(ctx, log, ready); err != nil {
-			t.Errorf("projector: %v", err)
-		}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		st.Close()
-	})
-	select {
-	case <-ready:
-	case <-time.After(10 * time.Second):
-		t.Fatal("projector not ready")
+	rebuilt, err := projections.Rebuild(context.Background(), filepath.Join(t.TempDir(), "rebuilt.db"), log, projections.Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return st
+	defer rebuilt.Close()
+	if sum, err := rebuilt.Checksum(); err != nil || sum != live {
+		t.Fatalf("rebuilt %s != live %s (%v)", sum, live, err)
+	}
 }
 
 func appendTenant(t *testing.T, log *eventlog.Log, id string) uint64 {
 	t.Helper()
-	seq, err := log.Append(context.Background(), eventlog.Record{
-		Subject: eventlog.Subject(id, eventlog.AggTenant, id), Type: events.TenantCreated, Tenant: id,
-		Data: events.TenantCreatedData{TenantID: id, Name: "Name " + id}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return seq
+	return appendChannelEvent(t, log, id, eventlog.AggTenant, id, events.TenantCreated, time.Time{},
+		events.TenantCreatedData{TenantID: id, Name: "Name " + id})
 }
 
 func TestReadYourWrites(t *testing.T) {
 	log := testnats.Log(t)
-	st := running(t, log, filepath.Join(t.TempDir(), "p.db"))
+	st := teststore.Running(t, log)
 	ctx := context.Background()
 	for i := range 50 {
 		id := fmt.Sprintf("ten_%d", i)
@@ -77,7 +61,7 @@ func TestReadYourWrites(t *testing.T) {
 
 func TestWaitForTimesOut(t *testing.T) {
 	log := testnats.Log(t)
-	st := running(t, log, filepath.Join(t.TempDir(), "p.db"))
+	st := teststore.Running(t, log)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	if err := st.WaitFor(ctx, 1000); err == nil {
@@ -147,7 +131,7 @@ func TestCorruptFileIsReplacedAndRebuilt(t *testing.T) {
 	if err := os.WriteFile(path, []byte("definitely not a bbolt file, just garbage bytes"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	st := running(t, log, path)
+	st := teststore.RunningAt(t, log, path)
 	if _, err := st.Tenant("ten_a"); err != nil {
 		t.Fatalf("after rebuild: %v", err)
 	}
@@ -158,7 +142,7 @@ func TestCorruptFileIsReplacedAndRebuilt(t *testing.T) {
 
 func TestApplyBatchSkipsAppliedEvents(t *testing.T) {
 	log := testnats.Log(t)
-	st := running(t, log, filepath.Join(t.TempDir(), "p.db"))
+	st := teststore.Running(t, log)
 	seq := appendTenant(t, log, "ten_x")
 	if err := st.WaitFor(context.Background(), seq); err != nil {
 		t.Fatal(err)

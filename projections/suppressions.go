@@ -39,9 +39,9 @@ type Suppression struct {
 
 func suppressionModels() (map[string]applyFunc, [][]byte) {
 	return map[string]applyFunc{
-		events.SuppressionAdded:   applySuppressionAdded,
-		events.SuppressionRemoved: applySuppressionRemoved,
-		events.SuppressionErased:  applySuppressionErased,
+		events.SuppressionAdded:   decoded(applySuppressionAdded),
+		events.SuppressionRemoved: decoded(applySuppressionRemoved),
+		events.SuppressionErased:  decoded(applySuppressionErased),
 	}, [][]byte{bucketSuppressions}
 }
 
@@ -54,11 +54,7 @@ func erasedSuppressionKey(tenant, kind, digest string) []byte {
 	return key(tenant, kind+"\x00\xff"+digest)
 }
 
-func applySuppressionAdded(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.SuppressionAddedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applySuppressionAdded(tx *bolt.Tx, ev eventlog.Event, d events.SuppressionAddedData) error {
 	b := tx.Bucket(bucketSuppressions)
 	k := suppressionKey(ev.TenantID, d.Kind, d.Address)
 	var row Suppression
@@ -86,11 +82,7 @@ func applySuppressionAdded(tx *bolt.Tx, ev eventlog.Event) error {
 	return putJSON(b, k, row)
 }
 
-func applySuppressionRemoved(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.SuppressionRemovedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applySuppressionRemoved(tx *bolt.Tx, ev eventlog.Event, d events.SuppressionRemovedData) error {
 	b := tx.Bucket(bucketSuppressions)
 	if err := b.Delete(erasedSuppressionKey(ev.TenantID, d.Kind, events.SuppressionDigest(d.Address))); err != nil {
 		return err
@@ -102,11 +94,7 @@ func applySuppressionRemoved(tx *bolt.Tx, ev eventlog.Event) error {
 // it. The address row is found by digest among the kind's rows (an erase
 // is rare); after a rebuild, which no longer sees the earlier events, the
 // event alone makes the row.
-func applySuppressionErased(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.SuppressionErasedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applySuppressionErased(tx *bolt.Tx, ev eventlog.Event, d events.SuppressionErasedData) error {
 	b := tx.Bucket(bucketSuppressions)
 	prefix := key(ev.TenantID, d.Kind+"\x00")
 	var stale []byte

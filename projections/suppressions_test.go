@@ -3,13 +3,13 @@ package projections_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testnats"
+	"github.com/heraldhq/herald/internal/teststore"
 	"github.com/heraldhq/herald/projections"
 )
 
@@ -19,8 +19,7 @@ import (
 // gives the same bytes.
 func TestSuppressionsProjection(t *testing.T) {
 	log := testnats.Log(t)
-	dir := t.TempDir()
-	st := running(t, log, filepath.Join(dir, "live.db"))
+	st := teststore.Running(t, log)
 	ctx := context.Background()
 	t0 := time.Date(2025, 1, 2, 3, 4, 5, 6e6, time.UTC)
 	add := func(tenant, kind, addr, reason string, at time.Time) uint64 {
@@ -65,16 +64,5 @@ func TestSuppressionsProjection(t *testing.T) {
 		t.Fatalf("the other tenant's: %+v %v", row, err)
 	}
 
-	live, err := st.Checksum()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rebuilt, err := projections.Rebuild(ctx, filepath.Join(dir, "rebuilt.db"), log, projections.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rebuilt.Close()
-	if sum, _ := rebuilt.Checksum(); sum != live {
-		t.Fatal("rebuilt suppressions differ from the live ones")
-	}
+	checkRebuild(t, log, st)
 }

@@ -33,25 +33,17 @@ type APIKey struct {
 
 func tenantModels() (map[string]applyFunc, [][]byte) {
 	return map[string]applyFunc{
-		events.TenantCreated: applyTenantCreated,
-		events.APIKeyCreated: applyAPIKeyCreated,
-		events.APIKeyRevoked: applyAPIKeyRevoked,
+		events.TenantCreated: decoded(applyTenantCreated),
+		events.APIKeyCreated: decoded(applyAPIKeyCreated),
+		events.APIKeyRevoked: decoded(applyAPIKeyRevoked),
 	}, [][]byte{bucketTenants, bucketAPIKeys, bucketTenantKeys}
 }
 
-func applyTenantCreated(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.TenantCreatedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyTenantCreated(tx *bolt.Tx, ev eventlog.Event, d events.TenantCreatedData) error {
 	return putJSON(tx.Bucket(bucketTenants), []byte(d.TenantID), Tenant{TenantID: d.TenantID, Name: d.Name, CreatedAt: ev.At})
 }
 
-func applyAPIKeyCreated(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.APIKeyCreatedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyAPIKeyCreated(tx *bolt.Tx, ev eventlog.Event, d events.APIKeyCreatedData) error {
 	// A prefix is unique across tenants (control draws again on a taken
 	// one); should two tenants still draw one at the same instant, the
 	// first key keeps the prefix and the other is never authenticated:
@@ -69,11 +61,7 @@ func applyAPIKeyCreated(tx *bolt.Tx, ev eventlog.Event) error {
 	return tx.Bucket(bucketTenantKeys).Put(key(ev.TenantID, d.Prefix), []byte{})
 }
 
-func applyAPIKeyRevoked(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.APIKeyRevokedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyAPIKeyRevoked(tx *bolt.Tx, ev eventlog.Event, d events.APIKeyRevokedData) error {
 	b := tx.Bucket(bucketAPIKeys)
 	var k APIKey
 	if ok, err := getJSON(b, []byte(d.Prefix), &k); err != nil || !ok || k.TenantID != ev.TenantID {
@@ -89,29 +77,13 @@ func applyAPIKeyRevoked(tx *bolt.Tx, ev eventlog.Event) error {
 
 // Tenant returns one tenant, or ErrNotFound.
 func (s *Store) Tenant(tenantID string) (Tenant, error) {
-	var t Tenant
-	err := s.view(func(tx *bolt.Tx) error {
-		ok, err := getJSON(tx.Bucket(bucketTenants), []byte(tenantID), &t)
-		if err == nil && !ok {
-			return ErrNotFound
-		}
-		return err
-	})
-	return t, err
+	return getOne[Tenant](s, bucketTenants, []byte(tenantID))
 }
 
 // APIKeyByPrefix returns the key with this prefix, revoked or not, or
 // ErrNotFound.
 func (s *Store) APIKeyByPrefix(prefix string) (APIKey, error) {
-	var k APIKey
-	err := s.view(func(tx *bolt.Tx) error {
-		ok, err := getJSON(tx.Bucket(bucketAPIKeys), []byte(prefix), &k)
-		if err == nil && !ok {
-			return ErrNotFound
-		}
-		return err
-	})
-	return k, err
+	return getOne[APIKey](s, bucketAPIKeys, []byte(prefix))
 }
 
 // APIKeys lists a tenant's live (unrevoked) keys in prefix order.

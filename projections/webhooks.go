@@ -86,20 +86,16 @@ type WebhookBacklog struct {
 
 func webhookModels() (map[string]applyFunc, [][]byte) {
 	return map[string]applyFunc{
-			events.WebhookCreated:       applyWebhookCreated,
-			events.WebhookUpdated:       applyWebhookUpdated,
-			events.WebhookDeleted:       applyWebhookDeleted,
-			events.WebhookSecretRotated: applyWebhookSecretRotated,
-			events.WebhookAttempted:     applyWebhookAttempted,
+			events.WebhookCreated:       decoded(applyWebhookCreated),
+			events.WebhookUpdated:       decoded(applyWebhookUpdated),
+			events.WebhookDeleted:       decoded(applyWebhookDeleted),
+			events.WebhookSecretRotated: decoded(applyWebhookSecretRotated),
+			events.WebhookAttempted:     decoded(applyWebhookAttempted),
 		}, [][]byte{bucketWebhooks, bucketWebhookAttempts, bucketWebhookAttemptCounts,
 			bucketWebhookUndelivered}
 }
 
-func applyWebhookCreated(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.WebhookCreatedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyWebhookCreated(tx *bolt.Tx, ev eventlog.Event, d events.WebhookCreatedData) error {
 	return putJSON(tx.Bucket(bucketWebhooks), key(ev.TenantID, d.WebhookID), Webhook{
 		WebhookID: d.WebhookID, URL: d.URL, Events: d.Events, Description: d.Description, Enabled: true,
 		SealedSecret: d.SealedSecret, CreatedAt: ev.At, UpdatedAt: ev.At, Seq: ev.Seq,
@@ -118,11 +114,7 @@ func changeWebhook(tx *bolt.Tx, tenant, id string, change func(*Webhook)) error 
 	return putJSON(b, k, w)
 }
 
-func applyWebhookUpdated(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.WebhookUpdatedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyWebhookUpdated(tx *bolt.Tx, ev eventlog.Event, d events.WebhookUpdatedData) error {
 	return changeWebhook(tx, ev.TenantID, d.WebhookID, func(w *Webhook) {
 		if d.URL != nil {
 			w.URL = *d.URL
@@ -140,11 +132,7 @@ func applyWebhookUpdated(tx *bolt.Tx, ev eventlog.Event) error {
 	})
 }
 
-func applyWebhookSecretRotated(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.WebhookSecretRotatedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyWebhookSecretRotated(tx *bolt.Tx, ev eventlog.Event, d events.WebhookSecretRotatedData) error {
 	return changeWebhook(tx, ev.TenantID, d.WebhookID, func(w *Webhook) {
 		w.SealedSecret, w.PreviousSealed, w.PreviousUntil = d.SealedSecret, d.PreviousSealed, d.PreviousUntil
 		w.UpdatedAt = ev.At
@@ -152,11 +140,7 @@ func applyWebhookSecretRotated(tx *bolt.Tx, ev eventlog.Event) error {
 }
 
 // applyWebhookDeleted deletes the endpoint with its attempts and backlog.
-func applyWebhookDeleted(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.WebhookDeletedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyWebhookDeleted(tx *bolt.Tx, ev eventlog.Event, d events.WebhookDeletedData) error {
 	if err := tx.Bucket(bucketWebhooks).Delete(key(ev.TenantID, d.WebhookID)); err != nil {
 		return err
 	}
@@ -174,11 +158,7 @@ func applyWebhookDeleted(tx *bolt.Tx, ev eventlog.Event) error {
 // beyond MaxWebhookAttempts, and keeps the endpoint's backlog: a failed
 // attempt that is not final adds its message, any other removes it. An
 // attempt of a deleted endpoint is not kept.
-func applyWebhookAttempted(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.WebhookAttemptedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyWebhookAttempted(tx *bolt.Tx, ev eventlog.Event, d events.WebhookAttemptedData) error {
 	if tx.Bucket(bucketWebhooks).Get(key(ev.TenantID, d.WebhookID)) == nil {
 		return nil
 	}
@@ -228,15 +208,7 @@ func applyWebhookAttempted(tx *bolt.Tx, ev eventlog.Event) error {
 
 // Webhook returns one endpoint of the tenant, or ErrNotFound.
 func (s *Store) Webhook(tenant, id string) (Webhook, error) {
-	var w Webhook
-	err := s.view(func(tx *bolt.Tx) error {
-		ok, err := getJSON(tx.Bucket(bucketWebhooks), key(tenant, id), &w)
-		if err == nil && !ok {
-			return ErrNotFound
-		}
-		return err
-	})
-	return w, err
+	return getOne[Webhook](s, bucketWebhooks, key(tenant, id))
 }
 
 // Webhooks returns a page of the tenant's endpoints in id order.
@@ -318,11 +290,7 @@ func (s *Store) DeliveryByAttempt(tenant, attemptID string) (Delivery, error) {
 		if id == nil {
 			return ErrNotFound
 		}
-		ok, err := getJSON(tx.Bucket(bucketDeliveries), key(tenant, string(id)), &row)
-		if err == nil && !ok {
-			return ErrNotFound
-		}
-		return err
+		return mustGet(tx.Bucket(bucketDeliveries), key(tenant, string(id)), &row)
 	})
 	return row, err
 }

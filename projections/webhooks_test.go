@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testnats"
+	"github.com/heraldhq/herald/internal/teststore"
 	"github.com/heraldhq/herald/projections"
 )
 
@@ -20,8 +20,7 @@ import (
 // takes all of it away; a rebuild gives the same bytes.
 func TestWebhooksProjection(t *testing.T) {
 	log := testnats.Log(t)
-	dir := t.TempDir()
-	st := running(t, log, filepath.Join(dir, "live.db"))
+	st := teststore.Running(t, log)
 	ctx := context.Background()
 	t0 := time.Date(2025, 1, 2, 3, 4, 5, 6e6, time.UTC)
 	add := func(agg, id, typ string, at time.Time, data any) uint64 {
@@ -73,18 +72,7 @@ func TestWebhooksProjection(t *testing.T) {
 		t.Fatalf("backlog %+v %v", backlog, err)
 	}
 
-	live, err := st.Checksum()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rebuilt, err := projections.Rebuild(ctx, filepath.Join(dir, "rebuilt.db"), log, projections.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rebuilt.Close()
-	if sum, _ := rebuilt.Checksum(); sum != live {
-		t.Fatal("rebuilt webhook projections differ from the live ones")
-	}
+	checkRebuild(t, log, st)
 
 	add(eventlog.AggWebhook, "wh_1", events.WebhookDeleted, t0, events.WebhookDeletedData{WebhookID: "wh_1"})
 	if _, err := st.Webhook("ten_a", "wh_1"); !errors.Is(err, projections.ErrNotFound) {

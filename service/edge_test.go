@@ -13,11 +13,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/internal/testlog"
 	"github.com/heraldhq/herald/service"
 )
 
@@ -186,24 +186,6 @@ func TestConnectionCapClosesIdleFirst(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestGeneratedAdminTokenIsNotPrinted: a secret never goes to a log. The
 // generated admin token was printed on stderr, where log
 // shippers keep it. Now only its file's path is logged; the file is 0600.
@@ -217,7 +199,7 @@ func TestGeneratedAdminTokenIsNotPrinted(t *testing.T) {
 	var captured bytes.Buffer
 	done := make(chan struct{})
 	go func() { _, _ = io.Copy(&captured, r); close(done) }()
-	var logs syncBuffer
+	var logs testlog.Buffer
 	dir := t.TempDir()
 	cfg, err := service.LoadConfig(func(string) string { return "" }, service.Flags{HTTPAddr: "127.0.0.1:0", DataDir: dir})
 	if err != nil {

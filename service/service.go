@@ -110,76 +110,106 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 			s.Shutdown(context.Background())
 		}
 	}()
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("data dir: %w", err)
-	}
-	if s.lock, err = lockDataDir(cfg.DataDir); err != nil {
-		return nil, fmt.Errorf("HERALD_DATA_DIR: %w", err)
-	}
-	s.metrics = metrics.New() // a registry of its own: no global state
-	if err := s.loadSecrets(); err != nil {
+	if err := s.openState(ctx); err != nil {
 		return nil, err
 	}
-	if err := s.connect(); err != nil {
+	if err := s.listen(); err != nil {
 		return nil, err
 	}
-	if s.log, err = eventlog.Open(ctx, s.nc, eventlog.Config{Replicas: cfg.Replicas, Appended: s.metrics.EventAppended}); err != nil {
+	tokens := links.New(s.keys, cfg.PublicURL)
+	if s.delivery, err = s.newDelivery(tokens); err != nil {
 		return nil, err
 	}
-	stream, err := s.log.Identity(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if s.store, err = projections.Open(filepath.Join(cfg.DataDir, ProjectionsFile), projections.Options{Logger: logger, Stream: stream,
-		TailRestarted: s.metrics.TailRestarted}); err != nil {
-		return nil, err
-	}
-	s.ctl = control.New(s.log, s.store, s.keys, logger)
-	s.ctl.SetEgress(&egress.Policy{AllowPrivate: cfg.AllowPrivateEgress})
-	s.ctl.SetInboxTokenTTL(cfg.InboxTokenTTL)
-
+	s.engine = s.newEngine(tokens)
+	s.webhooks = s.newWebhooks()
+	s.ctl = s.newControl()
 	if s.feed, err = inboxfeed.Start(ctx, s.log, inboxfeed.Options{Logger: logger,
 		MaxListeners: orDefault(cfg.MaxConns, 4096) / 2, MaxPerSubscriber: MaxInboxStreamsPerSubscriber}); err != nil {
 		return nil, err
 	}
-	runCtx, cancel := context.WithCancel(context.Background())
-	s.cancel = cancel
-	if s.listener, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
-		return nil, fmt.Errorf("HERALD_HTTP_ADDR %s: %w", cfg.HTTPAddr, err)
+	s.runComponents()
+	s.serve(tokens)
+	logger.Info("herald serving", "http", s.Addr(), "data", cfg.DataDir, "embedded_nats", cfg.Embedded())
+	return s, nil
+}
+
+// openState takes the data directory and opens what lives in it or
+// through it: the secrets, NATS, the event log and the projections.
+func (s *Service) openState(ctx context.Context) (err error) {
+	if err := os.MkdirAll(s.cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("data dir: %w", err)
 	}
-	if cfg.InternalAddr != "" {
-		if s.internalListener, err = net.Listen("tcp", cfg.InternalAddr); err != nil {
-			return nil, fmt.Errorf("HERALD_INTERNAL_ADDR %s: %w", cfg.InternalAddr, err)
+	if s.lock, err = lockDataDir(s.cfg.DataDir); err != nil {
+		return fmt.Errorf("HERALD_DATA_DIR: %w", err)
+	}
+	s.metrics = metrics.New() // a registry of its own: no global state
+	if err := s.loadSecrets(); err != nil {
+		return err
+	}
+	if err := s.connect(); err != nil {
+		return err
+	}
+	if s.log, err = eventlog.Open(ctx, s.nc, eventlog.Config{Replicas: s.cfg.Replicas, Appended: s.metrics.EventAppended}); err != nil {
+		return err
+	}
+	stream, err := s.log.Identity(ctx)
+	if err != nil {
+		return err
+	}
+	s.store, err = projections.Open(filepath.Join(s.cfg.DataDir, ProjectionsFile), projections.Options{Logger: s.logger, Stream: stream,
+		TailRestarted: s.metrics.TailRestarted})
+	return err
+}
+
+// listen opens the API's listener, and the internal routes' when they
+// have their own.
+func (s *Service) listen() (err error) {
+	if s.listener, err = net.Listen("tcp", s.cfg.HTTPAddr); err != nil {
+		return fmt.Errorf("HERALD_HTTP_ADDR %s: %w", s.cfg.HTTPAddr, err)
+	}
+	if s.cfg.InternalAddr != "" {
+		if s.internalListener, err = net.Listen("tcp", s.cfg.InternalAddr); err != nil {
+			return fmt.Errorf("HERALD_INTERNAL_ADDR %s: %w", s.cfg.InternalAddr, err)
 		}
 	}
-	// Delivery.
-	tokens := links.New(s.keys, cfg.PublicURL)
-	if s.delivery, err = delivery.NewService(delivery.Config{
-		Log: s.log, Store: s.store, Keys: s.keys, Logger: logger, Links: tokens,
-		HTTPClient: egress.Policy{AllowPrivate: cfg.AllowPrivateEgress}.Client(0),
-		Dial:       egress.Policy{AllowPrivate: cfg.AllowPrivateEgress}.Dialer(0).DialContext,
-		TLSConfig:  cfg.ProviderTLS,
-		Lease:      cfg.DeliveryLease, SendTimeout: cfg.DeliverySendTimeout,
+	return nil
+}
+
+// newDelivery returns the delivery service: the providers, the ledger.
+func (s *Service) newDelivery(tokens *links.Maker) (*delivery.Service, error) {
+	policy := s.egressPolicy()
+	return delivery.NewService(delivery.Config{
+		Log: s.log, Store: s.store, Keys: s.keys, Logger: s.logger, Links: tokens,
+		HTTPClient: policy.Client(0),
+		Dial:       policy.Dialer(0).DialContext,
+		TLSConfig:  s.cfg.ProviderTLS,
+		Lease:      s.cfg.DeliveryLease, SendTimeout: s.cfg.DeliverySendTimeout,
 		// Embedded NATS lives in the data dir, whose lock admits one
 		// process: attempts left in flight by an earlier one are dead.
-		Process: eventlog.NewID("proc_"), SoleProcess: cfg.Embedded(),
-	}); err != nil {
-		return nil, err
-	}
+		Process: eventlog.NewID("proc_"), SoleProcess: s.cfg.Embedded(),
+	})
+}
 
-	// Send steps go to this process's delivery service, unless DeliverURL
-	// names another API.
+// egressPolicy is the policy of every tenant-supplied destination.
+func (s *Service) egressPolicy() *egress.Policy {
+	return &egress.Policy{AllowPrivate: s.cfg.AllowPrivateEgress}
+}
+
+// newEngine returns the engine of runs. Its send steps go to this
+// process's delivery service, unless DeliverURL names another API.
+func (s *Service) newEngine(tokens *links.Maker) *engine.Engine {
+	cfg := s.cfg
 	var deliverer engine.Deliverer = s.delivery
 	if cfg.DeliverURL != "" {
 		deliverer = delivery.NewClient(cfg.DeliverURL, s.internalToken, cfg.Workers)
 	}
-	s.engine = engine.New(engine.Config{
+	return engine.New(engine.Config{
 		RetryBase:      cfg.RetryBase,
 		MaxAttempts:    cfg.MaxAttempts,
 		Workers:        cfg.Workers,
 		FanoutBackstop: cfg.FanoutBackstop,
 		AckWait:        cfg.AckWait,
-		Logger:         logger,
+		Logger:         s.logger,
 
 		CacheBytes: int64(cfg.CacheMiB) << 20,
 		Links:      tokens,
@@ -187,24 +217,41 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		BridgeTransport: s.metrics.BridgeTransport,
 		WokeLate:        s.metrics.WokeLate,
 		SteppedAside:    s.metrics.SteppedAside,
-		Egress:          &egress.Policy{AllowPrivate: cfg.AllowPrivateEgress},
+		Egress:          s.egressPolicy(),
 
 		TenantConcurrency: cfg.TenantConcurrency,
 		ConsumerRestarted: s.metrics.ConsumerRestarted,
 	}, engine.Deps{
 		Log:       s.log,
 		Store:     s.store,
-		Bridges:   s.ctl,
+		Bridges:   control.NewBridgeSecrets(s.log, s.store, s.keys),
 		Deliverer: deliverer,
 		Work:      s.workNC,
 	})
-	s.webhooks = webhooks.New(webhooks.Config{
-		Log: s.log, Store: s.store, Keys: s.keys, Render: httpapi.WebhookData(s.store),
-		RetryBase: cfg.WebhookRetryBase, AckWait: cfg.AckWait, Egress: egress.Policy{AllowPrivate: cfg.AllowPrivateEgress},
-		Logger: logger, Attempted: s.metrics.WebhookAttempted,
-	})
-	s.ctl.SetRuntime(s.engine, control.RuntimeOptions{CronMinInterval: cfg.CronMinInterval})
+}
 
+// newWebhooks returns the sender of outbound webhooks.
+func (s *Service) newWebhooks() *webhooks.Dispatcher {
+	return webhooks.New(webhooks.Config{
+		Log: s.log, Store: s.store, Keys: s.keys, Render: httpapi.WebhookData(s.store),
+		RetryBase: s.cfg.WebhookRetryBase, AckWait: s.cfg.AckWait, Egress: *s.egressPolicy(),
+		Logger: s.logger, Attempted: s.metrics.WebhookAttempted,
+	})
+}
+
+// newControl returns the command service, which runs through the engine.
+func (s *Service) newControl() *control.Control {
+	return control.New(control.Config{Log: s.log, Store: s.store, Keys: s.keys, Logger: s.logger,
+		Egress: s.egressPolicy(), InboxTokenTTL: s.cfg.InboxTokenTTL,
+		Runtime: s.engine, RuntimeOptions: control.RuntimeOptions{CronMinInterval: s.cfg.CronMinInterval}})
+}
+
+// runComponents runs the projector and, once the projections caught up
+// (the process is then ready), the engine and the webhook sender, until
+// Shutdown.
+func (s *Service) runComponents() {
+	runCtx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
 	projReady := make(chan struct{})
 	s.goRun("projector", func() error { return s.store.Run(runCtx, s.log, projReady) })
 	s.goRun("readiness", func() error {
@@ -214,18 +261,22 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 			return nil
 		}
 		s.ready.Store(true)
-		logger.Info("projections caught up; ready")
+		s.logger.Info("projections caught up; ready")
 		s.goRun("engine", func() error { return s.engine.Run(runCtx) })
 		s.goRun("webhooks", func() error { return s.webhooks.Run(runCtx) })
 		return nil
 	})
+}
 
+// serve serves the API on the listeners until Shutdown.
+func (s *Service) serve(tokens *links.Maker) {
+	cfg := s.cfg
 	api := httpapi.New(httpapi.Config{
 		AdminToken:    s.adminToken,
 		InternalToken: s.internalToken,
 		Ready:         s.Ready,
 		Live:          s.Live,
-		Logger:        logger,
+		Logger:        s.logger,
 		Metrics:       s.metrics,
 
 		SeparateInternal: cfg.InternalAddr != "",
@@ -236,24 +287,23 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 	s.http = s.newHTTPServer(api.Handler())
 	s.http.RegisterOnShutdown(api.StopStreams)
 	s.sampleMetrics()
-	s.goRun("http", func() error {
-		if err := serveLimited(s.http, s.listener, orDefault(cfg.MaxConns, 4096)); !errors.Is(err, http.ErrServerClosed) {
+	s.goServe("http", s.http, s.listener)
+	if s.internalListener != nil {
+		s.internalHTTP = s.newHTTPServer(api.InternalHandler())
+		s.goServe("internal http", s.internalHTTP, s.internalListener)
+		s.logger.Info("internal routes on their own listener", "internal_http", s.internalListener.Addr().String())
+	}
+}
+
+// goServe serves srv on l, at most HERALD_MAX_CONNS connections at a
+// time, until Shutdown.
+func (s *Service) goServe(name string, srv *http.Server, l net.Listener) {
+	s.goRun(name, func() error {
+		if err := serveLimited(srv, l, orDefault(s.cfg.MaxConns, 4096)); !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}
 		return nil
 	})
-	if s.internalListener != nil {
-		s.internalHTTP = s.newHTTPServer(api.InternalHandler())
-		s.goRun("internal http", func() error {
-			if err := serveLimited(s.internalHTTP, s.internalListener, orDefault(cfg.MaxConns, 4096)); !errors.Is(err, http.ErrServerClosed) {
-				return err
-			}
-			return nil
-		})
-		logger.Info("internal routes on their own listener", "internal_http", s.internalListener.Addr().String())
-	}
-	logger.Info("herald serving", "http", s.Addr(), "data", cfg.DataDir, "embedded_nats", cfg.Embedded())
-	return s, nil
 }
 
 func (s *Service) loadSecrets() error {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/delivery/smtp"
+	"github.com/heraldhq/herald/internal/testlog"
 )
 
 // freeAddr returns a loopback address nobody listens on (for now).
@@ -29,9 +30,9 @@ func TestDevmailCatchesAndLists(t *testing.T) {
 	smtpAddr, httpAddr := freeAddr(t), freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	var logs bytes.Buffer
+	logs := &testlog.Buffer{}
 	go func() {
-		done <- run(ctx, []string{"devmail", "--smtp", smtpAddr, "--http", httpAddr}, &bytes.Buffer{}, &syncBuffer{b: &logs})
+		done <- run(ctx, []string{"devmail", "--smtp", smtpAddr, "--http", httpAddr}, &bytes.Buffer{}, logs)
 	}()
 	defer func() {
 		cancel()

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/internal/testlog"
 )
 
 func TestUsage(t *testing.T) {
@@ -51,31 +53,36 @@ func TestServeRefusesAddressInUse(t *testing.T) {
 	}
 }
 
-func TestServeStopsOnCancel(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	var logs bytes.Buffer
+// serveReady runs `herald serve` on a fresh data dir and a free port until
+// ctx ends, and returns once it answers ready: done delivers run's answer,
+// logs collects its log.
+func serveReady(t *testing.T, ctx context.Context) (done <-chan error, logs *testlog.Buffer) {
+	t.Helper()
+	addr := freeAddr(t)
+	answer := make(chan error, 1)
+	logs = &testlog.Buffer{}
 	go func() {
-		done <- run(ctx, []string{"serve", "--data", t.TempDir(), "--http", addr}, &bytes.Buffer{}, &syncBuffer{b: &logs})
+		answer <- run(ctx, []string{"serve", "--data", t.TempDir(), "--http", addr}, &bytes.Buffer{}, logs)
 	}()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute) // a guard against a hang only
 	for {
 		resp, err := http.Get("http://" + addr + "/readyz")
-		if err == nil && resp.StatusCode == 200 {
+		if err == nil {
 			resp.Body.Close()
-			break
+			if resp.StatusCode == http.StatusOK {
+				return answer, logs
+			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("serve never became ready")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+func TestServeStopsOnCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done, logs := serveReady(t, ctx)
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("serve after cancel: %v", err)

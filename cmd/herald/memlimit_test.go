@@ -5,12 +5,9 @@ import (
 	"context"
 	"errors"
 	"math"
-	"net"
-	"net/http"
 	"runtime/debug"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestParseByteSize(t *testing.T) {
@@ -66,30 +63,8 @@ func TestServeMemoryLimit(t *testing.T) {
 	}
 	t.Setenv(envMemoryLimit, "500MiB")
 	before := debug.SetMemoryLimit(-1)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	var logs bytes.Buffer
-	go func() {
-		done <- run(ctx, []string{"serve", "--data", t.TempDir(), "--http", addr}, &bytes.Buffer{}, &syncBuffer{b: &logs})
-	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/readyz")
-		if err == nil && resp.StatusCode == 200 {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("serve never became ready")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	done, logs := serveReady(t, ctx)
 	during := debug.SetMemoryLimit(-1)
 	cancel()
 	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {

@@ -13,34 +13,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/internal/testlog"
 	"github.com/heraldhq/herald/internal/testsmtp"
 	"github.com/heraldhq/herald/service"
 )
-
-// lockedBuffer collects output written from other goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) Bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return bytes.Clone(l.b.Bytes())
-}
 
 // opsWorld is a service with a mixed workload behind it: two tenants, API
 // keys (one revoked), subscribers (updated, deleted), topics, subscriptions,
@@ -50,7 +32,7 @@ type opsWorld struct {
 	t        *testing.T
 	dir      string
 	h        *testherald.Herald
-	logs     *lockedBuffer
+	logs     *testlog.Buffer
 	secrets  map[string]string // name → a value that must never be seen in clear
 	tenantA  string
 	tenantB  string
@@ -62,7 +44,7 @@ type opsWorld struct {
 const opsPassword = "Smtp-Pw-herald-ops-3c9e1f-quartz"
 
 func newOpsWorld(t *testing.T) *opsWorld {
-	w := &opsWorld{t: t, dir: t.TempDir(), logs: &lockedBuffer{}, secrets: map[string]string{}, runs: map[string]string{}}
+	w := &opsWorld{t: t, dir: t.TempDir(), logs: &testlog.Buffer{}, secrets: map[string]string{}, runs: map[string]string{}}
 	for _, k := range []string{"HERALD_NATS_URL", "HERALD_HTTP_ADDR", "HERALD_DATA_DIR", "HERALD_ADMIN_TOKEN", "HERALD_MASTER_KEY"} {
 		t.Setenv(k, "")
 	}
@@ -365,7 +347,7 @@ func TestAuditAndRebuild(t *testing.T) {
 	// --follow sees an event appended after it started, and ends when
 	// interrupted.
 	followCtx, stopFollow := context.WithCancel(ctx)
-	followOut := &lockedBuffer{}
+	followOut := &testlog.Buffer{}
 	followDone := make(chan error, 1)
 	go func() {
 		followDone <- run(followCtx, []string{"audit", "--data", w.dir, "--http", w.h.Addr(), "--follow",

@@ -269,14 +269,9 @@ func (r *Result) WriteText(w io.Writer) {
 				mode.Sync, a.Subscribers, a.Subscriptions, a.Requests, a.Seconds, a.RequestsPerS, mb(a.PeakRSSBytes), a.LoadAvg)
 		}
 	}
-	if rows := r.fanoutRows(); len(rows) > 0 {
-		fmt.Fprintf(w, "\n### Fan-out: one topic trigger, %s, POST → last message in the sink\n\n", stepsText(r.Steps))
-		fmt.Fprintln(w, "| sync | subscribers | POST answered | last message | runs/s | serve CPU ms/run | serve CPU ms/Bridge call | peak RSS | peak anonymous | NATS peak RSS (anonymous), CPU | disk/run | duplicates | load |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-		for _, row := range rows {
-			fmt.Fprintln(w, row)
-		}
-	}
+	writeTable(w, fmt.Sprintf("Fan-out: one topic trigger, %s, POST → last message in the sink", stepsText(r.Steps)),
+		"| sync | subscribers | POST answered | last message | runs/s | serve CPU ms/run | serve CPU ms/Bridge call | peak RSS | peak anonymous | NATS peak RSS (anonymous), CPU | disk/run | duplicates | load |",
+		r.fanoutRows())
 	var lat, ind, rec, tim, api []string
 	for _, mode := range r.Modes {
 		if in := mode.Individual; in != nil {
@@ -311,36 +306,21 @@ func (r *Result) WriteText(w io.Writer) {
 				mode.Sync, a.Clients, a.UpsertsPerS, a.GetsPerS, a.PairsPerS, a.UpsertP99Ms, a.GetP99Ms, a.Violations, mb(a.PeakRSSBytes), a.DiskPerPut, a.LoadAvg))
 		}
 	}
-	if len(lat) > 0 {
-		fmt.Fprintf(w, "\n### Latency: sequential single-subscriber triggers, POST → message in the sink (ms)\n\n")
-		fmt.Fprintln(w, "| sync | triggers | p50 | p95 | p99 | max | mean | POST p50 | peak RSS | disk/run | load |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
-		fmt.Fprintln(w, strings.Join(lat, "\n"))
-	}
-	if len(ind) > 0 {
-		fmt.Fprintf(w, "\n### Individual: single-subscriber triggers from concurrent clients, %s; trigger → message in the sink (ms)\n\n", stepsText(r.Steps))
-		fmt.Fprintln(w, "| sync | triggers | clients | all answered | last message | runs/s | serve CPU ms/run | serve CPU ms/Bridge call | p50 | p95 | p99 | max | POST p50 / p99 | duplicates | peak RSS (anonymous) | NATS | disk/run | load |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-		fmt.Fprintln(w, strings.Join(ind, "\n"))
-	}
-	if len(rec) > 0 {
-		fmt.Fprintf(w, "\n### Recovery: herald serve killed (SIGKILL) half-way through a topic fan-out, restarted on the same data\n\n")
-		fmt.Fprintln(w, "| sync | runs | killed at (messages, time) | ready after | restart → last subscriber's message | bound (AckWait + 5 s) | within | subscribers served | duplicates | missing | killed process's peak RSS | load |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
-		fmt.Fprintln(w, strings.Join(rec, "\n"))
-	}
-	if len(tim) > 0 {
-		fmt.Fprintf(w, "\n### Timers: runs sleeping at once, lateness of the step after the delay at the Bridge (ms)\n\n")
-		fmt.Fprintln(w, "| sync | runs | asleep at once | delay ms | p50 | p95 | p99 | max | early | peak RSS | disk/run | load |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
-		fmt.Fprintln(w, strings.Join(tim, "\n"))
-	}
-	if len(api) > 0 {
-		fmt.Fprintf(w, "\n### API: subscribers, read-your-writes checked on every answer\n\n")
-		fmt.Fprintln(w, "| sync | clients | upserts/s | GETs/s | PUT-then-GET/s | upsert p99 ms | GET p99 ms | RYW violations | peak RSS | disk/upsert | load |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
-		fmt.Fprintln(w, strings.Join(api, "\n"))
-	}
+	writeTable(w, "Latency: sequential single-subscriber triggers, POST → message in the sink (ms)",
+		"| sync | triggers | p50 | p95 | p99 | max | mean | POST p50 | peak RSS | disk/run | load |",
+		lat)
+	writeTable(w, fmt.Sprintf("Individual: single-subscriber triggers from concurrent clients, %s; trigger → message in the sink (ms)", stepsText(r.Steps)),
+		"| sync | triggers | clients | all answered | last message | runs/s | serve CPU ms/run | serve CPU ms/Bridge call | p50 | p95 | p99 | max | POST p50 / p99 | duplicates | peak RSS (anonymous) | NATS | disk/run | load |",
+		ind)
+	writeTable(w, "Recovery: herald serve killed (SIGKILL) half-way through a topic fan-out, restarted on the same data",
+		"| sync | runs | killed at (messages, time) | ready after | restart → last subscriber's message | bound (AckWait + 5 s) | within | subscribers served | duplicates | missing | killed process's peak RSS | load |",
+		rec)
+	writeTable(w, "Timers: runs sleeping at once, lateness of the step after the delay at the Bridge (ms)",
+		"| sync | runs | asleep at once | delay ms | p50 | p95 | p99 | max | early | peak RSS | disk/run | load |",
+		tim)
+	writeTable(w, "API: subscribers, read-your-writes checked on every answer",
+		"| sync | clients | upserts/s | GETs/s | PUT-then-GET/s | upsert p99 ms | GET p99 ms | RYW violations | peak RSS | disk/upsert | load |",
+		api)
 }
 
 // stepsText describes the workflow of Config.Steps.
@@ -370,4 +350,16 @@ func (r *Result) fanoutRows() []string {
 		}
 	}
 	return rows
+}
+
+// writeTable writes a section of WriteText: its title, then a Markdown
+// table of header and rows, unless there are no rows.
+func writeTable(w io.Writer, title, header string, rows []string) {
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n### %s\n\n", title)
+	fmt.Fprintln(w, header)
+	fmt.Fprintln(w, "|"+strings.Repeat("---|", strings.Count(header, "|")-1))
+	fmt.Fprintln(w, strings.Join(rows, "\n"))
 }

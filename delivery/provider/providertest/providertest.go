@@ -26,7 +26,6 @@
 package providertest
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -42,6 +41,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/delivery/provider"
+	"github.com/heraldhq/herald/internal/testlog"
 )
 
 // Answer is one answer of the provider's API, as its documentation
@@ -175,24 +175,6 @@ func (s *suite) record(text string) {
 	s.mu.Unlock()
 }
 
-// lockedBuffer is a log sink safe for concurrent writers.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // fixture is a provider built against its peer: the suite's HTTP server
 // or the harness's Serve peer.
 type fixture struct {
@@ -213,7 +195,7 @@ func (s *suite) start(t *testing.T, b Behaviour) *fixture {
 	} else {
 		peer, client = s.serveHTTP(t, b)
 	}
-	logs := &lockedBuffer{}
+	logs := &testlog.Buffer{}
 	t.Cleanup(func() { s.record(logs.String()) })
 	p, err := s.h.New(s.h.Config(peer.Base), provider.Deps{
 		HTTPClient: client,
