@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,11 +16,13 @@ import (
 	"github.com/heraldhq/herald/internal/testherald"
 )
 
-// gauge tracks how many callbacks run at once, and the most at once.
+// gauge tracks how many callbacks run at once, and the most at once, and
+// when each returned.
 type gauge struct {
 	mu        sync.Mutex
 	now, most int
 	calls     int
+	returned  []time.Time
 }
 
 func (g *gauge) enter() {
@@ -33,6 +37,20 @@ func (g *gauge) leave() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.now--
+	g.returned = append(g.returned, time.Now())
+}
+
+// returnedBefore counts the callbacks that returned at or before at.
+func (g *gauge) returnedBefore(at time.Time) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := 0
+	for _, r := range g.returned {
+		if !r.After(at) {
+			n++
+		}
+	}
+	return n
 }
 
 func (g *gauge) read() (now, most, calls int) {
@@ -45,16 +63,31 @@ func (g *gauge) read() (now, most, calls int) {
 // on 6 runs held every worker, and another tenant's 2 ms run took 15.6 s.
 // With the default per-tenant cap (half the workers) the slow tenant
 // advances 2 runs at once, its other 4 wait without taking a worker, and
-// the other tenant's run completes within 100 ms of its trigger's answer.
+// the other tenant's run completes while the slow tenant's calls are still
+// held: here they return only once the fast run has completed (or after
+// holdFor, a guard against a hang, under the Bridge call timeout). That is
+// an order of events, not a duration, so load cannot break it. Without the
+// cap the slow tenant holds all 4 workers, the fast run cannot complete
+// until a slow call returns, and the test fails: no completion within
+// holdFor, or a completion after a slow call returned; and the slow
+// tenant ran 4 calls at once.
 // Every slow run still completes, its callback run once.
 func TestSlowTenantDoesNotDelayAnotherTenant(t *testing.T) {
-	const slow = 8 * time.Second
+	const holdFor = 25 * time.Second
 	var g gauge
+	release := make(chan struct{})
+	// Releasing at return too lets the service stop at once when the
+	// test fails.
+	unhold := sync.OnceFunc(func() { close(release) })
+	defer unhold()
 	slowWF := bridge.MustWorkflow("slow", func(ctx *bridge.Context, _ any) error {
 		_, err := bridge.Run(ctx, "sleep", func(context.Context) (int, error) {
 			g.enter()
 			defer g.leave()
-			time.Sleep(slow)
+			select {
+			case <-release:
+			case <-time.After(holdFor):
+			}
 			return 1, nil
 		})
 		return err
@@ -80,28 +113,30 @@ func TestSlowTenantDoesNotDelayAnotherTenant(t *testing.T) {
 		r.JSON(t, &res)
 		slowRuns = append(slowRuns, res.Runs[0].RunID)
 	}
-	// Wait until the slow tenant's Bridge is busy, and let its other runs
-	// reach the engine.
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if now, _, _ := g.read(); now > 0 {
+	// Wait until the slow tenant's Bridge is as busy as the cap lets it
+	// be (without the cap it gets busier) and every one of its 6 runs has
+	// reached the engine: none waits on the server, all 6 are taken.
+	for deadline := time.Now().Add(holdFor); ; {
+		now, _, _ := g.read()
+		pending, taken := workBacklog(t, h)
+		if now >= 2 && pending == 0 && taken >= 6 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the slow tenant's runs never reached its Bridge")
+			t.Fatalf("the slow tenant's runs never all reached the engine: %d calls under way, %d messages pending, %d taken", now, pending, taken)
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
 	}
-	time.Sleep(300 * time.Millisecond)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), holdFor)
 	defer cancel()
 	tail, err := h.Log().Tail(ctx, eventlog.TailOptions{Filters: []string{"ev." + fastTenant + ".run.>"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tail.Stop()
+	sent := time.Now()
 	r := h.Do("POST", "/v1/events", fastKey, map[string]any{"workflowId": "fast", "to": map[string]any{"subscriberId": "f1"}})
-	answered := time.Now()
 	if r.Status != http.StatusAccepted {
 		t.Fatalf("fast trigger: %d %s", r.Status, r.Body)
 	}
@@ -109,7 +144,7 @@ func TestSlowTenantDoesNotDelayAnotherTenant(t *testing.T) {
 	for completed.IsZero() {
 		evs, err := tail.Next(ctx, 64)
 		if err != nil {
-			t.Fatalf("the fast tenant's run did not complete: %v", err)
+			t.Fatalf("the fast tenant's run did not complete while the slow tenant's calls were held: %v", err)
 		}
 		for _, ev := range evs {
 			if ev.Type == events.RunCompleted {
@@ -117,11 +152,12 @@ func TestSlowTenantDoesNotDelayAnotherTenant(t *testing.T) {
 			}
 		}
 	}
-	if took := completed.Sub(answered); took > 100*time.Millisecond {
-		t.Fatalf("the fast tenant's run completed %v after its trigger's answer, want ≤ 100ms", took)
-	} else {
-		t.Logf("the fast tenant's run completed %v after its trigger's answer", took)
+	if n := g.returnedBefore(completed); n > 0 {
+		t.Fatalf("the fast tenant's run completed %v after its trigger, after %d of the slow tenant's calls returned: it waited for a worker the slow tenant held",
+			completed.Sub(sent), n)
 	}
+	t.Logf("the fast tenant's run completed %v after its trigger, no slow call returned meanwhile", completed.Sub(sent))
+	unhold()
 	if _, most, _ := g.read(); most > 2 {
 		t.Fatalf("the slow tenant ran %d Bridge calls at once, want at most 2 (half of 4 workers)", most)
 	}
@@ -129,11 +165,35 @@ func TestSlowTenantDoesNotDelayAnotherTenant(t *testing.T) {
 	// The slow tenant's waiting runs are not lost: each completes, its
 	// callback run once.
 	for _, id := range slowRuns {
-		h.WaitRun(slowKey, id, 60*time.Second, "completed")
+		h.WaitRun(slowKey, id, 2*time.Minute, "completed")
 	}
 	if _, most, calls := g.read(); calls != 6 || most > 2 {
 		t.Fatalf("slow callbacks: %d calls, %d at once; want 6 calls, at most 2 at once", calls, most)
 	}
+}
+
+// workBacklog sums, over the work consumers, the messages waiting on the
+// server and those taken by a process (delivered, not yet acknowledged).
+func workBacklog(t *testing.T, h *testherald.Herald) (pending, taken int) {
+	t.Helper()
+	r := h.Do("GET", "/metrics", "", nil)
+	for _, line := range strings.Split(string(r.Body), "\n") {
+		var into *int
+		switch {
+		case strings.HasPrefix(line, "herald_work_pending_messages{"):
+			into = &pending
+		case strings.HasPrefix(line, "herald_work_ack_pending_messages{"):
+			into = &taken
+		default:
+			continue
+		}
+		f, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err != nil {
+			t.Fatalf("metric line %q: %v", line, err)
+		}
+		*into += int(f)
+	}
+	return pending, taken
 }
 
 // HERALD_TENANT_CONCURRENCY sets the cap: at 1, a tenant's runs take one

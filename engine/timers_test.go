@@ -11,13 +11,29 @@ import (
 )
 
 // TestTimersResumeOnTheInstant: many runs whose delays end a few
-// milliseconds apart each resume within a few milliseconds of their own
-// instant. JetStream alone fires a population of schedules in batches at
-// most every 250ms; the engine arms each durable timer early and holds the
-// work in memory until the instant. Both ways are covered: a delay shorter
-// than twice the lead is only held, a longer one fires early first.
+// milliseconds apart each resume on their own instant, never before it.
+// JetStream alone fires a population of schedules in batches at most every
+// 250ms; the engine arms each durable timer early and holds the work in
+// memory until the instant. Both ways are covered: a delay shorter than
+// twice the lead is only held, a longer one fires early first.
+//
+// How late a resume is after its instant depends on the machine: on a busy
+// one a worker, the run's state and the Bridge call all wait for the CPU,
+// and no bound on that lateness holds under load. The test therefore
+// checks that each run was resumed by the engine's own hold, released at
+// its instant (TestHoldWakesAtTheInstant checks that release against the
+// clock): the engine counts a run resumed from its hold in
+// herald_timer_lateness_seconds, and a run resumed any other way (a turn
+// that finds its instant passed, as one fired by a late JetStream batch
+// does) is not counted. The count falls short of the runs, and the test
+// fails, if the engine stops holding timers, if a durable timer is armed
+// at the instant instead of early, or if it fires after the instant; a run
+// resumed early fails it too. The lateness is logged.
 func TestTimersResumeOnTheInstant(t *testing.T) {
-	for _, delay := range []time.Duration{600 * time.Millisecond, 6 * time.Second} {
+	// The short delay is longer than the time a loaded machine may take
+	// between the Bridge describing the delay and the engine planning it,
+	// and shorter than twice the lead (5s): it is only held.
+	for _, delay := range []time.Duration{2 * time.Second, 6 * time.Second} {
 		t.Run(delay.String(), func(t *testing.T) {
 			const runs = 20
 			var mu sync.Mutex
@@ -68,10 +84,8 @@ func TestTimersResumeOnTheInstant(t *testing.T) {
 				}
 				worst = max(worst, d)
 			}
-			// Generous for a loaded CI machine and the race detector; the
-			// batching of JetStream schedules alone is 250ms.
-			if worst > 150*time.Millisecond {
-				t.Errorf("the latest resume was %v after its instant", worst)
+			if held := metric(t, f.h, "herald_timer_lateness_seconds_count"); held != runs {
+				t.Errorf("%v of %d runs resumed from a wake held to their instant", held, runs)
 			}
 			t.Logf("%d runs, delay %v: latest resume %v after its instant", runs, delay, worst)
 		})
