@@ -82,6 +82,12 @@ type Config struct {
 	// before a restart, by a process now dead, and is taken over at once
 	// rather than after Lease.
 	SoleProcess bool
+	// Alive, when set, tells whether another process (by its Process id)
+	// still lives: an attempt in flight claimed by a process that keeps a
+	// presence and is no longer alive is taken over at once rather than
+	// after Lease (see eventlog.Presence). An error counts as alive. The
+	// process's own attempts say they keep a presence when Alive is set.
+	Alive func(ctx context.Context, process string) (bool, error)
 	// InFlightWait is how long a request finding another attempt of its key
 	// in flight waits for that attempt's outcome before failing with
 	// ErrInProgress. Zero: DefaultInFlightWait.
@@ -293,7 +299,7 @@ func (s *Service) Deliver(ctx context.Context, tenant string, req Request) (Resu
 			}
 			pin = e.failed.Pin
 		case keyInFlight:
-			if time.Since(e.at) < s.cfg.Lease && !s.claimantDead(e) {
+			if time.Since(e.at) < s.cfg.Lease && !s.claimantDead(ctx, e) {
 				waitedFor = e.attemptID
 				if err := s.waitMoved(ctx, subject, e, deadline); err != nil {
 					return Result{}, err
@@ -364,9 +370,19 @@ func next(chs []projections.Channel, pin string, tried map[string]bool) (project
 
 // claimantDead reports whether the process that claimed the attempt in
 // flight e is known to be dead: with SoleProcess, any process but this
-// one.
-func (s *Service) claimantDead(e ledgerEntry) bool {
-	return s.cfg.SoleProcess && e.process != s.cfg.Process
+// one; otherwise one that kept a presence and no longer does.
+func (s *Service) claimantDead(ctx context.Context, e ledgerEntry) bool {
+	if e.process == s.cfg.Process {
+		return false
+	}
+	if s.cfg.SoleProcess {
+		return true
+	}
+	if !e.present || s.cfg.Alive == nil {
+		return false
+	}
+	alive, err := s.cfg.Alive(ctx, e.process)
+	return err == nil && !alive
 }
 
 // errLostClaim: another request appended to the key's subject first.
@@ -587,7 +603,7 @@ func (s *Service) claim(ctx context.Context, d send, p *plan, t try) (attemptID 
 		Data: events.DeliveryAttemptedData{
 			AttemptID: attemptID, IdempotencyKey: d.req.IdempotencyKey, RunID: d.req.RunID, StepID: d.req.StepID,
 			SubscriberID: p.recipient, ChannelKey: t.ch.ChannelKey, Kind: t.ch.Kind,
-			Address: p.address, Takeover: t.takeover, Process: s.cfg.Process,
+			Address: p.address, Takeover: t.takeover, Process: s.cfg.Process, Present: s.cfg.Alive != nil,
 		},
 		Expect: true, ExpectSeq: t.expect,
 	})

@@ -110,6 +110,9 @@ type Config struct {
 	Links *links.Maker
 }
 
+// DefaultAckWait is Config.AckWait's default.
+const DefaultAckWait = 15 * time.Second
+
 func (c *Config) setDefaults() {
 	def := func(v *int, d int) {
 		if *v == 0 {
@@ -137,7 +140,7 @@ func (c *Config) setDefaults() {
 		c.RetryBase = time.Second
 	}
 	if c.AckWait == 0 {
-		c.AckWait = 15 * time.Second
+		c.AckWait = DefaultAckWait
 	}
 	if c.TimerLead == 0 {
 		c.TimerLead = 2500 * time.Millisecond

@@ -49,6 +49,11 @@ type DeliveryAttemptedData struct {
 	// Process identifies the herald serve process (one start of it) that
 	// claimed the attempt; empty in attempts recorded before it existed.
 	Process string `json:"process,omitempty"`
+	// Present: the claiming process keeps a presence key (see
+	// eventlog.Presence) for as long as it lives, so an attempt it left
+	// in flight may be taken over as soon as the key is gone. False in
+	// attempts of processes that keep none (they hold their lease).
+	Present bool `json:"present,omitempty"`
 }
 
 // DeliverySentData is the payload of DeliverySent.
