@@ -66,9 +66,7 @@ func (p *Presence) Run(ctx context.Context) {
 	tick := time.NewTicker(p.ttl / 4)
 	defer tick.Stop()
 	for {
-		try, cancel := context.WithTimeout(ctx, p.ttl/4)
-		_, _ = p.kv.Put(try, p.self, []byte(time.Now().UTC().Format(time.RFC3339Nano)))
-		cancel()
+		p.Renew(ctx)
 		select {
 		case <-ctx.Done():
 			gone, cancel := context.WithTimeout(context.WithoutCancel(ctx), attemptTimeout)
@@ -78,6 +76,14 @@ func (p *Presence) Run(ctx context.Context) {
 		case <-tick.C:
 		}
 	}
+}
+
+// Renew puts the process's key once (Run does, every TTL/4). ctx ending
+// does not stop this one put.
+func (p *Presence) Renew(ctx context.Context) {
+	try, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.ttl/4)
+	defer cancel()
+	_, _ = p.kv.Put(try, p.self, []byte(time.Now().UTC().Format(time.RFC3339Nano)))
 }
 
 // Alive reports whether process id keeps its key. An unanswered question

@@ -244,3 +244,58 @@ func TestConsumptionStartsAnewWhenItStalls(t *testing.T) {
 		t.Fatal("the ended consumption delivered: the test shows nothing")
 	}
 }
+
+// A process is alive while it renews its presence, gone at once when it
+// stops cleanly, and gone TTL after its last renewal when it is killed.
+func TestPresence(t *testing.T) {
+	l := testnats.Log(t)
+	ctx := context.Background()
+	watcher, err := l.Presence(ctx, "proc_watcher", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean, err := l.Presence(ctx, "proc_clean", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { clean.Run(runCtx); close(done) }()
+	waitAlive := func(id string, want bool) {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute) // a hang, not a measure
+		for {
+			alive, err := watcher.Alive(ctx, id)
+			if err == nil && alive == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s alive %v (%v), want %v", id, alive, err, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitAlive("proc_clean", true)
+	// Renewed past several TTLs.
+	time.Sleep(2500 * time.Millisecond)
+	if alive, err := watcher.Alive(ctx, "proc_clean"); err != nil || !alive {
+		t.Fatalf("a renewing process: alive %v, %v", alive, err)
+	}
+	stop()
+	<-done
+	waitAlive("proc_clean", false)
+
+	// Killed: one renewal, then nothing.
+	killed, err := l.Presence(ctx, "proc_killed", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	once, cancel := context.WithCancel(ctx)
+	cancel()
+	killed.Renew(once)
+	waitAlive("proc_killed", true)
+	waitAlive("proc_killed", false)
+	if alive, _ := watcher.Alive(ctx, "proc_watcher"); !alive {
+		t.Fatal("a process is not alive to itself")
+	}
+}

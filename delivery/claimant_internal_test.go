@@ -1,0 +1,34 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+// Who is known dead decides whether an attempt in flight is taken over at
+// once or waits for its lease.
+func TestClaimantDead(t *testing.T) {
+	alive := func(ok bool, err error) func(context.Context, string) (bool, error) {
+		return func(context.Context, string) (bool, error) { return ok, err }
+	}
+	for _, c := range []struct {
+		name  string
+		cfg   Config
+		entry ledgerEntry
+		dead  bool
+	}{
+		{"this process", Config{Process: "p1", Alive: alive(false, nil)}, ledgerEntry{process: "p1", present: true}, false},
+		{"sole process: any other is dead", Config{Process: "p1", SoleProcess: true}, ledgerEntry{process: "p0"}, true},
+		{"gone from presence", Config{Process: "p1", Alive: alive(false, nil)}, ledgerEntry{process: "p2", present: true}, true},
+		{"still present", Config{Process: "p1", Alive: alive(true, nil)}, ledgerEntry{process: "p2", present: true}, false},
+		{"presence unanswered: alive", Config{Process: "p1", Alive: alive(false, errors.New("election"))}, ledgerEntry{process: "p2", present: true}, false},
+		{"claimant kept no presence: its lease holds", Config{Process: "p1", Alive: alive(false, nil)}, ledgerEntry{process: "p2"}, false},
+		{"no presence here: its lease holds", Config{Process: "p1"}, ledgerEntry{process: "p2", present: true}, false},
+	} {
+		s := &Service{cfg: c.cfg}
+		if got := s.claimantDead(context.Background(), c.entry); got != c.dead {
+			t.Errorf("%s: dead %v, want %v", c.name, got, c.dead)
+		}
+	}
+}
