@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 )
 
 // Who is known dead decides whether an attempt in flight is taken over at
@@ -30,5 +31,19 @@ func TestClaimantDead(t *testing.T) {
 		if got := s.claimantDead(context.Background(), c.entry); got != c.dead {
 			t.Errorf("%s: dead %v, want %v", c.name, got, c.dead)
 		}
+	}
+	// A claim of this process whose append went unanswered sent nothing:
+	// it is taken over at once; any other claim of this process is not.
+	s := &Service{cfg: Config{Process: "p1", Lease: time.Minute}}
+	s.unsent.add("att_lost", s.cfg.Lease)
+	if !s.claimantDead(context.Background(), ledgerEntry{process: "p1", attemptID: "att_lost"}) {
+		t.Error("an unanswered claim of this process is not taken over")
+	}
+	if s.claimantDead(context.Background(), ledgerEntry{process: "p1", attemptID: "att_sending"}) {
+		t.Error("a claim this process may be sending under is taken over")
+	}
+	s.unsent.add("att_old", -time.Second)
+	if s.claimantDead(context.Background(), ledgerEntry{process: "p1", attemptID: "att_old"}) {
+		t.Error("an unanswered claim is remembered past its lease")
 	}
 }

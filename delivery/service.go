@@ -183,6 +183,10 @@ type Service struct {
 	news  map[string]provider.New
 	deps  provider.Deps
 	cache providerCache
+	// unsent are this process's claims whose append failed without an
+	// answer (a NATS node lost): stored or not, nothing was sent under
+	// them, so the key is taken over at once rather than after Lease.
+	unsent unsentClaims
 }
 
 // NewService returns a Service, or the problems of cfg.
@@ -368,12 +372,13 @@ func next(chs []projections.Channel, pin string, tried map[string]bool) (project
 	return projections.Channel{}, false
 }
 
-// claimantDead reports whether the process that claimed the attempt in
-// flight e is known to be dead: with SoleProcess, any process but this
-// one; otherwise one that kept a presence and no longer does.
+// claimantDead reports whether the attempt in flight e is known to be
+// abandoned: claimed by this process with a claim it knows it sent nothing
+// under, or by a dead process: with SoleProcess, any process but this one;
+// otherwise one that kept a presence and no longer does.
 func (s *Service) claimantDead(ctx context.Context, e ledgerEntry) bool {
 	if e.process == s.cfg.Process {
-		return false
+		return s.unsent.has(e.attemptID)
 	}
 	if s.cfg.SoleProcess {
 		return true
@@ -609,6 +614,9 @@ func (s *Service) claim(ctx context.Context, d send, p *plan, t try) (attemptID 
 	})
 	if errors.Is(err, eventlog.ErrConflict) {
 		return "", 0, errLostClaim
+	}
+	if err != nil {
+		s.unsent.add(attemptID, s.cfg.Lease)
 	}
 	return attemptID, seq, err
 }
