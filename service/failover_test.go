@@ -26,7 +26,7 @@ func TestSurvivorKeepsWorkingAcrossTheLossOfItsNATSNode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test: 3 NATS nodes, ten node losses")
 	}
-	const rounds, perRound = 4, 20
+	const rounds, perRound = 10, 20
 	nc := testnats.StartCluster(t, 3)
 	a := startHerald(t, nc.URLs)
 	mail := testsmtp.StartCatcher(t, rounds*perRound*2)
