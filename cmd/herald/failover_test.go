@@ -140,13 +140,22 @@ func TestClusterFailoverMidFanout(t *testing.T) {
 		t.Errorf("losing a process and a node cost the fan-out %v, more than AckWait + 5s (%v)", cost, bound)
 	}
 
-	// Once: one RunCompleted per run in the log.
-	completed := map[string]int{}
-	err = log.Replay(context.Background(), eventlog.Filter{Tenant: tn.TenantID, Types: []string{events.RunCompleted}},
-		func(ev eventlog.Event) error { completed[ev.Subject]++; return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Once: one RunCompleted per run in the log. A run records its
+	// completion after its email arrived: wait for the last ones.
+	var completed map[string]int
+	waitFor(t, "every run's completion", func() bool {
+		completed = map[string]int{}
+		err := log.Replay(context.Background(), eventlog.Filter{Tenant: tn.TenantID, Types: []string{events.RunCompleted}},
+			func(ev eventlog.Event) error { completed[ev.Subject]++; return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(completed) < failoverRuns {
+			time.Sleep(200 * time.Millisecond)
+			return false
+		}
+		return true
+	})
 	for subject, n := range completed {
 		if n != 1 {
 			t.Errorf("%s: %d RunCompleted events", subject, n)
