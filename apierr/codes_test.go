@@ -152,6 +152,7 @@ func TestNoCodeDeclaredOutsideTheTable(t *testing.T) {
 		"metrics/metrics.go:cancelled":              "the label of a run's end",
 		"runstate/state.go:cancelled":               "a run's status",
 	}
+	declared := declaredCodes(t)
 	root := ".."
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -173,6 +174,9 @@ func TestNoCodeDeclaredOutsideTheTable(t *testing.T) {
 			return err
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
+			if cl, ok := n.(*ast.CompositeLit); ok {
+				checkLiteral(t, rel, cl, declared)
+			}
 			lit, ok := n.(*ast.BasicLit)
 			if !ok || lit.Kind != token.STRING {
 				return true
@@ -191,4 +195,38 @@ func TestNoCodeDeclaredOutsideTheTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// checkLiteral fails on an apierr.Error built field by field, which could
+// pair a code with another kind (New and Missing are the roads), and on a
+// ValidationError whose code is not answered 422.
+func checkLiteral(t *testing.T, file string, cl *ast.CompositeLit, declared map[string]string) {
+	t.Helper()
+	sel, ok := cl.Type.(*ast.SelectorExpr)
+	if !ok || !isIdent(sel.X, "apierr") {
+		return
+	}
+	switch sel.Sel.Name {
+	case "Error":
+		t.Errorf("%s: an apierr.Error literal: build it with apierr.New (or Missing)", file)
+	case "ValidationError":
+		for _, elt := range cl.Elts {
+			kv, ok := elt.(*ast.KeyValueExpr)
+			if !ok || !isIdent(kv.Key, "Code") {
+				continue
+			}
+			code, ok := kv.Value.(*ast.SelectorExpr)
+			if !ok || !isIdent(code.X, "apierr") {
+				continue // a variable: its values are checked where they are chosen
+			}
+			if Status(declared[code.Sel.Name]) != http.StatusUnprocessableEntity {
+				t.Errorf("%s: a ValidationError of code %s, not a 422", file, code.Sel.Name)
+			}
+		}
+	}
+}
+
+func isIdent(e ast.Expr, name string) bool {
+	id, ok := e.(*ast.Ident)
+	return ok && id.Name == name
 }
