@@ -69,12 +69,12 @@ func ValidTransactionID(id string) bool { return apierr.ValidID(id, MaxTxnIDChar
 
 // errTransactionMismatch refuses a transactionId repeated with another
 // request.
-var errTransactionMismatch = apierr.New(apierr.ErrConflict, "transaction_mismatch",
+var errTransactionMismatch = apierr.New(apierr.CodeTransactionMismatch,
 	"this transactionId was used with another request (workflow, target or payload)")
 
 // errBridgeRequired refuses a command that needs the tenant's Bridge
 // before the tenant registered one.
-var errBridgeRequired = apierr.New(apierr.ErrConflict, "bridge_not_configured",
+var errBridgeRequired = apierr.New(apierr.CodeBridgeNotConfigured,
 	"no Bridge is registered: PUT /v1/bridge first")
 
 // Trigger starts one run per resolved recipient and answers once the

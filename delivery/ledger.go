@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/events"
 )
 
@@ -73,7 +74,7 @@ func (e ledgerEntry) failure() error {
 
 // failureError rebuilds the error of a recorded failure from its code.
 func failureError(code, message string) error {
-	if code == CodeProviderRejected {
+	if code == apierr.CodeProviderRejected {
 		return fmt.Errorf("%w: %s", ErrProviderRejected, message)
 	}
 	return fmt.Errorf("%w: %s", ErrProviderUnavailable, message)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/delivery/provider"
 	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/eventlog"
@@ -629,12 +630,12 @@ func judge(t try, sendErr error) (events.DeliveryFailedData, error) {
 	// code), never its text: the host may be a service that is no mail
 	// server or provider. The log has them.
 	public := t.ch.ChannelKey + ": " + provider.PublicMessage(sendErr)
-	data := events.DeliveryFailedData{Code: CodeProviderUnavailable, Message: public, Transient: true}
+	data := events.DeliveryFailedData{Code: apierr.CodeProviderUnavailable, Message: public, Transient: true}
 	switch {
 	case errors.Is(sendErr, egress.ErrRefused), errors.Is(sendErr, provider.ErrRejected):
 		// A destination the egress policy refuses is refused on every
 		// try: terminal, as a rejection (docs/security.md).
-		data.Code, data.Transient = CodeProviderRejected, false
+		data.Code, data.Transient = apierr.CodeProviderRejected, false
 		return data, failureError(data.Code, public)
 	case errors.Is(sendErr, provider.ErrNotSent) && !t.pinned:
 		return data, &notSent{public: public}

@@ -77,7 +77,7 @@ type Config struct {
 	BridgeTransport func(http.RoundTripper) http.RoundTripper
 	// Egress, when set, is the policy every Bridge call New's client makes
 	// dials through (and, with private egress off, https only): a refused
-	// call fails the run terminally (bridgeclient.CodeEgressRefused). Nil: any
+	// call fails the run terminally (apierr.CodeEgressRefused). Nil: any
 	// address, as the OS routes it.
 	Egress *egress.Policy
 	// WokeLate, when set, hears how late each run woken by its timer

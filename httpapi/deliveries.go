@@ -10,9 +10,10 @@ import (
 // deliver is POST /v1/deliver (internal: the send steps of engines that
 // reach delivery through a delivery.Client). The body is a
 // delivery.Request, validated by Deliver. It answers 200 with the
-// delivery.Result, also for a repeat of a sent key; the failures are
-// mapped in statusTable (no_channel, no_address, provider_rejected: 422;
-// provider_unavailable: 502; delivery_in_progress: 409).
+// delivery.Result, also for a repeat of a sent key; a failure is the
+// delivery sentinel it wraps, answered with its code's status
+// (no_channel, no_address, provider_rejected: 422; provider_unavailable:
+// 502; delivery_in_progress: 409).
 func (s *Server) deliver(w http.ResponseWriter, r *http.Request) error {
 	var req delivery.Request
 	if err := decode(w, r, &req); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	bolt "go.etcd.io/bbolt"
@@ -28,11 +29,6 @@ const (
 	DeliveryFailed  = "failed"
 	DeliverySkipped = "skipped" // nothing sent on purpose; Reason says why
 )
-
-// CodeLeaseExpired is the error code of an attempt that recorded no
-// outcome within its lease, or before its process stopped, and was
-// replaced by a new attempt of its key.
-const CodeLeaseExpired = "lease_expired"
 
 // Delivery is the read model of one delivery attempt (a row of the egress
 // ledger).
@@ -78,7 +74,7 @@ func applyDeliveryAttempted(tx *bolt.Tx, ev eventlog.Event, d events.DeliveryAtt
 		if err := updateDelivery(tx, ev.TenantID, d.Takeover, func(row *Delivery) {
 			if row.Status == DeliveryPending {
 				row.Status = DeliveryFailed
-				row.Error = &DeliveryError{Code: CodeLeaseExpired, Transient: true,
+				row.Error = &DeliveryError{Code: apierr.CodeLeaseExpired, Transient: true,
 					Message: "no outcome was recorded before the attempt's process stopped or its lease ran out; attempt " + d.AttemptID + " replaced it"}
 				row.UpdatedAt = ev.At
 			}
