@@ -681,8 +681,9 @@ func TestDeliverTakesOverAStaleAttempt(t *testing.T) {
 	subject := eventlog.Subject(f.tenant, eventlog.AggDelivery, "run_s:s")
 	_, err := f.h.Log().Append(context.Background(), eventlog.Record{
 		Subject: subject, Type: events.DeliveryAttempted, Tenant: f.tenant,
-		Data: events.DeliveryAttemptedData{AttemptID: "att_crashed", IdempotencyKey: "run_s:s", RunID: "run_s",
-			StepID: "s", SubscriberID: "ada", ChannelKey: "email-smtp", Kind: "email", Address: adaFirst},
+		Data: events.DeliveryAttemptedData{DeliveryAttempt: events.DeliveryAttempt{AttemptID: "att_crashed",
+			IdempotencyKey: "run_s:s", RunID: "run_s", StepID: "s", SubscriberID: "ada", ChannelKey: "email-smtp",
+			Kind: "email"}, Address: adaFirst},
 		At:     time.Now().Add(-2 * time.Minute),
 		Expect: true, ExpectSeq: 0,
 	})
@@ -711,9 +712,9 @@ func TestDeliverTakesOverAnAttemptOfAnEarlierProcessAtOnce(t *testing.T) {
 	subject := eventlog.Subject(f.tenant, eventlog.AggDelivery, "run_k:s")
 	_, err := f.h.Log().Append(context.Background(), eventlog.Record{
 		Subject: subject, Type: events.DeliveryAttempted, Tenant: f.tenant,
-		Data: events.DeliveryAttemptedData{AttemptID: "att_killed", IdempotencyKey: "run_k:s", RunID: "run_k",
-			StepID: "s", SubscriberID: "ada", ChannelKey: "email-smtp", Kind: "email", Address: adaFirst,
-			Process: "proc_before_the_restart"},
+		Data: events.DeliveryAttemptedData{DeliveryAttempt: events.DeliveryAttempt{AttemptID: "att_killed",
+			IdempotencyKey: "run_k:s", RunID: "run_k", StepID: "s", SubscriberID: "ada", ChannelKey: "email-smtp",
+			Kind: "email"}, Address: adaFirst, Process: "proc_before_the_restart"},
 		Expect: true, ExpectSeq: 0,
 	})
 	if err != nil {
