@@ -48,8 +48,9 @@ func readN(t *testing.T, tail *eventlog.Tail, after uint64, n int) uint64 {
 	return after
 }
 
-// tailConsumers returns the names of the EVENTS stream's tail consumers.
-func tailConsumers(t *testing.T, l *eventlog.Log) []string {
+// theTailConsumer returns the name of the EVENTS stream's one tail
+// consumer.
+func theTailConsumer(t *testing.T, l *eventlog.Log) string {
 	t.Helper()
 	var names []string
 	st, err := l.JetStream().Stream(context.Background(), eventlog.EventsStream)
@@ -65,7 +66,24 @@ func tailConsumers(t *testing.T, l *eventlog.Log) []string {
 	if err := lister.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return names
+	if len(names) != 1 {
+		t.Fatalf("tail consumers: %v", names)
+	}
+	return names[0]
+}
+
+// restartCountedTail starts a tail of l with opts, counting its restarts;
+// it is stopped when the test ends.
+func restartCountedTail(t *testing.T, l *eventlog.Log, opts eventlog.TailOptions) (*eventlog.Tail, *atomic.Int32) {
+	t.Helper()
+	var restarts atomic.Int32
+	opts.Restarted = func() { restarts.Add(1) }
+	tail, err := l.Tail(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tail.Stop)
+	return tail, &restarts
 }
 
 // TestTailFollowsAnewWhenItsConsumerIsDeleted: the server drops the tail's
@@ -73,19 +91,10 @@ func tailConsumers(t *testing.T, l *eventlog.Log) []string {
 // goes on from the last event it read, none skipped, none twice.
 func TestTailFollowsAnewWhenItsConsumerIsDeleted(t *testing.T) {
 	l := testnats.Log(t)
-	var restarts atomic.Int32
-	tail, err := l.Tail(context.Background(), eventlog.TailOptions{Restarted: func() { restarts.Add(1) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tail.Stop()
+	tail, restarts := restartCountedTail(t, l, eventlog.TailOptions{})
 	appendN(t, l, 0, 10)
 	last := readN(t, tail, 0, 10)
-	names := tailConsumers(t, l)
-	if len(names) != 1 {
-		t.Fatalf("tail consumers: %v", names)
-	}
-	if err := l.JetStream().DeleteConsumer(context.Background(), eventlog.EventsStream, names[0]); err != nil {
+	if err := l.JetStream().DeleteConsumer(context.Background(), eventlog.EventsStream, theTailConsumer(t, l)); err != nil {
 		t.Fatal(err)
 	}
 	appendN(t, l, 10, 10)
@@ -101,19 +110,10 @@ func TestTailFollowsAnewWhenItsConsumerIsDeleted(t *testing.T) {
 // not notice); the watchdog sees events it has not read and follows anew.
 func TestTailFollowsAnewWhenItsConsumerStopsDelivering(t *testing.T) {
 	l := testnats.Log(t)
-	var restarts atomic.Int32
-	tail, err := l.Tail(context.Background(), eventlog.TailOptions{Restarted: func() { restarts.Add(1) }, StallAfter: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tail.Stop()
+	tail, restarts := restartCountedTail(t, l, eventlog.TailOptions{StallAfter: 300 * time.Millisecond})
 	appendN(t, l, 0, 5)
 	last := readN(t, tail, 0, 5)
-	names := tailConsumers(t, l)
-	if len(names) != 1 {
-		t.Fatalf("tail consumers: %v", names)
-	}
-	if _, err := l.JetStream().PauseConsumer(context.Background(), eventlog.EventsStream, names[0], time.Now().Add(time.Hour)); err != nil {
+	if _, err := l.JetStream().PauseConsumer(context.Background(), eventlog.EventsStream, theTailConsumer(t, l), time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	appendN(t, l, 5, 5)
@@ -127,12 +127,7 @@ func TestTailFollowsAnewWhenItsConsumerStopsDelivering(t *testing.T) {
 func TestIdleTailIsNotRestarted(t *testing.T) {
 	l := testnats.Log(t)
 	appendN(t, l, 0, 3)
-	var restarts atomic.Int32
-	tail, err := l.Tail(context.Background(), eventlog.TailOptions{Restarted: func() { restarts.Add(1) }, StallAfter: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tail.Stop()
+	tail, restarts := restartCountedTail(t, l, eventlog.TailOptions{StallAfter: 100 * time.Millisecond})
 	readN(t, tail, 0, 3)
 	// Ten stall bounds with nothing to read.
 	time.Sleep(time.Second)
