@@ -38,14 +38,21 @@ func send(ctx context.Context, q *scheduler, m jetstream.Msg) {
 	}()
 }
 
-// nextWithin takes the next message or fails after a second.
-func nextWithin(t *testing.T, q *scheduler) jetstream.Msg {
-	t.Helper()
+// nextLater asks for the next message as a worker does, and hands it
+// over on the returned channel once it comes.
+func nextLater(q *scheduler) <-chan jetstream.Msg {
 	got := make(chan jetstream.Msg, 1)
 	go func() {
 		j, _ := q.next()
 		got <- j.msg
 	}()
+	return got
+}
+
+// nextWithin takes the next message or fails after a while.
+func nextWithin(t *testing.T, q *scheduler) jetstream.Msg {
+	t.Helper()
+	got := nextLater(q)
 	select {
 	case m := <-got:
 		return m
@@ -88,11 +95,7 @@ func TestFairParksATenantAtItsLimit(t *testing.T) {
 		t.Fatalf("after ten_a's turn ended: %v, want its oldest parked run", m.Subject())
 	}
 	// ten_a is at its limit again with a2: a3 waits for a2's turn.
-	got := make(chan jetstream.Msg, 1)
-	go func() {
-		j, _ := q.next()
-		got <- j.msg
-	}()
+	got := nextLater(q)
 	select {
 	case m := <-got:
 		t.Fatalf("took %v while ten_a was at its limit", m.Subject())
@@ -192,11 +195,7 @@ func TestFairStopsTakingNewWorkAtMaxParked(t *testing.T) {
 		t.Fatalf("first: %v", m)
 	}
 	// A worker parks a2 and a3, then waits for more.
-	got := make(chan jetstream.Msg, 1)
-	go func() {
-		j, _ := q.next()
-		got <- j.msg
-	}()
+	got := nextLater(q)
 	q.add(a2)
 	q.add(a3)
 	for deadline := time.Now().Add(5 * time.Second); len(q.fair.waiting()) != 2; time.Sleep(5 * time.Millisecond) {
