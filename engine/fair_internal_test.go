@@ -38,6 +38,18 @@ func send(ctx context.Context, q *scheduler, m jetstream.Msg) {
 	}()
 }
 
+// fairScheduler is a scheduler of 16 workers with a fair share of limit
+// turns a tenant and at most maxParked parked messages, working until
+// the test ends.
+func fairScheduler(t *testing.T, limit, maxParked int) (context.Context, *scheduler) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	e := &Engine{}
+	q := newScheduler(ctx, 16, &e.pressure)
+	q.fair = newFair(limit, maxParked)
+	return ctx, q
+}
+
 // nextLater asks for the next message as a worker does, and hands it
 // over on the returned channel once it comes.
 func nextLater(q *scheduler) <-chan jetstream.Msg {
@@ -66,11 +78,7 @@ func nextWithin(t *testing.T, q *scheduler) jetstream.Msg {
 // parked and the worker takes another tenant's; when the tenant's turn
 // ends, its parked messages come back oldest first.
 func TestFairParksATenantAtItsLimit(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	e := &Engine{}
-	q := newScheduler(ctx, 16, &e.pressure)
-	q.fair = newFair(1, 0)
+	ctx, q := fairScheduler(t, 1, 0)
 	a1, a2, a3, b1 := newRunMsg("ten_a", "r1"), newRunMsg("ten_a", "r2"), newRunMsg("ten_a", "r3"), newRunMsg("ten_b", "r1")
 
 	send(ctx, q, a1)
@@ -184,11 +192,7 @@ func TestFairFinishesAsideTurnsFirst(t *testing.T) {
 // At maxParked parked messages the consumer takes no new work: add waits
 // until a parked message is handed a place, then hands its message on.
 func TestFairStopsTakingNewWorkAtMaxParked(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	e := &Engine{}
-	q := newScheduler(ctx, 16, &e.pressure)
-	q.fair = newFair(1, 2)
+	_, q := fairScheduler(t, 1, 2)
 	a1, a2, a3, a4 := newRunMsg("ten_a", "r1"), newRunMsg("ten_a", "r2"), newRunMsg("ten_a", "r3"), newRunMsg("ten_a", "r4")
 	go q.add(a1)
 	if m := nextWithin(t, q); m != jetstream.Msg(a1) {
