@@ -136,16 +136,5 @@ func TestDeliveredAfterKill(t *testing.T) {
 	c.Kill()
 	recv.restart(t)
 	startChild(t, dir, addr)
-	got := recv.waitFor(t, 40*time.Second, "every message", func(got []received) bool {
-		ids := map[string]bool{}
-		for _, r := range got {
-			ids[r.ID] = true
-		}
-		return len(ids) == n
-	})
-	for _, r := range got {
-		if !verifySignature(secret, r.ID, r.Timestamp, r.Body, r.Signature) {
-			t.Fatalf("signature of %s does not verify", r.ID)
-		}
-	}
+	recv.waitForEverySigned(t, 40*time.Second, n, secret)
 }

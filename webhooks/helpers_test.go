@@ -160,6 +160,25 @@ func (r *receiver) waitFor(t *testing.T, timeout time.Duration, what string, don
 	}
 }
 
+// waitForEverySigned waits until n distinct messages came (retries may
+// repeat some) and fails the test unless each request verifies with
+// secret.
+func (r *receiver) waitForEverySigned(t *testing.T, timeout time.Duration, n int, secret string) {
+	t.Helper()
+	got := r.waitFor(t, timeout, "every message", func(got []received) bool {
+		ids := map[string]bool{}
+		for _, r := range got {
+			ids[r.ID] = true
+		}
+		return len(ids) == n
+	})
+	for _, r := range got {
+		if !verifySignature(secret, r.ID, r.Timestamp, r.Body, r.Signature) {
+			t.Fatalf("signature of %s does not verify", r.ID)
+		}
+	}
+}
+
 // fixture is a service with one tenant, a subscriber ada and an in-app
 // channel. h is set when the service runs in this process.
 type fixture struct {
