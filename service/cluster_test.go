@@ -216,9 +216,7 @@ func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
 	var recs []eventlog.Record
 	for i := range triggers {
 		id := fmt.Sprintf("u%04d", i)
-		recs = append(recs, eventlog.Record{Subject: eventlog.Subject(tn.TenantID, eventlog.AggSubscriber, id),
-			Type: events.SubscriberUpserted, Tenant: tn.TenantID,
-			Data: events.SubscriberUpsertedData{SubscriberID: id, Contacts: map[string][]string{"email": {id + "@example.com"}}}})
+		recs = append(recs, testnats.Subscriber(tn.TenantID, id))
 	}
 	testnats.Append(t, a.Log(), recs)
 	for _, s := range []*service.Service{a, b} {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/heraldhq/herald/embedded"
 	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
 	"github.com/nats-io/nats.go"
 )
 
@@ -52,6 +53,14 @@ func Append(tb testing.TB, l *eventlog.Log, recs []eventlog.Record) []uint64 {
 		}
 	}
 	return seqs
+}
+
+// Subscriber is the record of tenant's subscriber id upserted with one
+// email address, id@example.com: the audience a test fills the log with.
+func Subscriber(tenant, id string) eventlog.Record {
+	return eventlog.Record{Subject: eventlog.Subject(tenant, eventlog.AggSubscriber, id),
+		Type: events.SubscriberUpserted, Tenant: tenant,
+		Data: events.SubscriberUpsertedData{SubscriberID: id, Contacts: map[string][]string{"email": {id + "@example.com"}}}}
 }
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago, for
