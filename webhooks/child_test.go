@@ -1,7 +1,6 @@
 package webhooks_test
 
 import (
-	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -50,21 +49,12 @@ func (c *child) token(name string) string {
 	return strings.TrimSpace(string(b))
 }
 
-func loopbackAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // TestSlowEndpointDelaysNoOtherTenant: tenant A's endpoint answers after
 // 9 s, with a backlog of messages; tenant B's webhooks keep arriving fast.
 // The latency is from the event's time (the body's timestamp) to the
 // receipt.
 func TestSlowEndpointDelaysNoOtherTenant(t *testing.T) {
-	c := startChild(t, t.TempDir(), loopbackAddr(t))
+	c := startChild(t, t.TempDir(), testchild.FreeAddr(t))
 	admin, internal := c.token(service.AdminTokenFile), c.token(service.InternalTokenFile)
 	a := newRemoteFixture(t, c.base(), admin, internal, "Slow")
 	b := newRemoteFixture(t, c.base(), admin, internal, "Fast")
@@ -115,7 +105,7 @@ func TestSlowEndpointDelaysNoOtherTenant(t *testing.T) {
 // while the receiver is down and messages are being retried; after a
 // restart and the receiver's return, every message arrives.
 func TestDeliveredAfterKill(t *testing.T) {
-	dir, addr := t.TempDir(), loopbackAddr(t)
+	dir, addr := t.TempDir(), testchild.FreeAddr(t)
 	c := startChild(t, dir, addr)
 	f := newRemoteFixture(t, c.base(), c.token(service.AdminTokenFile), c.token(service.InternalTokenFile), "Acme")
 	recv := newReceiver(t, nil)
