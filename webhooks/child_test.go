@@ -108,13 +108,8 @@ func TestDeliveredAfterKill(t *testing.T) {
 	dir, addr := t.TempDir(), testchild.FreeAddr(t)
 	c := startChild(t, dir, addr)
 	f := newRemoteFixture(t, c.base(), c.token(service.AdminTokenFile), c.token(service.InternalTokenFile), "Acme")
-	recv := newReceiver(t, nil)
-	hookID, secret := f.webhook(recv.URL, events.HookDeliverySent)
-	recv.stop()
 	const n = 20
-	for i := range n {
-		f.inApp("run_" + itoa(i))
-	}
+	recv, hookID, secret := f.sendToDownReceiver(n)
 	// Kill as soon as some messages failed once, others may be in flight.
 	deadline := time.Now().Add(15 * time.Second)
 	for len(f.attempts(hookID)) < n/2 {

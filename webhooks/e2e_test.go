@@ -221,13 +221,8 @@ func TestDeliveredAfterRestart(t *testing.T) {
 	dir := t.TempDir()
 	h := startService(t, dir, nil)
 	f := newFixture(t, h, "Acme")
-	recv := newReceiver(t, nil)
-	hookID, secret := f.webhook(recv.URL, events.HookDeliverySent)
-	recv.stop()
 	const n = 10
-	for i := range n {
-		f.inApp("run_" + itoa(i))
-	}
+	recv, hookID, secret := f.sendToDownReceiver(n)
 	// Wait until each message failed once (the receiver is down).
 	deadline := time.Now().Add(15 * time.Second)
 	for {

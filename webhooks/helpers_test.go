@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testapi"
 	"github.com/heraldhq/herald/internal/testherald"
 )
@@ -295,3 +296,16 @@ func (a *atomicInt) add() { a.mu.Lock(); a.n++; a.mu.Unlock() }
 func (a *atomicInt) get() int { a.mu.Lock(); defer a.mu.Unlock(); return a.n }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// sendToDownReceiver sends n in-app messages whose webhook, subscribed to
+// their delivery, points at a receiver that is down: their deliveries
+// fail and are retried until recv restarts.
+func (f *fixture) sendToDownReceiver(n int) (recv *receiver, hookID, secret string) {
+	recv = newReceiver(f.t, nil)
+	hookID, secret = f.webhook(recv.URL, events.HookDeliverySent)
+	recv.stop()
+	for i := range n {
+		f.inApp("run_" + itoa(i))
+	}
+	return recv, hookID, secret
+}
