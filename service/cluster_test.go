@@ -24,6 +24,7 @@ import (
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testapi"
 	"github.com/heraldhq/herald/internal/testnats"
+	"github.com/heraldhq/herald/internal/testnet"
 	"github.com/heraldhq/herald/internal/testsmtp"
 	"github.com/heraldhq/herald/service"
 )
@@ -38,7 +39,7 @@ func startNATSCluster(t *testing.T, n int) *natsCluster {
 	t.Helper()
 	routes := make([]int, n)
 	for i := range routes {
-		routes[i] = testnats.FreePort(t)
+		routes[i] = testnet.FreePort(t)
 	}
 	c := &natsCluster{}
 	for i := range n {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testchild"
+	"github.com/heraldhq/herald/internal/testnet"
 	"github.com/heraldhq/herald/service"
 )
 
@@ -54,7 +55,7 @@ func (c *child) token(name string) string {
 // The latency is from the event's time (the body's timestamp) to the
 // receipt.
 func TestSlowEndpointDelaysNoOtherTenant(t *testing.T) {
-	c := startChild(t, t.TempDir(), testchild.FreeAddr(t))
+	c := startChild(t, t.TempDir(), testnet.FreeAddr(t))
 	admin, internal := c.token(service.AdminTokenFile), c.token(service.InternalTokenFile)
 	a := newRemoteFixture(t, c.base(), admin, internal, "Slow")
 	b := newRemoteFixture(t, c.base(), admin, internal, "Fast")
@@ -105,7 +106,7 @@ func TestSlowEndpointDelaysNoOtherTenant(t *testing.T) {
 // while the receiver is down and messages are being retried; after a
 // restart and the receiver's return, every message arrives.
 func TestDeliveredAfterKill(t *testing.T) {
-	dir, addr := t.TempDir(), testchild.FreeAddr(t)
+	dir, addr := t.TempDir(), testnet.FreeAddr(t)
 	c := startChild(t, dir, addr)
 	f := newRemoteFixture(t, c.base(), c.token(service.AdminTokenFile), c.token(service.InternalTokenFile), "Acme")
 	const n = 20

@@ -20,6 +20,7 @@ import (
 	"github.com/heraldhq/herald/devmail"
 	"github.com/heraldhq/herald/internal/testapi"
 	"github.com/heraldhq/herald/internal/testchild"
+	"github.com/heraldhq/herald/internal/testnet"
 	"github.com/heraldhq/herald/internal/testsmtp"
 	"github.com/heraldhq/herald/service"
 )
@@ -169,7 +170,7 @@ func (w *crashWorld) recovery(since time.Time, runs []string) (stall time.Durati
 }
 
 func newCrashWorld(t *testing.T) *crashWorld {
-	w := &crashWorld{t: t, dataDir: t.TempDir(), addr: testchild.FreeAddr(t)}
+	w := &crashWorld{t: t, dataDir: t.TempDir(), addr: testnet.FreeAddr(t)}
 	w.child = startChild(t, w.dataDir, w.addr)
 	// The SMTP sink.
 	mail := testsmtp.StartCatcher(t, 100000)

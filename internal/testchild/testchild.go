@@ -42,7 +42,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -158,18 +157,6 @@ func serve(tune func(*service.Config)) int {
 	defer cancel()
 	_ = svc.Shutdown(sctx)
 	return code
-}
-
-// FreeAddr returns a loopback address that was free a moment ago, for a
-// child to serve on (and to serve on again after a restart).
-func FreeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // Proc is a started child: a herald serve process serving on Addr.

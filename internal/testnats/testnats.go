@@ -4,8 +4,6 @@ package testnats
 
 import (
 	"context"
-	"net"
-	"strconv"
 	"testing"
 
 	"github.com/heraldhq/herald/embedded"
@@ -61,21 +59,4 @@ func Subscriber(tenant, id string) eventlog.Record {
 	return eventlog.Record{Subject: eventlog.Subject(tenant, eventlog.AggSubscriber, id),
 		Type: events.SubscriberUpserted, Tenant: tenant,
 		Data: events.SubscriberUpsertedData{SubscriberID: id, Contacts: map[string][]string{"email": {id + "@example.com"}}}}
-}
-
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago, for
-// the cluster route ports of servers a test starts.
-func FreePort(tb testing.TB) int {
-	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatalf("free port: %v", err)
-	}
-	defer l.Close()
-	_, p, _ := net.SplitHostPort(l.Addr().String())
-	port, err := strconv.Atoi(p)
-	if err != nil {
-		tb.Fatalf("free port: %v", err)
-	}
-	return port
 }
