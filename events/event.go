@@ -61,3 +61,13 @@ func (e Event) MarshalLine() ([]byte, error) {
 	return json.Marshal(auditLine{Seq: e.Seq, Subject: e.Subject, ID: e.ID, Type: e.Type, TenantID: e.TenantID,
 		At: e.At, Data: data})
 }
+
+// UnmarshalLine decodes a line of MarshalLine back into the event, with
+// its Seq and Subject. A line that is not one wraps ErrBadEvent.
+func UnmarshalLine(line []byte) (Event, error) {
+	var a auditLine
+	if err := json.Unmarshal(line, &a); err != nil {
+		return Event{}, fmt.Errorf("%w: %v", ErrBadEvent, err)
+	}
+	return Event{ID: a.ID, Type: a.Type, TenantID: a.TenantID, At: a.At, Data: a.Data, Seq: a.Seq, Subject: a.Subject}, nil
+}

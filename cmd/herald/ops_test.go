@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testlog"
 	"github.com/heraldhq/herald/internal/testsmtp"
@@ -234,30 +235,19 @@ func (w *opsWorld) leaks(data []byte) []string {
 	return found
 }
 
-// auditLine is one line of herald audit.
-type auditLine struct {
-	Seq      uint64          `json:"seq"`
-	Subject  string          `json:"subject"`
-	ID       string          `json:"id"`
-	Type     string          `json:"type"`
-	TenantID string          `json:"tenantId"`
-	At       time.Time       `json:"at"`
-	Data     json.RawMessage `json:"data"`
-}
-
-func runAudit(t *testing.T, args ...string) ([]byte, []auditLine) {
+func runAudit(t *testing.T, args ...string) ([]byte, []events.Event) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	if err := run(context.Background(), append([]string{"audit"}, args...), &out, &errOut); err != nil {
 		t.Fatalf("herald audit %v: %v (%s)", args, err, errOut.Bytes())
 	}
-	var lines []auditLine
+	var lines []events.Event
 	for _, l := range bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n")) {
 		if len(l) == 0 {
 			continue
 		}
-		var a auditLine
-		if err := json.Unmarshal(l, &a); err != nil {
+		a, err := events.UnmarshalLine(l)
+		if err != nil {
 			t.Fatalf("audit line %q: %v", l, err)
 		}
 		lines = append(lines, a)
