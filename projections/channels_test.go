@@ -14,7 +14,6 @@ import (
 func TestChannelsProjection(t *testing.T) {
 	log, st := followed(t)
 	ctx := context.Background()
-	t0 := time.Date(2025, 1, 2, 3, 4, 5, 6e6, time.UTC)
 	cfg := events.ChannelConfig{
 		Public: map[string]any{"host": "smtp.example.com", "port": 587.0},
 		Sealed: map[string]string{"password": "v1:00000000:sealed"},

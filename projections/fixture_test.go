@@ -17,6 +17,10 @@ import (
 // store following it, events appended at a fixed time, and the check that
 // a rebuild from the log gives the same bytes.
 
+// t0 is when the events of a test happen, fixed so that what a
+// projection keeps of them is the same every run.
+var t0 = time.Date(2025, 1, 2, 3, 4, 5, 6e6, time.UTC)
+
 // followed starts a fresh event log and a store following it.
 func followed(t testing.TB) (*eventlog.Log, *projections.Store) {
 	t.Helper()

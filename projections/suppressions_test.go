@@ -18,7 +18,6 @@ import (
 func TestSuppressionsProjection(t *testing.T) {
 	log, st := followed(t)
 	ctx := context.Background()
-	t0 := time.Date(2025, 1, 2, 3, 4, 5, 6e6, time.UTC)
 	add := func(tenant, kind, addr, reason string, at time.Time) uint64 {
 		return appendChannelEvent(t, log, tenant, eventlog.AggSuppression, events.SuppressionID(kind, addr),
 			events.SuppressionAdded, at, events.SuppressionAddedData{Kind: kind, Address: addr, Reason: reason})

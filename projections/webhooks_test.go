@@ -19,7 +19,6 @@ import (
 func TestWebhooksProjection(t *testing.T) {
 	log, st := followed(t)
 	ctx := context.Background()
-	t0 := time.Date(2025, 1, 2, 3, 4, 5, 6e6, time.UTC)
 	add := func(agg, id, typ string, at time.Time, data any) uint64 {
 		seq := appendChannelEvent(t, log, "ten_a", agg, id, typ, at, data)
 		if err := st.WaitFor(ctx, seq); err != nil {
