@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/internal/testlog"
 	"github.com/heraldhq/herald/internal/testnats"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -136,33 +136,9 @@ func TestIdleTailIsNotRestarted(t *testing.T) {
 	}
 }
 
-// logRecorder collects log lines.
-type logRecorder struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (r *logRecorder) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.lines = append(r.lines, string(p))
-	return len(p), nil
-}
-
-func (r *logRecorder) has(s string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, l := range r.lines {
-		if strings.Contains(l, s) {
-			return true
-		}
-	}
-	return false
-}
-
 // consumeDurable consumes a durable on the WORK stream, acknowledging and
 // counting every message.
-func consumeDurable(t *testing.T, l *eventlog.Log, stall time.Duration, logs *logRecorder) (*eventlog.Consumption, *atomic.Int32, *atomic.Int32) {
+func consumeDurable(t *testing.T, l *eventlog.Log, stall time.Duration, logs *testlog.Buffer) (*eventlog.Consumption, *atomic.Int32, *atomic.Int32) {
 	t.Helper()
 	var got, restarts atomic.Int32
 	c, err := eventlog.Consume(context.Background(), l.JetStream(), eventlog.Durable{
@@ -207,7 +183,7 @@ func waitCount(t *testing.T, what string, c *atomic.Int32, n int32) {
 // consumed: nothing stalls.
 func TestConsumptionStartsAnewWhenItsConsumerIsDeleted(t *testing.T) {
 	l := testnats.Log(t)
-	logs := &logRecorder{}
+	logs := &testlog.Buffer{}
 	_, got, restarts := consumeDurable(t, l, time.Minute, logs)
 	publishWork(t, l, 5)
 	waitCount(t, "messages", got, 5)
@@ -217,8 +193,8 @@ func TestConsumptionStartsAnewWhenItsConsumerIsDeleted(t *testing.T) {
 	waitCount(t, "restarts", restarts, 1)
 	publishWork(t, l, 5)
 	waitCount(t, "messages", got, 10)
-	if !logs.has("consuming it anew") {
-		t.Fatalf("no log line for the restart: %q", logs.lines)
+	if !strings.Contains(logs.String(), "consuming it anew") {
+		t.Fatalf("no log line for the restart: %q", logs.String())
 	}
 }
 
@@ -228,7 +204,7 @@ func TestConsumptionStartsAnewWhenItsConsumerIsDeleted(t *testing.T) {
 // anew after StallAfter.
 func TestConsumptionStartsAnewWhenItStalls(t *testing.T) {
 	l := testnats.Log(t)
-	logs := &logRecorder{}
+	logs := &testlog.Buffer{}
 	c, got, restarts := consumeDurable(t, l, 300*time.Millisecond, logs)
 	publishWork(t, l, 3)
 	waitCount(t, "messages", got, 3)
