@@ -235,19 +235,19 @@ func (w *opsWorld) leaks(data []byte) []string {
 	return found
 }
 
-func runAudit(t *testing.T, args ...string) ([]byte, []events.Event) {
+func runAudit(t *testing.T, args ...string) ([]byte, []events.Line) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	if err := run(context.Background(), append([]string{"audit"}, args...), &out, &errOut); err != nil {
 		t.Fatalf("herald audit %v: %v (%s)", args, err, errOut.Bytes())
 	}
-	var lines []events.Event
+	var lines []events.Line
 	for _, l := range bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n")) {
 		if len(l) == 0 {
 			continue
 		}
-		a, err := events.UnmarshalLine(l)
-		if err != nil {
+		var a events.Line
+		if err := json.Unmarshal(l, &a); err != nil {
 			t.Fatalf("audit line %q: %v", l, err)
 		}
 		lines = append(lines, a)
