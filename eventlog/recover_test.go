@@ -99,9 +99,9 @@ func TestTailFollowsAnewWhenItsConsumerIsDeleted(t *testing.T) {
 	}
 	appendN(t, l, 10, 10)
 	readN(t, tail, last, 10)
-	if restarts.Load() == 0 {
-		t.Fatal("the tail read on without starting a new consumer: the test shows nothing")
-	}
+	// Restarted is told once the new consumer runs, which may be after it
+	// delivered what was just read.
+	waitCount(t, "restarts", restarts, 1)
 }
 
 // TestTailFollowsAnewWhenItsConsumerStopsDelivering: the tail's consumer
@@ -118,9 +118,9 @@ func TestTailFollowsAnewWhenItsConsumerStopsDelivering(t *testing.T) {
 	}
 	appendN(t, l, 5, 5)
 	readN(t, tail, last, 5)
-	if restarts.Load() == 0 {
-		t.Fatal("the ended consumption delivered: the test shows nothing")
-	}
+	// Restarted is told once the new consumer runs, which may be after it
+	// delivered what was just read.
+	waitCount(t, "restarts", restarts, 1)
 }
 
 // TestIdleTailIsNotRestarted: a tail with nothing to read is left alone.
