@@ -111,11 +111,7 @@ func New(config map[string]any, deps provider.Deps) (provider.Provider, error) {
 	if u, err := url.Parse(sa.TokenURI); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		bad = append(bad, errors.New("serviceAccountJson: token_uri is not an http(s) URL"))
 	}
-	rawBase, err := provider.ConfigString(config, "apiBaseUrl", false)
-	if err != nil {
-		bad = append(bad, err)
-	}
-	base, err := provider.BaseURL("apiBaseUrl", rawBase, DefaultBaseURL)
+	base, err := provider.ConfigBaseURL(config, "apiBaseUrl", DefaultBaseURL)
 	if err != nil {
 		bad = append(bad, err)
 	}

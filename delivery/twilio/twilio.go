@@ -88,11 +88,7 @@ func New(config map[string]any, deps provider.Deps) (provider.Provider, error) {
 	if p.from, err = provider.ConfigString(config, "from", true); err != nil {
 		return nil, err
 	}
-	raw, err := provider.ConfigString(config, "apiBaseUrl", false)
-	if err != nil {
-		return nil, err
-	}
-	base, err := provider.BaseURL("apiBaseUrl", raw, DefaultBaseURL)
+	base, err := provider.ConfigBaseURL(config, "apiBaseUrl", DefaultBaseURL)
 	if err != nil {
 		return nil, err
 	}
