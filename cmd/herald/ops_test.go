@@ -219,22 +219,6 @@ func (w *opsWorld) settle() {
 	}
 }
 
-// leaks reports which secrets data holds, in clear or base64.
-func (w *opsWorld) leaks(data []byte) []string {
-	var found []string
-	for name, s := range w.secrets {
-		b := []byte(s)
-		for _, form := range []string{s, base64.StdEncoding.EncodeToString(b), base64.RawStdEncoding.EncodeToString(b),
-			base64.URLEncoding.EncodeToString(b), base64.RawURLEncoding.EncodeToString(b)} {
-			if bytes.Contains(data, []byte(form)) {
-				found = append(found, name)
-				break
-			}
-		}
-	}
-	return found
-}
-
 func runAudit(t *testing.T, args ...string) ([]byte, []events.Line) {
 	t.Helper()
 	var out, errOut bytes.Buffer
@@ -305,7 +289,7 @@ func TestAuditAndRebuild(t *testing.T) {
 			t.Errorf("the audit holds no %s event (types: %v)", want, types)
 		}
 	}
-	if found := w.leaks(raw); len(found) > 0 {
+	if found := testlog.Leaks(raw, w.secrets); len(found) > 0 {
 		t.Fatalf("the audit output holds %v in clear", found)
 	}
 
@@ -398,7 +382,7 @@ func TestAuditAndRebuild(t *testing.T) {
 		t.Fatalf("offline audit: %d events (want %d); same prefix as through the server: %v",
 			len(offLines), lastSeq, bytes.HasPrefix(offRaw, raw))
 	}
-	if found := w.leaks(offRaw); len(found) > 0 {
+	if found := testlog.Leaks(offRaw, w.secrets); len(found) > 0 {
 		t.Fatalf("the offline audit output holds %v in clear", found)
 	}
 	_, offBeta := runAudit(t, "--data", w.dir, "--tenant", w.tenantB)
@@ -409,7 +393,7 @@ func TestAuditAndRebuild(t *testing.T) {
 	// 5. The logs never held a secret either (the admin token is written
 	// nowhere but its token file), and request
 	// lines name the route template, the tenant, the run, the transaction.
-	if found := w.leaks(w.logs.Bytes()); len(found) > 0 {
+	if found := testlog.Leaks(w.logs.Bytes(), w.secrets); len(found) > 0 {
 		t.Fatalf("the service logs hold %v in clear", found)
 	}
 	var sawRun, sawTxn bool
