@@ -469,9 +469,9 @@ func (s *Service) skip(ctx context.Context, d send, p *plan, expect uint64) (Res
 	id := eventlog.NewID("att_")
 	seq, err := s.record(ctx, eventlog.Record{
 		Subject: subject, Type: events.DeliverySkipped, Tenant: tenant, MsgID: id,
-		Data: events.DeliverySkippedData{AttemptID: id, IdempotencyKey: req.IdempotencyKey, RunID: req.RunID,
-			StepID: req.StepID, SubscriberID: p.recipient, ChannelKey: p.channels[0].ChannelKey, Kind: req.Channel,
-			Reason: p.skip},
+		Data: events.DeliverySkippedData{DeliveryAttempt: events.DeliveryAttempt{AttemptID: id,
+			IdempotencyKey: req.IdempotencyKey, RunID: req.RunID, StepID: req.StepID, SubscriberID: p.recipient,
+			ChannelKey: p.channels[0].ChannelKey, Kind: req.Channel}, Reason: p.skip},
 		Expect: true, ExpectSeq: expect,
 	})
 	if errors.Is(err, eventlog.ErrConflict) {
@@ -607,8 +607,9 @@ func (s *Service) claim(ctx context.Context, d send, p *plan, t try) (attemptID 
 	seq, err = s.cfg.Log.Append(claimCtx, eventlog.Record{
 		Subject: d.subject, Type: events.DeliveryAttempted, Tenant: d.tenant, MsgID: attemptID,
 		Data: events.DeliveryAttemptedData{
-			AttemptID: attemptID, IdempotencyKey: d.req.IdempotencyKey, RunID: d.req.RunID, StepID: d.req.StepID,
-			SubscriberID: p.recipient, ChannelKey: t.ch.ChannelKey, Kind: t.ch.Kind,
+			DeliveryAttempt: events.DeliveryAttempt{AttemptID: attemptID, IdempotencyKey: d.req.IdempotencyKey,
+				RunID: d.req.RunID, StepID: d.req.StepID, SubscriberID: p.recipient, ChannelKey: t.ch.ChannelKey,
+				Kind: t.ch.Kind},
 			Address: p.address, Takeover: t.takeover, Process: s.cfg.Process, Present: s.cfg.Alive != nil,
 		},
 		Expect: true, ExpectSeq: t.expect,

@@ -44,7 +44,8 @@ func claim(t *testing.T, f *fixture, key, attemptID string) uint64 {
 	t.Helper()
 	seq, err := f.h.Log().Append(context.Background(), eventlog.Record{
 		Subject: eventlog.Subject(f.tenant, eventlog.AggDelivery, key), Type: events.DeliveryAttempted, Tenant: f.tenant,
-		Data:   events.DeliveryAttemptedData{AttemptID: attemptID, IdempotencyKey: key, RunID: "run_f", StepID: "s", SubscriberID: "ada"},
+		Data: events.DeliveryAttemptedData{DeliveryAttempt: events.DeliveryAttempt{
+			AttemptID: attemptID, IdempotencyKey: key, RunID: "run_f", StepID: "s", SubscriberID: "ada"}},
 		Expect: true, ExpectSeq: 0,
 	})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/projections"
 )
 
@@ -29,13 +30,7 @@ func (s *Server) deliver(w http.ResponseWriter, r *http.Request) error {
 
 // deliveryView is one row of GET /v1/deliveries.
 type deliveryView struct {
-	AttemptID         string             `json:"attemptId"`
-	IdempotencyKey    string             `json:"idempotencyKey"`
-	RunID             string             `json:"runId"`
-	StepID            string             `json:"stepId"`
-	SubscriberID      string             `json:"subscriberId"`
-	ChannelKey        string             `json:"channelKey"`
-	Kind              string             `json:"kind"`
+	events.DeliveryAttempt
 	Address           string             `json:"address"`
 	Status            string             `json:"status"`
 	ProviderMessageID *string            `json:"providerMessageId"`
@@ -52,8 +47,7 @@ type deliveryErrorView struct {
 }
 
 func newDeliveryView(d projections.Delivery) deliveryView {
-	v := deliveryView{AttemptID: d.AttemptID, IdempotencyKey: d.IdempotencyKey, RunID: d.RunID, StepID: d.StepID,
-		SubscriberID: d.SubscriberID, ChannelKey: d.ChannelKey, Kind: d.Kind, Address: d.Address,
+	v := deliveryView{DeliveryAttempt: d.DeliveryAttempt, Address: d.Address,
 		Status: d.Status, Reason: d.Reason, CreatedAt: ts(d.CreatedAt), UpdatedAt: ts(d.UpdatedAt)}
 	if d.ProviderMessageID != "" {
 		v.ProviderMessageID = &d.ProviderMessageID

@@ -33,13 +33,7 @@ const (
 // Delivery is the read model of one delivery attempt (a row of the egress
 // ledger).
 type Delivery struct {
-	AttemptID         string         `json:"attemptId"`
-	IdempotencyKey    string         `json:"idempotencyKey"`
-	RunID             string         `json:"runId"`
-	StepID            string         `json:"stepId"`
-	SubscriberID      string         `json:"subscriberId"`
-	ChannelKey        string         `json:"channelKey"`
-	Kind              string         `json:"kind"`
+	events.DeliveryAttempt
 	Address           string         `json:"address"`
 	Status            string         `json:"status"`
 	ProviderMessageID string         `json:"providerMessageId,omitempty"`
@@ -83,17 +77,15 @@ func applyDeliveryAttempted(tx *bolt.Tx, ev eventlog.Event, d events.DeliveryAtt
 		}
 	}
 	return putDelivery(tx, ev, Delivery{
-		AttemptID: d.AttemptID, IdempotencyKey: d.IdempotencyKey, RunID: d.RunID, StepID: d.StepID,
-		SubscriberID: d.SubscriberID, ChannelKey: d.ChannelKey, Kind: d.Kind, Address: d.Address,
+		DeliveryAttempt: d.DeliveryAttempt, Address: d.Address,
 		Status: DeliveryPending, CreatedAt: ev.At, UpdatedAt: ev.At,
 	})
 }
 
 func applyDeliverySkipped(tx *bolt.Tx, ev eventlog.Event, d events.DeliverySkippedData) error {
 	return putDelivery(tx, ev, Delivery{
-		AttemptID: d.AttemptID, IdempotencyKey: d.IdempotencyKey, RunID: d.RunID, StepID: d.StepID,
-		SubscriberID: d.SubscriberID, ChannelKey: d.ChannelKey, Kind: d.Kind,
-		Status: DeliverySkipped, Reason: d.Reason, CreatedAt: ev.At, UpdatedAt: ev.At,
+		DeliveryAttempt: d.DeliveryAttempt,
+		Status:          DeliverySkipped, Reason: d.Reason, CreatedAt: ev.At, UpdatedAt: ev.At,
 	})
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/heraldhq/herald/internal/testapi"
 	"github.com/heraldhq/herald/internal/testchild"
 	"github.com/heraldhq/herald/internal/testnats"
+	"github.com/heraldhq/herald/internal/testnet"
 	"github.com/heraldhq/herald/internal/testsmtp"
 	"github.com/nats-io/nats.go"
 )
@@ -48,7 +49,7 @@ func TestClusterFailoverMidFanout(t *testing.T) {
 		"HERALD_ADMIN_TOKEN=hadm_failover_test_admin_token_0123456789",
 		"HERALD_INTERNAL_TOKEN=hint_failover_test_internal_token_012345",
 		"HERALD_ALLOW_PRIVATE_EGRESS=true", "HERALD_RATE_LIMIT=0", "HERALD_RETRY_BASE=100ms"}
-	b := testchild.Start(t, loopbackAddr(t), append(env, "HERALD_DATA_DIR="+filepath.Join(t.TempDir(), "b"))...)
+	b := testchild.Start(t, testnet.FreeAddr(t), append(env, "HERALD_DATA_DIR="+filepath.Join(t.TempDir(), "b"))...)
 
 	// The node that leads the EVENTS stream; the survivor connects to it
 	// alone (it learns the others from it), so losing it loses them all.
@@ -71,7 +72,7 @@ func TestClusterFailoverMidFanout(t *testing.T) {
 	}
 	aEnv := append([]string{}, env...)
 	aEnv[0] = "HERALD_NATS_URL=" + nc.URLs[leader]
-	a := testchild.Start(t, loopbackAddr(t), append(aEnv, "HERALD_DATA_DIR="+filepath.Join(t.TempDir(), "a"))...)
+	a := testchild.Start(t, testnet.FreeAddr(t), append(aEnv, "HERALD_DATA_DIR="+filepath.Join(t.TempDir(), "a"))...)
 
 	mail := testsmtp.StartCatcher(t, 2*failoverRuns)
 	admin := testapi.New("http://"+a.Addr, "hadm_failover_test_admin_token_0123456789")
