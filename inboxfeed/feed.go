@@ -27,6 +27,9 @@ type Options struct {
 	Buffer int
 	// Logger receives the feed's logs. Zero: slog.Default().
 	Logger *slog.Logger
+	// TailRestarted hears of each restart of the feed's event tail (see
+	// eventlog.TailOptions.Restarted): a metrics hook. Zero: none.
+	TailRestarted func()
 }
 
 func (o *Options) setDefaults() {
@@ -92,7 +95,7 @@ func Start(ctx context.Context, log *eventlog.Log, opts Options) (*Feed, error) 
 	if err != nil {
 		return nil, err
 	}
-	tail, err := log.Tail(ctx, eventlog.TailOptions{After: pos, Filters: []string{filter}, Buffer: 1024})
+	tail, err := log.Tail(ctx, tailOptions(opts, pos))
 	if err != nil {
 		return nil, err
 	}
@@ -119,6 +122,12 @@ func (f *Feed) Stop() {
 }
 
 // run follows the tail, and a new one after a failure, until ctx ends.
+// tailOptions are the options of the feed's tail after the sequence after.
+func tailOptions(opts Options, after uint64) eventlog.TailOptions {
+	return eventlog.TailOptions{After: after, Filters: []string{filter}, Buffer: 1024, Logger: opts.Logger,
+		Restarted: opts.TailRestarted}
+}
+
 func (f *Feed) run(ctx context.Context, tail *eventlog.Tail) {
 	defer close(f.done)
 	for {
@@ -137,7 +146,7 @@ func (f *Feed) run(ctx context.Context, tail *eventlog.Tail) {
 			f.mu.Lock()
 			after := f.pos
 			f.mu.Unlock()
-			if tail, err = f.log.Tail(ctx, eventlog.TailOptions{After: after, Filters: []string{filter}, Buffer: 1024}); err == nil {
+			if tail, err = f.log.Tail(ctx, tailOptions(f.opts, after)); err == nil {
 				break
 			}
 			f.opts.Logger.Error("inbox feed cannot follow the log", "err", err)

@@ -129,7 +129,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 	s.webhooks = s.newWebhooks()
 	s.ctl = s.newControl()
 	if s.feed, err = inboxfeed.Start(ctx, s.log, inboxfeed.Options{Logger: logger,
-		MaxListeners: orDefault(cfg.MaxConns, 4096) / 2, MaxPerSubscriber: MaxInboxStreamsPerSubscriber}); err != nil {
+		MaxListeners: orDefault(cfg.MaxConns, 4096) / 2, MaxPerSubscriber: MaxInboxStreamsPerSubscriber,
+		TailRestarted: s.metrics.TailRestarted}); err != nil {
 		return nil, err
 	}
 	s.runComponents()
