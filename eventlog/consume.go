@@ -159,11 +159,15 @@ func (c *Consumption) handle(m jetstream.Msg) {
 
 // failed is the consumption's error handler. The client library recovers
 // from missed heartbeats, reconnects and leadership changes on its own;
-// the errors that end a consumption for good are handed to watch.
+// the errors that say the consumer is gone are handed to watch.
 func (c *Consumption) failed(_ jetstream.ConsumeContext, err error) {
 	switch {
 	case errors.Is(err, jetstream.ErrConsumerDeleted), errors.Is(err, jetstream.ErrConsumerNotFound),
-		errors.Is(err, jetstream.ErrBadRequest):
+		errors.Is(err, jetstream.ErrBadRequest),
+		// A pull nobody answers: the consumer is gone (deleted while no
+		// pull was waiting to hear it) or its node is; creating it again
+		// is idempotent and retried while the cluster elects.
+		errors.Is(err, nats.ErrNoResponders):
 		select {
 		case c.kick <- err.Error():
 		default:
