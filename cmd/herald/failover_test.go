@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,12 +34,12 @@ const failoverRuns = 2000
 // process together with the loss of the NATS node that leads the EVENTS
 // stream and that the survivor is connected to (so the survivor
 // reconnects, its consumers lose their node, and the stream elects, all at
-// once). Every run must complete once, and the loss may cost the fan-out
-// little more than AckWait (the dead process's work is offered again
-// after it): the time from the loss to the last email, less the time the
-// remaining runs take at the pace before the loss, is bounded by
-// AckWait + 5 s. A stall (a consumer that never comes back) fails at the
-// hang guard.
+// once). Every run must complete once, and the loss may hold up the runs
+// under way at it by little more than AckWait (the dead process's work is
+// offered again after it, its claimed sends taken over when its presence
+// expires): every run begun before the loss has its email within
+// AckWait + 5 s of it. A stall (a consumer that never comes back) fails at
+// the hang guard.
 func TestClusterFailoverMidFanout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster failover: 3 NATS nodes, 2 herald processes, 2,000 runs")
@@ -83,8 +84,17 @@ func TestClusterFailoverMidFanout(t *testing.T) {
 	ta := newAPI(t, "http://"+a.Addr, tn.APIKey)
 	ta.must("POST", "/v1/channels", map[string]any{"channelKey": "email-smtp",
 		"config": map[string]any{"host": mail.Host, "port": mail.Port, "fromEmail": "noreply@herald.test"}}, 201)
+	var begunMu sync.Mutex
+	begun := map[string]time.Time{} // run id → its first `work` callback
 	ping := bridge.MustWorkflow("ping", func(ctx *bridge.Context, _ any) error {
-		if _, err := bridge.Run(ctx, "work", func(context.Context) (bool, error) { return true, nil }); err != nil {
+		if _, err := bridge.Run(ctx, "work", func(context.Context) (bool, error) {
+			begunMu.Lock()
+			if _, ok := begun[ctx.RunID]; !ok {
+				begun[ctx.RunID] = time.Now()
+			}
+			begunMu.Unlock()
+			return true, nil
+		}); err != nil {
 			return err
 		}
 		_, err := bridge.Send(ctx, "mail", "email", func(context.Context) (bridge.SendContent, error) {
@@ -129,16 +139,45 @@ func TestClusterFailoverMidFanout(t *testing.T) {
 	waitFor(t, "every run's email", func() bool { return distinctSubjects(mail) >= failoverRuns })
 	last := time.Now()
 
-	pace := lost.Sub(began) / time.Duration(before) // per run, both processes up
-	expected := pace * time.Duration(failoverRuns-before)
-	cost := last.Sub(lost) - expected
-	t.Logf("%d runs: %d done %v after the trigger; then lost a process and node %s; the last email %v after the loss "+
-		"(the %d left take %v at the pace before): the loss cost %v (bound AckWait %v + 5s)",
-		failoverRuns, before, lost.Sub(began).Round(time.Millisecond), st.CachedInfo().Cluster.Leader,
-		last.Sub(lost).Round(time.Millisecond), failoverRuns-before, expected.Round(time.Millisecond),
-		cost.Round(time.Millisecond), crashAckWait)
-	if bound := crashAckWait + 5*time.Second; cost > bound {
-		t.Errorf("losing a process and a node cost the fan-out %v, more than AckWait + 5s (%v)", cost, bound)
+	// The bound: every run begun before the loss (its `work` callback
+	// made, through either process) has its email within AckWait + 5 s of
+	// the loss. The dead process's runs are offered again after AckWait,
+	// its claimed sends taken over when its presence expires (AckWait);
+	// the survivor's runs go on. The time the runs not begun take is the
+	// machine's pace, only logged.
+	arrived := map[string]time.Time{}
+	for _, m := range mail.Inbox().Messages() {
+		if at, ok := arrived[m.Subject]; !ok || m.ReceivedAt.Before(at) {
+			arrived[m.Subject] = m.ReceivedAt
+		}
+	}
+	begunMu.Lock()
+	var slowest time.Duration
+	inFlight := 0
+	for run, at := range begun {
+		if !at.Before(lost) {
+			continue
+		}
+		if took := arrived[run].Sub(lost); took > slowest {
+			slowest = took
+		}
+		if arrived[run].After(lost) {
+			inFlight++
+		}
+	}
+	begunMu.Unlock()
+	pace := lost.Sub(began) / time.Duration(before)
+	t.Logf("%d runs: %d emails %v after the trigger; then lost a process and node %s; %d runs begun and not mailed "+
+		"then all had their email %v after the loss (bound: AckWait %v + 5s); the last of all %v after the loss "+
+		"(the %d left would take %v at the pace before)",
+		failoverRuns, before, lost.Sub(began).Round(time.Millisecond), st.CachedInfo().Cluster.Leader, inFlight,
+		slowest.Round(time.Millisecond), crashAckWait, last.Sub(lost).Round(time.Millisecond),
+		failoverRuns-before, (pace * time.Duration(failoverRuns-before)).Round(time.Millisecond))
+	if inFlight == 0 {
+		t.Fatal("no run was in flight at the loss: the test shows nothing")
+	}
+	if bound := crashAckWait + 5*time.Second; slowest > bound {
+		t.Errorf("a run in flight at the loss got its email %v after it, more than AckWait + 5s (%v)", slowest, bound)
 	}
 
 	// Once: one RunCompleted per run in the log. A run records its
