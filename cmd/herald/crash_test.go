@@ -473,7 +473,8 @@ func TestCrashDuringSingleSubscriberTriggers(t *testing.T) {
 	// send triggers until the answer is not busy (503), or there is none
 	// (the child was killed: status 0).
 	send := func(tr *singleTrigger) {
-		for trigger(tr); tr.status == 503; trigger(tr) {
+		deadline := time.Now().Add(hangGuard)
+		for trigger(tr); tr.status == 503 && time.Now().Before(deadline); trigger(tr) {
 			time.Sleep(time.Second) // its Retry-After
 		}
 	}
