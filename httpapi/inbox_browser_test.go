@@ -1,6 +1,9 @@
 package httpapi_test
 
 import (
+	"context"
+	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -18,6 +21,71 @@ import (
 // inboxJS reaches into the component's shadow DOM.
 const inboxJS = `document.querySelector("herald-inbox").shadowRoot`
 
+// browserWait only guards against a hang: each wait is on a condition in
+// the page, which a loaded machine makes slower, never false. A broken
+// component fails the wait (after browserWait) naming what it waited for.
+const browserWait = 2 * time.Minute
+
+// waitInPage polls a JavaScript predicate in the tab until it holds.
+func waitInPage(t *testing.T, tab context.Context, what, predicate string) {
+	t.Helper()
+	if _, err := chromedp.Run(tab, chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(browserWait))); err != nil {
+		state, _ := chromedp.Run(tab, chromedp.Evaluate[string](`(() => { try { return `+inboxJS+`.getElementById("panel").innerText + " | badge " + `+
+			inboxJS+`.getElementById("badge").textContent } catch (e) { return String(e) } })()`))
+		t.Fatalf("%s: %v (component: %q)", what, err, state)
+	}
+}
+
+// badgeJS is a predicate: the badge shows want unread, or is hidden ("").
+func badgeJS(want string) string {
+	if want == "" {
+		return inboxJS + `.getElementById("badge").hidden`
+	}
+	return `!` + inboxJS + `.getElementById("badge").hidden && ` + inboxJS + `.getElementById("badge").textContent === "` + want + `"`
+}
+
+// probeJS wraps EventSource and fetch in the page so that a test can wait
+// on what the component has handled: window.probe.streamCounts counts the
+// stream's counts events and lastStreamID is the last one's id (what the
+// browser sends as Last-Event-ID); countsAnswers counts the answers of GET
+// /v1/inbox/counts. The probe's listener is the first of its event, and
+// its fetch hook is settled just before the component's own continuation
+// (microtasks run before the next evaluation), so once a count moves, the
+// component has handled the event or answer.
+const probeJS = `(() => {
+  window.probe = { streamCounts: 0, lastStreamID: "", countsAnswers: 0 };
+  const Source = window.EventSource;
+  window.EventSource = class extends Source {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("counts", (e) => { probe.streamCounts++; probe.lastStreamID = e.lastEventId; });
+    }
+  };
+  const fetch = window.fetch;
+  window.fetch = async (...args) => {
+    const res = await fetch(...args);
+    if (String(args[0]).includes("/v1/inbox/counts")) {
+      const json = res.json.bind(res);
+      res.json = () => json().finally(() => { probe.countsAnswers++; });
+    }
+    return res;
+  };
+})()`
+
+// openProbedInbox opens the demo page of base, installs probeJS and then
+// shows the inbox of token, as a person pasting it would.
+func openProbedInbox(t *testing.T, tab context.Context, base, token string) {
+	t.Helper()
+	if err := chromedp.Do(tab, chromedp.Navigate(base+"/inbox/demo?open")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(tab, chromedp.Evaluate[any](probeJS+`;
+document.getElementById("token").value = "`+token+`";
+document.getElementById("form").requestSubmit();`)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestInboxComponentInBrowser: the <herald-inbox> component in a real
 // headless Chromium, on the demo page, against the service: the badge
 // shows the unread count; a message sent through a trigger appears
@@ -32,20 +100,11 @@ func TestInboxComponentInBrowser(t *testing.T) {
 	if err := chromedp.Do(tab, chromedp.Navigate(f.h.URL()+"/inbox/demo?open&token="+tok)); err != nil {
 		t.Fatal(err)
 	}
-	// waitFor polls a JavaScript predicate until it holds.
 	waitFor := func(what, predicate string) {
 		t.Helper()
-		if _, err := chromedp.Run(tab, chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(15*time.Second))); err != nil {
-			state, _ := chromedp.Run(tab, chromedp.Evaluate[string](inboxJS+`.getElementById("panel").innerText + " | badge " + `+inboxJS+`.getElementById("badge").textContent`))
-			t.Fatalf("%s: %v (component: %q)", what, err, state)
-		}
+		waitInPage(t, tab, what, predicate)
 	}
-	badge := func(want string) string {
-		if want == "" {
-			return inboxJS + `.getElementById("badge").hidden`
-		}
-		return `!` + inboxJS + `.getElementById("badge").hidden && ` + inboxJS + `.getElementById("badge").textContent === "` + want + `"`
-	}
+	badge := badgeJS
 	items := inboxJS + `.querySelectorAll("li.item")`
 	waitFor("the badge shows 2 unread", badge("2"))
 	waitFor("the list shows both messages", items+`.length === 2`)
@@ -127,38 +186,34 @@ func TestInboxComponentResumesAfterADrop(t *testing.T) {
 	t.Cleanup(proxy.Close)
 
 	tab := testbrowser.New(t)
-	if err := chromedp.Do(tab, chromedp.Navigate(proxy.URL+"/inbox/demo?open&token="+tok)); err != nil {
-		t.Fatal(err)
-	}
+	openProbedInbox(t, tab, proxy.URL, tok)
 	waitFor := func(what, predicate string) {
 		t.Helper()
-		if _, err := chromedp.Run(tab, chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(15*time.Second))); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
+		waitInPage(t, tab, what, predicate)
+	}
+	streamRequests := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(lastIDs)
 	}
 	items := inboxJS + `.querySelectorAll("li.item")`
 	waitFor("the first message is listed", items+`.length === 1`)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		mu.Lock()
-		n := len(lastIDs)
-		mu.Unlock()
-		if n > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the component opened no stream")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	time.Sleep(200 * time.Millisecond) // its first counts event has come
+	// The stream's first counts event has been handled: the browser holds
+	// its id, to send as Last-Event-ID when it reconnects.
+	waitFor("the stream's first counts event", `probe.lastStreamID !== ""`)
 
 	mu.Lock()
 	gate = make(chan struct{})
 	mu.Unlock()
 	proxy.CloseClientConnections()
 	f.send("ada", "Sent while the stream was down")
-	time.Sleep(300 * time.Millisecond)
+	// The browser's reconnection is held at the gate: until it is let
+	// through, the component must not show the message.
+	for deadline := time.Now().Add(browserWait); streamRequests() < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the component did not reconnect its stream")
+		}
+	}
 	if n, _ := chromedp.Run(tab, chromedp.Evaluate[int](items+`.length`)); n != 1 {
 		t.Fatalf("%d messages shown while the stream was held off", n)
 	}
@@ -167,10 +222,96 @@ func TestInboxComponentResumesAfterADrop(t *testing.T) {
 	gate = nil
 	mu.Unlock()
 	waitFor("the missed message appears without a reload", items+`.length === 2 && `+items+`[0].innerText.includes("Sent while the stream was down")`)
-	waitFor("the badge counts it", `!`+inboxJS+`.getElementById("badge").hidden && `+inboxJS+`.getElementById("badge").textContent === "2"`)
+	waitFor("the badge counts it", badgeJS("2"))
 	mu.Lock()
 	defer mu.Unlock()
 	if len(lastIDs) < 2 || lastIDs[0] != "" || lastIDs[len(lastIDs)-1] == "" {
 		t.Fatalf("Last-Event-ID of the stream requests: %q", lastIDs)
+	}
+}
+
+// TestInboxComponentKeepsTheStreamsNewerCounts: an answer of GET
+// /v1/inbox/counts that the component asked for before the stream
+// brought newer counts must not replace them. The answer and the stream
+// come over different connections, so on a loaded machine a stale answer
+// may be handled last; the badge then showed it until the next change.
+// Here a proxy holds the answer (computed at once, before a new message)
+// until the stream's counts for that message are shown.
+func TestInboxComponentKeepsTheStreamsNewerCounts(t *testing.T) {
+	f := newInboxFixture(t, testherald.Options{}, "ada")
+	f.send("ada", "First")
+	f.send("ada", "Second")
+	tok := f.token("ada")
+	upstream, err := url.Parse(f.h.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(upstream)
+	rp.FlushInterval = -1
+	var (
+		mu       sync.Mutex
+		hold     bool
+		computed = make(chan struct{}, 1) // a held answer was computed upstream
+		release  = make(chan struct{})    // lets the held answer through
+	)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		held := hold && r.URL.Path == "/v1/inbox/counts"
+		mu.Unlock()
+		if !held {
+			rp.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		rp.ServeHTTP(rec, r)
+		computed <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+		maps.Copy(w.Header(), rec.Header())
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+	}))
+	t.Cleanup(proxy.Close)
+
+	tab := testbrowser.New(t)
+	openProbedInbox(t, tab, proxy.URL, tok)
+	items := inboxJS + `.querySelectorAll("li.item")`
+	waitInPage(t, tab, "both messages and the stream's counts", items+`.length === 2 && probe.streamCounts > 0 && `+badgeJS("2"))
+
+	// Read one: the component asks for the counts (1 unread), and the
+	// answer is held.
+	mu.Lock()
+	hold = true
+	mu.Unlock()
+	answers, err := chromedp.Run(tab, chromedp.Evaluate[int](`probe.countsAnswers`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(tab, chromedp.Click(chromedp.JSPath(items+`[0]`))); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-computed:
+	case <-time.After(browserWait):
+		t.Fatal("the component did not ask for its counts after a read")
+	}
+	mu.Lock()
+	hold = false
+	mu.Unlock()
+	// A message comes: the stream's counts say 2 unread.
+	f.send("ada", "Third")
+	waitInPage(t, tab, "the new message and the stream's counts", items+`.length === 3 && `+badgeJS("2"))
+	// The stale answer (1 unread) is let through and handled; the badge
+	// keeps the stream's newer count.
+	close(release)
+	waitInPage(t, tab, "the held answer is handled", fmt.Sprintf(`probe.countsAnswers > %d`, answers))
+	if badge, err := chromedp.Run(tab, chromedp.Evaluate[string](inboxJS+`.getElementById("badge").textContent`)); err != nil || badge != "2" {
+		t.Fatalf("badge %q after a stale counts answer, want the stream's 2 (%v)", badge, err)
+	}
+	if c := f.counts(tok); c.Unread != 2 {
+		t.Fatalf("the service counts %d unread", c.Unread)
 	}
 }

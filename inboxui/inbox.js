@@ -64,6 +64,7 @@
       this._timer = 0;
       this._generation = 0;     // bumped at each (re)start: late answers of an old one are dropped
       this._expired = false;    // the token was refused: no stream until a new one
+      this._streamCounts = 0;   // counts events of the stream handled so far
       const root = this.attachShadow({ mode: "open" });
       root.innerHTML = `<style>${STYLE}</style>
         <button class="bell" id="bell" part="bell" aria-label="Notifications" aria-haspopup="true" aria-expanded="false">${BELL}<span class="badge" id="badge" part="badge" hidden></span></button>
@@ -156,10 +157,16 @@
       } catch (e) { if (gen === this._generation) this._fail(e); }
     }
 
+    // _refreshCounts asks for the counts. The answer and the stream come
+    // over different connections, in no set order: an answer is dropped
+    // if the stream brought counts while it was awaited, as it may be
+    // older than them. Nothing is lost: the stream sends counts after
+    // every change, so its last ones are the newest.
     async _refreshCounts(gen = this._generation) {
+      const seen = this._streamCounts;
       try {
         const c = await this._call("GET", "/v1/inbox/counts");
-        if (gen === this._generation) this._setCounts(c);
+        if (gen === this._generation && seen === this._streamCounts) this._setCounts(c);
       } catch (e) { if (gen === this._generation) this._fail(e); }
     }
 
@@ -180,7 +187,7 @@
         this._renderList();
         if (isNew) this.dispatchEvent(new CustomEvent("herald-inbox-message", { detail: m }));
       });
-      source.addEventListener("counts", (e) => this._setCounts(JSON.parse(e.data)));
+      source.addEventListener("counts", (e) => { this._streamCounts++; this._setCounts(JSON.parse(e.data)); });
       source.addEventListener("error", () => {
         if (source.readyState !== EventSource.CLOSED || gen !== this._generation) return;
         source.close();
