@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -153,6 +154,7 @@ func TestClusterFailoverMidFanout(t *testing.T) {
 	}
 	begunMu.Lock()
 	var slowest time.Duration
+	var normal []time.Duration // begun to email, of the runs done before the loss
 	inFlight := 0
 	for run, at := range begun {
 		if !at.Before(lost) {
@@ -163,21 +165,30 @@ func TestClusterFailoverMidFanout(t *testing.T) {
 		}
 		if arrived[run].After(lost) {
 			inFlight++
+		} else {
+			normal = append(normal, arrived[run].Sub(at))
 		}
 	}
 	begunMu.Unlock()
+	slices.Sort(normal)
+	var pace99 time.Duration // what a run takes on this machine now
+	if len(normal) > 0 {
+		pace99 = normal[len(normal)*99/100]
+	}
 	pace := lost.Sub(began) / time.Duration(before)
 	t.Logf("%d runs: %d emails %v after the trigger; then lost a process and node %s; %d runs begun and not mailed "+
-		"then all had their email %v after the loss (bound: AckWait %v + 5s); the last of all %v after the loss "+
-		"(the %d left would take %v at the pace before)",
+		"then all had their email %v after the loss (bound: AckWait %v + 5s + a run's p99 before the loss, %v); "+
+		"the last of all %v after the loss (the %d left would take %v at the pace before)",
 		failoverRuns, before, lost.Sub(began).Round(time.Millisecond), st.CachedInfo().Cluster.Leader, inFlight,
-		slowest.Round(time.Millisecond), crashAckWait, last.Sub(lost).Round(time.Millisecond),
+		slowest.Round(time.Millisecond), crashAckWait, pace99.Round(time.Millisecond), last.Sub(lost).Round(time.Millisecond),
 		failoverRuns-before, (pace * time.Duration(failoverRuns-before)).Round(time.Millisecond))
 	if inFlight == 0 {
 		t.Fatal("no run was in flight at the loss: the test shows nothing")
 	}
-	if bound := crashAckWait + 5*time.Second; slowest > bound {
-		t.Errorf("a run in flight at the loss got its email %v after it, more than AckWait + 5s (%v)", slowest, bound)
+	// A loaded machine stretches every run alike: the run's own time on
+	// this machine, measured before the loss, is added to the bound.
+	if bound := crashAckWait + 5*time.Second + pace99; slowest > bound {
+		t.Errorf("a run in flight at the loss got its email %v after it, more than AckWait + 5s + a run's p99 (%v)", slowest, bound)
 	}
 
 	// Once: one RunCompleted per run in the log. A run records its
