@@ -75,11 +75,7 @@ func (c *Control) ConfigureChannel(ctx context.Context, tenant string, in Channe
 	}
 	enabled := in.Enabled == nil || *in.Enabled
 	subject := eventlog.Subject(tenant, eventlog.AggChannel, entry.ChannelKey)
-	err := retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
-		if err != nil {
-			return err
-		}
+	err := c.update(ctx, subject, func(seq uint64) error {
 		priority := 0
 		cur, err := c.store.Channel(tenant, entry.ChannelKey)
 		switch {
@@ -124,11 +120,7 @@ func (c *Control) UpdateChannel(ctx context.Context, tenant, channelKey string, 
 		return projections.Channel{}, channelNotFound(channelKey)
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggChannel, channelKey)
-	err := retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
-		if err != nil {
-			return err
-		}
+	err := c.update(ctx, subject, func(seq uint64) error {
 		if _, err := c.store.Channel(tenant, channelKey); errors.Is(err, projections.ErrNotFound) {
 			return channelNotFound(channelKey)
 		} else if err != nil {
@@ -146,7 +138,7 @@ func (c *Control) UpdateChannel(ctx context.Context, tenant, channelKey string, 
 			}
 			d.Config = &cfg
 		}
-		_, err = c.commit(ctx, eventlog.Record{Subject: subject, Type: events.ChannelUpdated, Tenant: tenant,
+		_, err := c.commit(ctx, eventlog.Record{Subject: subject, Type: events.ChannelUpdated, Tenant: tenant,
 			Data: d, Expect: true, ExpectSeq: seq})
 		return err
 	})
@@ -163,17 +155,13 @@ func (c *Control) DeleteChannel(ctx context.Context, tenant, channelKey string) 
 		return channelNotFound(channelKey)
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggChannel, channelKey)
-	return retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
-		if err != nil {
-			return err
-		}
+	return c.update(ctx, subject, func(seq uint64) error {
 		if _, err := c.store.Channel(tenant, channelKey); errors.Is(err, projections.ErrNotFound) {
 			return channelNotFound(channelKey)
 		} else if err != nil {
 			return err
 		}
-		_, err = c.commit(ctx, eventlog.Record{Subject: subject, Type: events.ChannelDeleted, Tenant: tenant,
+		_, err := c.commit(ctx, eventlog.Record{Subject: subject, Type: events.ChannelDeleted, Tenant: tenant,
 			Data: events.ChannelDeletedData{ChannelKey: channelKey}, Expect: true, ExpectSeq: seq})
 		return err
 	})

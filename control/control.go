@@ -87,6 +87,20 @@ func (c *Control) settle(ctx context.Context, subject string) (uint64, error) {
 	return seq, c.store.WaitFor(ctx, seq)
 }
 
+// update runs decide, a read-validate-append that expects subject's last
+// sequence seq, once the projections hold every event of subject; again
+// with the new sequence while it loses the race to another writer (see
+// retry).
+func (c *Control) update(ctx context.Context, subject string, decide func(seq uint64) error) error {
+	return retry(ctx, func() error {
+		seq, err := c.settle(ctx, subject)
+		if err != nil {
+			return err
+		}
+		return decide(seq)
+	})
+}
+
 // commit appends rec and waits until the projections applied it.
 func (c *Control) commit(ctx context.Context, rec eventlog.Record) (uint64, error) {
 	seq, err := c.log.Append(ctx, rec)

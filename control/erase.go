@@ -36,11 +36,7 @@ func (c *Control) EraseSubscriber(ctx context.Context, tenant, externalID string
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggSubscriber, externalID)
 	var erasedAt uint64
-	err := retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
-		if err != nil {
-			return err
-		}
+	err := c.update(ctx, subject, func(seq uint64) error {
 		if _, err := c.store.Subscriber(tenant, externalID); err != nil {
 			first, ok, ferr := c.log.First(ctx, subject)
 			if ferr != nil {
@@ -50,6 +46,7 @@ func (c *Control) EraseSubscriber(ctx context.Context, tenant, externalID string
 				return subscriberErr(err, externalID)
 			}
 		}
+		var err error
 		erasedAt, err = c.commit(ctx, eventlog.Record{Subject: subject, Type: events.SubscriberErased, Tenant: tenant,
 			Data: events.SubscriberErasedData{SubscriberID: externalID}, Expect: true, ExpectSeq: seq})
 		return err

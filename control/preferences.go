@@ -58,11 +58,7 @@ func (c *Control) PatchPreferences(ctx context.Context, tenant, externalID strin
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggSubscriber, externalID)
 	var out preferences.Doc
-	err := retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
-		if err != nil {
-			return err
-		}
+	err := c.update(ctx, subject, func(seq uint64) error {
 		if _, err := c.store.Subscriber(tenant, externalID); err != nil {
 			return subscriberErr(err, externalID)
 		}

@@ -298,22 +298,29 @@ func (c *Control) UpsertSubscriber(ctx context.Context, tenant, externalID strin
 // DeleteSubscriber deletes a subscriber and, with it, its subscriptions.
 // Errors: apierr.ErrNotFound (subscriber_not_found), *apierr.ValidationError.
 func (c *Control) DeleteSubscriber(ctx context.Context, tenant, externalID string) error {
+	return c.commitToSubscriber(ctx, tenant, externalID, events.SubscriberDeleted,
+		events.SubscriberDeletedData{SubscriberID: externalID})
+}
+
+// commitToSubscriber appends one event of typ with data to the subject of
+// an existing subscriber, expecting the subject as it was when the
+// subscriber was read: a delete or upsert that lands in between makes it
+// read again, so the event never follows the subscriber's deletion.
+// Errors: apierr.ErrNotFound (subscriber_not_found),
+// *apierr.ValidationError.
+func (c *Control) commitToSubscriber(ctx context.Context, tenant, externalID, typ string, data any) error {
 	var p apierr.Problems
 	checkExternalID(&p, "externalId", externalID)
 	if err := p.Err(); err != nil {
 		return err
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggSubscriber, externalID)
-	return retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
-		if err != nil {
-			return err
-		}
+	return c.update(ctx, subject, func(seq uint64) error {
 		if _, err := c.store.Subscriber(tenant, externalID); err != nil {
 			return subscriberErr(err, externalID)
 		}
-		_, err = c.commit(ctx, eventlog.Record{Subject: subject, Type: events.SubscriberDeleted, Tenant: tenant,
-			Data: events.SubscriberDeletedData{SubscriberID: externalID}, Expect: true, ExpectSeq: seq})
+		_, err := c.commit(ctx, eventlog.Record{Subject: subject, Type: typ, Tenant: tenant,
+			Data: data, Expect: true, ExpectSeq: seq})
 		return err
 	})
 }

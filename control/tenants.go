@@ -157,11 +157,7 @@ func (c *Control) RevokeAPIKey(ctx context.Context, tenantID, prefix string) err
 		return apierr.Errorf(apierr.CodeNotFound, "no API key with this prefix")
 	}
 	subject := eventlog.Subject(tenantID, eventlog.AggAPIKey, prefix)
-	return retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
-		if err != nil {
-			return err
-		}
+	return c.update(ctx, subject, func(seq uint64) error {
 		k, err := c.store.APIKeyByPrefix(prefix)
 		if errors.Is(err, projections.ErrNotFound) || (err == nil && (k.TenantID != tenantID || k.RevokedAt != nil)) {
 			return apierr.Errorf(apierr.CodeNotFound, "no API key with prefix %q", prefix)

@@ -51,11 +51,7 @@ func (c *Control) UpsertTopic(ctx context.Context, tenant, key string, in TopicI
 		return t, false, err
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggTopic, key)
-	err = retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
-		if err != nil {
-			return err
-		}
+	err = c.update(ctx, subject, func(seq uint64) error {
 		var cur *projections.Topic
 		switch tp, err := c.store.Topic(tenant, key); {
 		case err == nil:
@@ -95,11 +91,7 @@ func (c *Control) DeleteTopic(ctx context.Context, tenant, key string) error {
 		return err
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggTopic, key)
-	return retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
-		if err != nil {
-			return err
-		}
+	return c.update(ctx, subject, func(seq uint64) error {
 		t, err := c.store.Topic(tenant, key)
 		if err != nil {
 			return topicErr(err, key)

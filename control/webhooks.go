@@ -155,11 +155,7 @@ func (c *Control) RotateWebhookSecret(ctx context.Context, tenant, id string) (p
 		return projections.Webhook{}, "", err
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggWebhook, id)
-	err = retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
-		if err != nil {
-			return err
-		}
+	err = c.update(ctx, subject, func(seq uint64) error {
 		cur, err := c.store.Webhook(tenant, id)
 		if errors.Is(err, projections.ErrNotFound) {
 			return webhookNotFound(id)
@@ -210,17 +206,13 @@ func (c *Control) WebhookAttempts(tenant, id string, p projections.Page) ([]proj
 // subject, expecting the subject's last sequence.
 func (c *Control) changeWebhook(ctx context.Context, tenant, id, typ string, data any) error {
 	subject := eventlog.Subject(tenant, eventlog.AggWebhook, id)
-	return retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
-		if err != nil {
-			return err
-		}
+	return c.update(ctx, subject, func(seq uint64) error {
 		if _, err := c.store.Webhook(tenant, id); errors.Is(err, projections.ErrNotFound) {
 			return webhookNotFound(id)
 		} else if err != nil {
 			return err
 		}
-		_, err = c.commit(ctx, eventlog.Record{Subject: subject, Type: typ, Tenant: tenant, Data: data,
+		_, err := c.commit(ctx, eventlog.Record{Subject: subject, Type: typ, Tenant: tenant, Data: data,
 			Expect: true, ExpectSeq: seq})
 		return err
 	})
