@@ -121,10 +121,8 @@ func (c *Control) UpdateChannel(ctx context.Context, tenant, channelKey string, 
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggChannel, channelKey)
 	err := c.update(ctx, subject, func(seq uint64) error {
-		if _, err := c.store.Channel(tenant, channelKey); errors.Is(err, projections.ErrNotFound) {
-			return channelNotFound(channelKey)
-		} else if err != nil {
-			return err
+		if _, err := c.store.Channel(tenant, channelKey); err != nil {
+			return channelErr(err, channelKey)
 		}
 		d := events.ChannelUpdatedData{ChannelKey: channelKey, Enabled: patch.Enabled}
 		if len(patch.Config) > 0 {
@@ -155,16 +153,11 @@ func (c *Control) DeleteChannel(ctx context.Context, tenant, channelKey string) 
 		return channelNotFound(channelKey)
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggChannel, channelKey)
-	return c.update(ctx, subject, func(seq uint64) error {
-		if _, err := c.store.Channel(tenant, channelKey); errors.Is(err, projections.ErrNotFound) {
-			return channelNotFound(channelKey)
-		} else if err != nil {
-			return err
-		}
-		_, err := c.commit(ctx, eventlog.Record{Subject: subject, Type: events.ChannelDeleted, Tenant: tenant,
-			Data: events.ChannelDeletedData{ChannelKey: channelKey}, Expect: true, ExpectSeq: seq})
-		return err
-	})
+	return c.appendIfFound(ctx, tenant, subject, events.ChannelDeleted, events.ChannelDeletedData{ChannelKey: channelKey},
+		func() error {
+			_, err := c.store.Channel(tenant, channelKey)
+			return channelErr(err, channelKey)
+		})
 }
 
 // Channels returns every channel of the tenant in channelKey order, as
@@ -223,4 +216,13 @@ func unknownChannel() error {
 
 func channelNotFound(key string) error {
 	return apierr.Errorf(apierr.CodeChannelNotFound, "no channel %.64q is configured", key)
+}
+
+// channelErr is err of a read of channel key, channel_not_found when the
+// channel does not exist.
+func channelErr(err error, key string) error {
+	if errors.Is(err, projections.ErrNotFound) {
+		return channelNotFound(key)
+	}
+	return err
 }

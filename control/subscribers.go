@@ -315,13 +315,9 @@ func (c *Control) commitToSubscriber(ctx context.Context, tenant, externalID, ty
 		return err
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggSubscriber, externalID)
-	return c.update(ctx, subject, func(seq uint64) error {
-		if _, err := c.store.Subscriber(tenant, externalID); err != nil {
-			return subscriberErr(err, externalID)
-		}
-		_, err := c.commit(ctx, eventlog.Record{Subject: subject, Type: typ, Tenant: tenant,
-			Data: data, Expect: true, ExpectSeq: seq})
-		return err
+	return c.appendIfFound(ctx, tenant, subject, typ, data, func() error {
+		_, err := c.store.Subscriber(tenant, externalID)
+		return subscriberErr(err, externalID)
 	})
 }
 

@@ -96,16 +96,14 @@ func (c *Control) Unsuppress(ctx context.Context, tenant, kind, address string) 
 		return err
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggSuppression, events.SuppressionID(kind, addr))
-	return c.update(ctx, subject, func(seq uint64) error {
-		if _, err := c.store.Suppression(tenant, kind, addr); errors.Is(err, projections.ErrNotFound) {
-			return apierr.Errorf(apierr.CodeSuppressionNotFound, "no suppression of that %s address", kind)
-		} else if err != nil {
+	return c.appendIfFound(ctx, tenant, subject, events.SuppressionRemoved, events.SuppressionRemovedData{Kind: kind, Address: addr},
+		func() error {
+			_, err := c.store.Suppression(tenant, kind, addr)
+			if errors.Is(err, projections.ErrNotFound) {
+				return apierr.Errorf(apierr.CodeSuppressionNotFound, "no suppression of that %s address", kind)
+			}
 			return err
-		}
-		_, err := c.commit(ctx, eventlog.Record{Subject: subject, Type: events.SuppressionRemoved, Tenant: tenant,
-			Data: events.SuppressionRemovedData{Kind: kind, Address: addr}, Expect: true, ExpectSeq: seq})
-		return err
-	})
+		})
 }
 
 // Suppressions lists the tenant's suppressions in (kind, address) order,
