@@ -99,16 +99,20 @@ func parseOptionalText(p *apierr.Problems, field string, raw json.RawMessage, ma
 	return nil, true
 }
 
-func subscriberErr(err error, externalID string) error {
+// notFound is err, or when err is projections.ErrNotFound the
+// *apierr.Error of code with a message formatted from format and args:
+// the not-found of the resource a read looked for.
+func notFound(err error, code, format string, args ...any) error {
 	if errors.Is(err, projections.ErrNotFound) {
-		return apierr.Errorf(apierr.CodeSubscriberNotFound, "subscriber %q does not exist", externalID)
+		return apierr.Errorf(code, format, args...)
 	}
 	return err
 }
 
+func subscriberErr(err error, externalID string) error {
+	return notFound(err, apierr.CodeSubscriberNotFound, "subscriber %q does not exist", externalID)
+}
+
 func topicErr(err error, key string) error {
-	if errors.Is(err, projections.ErrNotFound) {
-		return apierr.Errorf(apierr.CodeTopicNotFound, "topic %q does not exist", key)
-	}
-	return err
+	return notFound(err, apierr.CodeTopicNotFound, "topic %q does not exist", key)
 }

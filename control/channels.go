@@ -214,15 +214,10 @@ func unknownChannel() error {
 	return apierr.Errorf(apierr.CodeUnknownChannel, "channelKey names no entry of the channel catalog (see GET /v1/channels/catalog)")
 }
 
-func channelNotFound(key string) error {
-	return apierr.Errorf(apierr.CodeChannelNotFound, "no channel %.64q is configured", key)
-}
+func channelNotFound(key string) error { return channelErr(projections.ErrNotFound, key) }
 
-// channelErr is err of a read of channel key, channel_not_found when the
+// channelErr is err of a read of channel key: channel_not_found when the
 // channel does not exist.
 func channelErr(err error, key string) error {
-	if errors.Is(err, projections.ErrNotFound) {
-		return channelNotFound(key)
-	}
-	return err
+	return notFound(err, apierr.CodeChannelNotFound, "no channel %.64q is configured", key)
 }

@@ -231,10 +231,7 @@ func (c *Control) MarkAllInboxRead(ctx context.Context, tenant, externalID strin
 }
 
 func messageErr(err error, messageID string) error {
-	if errors.Is(err, projections.ErrNotFound) {
-		return apierr.Errorf(apierr.CodeMessageNotFound, "message %q does not exist", truncateID(messageID))
-	}
-	return err
+	return notFound(err, apierr.CodeMessageNotFound, "message %q does not exist", truncateID(messageID))
 }
 
 // truncateID bounds an id quoted back in an error message.

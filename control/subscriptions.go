@@ -2,7 +2,6 @@ package control
 
 import (
 	"context"
-	"errors"
 
 	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/eventlog"
@@ -71,10 +70,8 @@ func (c *Control) Unsubscribe(ctx context.Context, tenant, externalID, topicKey 
 			return err
 		}
 	}
-	if _, err := c.store.Subscription(tenant, externalID, topicKey); errors.Is(err, projections.ErrNotFound) {
-		return apierr.Errorf(apierr.CodeSubscriptionNotFound, "subscriber %q is not subscribed to topic %q", externalID, topicKey)
-	} else if err != nil {
-		return err
+	if _, err := c.store.Subscription(tenant, externalID, topicKey); err != nil {
+		return notFound(err, apierr.CodeSubscriptionNotFound, "subscriber %q is not subscribed to topic %q", externalID, topicKey)
 	}
 	_, err := c.commit(ctx, eventlog.Record{Subject: topic, Type: events.SubscriberUnsubscribed, Tenant: tenant,
 		Data: events.SubscriberUnsubscribedData{SubscriberID: externalID, TopicKey: topicKey}})

@@ -99,10 +99,7 @@ func (c *Control) Unsuppress(ctx context.Context, tenant, kind, address string) 
 	return c.appendIfFound(ctx, tenant, subject, events.SuppressionRemoved, events.SuppressionRemovedData{Kind: kind, Address: addr},
 		func() error {
 			_, err := c.store.Suppression(tenant, kind, addr)
-			if errors.Is(err, projections.ErrNotFound) {
-				return apierr.Errorf(apierr.CodeSuppressionNotFound, "no suppression of that %s address", kind)
-			}
-			return err
+			return notFound(err, apierr.CodeSuppressionNotFound, "no suppression of that %s address", kind)
 		})
 }
 

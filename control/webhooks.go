@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -272,17 +271,12 @@ func checkWebhookID(id string) error {
 	return nil
 }
 
-func webhookNotFound(id string) error {
-	return apierr.Errorf(apierr.CodeWebhookNotFound, "no webhook %.64q exists", id)
-}
+func webhookNotFound(id string) error { return webhookErr(projections.ErrNotFound, id) }
 
-// webhookErr is err of a read of endpoint id, webhook_not_found when the
+// webhookErr is err of a read of endpoint id: webhook_not_found when the
 // endpoint does not exist.
 func webhookErr(err error, id string) error {
-	if errors.Is(err, projections.ErrNotFound) {
-		return webhookNotFound(id)
-	}
-	return err
+	return notFound(err, apierr.CodeWebhookNotFound, "no webhook %.64q exists", id)
 }
 
 // stripe maps a tenant to one of n lock stripes.
