@@ -67,6 +67,22 @@ func checkExternalID(p *apierr.Problems, field, id string) {
 	}
 }
 
+// externalIDErr is the *apierr.ValidationError of id in field when id
+// is not a valid external id, else nil.
+func externalIDErr(field, id string) error {
+	var p apierr.Problems
+	checkExternalID(&p, field, id)
+	return p.Err()
+}
+
+// topicKeyErr is the *apierr.ValidationError of key in field when key is
+// not a valid topic key, else nil.
+func topicKeyErr(field, key string) error {
+	var p apierr.Problems
+	checkTopicKey(&p, field, key)
+	return p.Err()
+}
+
 func checkTopicKey(p *apierr.Problems, field, key string) {
 	if !ValidTopicKey(key) {
 		p.Add(field, "must be 1 to %d characters of A-Z, a-z, 0-9, '.', '_', ':' and '-'", MaxTopicKeyChars)

@@ -29,9 +29,7 @@ import (
 // subject still holds events older than its last erasure, is erased
 // again. Errors: apierr.ErrNotFound (subscriber_not_found), *apierr.ValidationError.
 func (c *Control) EraseSubscriber(ctx context.Context, tenant, externalID string) error {
-	var p apierr.Problems
-	checkExternalID(&p, "externalId", externalID)
-	if err := p.Err(); err != nil {
+	if err := externalIDErr("externalId", externalID); err != nil {
 		return err
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggSubscriber, externalID)

@@ -66,9 +66,7 @@ type InboxIdentity struct {
 // MintInboxToken returns a new inbox token for an existing subscriber.
 // Errors: apierr.ErrNotFound (subscriber_not_found), *apierr.ValidationError.
 func (c *Control) MintInboxToken(ctx context.Context, tenant, externalID string) (InboxToken, error) {
-	var p apierr.Problems
-	checkExternalID(&p, "externalId", externalID)
-	if err := p.Err(); err != nil {
+	if err := externalIDErr("externalId", externalID); err != nil {
 		return InboxToken{}, err
 	}
 	if _, err := c.settle(ctx, eventlog.Subject(tenant, eventlog.AggSubscriber, externalID)); err != nil {

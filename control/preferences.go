@@ -46,9 +46,7 @@ func (c *Control) Preferences(tenant, externalID string) (preferences.Doc, error
 // apierr.ErrNotFound (subscriber_not_found), *apierr.ValidationError
 // naming each bad field, apierr.ErrBusy.
 func (c *Control) PatchPreferences(ctx context.Context, tenant, externalID string, body json.RawMessage, actor string) (preferences.Doc, error) {
-	var p apierr.Problems
-	checkExternalID(&p, "externalId", externalID)
-	if err := p.Err(); err != nil {
+	if err := externalIDErr("externalId", externalID); err != nil {
 		return preferences.Doc{}, err
 	}
 	// The shape is checked before the subscriber is looked for: a bad body

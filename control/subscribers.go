@@ -309,9 +309,7 @@ func (c *Control) DeleteSubscriber(ctx context.Context, tenant, externalID strin
 // Errors: apierr.ErrNotFound (subscriber_not_found),
 // *apierr.ValidationError.
 func (c *Control) commitToSubscriber(ctx context.Context, tenant, externalID, typ string, data any) error {
-	var p apierr.Problems
-	checkExternalID(&p, "externalId", externalID)
-	if err := p.Err(); err != nil {
+	if err := externalIDErr("externalId", externalID); err != nil {
 		return err
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggSubscriber, externalID)
@@ -324,9 +322,7 @@ func (c *Control) commitToSubscriber(ctx context.Context, tenant, externalID, ty
 // Subscriber returns one subscriber. Errors: apierr.ErrNotFound
 // (subscriber_not_found), *apierr.ValidationError.
 func (c *Control) Subscriber(tenant, externalID string) (projections.Subscriber, error) {
-	var p apierr.Problems
-	checkExternalID(&p, "externalId", externalID)
-	if err := p.Err(); err != nil {
+	if err := externalIDErr("externalId", externalID); err != nil {
 		return projections.Subscriber{}, err
 	}
 	s, err := c.store.Subscriber(tenant, externalID)

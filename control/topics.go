@@ -85,9 +85,7 @@ func (c *Control) UpsertTopic(ctx context.Context, tenant, key string, in TopicI
 // Errors: apierr.ErrNotFound (topic_not_found), apierr.ErrConflict
 // (topic_has_subscribers), *apierr.ValidationError.
 func (c *Control) DeleteTopic(ctx context.Context, tenant, key string) error {
-	var p apierr.Problems
-	checkTopicKey(&p, "key", key)
-	if err := p.Err(); err != nil {
+	if err := topicKeyErr("key", key); err != nil {
 		return err
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggTopic, key)
@@ -119,9 +117,7 @@ func (c *Control) DeleteTopic(ctx context.Context, tenant, key string) error {
 // Topic returns one topic. Errors: apierr.ErrNotFound (topic_not_found),
 // *apierr.ValidationError.
 func (c *Control) Topic(tenant, key string) (projections.Topic, error) {
-	var p apierr.Problems
-	checkTopicKey(&p, "key", key)
-	if err := p.Err(); err != nil {
+	if err := topicKeyErr("key", key); err != nil {
 		return projections.Topic{}, err
 	}
 	t, err := c.store.Topic(tenant, key)
