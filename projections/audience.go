@@ -398,12 +398,8 @@ func (s *Store) Subscribed(tenant string, ids []string, topics [][]string) ([][]
 }
 
 // Subscribers lists a tenant's subscribers in external id (byte) order.
-func (s *Store) Subscribers(tenant string, p Page) (subs []Subscriber, next string, err error) {
-	err = s.view(func(tx *bolt.Tx) error {
-		subs, next, err = listTenant(tx.Bucket(bucketSubscribers), tenant, p, decodeJSON[Subscriber])
-		return err
-	})
-	return subs, next, err
+func (s *Store) Subscribers(tenant string, p Page) ([]Subscriber, string, error) {
+	return listJSON[Subscriber](s, bucketSubscribers, tenant, p)
 }
 
 // Topic returns one topic of a tenant, or ErrNotFound.
@@ -416,12 +412,8 @@ func (s *Store) Topic(tenant, topicKey string) (Topic, error) {
 }
 
 // Topics lists a tenant's topics in key order.
-func (s *Store) Topics(tenant string, p Page) (topics []Topic, next string, err error) {
-	err = s.view(func(tx *bolt.Tx) error {
-		topics, next, err = listTenant(tx.Bucket(bucketTopics), tenant, p, decodeJSON[Topic])
-		return err
-	})
-	return topics, next, err
+func (s *Store) Topics(tenant string, p Page) ([]Topic, string, error) {
+	return listJSON[Topic](s, bucketTopics, tenant, p)
 }
 
 // Subscription returns the link between a subscriber and a topic, or
