@@ -115,6 +115,18 @@ func parseOptionalText(p *apierr.Problems, field string, raw json.RawMessage, ma
 	return nil, true
 }
 
+// current is what a read of the projections found (v), nil when it
+// found nothing (projections.ErrNotFound); err when the read failed.
+func current[T any](v T, err error) (*T, error) {
+	switch {
+	case err == nil:
+		return &v, nil
+	case errors.Is(err, projections.ErrNotFound):
+		return nil, nil
+	}
+	return nil, err
+}
+
 // notFound is err, or when err is projections.ErrNotFound the
 // *apierr.Error of code with a message formatted from format and args:
 // the not-found of the resource a read looked for.

@@ -3,7 +3,6 @@ package control
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/heraldhq/herald/apierr"
@@ -76,13 +75,13 @@ func (c *Control) ConfigureChannel(ctx context.Context, tenant string, in Channe
 	enabled := in.Enabled == nil || *in.Enabled
 	subject := eventlog.Subject(tenant, eventlog.AggChannel, entry.ChannelKey)
 	err := c.update(ctx, subject, func(seq uint64) error {
-		priority := 0
-		cur, err := c.store.Channel(tenant, entry.ChannelKey)
-		switch {
-		case err == nil:
-			priority = cur.Priority
-		case !errors.Is(err, projections.ErrNotFound):
+		cur, err := current(c.store.Channel(tenant, entry.ChannelKey))
+		if err != nil {
 			return err
+		}
+		priority := 0
+		if cur != nil {
+			priority = cur.Priority
 		}
 		if in.Priority != nil {
 			priority = *in.Priority

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"net/mail"
@@ -255,11 +254,8 @@ func (c *Control) UpsertSubscriber(ctx context.Context, tenant, externalID strin
 				return err
 			}
 		}
-		var cur *projections.Subscriber
-		switch s, err := c.store.Subscriber(tenant, externalID); {
-		case err == nil:
-			cur = &s
-		case !errors.Is(err, projections.ErrNotFound):
+		cur, err := current(c.store.Subscriber(tenant, externalID))
+		if err != nil {
 			return err
 		}
 		if trusted && cur != nil {

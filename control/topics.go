@@ -3,7 +3,6 @@ package control
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/eventlog"
@@ -52,11 +51,8 @@ func (c *Control) UpsertTopic(ctx context.Context, tenant, key string, in TopicI
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggTopic, key)
 	err = c.update(ctx, subject, func(seq uint64) error {
-		var cur *projections.Topic
-		switch tp, err := c.store.Topic(tenant, key); {
-		case err == nil:
-			cur = &tp
-		case !errors.Is(err, projections.ErrNotFound):
+		cur, err := current(c.store.Topic(tenant, key))
+		if err != nil {
 			return err
 		}
 		next, err := mergeTopic(key, cur, in)
