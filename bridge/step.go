@@ -90,13 +90,8 @@ func Notify[C Content](ctx *Context, stepID string, render func(context.Context)
 // send is the step of Send and Notify: render returns the content, which
 // must encode as a JSON object.
 func send(ctx *Context, stepID string, channel Channel, render func() (any, error), opts []SendOption) (SendResult, error) {
-	rec, err := ctx.begin(stepID, wire.StepSend)
-	if err != nil {
-		return SendResult{}, err
-	}
-	if rec != nil {
-		var res SendResult
-		return res, ctx.decodeRecorded(rec, &res)
+	if res, done, err := recorded[SendResult](ctx, stepID, wire.StepSend); done || err != nil {
+		return res, err
 	}
 	var o sendOptions
 	for _, opt := range opts {
@@ -214,13 +209,8 @@ func DigestKey(key string) DigestOption {
 // gathered payload, its own included; the runs that join end there with the
 // status digested and run no further step.
 func Digest(ctx *Context, stepID string, window time.Duration, opts ...DigestOption) (DigestResult, error) {
-	rec, err := ctx.begin(stepID, wire.StepDigest)
-	if err != nil {
-		return DigestResult{}, err
-	}
-	if rec != nil {
-		var res DigestResult
-		return res, ctx.decodeRecorded(rec, &res)
+	if res, done, err := recorded[DigestResult](ctx, stepID, wire.StepDigest); done || err != nil {
+		return res, err
 	}
 	if window <= 0 {
 		return DigestResult{}, ctx.invalid(stepID, "window must be positive")
@@ -253,6 +243,17 @@ func callback[T any](c *Context, stepID string, f func() (T, error)) (v T, err e
 		return v, c.fail(&StepError{StepID: stepID, Err: err})
 	}
 	return v, nil
+}
+
+// recorded begins step stepID of typ (see Context.begin): done when the
+// history records the step, with res its recorded output.
+func recorded[T any](ctx *Context, stepID string, typ wire.StepType) (res T, done bool, err error) {
+	rec, err := ctx.begin(stepID, typ)
+	if err != nil || rec == nil {
+		return res, false, err
+	}
+	err = ctx.decodeRecorded(rec, &res)
+	return res, true, err
 }
 
 // decodeRecorded decodes the output the service recorded for a send or a

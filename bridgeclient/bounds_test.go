@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/apierr"
-	"github.com/heraldhq/herald/bridge/wire"
 	"github.com/heraldhq/herald/bridgeclient"
 )
 
@@ -43,10 +42,7 @@ func TestClientBoundsFailTerminally(t *testing.T) {
 	var c bridgeclient.Client
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o, err := c.Execute(context.Background(), answering(t, tt.status, tt.body), testKey, wire.ExecuteRequest{WorkflowID: "wf"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			o := execute(t, &c, tt.status, tt.body)
 			if o.Kind != bridgeclient.OutcomeTerminal || o.Code != apierr.CodeInvalidStep || o.Step != nil || len(o.Message) > 1100 {
 				t.Fatalf("got kind %v code %q step %v message %.200q", o.Kind, o.Code, o.Step, o.Message)
 			}
@@ -61,9 +57,9 @@ func TestClientBoundsFailTerminally(t *testing.T) {
 	}
 	for _, tt := range ok {
 		t.Run(tt.name, func(t *testing.T) {
-			o, err := c.Execute(context.Background(), answering(t, 200, tt.body), testKey, wire.ExecuteRequest{WorkflowID: "wf"})
-			if err != nil || o.Kind != bridgeclient.OutcomeStep {
-				t.Fatalf("got %v %q %.200q, %v", o.Kind, o.Code, o.Message, err)
+			o := execute(t, &c, 200, tt.body)
+			if o.Kind != bridgeclient.OutcomeStep {
+				t.Fatalf("got %v %q %.200q", o.Kind, o.Code, o.Message)
 			}
 		})
 	}
@@ -86,10 +82,7 @@ func TestSendContentKeptAsWritten(t *testing.T) {
 	var c bridgeclient.Client
 	for _, want := range []string{content, fits} {
 		body := `{"status":"step","step":{"stepId":"s","type":"send","channel":"push","content":` + want + `}}`
-		o, err := c.Execute(context.Background(), answering(t, 200, body), testKey, wire.ExecuteRequest{WorkflowID: "wf"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		o := execute(t, &c, 200, body)
 		if o.Kind != bridgeclient.OutcomeStep || string(o.Step.Content) != want {
 			t.Fatalf("got kind %v code %q message %.200q content %.200s", o.Kind, o.Code, o.Message, o.Step.Content)
 		}

@@ -34,6 +34,17 @@ func answering(t *testing.T, status int, body string) string {
 	return srv.URL
 }
 
+// execute has c execute workflow "wf" against a Bridge answering status
+// and body, and fails the test when the call itself fails.
+func execute(t *testing.T, c *bridgeclient.Client, status int, body string) bridgeclient.Outcome {
+	t.Helper()
+	o, err := c.Execute(context.Background(), answering(t, status, body), testKey, wire.ExecuteRequest{WorkflowID: "wf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
 // safeMessage matches every Outcome.Message of a failed call: fixed
 // sentences naming the status at most.
 var safeMessage = regexp.MustCompile(`^(bridge answered \d{3}: [a-z -]+|invalid answer from the bridge \(status \d+\)|bridge unreachable: no answer|bridge unreachable: the answer \(status \d+\) was cut off)$`)
@@ -96,10 +107,7 @@ func TestClientOutcome(t *testing.T) {
 	var c bridgeclient.Client
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o, err := c.Execute(context.Background(), answering(t, tt.status, tt.body), testKey, wire.ExecuteRequest{WorkflowID: "wf"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			o := execute(t, &c, tt.status, tt.body)
 			if o.Kind != tt.kind || o.Code != tt.code || o.StepID != tt.stepID || o.HTTPStatus != tt.status || !strings.Contains(o.Detail, tt.message) {
 				t.Fatalf("got %+v\nwant kind %v code %q stepId %q status %d detail containing %q", o, tt.kind, tt.code, tt.stepID, tt.status, tt.message)
 			}
@@ -120,9 +128,9 @@ func TestClientOutcome(t *testing.T) {
 func TestClientClipsMessages(t *testing.T) {
 	var c bridgeclient.Client
 	long := strings.Repeat("é", 2000)
-	o, err := c.Execute(context.Background(), answering(t, 500, `{"error":{"message":"`+long+`","stepId":"a"}}`), testKey, wire.ExecuteRequest{WorkflowID: "wf"})
-	if err != nil || len(o.Detail) > 1024+len("…") || !utf8.ValidString(o.Detail) || !strings.HasPrefix(long, strings.TrimSuffix(o.Detail, "…")) {
-		t.Fatalf("detail of %d bytes: %q, %v", len(o.Detail), o.Detail, err)
+	o := execute(t, &c, 500, `{"error":{"message":"`+long+`","stepId":"a"}}`)
+	if len(o.Detail) > 1024+len("…") || !utf8.ValidString(o.Detail) || !strings.HasPrefix(long, strings.TrimSuffix(o.Detail, "…")) {
+		t.Fatalf("detail of %d bytes: %q", len(o.Detail), o.Detail)
 	}
 }
 
@@ -532,10 +540,7 @@ func TestClientShowsTheBridgesMessage(t *testing.T) {
 	c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o, err := c.Execute(context.Background(), answering(t, tt.status, tt.body), testKey, wire.ExecuteRequest{WorkflowID: "wf"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			o := execute(t, &c, tt.status, tt.body)
 			if o.Message != tt.want || o.Kind != bridgeclient.OutcomeRetryable {
 				t.Fatalf("message %q (%v), want %q", o.Message, o.Kind, tt.want)
 			}

@@ -67,6 +67,22 @@ func checkExternalID(p *apierr.Problems, field, id string) {
 	}
 }
 
+// externalIDErr is the *apierr.ValidationError of id in field when id
+// is not a valid external id, else nil.
+func externalIDErr(field, id string) error {
+	var p apierr.Problems
+	checkExternalID(&p, field, id)
+	return p.Err()
+}
+
+// topicKeyErr is the *apierr.ValidationError of key in field when key is
+// not a valid topic key, else nil.
+func topicKeyErr(field, key string) error {
+	var p apierr.Problems
+	checkTopicKey(&p, field, key)
+	return p.Err()
+}
+
 func checkTopicKey(p *apierr.Problems, field, key string) {
 	if !ValidTopicKey(key) {
 		p.Add(field, "must be 1 to %d characters of A-Z, a-z, 0-9, '.', '_', ':' and '-'", MaxTopicKeyChars)
@@ -99,16 +115,32 @@ func parseOptionalText(p *apierr.Problems, field string, raw json.RawMessage, ma
 	return nil, true
 }
 
-func subscriberErr(err error, externalID string) error {
+// current is what a read of the projections found (v), nil when it
+// found nothing (projections.ErrNotFound); err when the read failed.
+func current[T any](v T, err error) (*T, error) {
+	switch {
+	case err == nil:
+		return &v, nil
+	case errors.Is(err, projections.ErrNotFound):
+		return nil, nil
+	}
+	return nil, err
+}
+
+// notFound is err, or when err is projections.ErrNotFound the
+// *apierr.Error of code with a message formatted from format and args:
+// the not-found of the resource a read looked for.
+func notFound(err error, code, format string, args ...any) error {
 	if errors.Is(err, projections.ErrNotFound) {
-		return apierr.Errorf(apierr.CodeSubscriberNotFound, "subscriber %q does not exist", externalID)
+		return apierr.Errorf(code, format, args...)
 	}
 	return err
 }
 
+func subscriberErr(err error, externalID string) error {
+	return notFound(err, apierr.CodeSubscriberNotFound, "subscriber %q does not exist", externalID)
+}
+
 func topicErr(err error, key string) error {
-	if errors.Is(err, projections.ErrNotFound) {
-		return apierr.Errorf(apierr.CodeTopicNotFound, "topic %q does not exist", key)
-	}
-	return err
+	return notFound(err, apierr.CodeTopicNotFound, "topic %q does not exist", key)
 }

@@ -349,6 +349,23 @@ func newProcess(t *testing.T, log *eventlog.Log, run bool) process {
 	return p
 }
 
+// answersOnceCaughtUp runs cmd, a command through p while p's store is
+// behind the log: cmd must not answer from that stale state (within a
+// short wait: an answer that came later would be caught by the checks of
+// its result), and answers once p follows the log.
+func answersOnceCaughtUp[T any](t *testing.T, p process, log *eventlog.Log, cmd func() T) T {
+	t.Helper()
+	res := make(chan T, 1)
+	go func() { res <- cmd() }()
+	select {
+	case r := <-res:
+		t.Fatalf("answered from stale state: %+v", r)
+	case <-time.After(100 * time.Millisecond):
+	}
+	p.run(t, log)
+	return <-res
+}
+
 func (p process) run(t *testing.T, log *eventlog.Log) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -391,18 +408,10 @@ func TestUpsertFromAStaleProcessLosesNothing(t *testing.T) {
 		s       projections.Subscriber
 		created bool
 	}
-	res := make(chan result, 1)
-	go func() {
+	r := answersOnceCaughtUp(t, b, log, func() result {
 		s, created := upsert(b, `{"locale":"en"}`) // a no-op in B's stale eyes
-		res <- result{s, created}
-	}()
-	select {
-	case r := <-res:
-		t.Fatalf("answered from stale state: %+v", r)
-	case <-time.After(100 * time.Millisecond):
-	}
-	b.run(t, log)
-	r := <-res
+		return result{s, created}
+	})
 	if r.created || *r.s.Locale != "en" || r.s.Contacts["email"][0] != "a@x.io" {
 		t.Fatalf("B's upsert: %+v", r)
 	}
@@ -467,18 +476,11 @@ func TestSubscribeFromAStaleProcess(t *testing.T) {
 		created bool
 		err     error
 	}
-	res := make(chan result, 1)
-	go func() {
+	r := answersOnceCaughtUp(t, b, log, func() result {
 		_, created, err := b.ctl.Subscribe(ctx, "ten_1", "u1", "news")
-		res <- result{created, err}
-	}()
-	select {
-	case r := <-res:
-		t.Fatalf("answered from stale state: %+v", r)
-	case <-time.After(100 * time.Millisecond):
-	}
-	b.run(t, log)
-	if r := <-res; r.err != nil || !r.created {
+		return result{created, err}
+	})
+	if r.err != nil || !r.created {
 		t.Fatalf("subscribe through B: %+v", r)
 	}
 	if err := a.store.WaitCaughtUp(ctx, log); err != nil {

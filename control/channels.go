@@ -3,7 +3,6 @@ package control
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/heraldhq/herald/apierr"
@@ -75,18 +74,14 @@ func (c *Control) ConfigureChannel(ctx context.Context, tenant string, in Channe
 	}
 	enabled := in.Enabled == nil || *in.Enabled
 	subject := eventlog.Subject(tenant, eventlog.AggChannel, entry.ChannelKey)
-	err := retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
+	err := c.update(ctx, subject, func(seq uint64) error {
+		cur, err := current(c.store.Channel(tenant, entry.ChannelKey))
 		if err != nil {
 			return err
 		}
 		priority := 0
-		cur, err := c.store.Channel(tenant, entry.ChannelKey)
-		switch {
-		case err == nil:
+		if cur != nil {
 			priority = cur.Priority
-		case !errors.Is(err, projections.ErrNotFound):
-			return err
 		}
 		if in.Priority != nil {
 			priority = *in.Priority
@@ -124,15 +119,9 @@ func (c *Control) UpdateChannel(ctx context.Context, tenant, channelKey string, 
 		return projections.Channel{}, channelNotFound(channelKey)
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggChannel, channelKey)
-	err := retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
-		if err != nil {
-			return err
-		}
-		if _, err := c.store.Channel(tenant, channelKey); errors.Is(err, projections.ErrNotFound) {
-			return channelNotFound(channelKey)
-		} else if err != nil {
-			return err
+	err := c.update(ctx, subject, func(seq uint64) error {
+		if _, err := c.store.Channel(tenant, channelKey); err != nil {
+			return channelErr(err, channelKey)
 		}
 		d := events.ChannelUpdatedData{ChannelKey: channelKey, Enabled: patch.Enabled}
 		if len(patch.Config) > 0 {
@@ -146,7 +135,7 @@ func (c *Control) UpdateChannel(ctx context.Context, tenant, channelKey string, 
 			}
 			d.Config = &cfg
 		}
-		_, err = c.commit(ctx, eventlog.Record{Subject: subject, Type: events.ChannelUpdated, Tenant: tenant,
+		_, err := c.commit(ctx, eventlog.Record{Subject: subject, Type: events.ChannelUpdated, Tenant: tenant,
 			Data: d, Expect: true, ExpectSeq: seq})
 		return err
 	})
@@ -163,20 +152,11 @@ func (c *Control) DeleteChannel(ctx context.Context, tenant, channelKey string) 
 		return channelNotFound(channelKey)
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggChannel, channelKey)
-	return retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
-		if err != nil {
-			return err
-		}
-		if _, err := c.store.Channel(tenant, channelKey); errors.Is(err, projections.ErrNotFound) {
-			return channelNotFound(channelKey)
-		} else if err != nil {
-			return err
-		}
-		_, err = c.commit(ctx, eventlog.Record{Subject: subject, Type: events.ChannelDeleted, Tenant: tenant,
-			Data: events.ChannelDeletedData{ChannelKey: channelKey}, Expect: true, ExpectSeq: seq})
-		return err
-	})
+	return c.appendIfFound(ctx, tenant, subject, events.ChannelDeleted, events.ChannelDeletedData{ChannelKey: channelKey},
+		func() error {
+			_, err := c.store.Channel(tenant, channelKey)
+			return channelErr(err, channelKey)
+		})
 }
 
 // Channels returns every channel of the tenant in channelKey order, as
@@ -233,6 +213,10 @@ func unknownChannel() error {
 	return apierr.Errorf(apierr.CodeUnknownChannel, "channelKey names no entry of the channel catalog (see GET /v1/channels/catalog)")
 }
 
-func channelNotFound(key string) error {
-	return apierr.Errorf(apierr.CodeChannelNotFound, "no channel %.64q is configured", key)
+func channelNotFound(key string) error { return channelErr(projections.ErrNotFound, key) }
+
+// channelErr is err of a read of channel key: channel_not_found when the
+// channel does not exist.
+func channelErr(err error, key string) error {
+	return notFound(err, apierr.CodeChannelNotFound, "no channel %.64q is configured", key)
 }

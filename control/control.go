@@ -87,6 +87,36 @@ func (c *Control) settle(ctx context.Context, subject string) (uint64, error) {
 	return seq, c.store.WaitFor(ctx, seq)
 }
 
+// update runs decide, a read-validate-append that expects subject's last
+// sequence seq, once the projections hold every event of subject; again
+// with the new sequence while it loses the race to another writer (see
+// retry).
+func (c *Control) update(ctx context.Context, subject string, decide func(seq uint64) error) error {
+	return retry(ctx, func() error {
+		seq, err := c.settle(ctx, subject)
+		if err != nil {
+			return err
+		}
+		return decide(seq)
+	})
+}
+
+// appendIfFound appends one event of typ with data to subject, once
+// found, a read of the projections that hold every event of subject,
+// says that what the event is about exists: the append expects subject
+// as found read it, so it never follows that thing's deletion. found's
+// error (its own not-found code) is returned as it is.
+func (c *Control) appendIfFound(ctx context.Context, tenant, subject, typ string, data any, found func() error) error {
+	return c.update(ctx, subject, func(seq uint64) error {
+		if err := found(); err != nil {
+			return err
+		}
+		_, err := c.commit(ctx, eventlog.Record{Subject: subject, Type: typ, Tenant: tenant, Data: data,
+			Expect: true, ExpectSeq: seq})
+		return err
+	})
+}
+
 // commit appends rec and waits until the projections applied it.
 func (c *Control) commit(ctx context.Context, rec eventlog.Record) (uint64, error) {
 	seq, err := c.log.Append(ctx, rec)

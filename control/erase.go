@@ -29,18 +29,12 @@ import (
 // subject still holds events older than its last erasure, is erased
 // again. Errors: apierr.ErrNotFound (subscriber_not_found), *apierr.ValidationError.
 func (c *Control) EraseSubscriber(ctx context.Context, tenant, externalID string) error {
-	var p apierr.Problems
-	checkExternalID(&p, "externalId", externalID)
-	if err := p.Err(); err != nil {
+	if err := externalIDErr("externalId", externalID); err != nil {
 		return err
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggSubscriber, externalID)
 	var erasedAt uint64
-	err := retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
-		if err != nil {
-			return err
-		}
+	err := c.update(ctx, subject, func(seq uint64) error {
 		if _, err := c.store.Subscriber(tenant, externalID); err != nil {
 			first, ok, ferr := c.log.First(ctx, subject)
 			if ferr != nil {
@@ -50,6 +44,7 @@ func (c *Control) EraseSubscriber(ctx context.Context, tenant, externalID string
 				return subscriberErr(err, externalID)
 			}
 		}
+		var err error
 		erasedAt, err = c.commit(ctx, eventlog.Record{Subject: subject, Type: events.SubscriberErased, Tenant: tenant,
 			Data: events.SubscriberErasedData{SubscriberID: externalID}, Expect: true, ExpectSeq: seq})
 		return err

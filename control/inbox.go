@@ -66,9 +66,7 @@ type InboxIdentity struct {
 // MintInboxToken returns a new inbox token for an existing subscriber.
 // Errors: apierr.ErrNotFound (subscriber_not_found), *apierr.ValidationError.
 func (c *Control) MintInboxToken(ctx context.Context, tenant, externalID string) (InboxToken, error) {
-	var p apierr.Problems
-	checkExternalID(&p, "externalId", externalID)
-	if err := p.Err(); err != nil {
+	if err := externalIDErr("externalId", externalID); err != nil {
 		return InboxToken{}, err
 	}
 	if _, err := c.settle(ctx, eventlog.Subject(tenant, eventlog.AggSubscriber, externalID)); err != nil {
@@ -127,24 +125,8 @@ func (c *Control) AuthenticateInbox(raw string) (InboxIdentity, error) {
 // of the projections holds it. Errors: apierr.ErrNotFound
 // (subscriber_not_found), *apierr.ValidationError.
 func (c *Control) RevokeInboxTokens(ctx context.Context, tenant, externalID string) error {
-	var p apierr.Problems
-	checkExternalID(&p, "externalId", externalID)
-	if err := p.Err(); err != nil {
-		return err
-	}
-	subject := eventlog.Subject(tenant, eventlog.AggSubscriber, externalID)
-	return retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
-		if err != nil {
-			return err
-		}
-		if _, err := c.store.Subscriber(tenant, externalID); err != nil {
-			return subscriberErr(err, externalID)
-		}
-		_, err = c.commit(ctx, eventlog.Record{Subject: subject, Type: events.InboxTokensRevoked, Tenant: tenant,
-			Data: events.InboxTokensRevokedData{SubscriberID: externalID}, Expect: true, ExpectSeq: seq})
-		return err
-	})
+	return c.commitToSubscriber(ctx, tenant, externalID, events.InboxTokensRevoked,
+		events.InboxTokensRevokedData{SubscriberID: externalID})
 }
 
 // ParseInboxFilter reads a ?filter= value: empty is InboxAll.
@@ -194,11 +176,7 @@ func (c *Control) MarkInboxMessage(ctx context.Context, tenant, externalID, mess
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggInbox, externalID)
 	var out projections.InAppMessage
-	err := retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
-		if err != nil {
-			return err
-		}
+	err := c.update(ctx, subject, func(seq uint64) error {
 		m, err := c.store.InboxMessage(tenant, externalID, messageID)
 		if err != nil {
 			return messageErr(err, messageID)
@@ -251,10 +229,7 @@ func (c *Control) MarkAllInboxRead(ctx context.Context, tenant, externalID strin
 }
 
 func messageErr(err error, messageID string) error {
-	if errors.Is(err, projections.ErrNotFound) {
-		return apierr.Errorf(apierr.CodeMessageNotFound, "message %q does not exist", truncateID(messageID))
-	}
-	return err
+	return notFound(err, apierr.CodeMessageNotFound, "message %q does not exist", truncateID(messageID))
 }
 
 // truncateID bounds an id quoted back in an error message.

@@ -46,9 +46,7 @@ func (c *Control) Preferences(tenant, externalID string) (preferences.Doc, error
 // apierr.ErrNotFound (subscriber_not_found), *apierr.ValidationError
 // naming each bad field, apierr.ErrBusy.
 func (c *Control) PatchPreferences(ctx context.Context, tenant, externalID string, body json.RawMessage, actor string) (preferences.Doc, error) {
-	var p apierr.Problems
-	checkExternalID(&p, "externalId", externalID)
-	if err := p.Err(); err != nil {
+	if err := externalIDErr("externalId", externalID); err != nil {
 		return preferences.Doc{}, err
 	}
 	// The shape is checked before the subscriber is looked for: a bad body
@@ -58,11 +56,7 @@ func (c *Control) PatchPreferences(ctx context.Context, tenant, externalID strin
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggSubscriber, externalID)
 	var out preferences.Doc
-	err := retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
-		if err != nil {
-			return err
-		}
+	err := c.update(ctx, subject, func(seq uint64) error {
 		if _, err := c.store.Subscriber(tenant, externalID); err != nil {
 			return subscriberErr(err, externalID)
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"net/mail"
@@ -255,11 +254,8 @@ func (c *Control) UpsertSubscriber(ctx context.Context, tenant, externalID strin
 				return err
 			}
 		}
-		var cur *projections.Subscriber
-		switch s, err := c.store.Subscriber(tenant, externalID); {
-		case err == nil:
-			cur = &s
-		case !errors.Is(err, projections.ErrNotFound):
+		cur, err := current(c.store.Subscriber(tenant, externalID))
+		if err != nil {
 			return err
 		}
 		if trusted && cur != nil {
@@ -298,32 +294,31 @@ func (c *Control) UpsertSubscriber(ctx context.Context, tenant, externalID strin
 // DeleteSubscriber deletes a subscriber and, with it, its subscriptions.
 // Errors: apierr.ErrNotFound (subscriber_not_found), *apierr.ValidationError.
 func (c *Control) DeleteSubscriber(ctx context.Context, tenant, externalID string) error {
-	var p apierr.Problems
-	checkExternalID(&p, "externalId", externalID)
-	if err := p.Err(); err != nil {
+	return c.commitToSubscriber(ctx, tenant, externalID, events.SubscriberDeleted,
+		events.SubscriberDeletedData{SubscriberID: externalID})
+}
+
+// commitToSubscriber appends one event of typ with data to the subject of
+// an existing subscriber, expecting the subject as it was when the
+// subscriber was read: a delete or upsert that lands in between makes it
+// read again, so the event never follows the subscriber's deletion.
+// Errors: apierr.ErrNotFound (subscriber_not_found),
+// *apierr.ValidationError.
+func (c *Control) commitToSubscriber(ctx context.Context, tenant, externalID, typ string, data any) error {
+	if err := externalIDErr("externalId", externalID); err != nil {
 		return err
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggSubscriber, externalID)
-	return retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
-		if err != nil {
-			return err
-		}
-		if _, err := c.store.Subscriber(tenant, externalID); err != nil {
-			return subscriberErr(err, externalID)
-		}
-		_, err = c.commit(ctx, eventlog.Record{Subject: subject, Type: events.SubscriberDeleted, Tenant: tenant,
-			Data: events.SubscriberDeletedData{SubscriberID: externalID}, Expect: true, ExpectSeq: seq})
-		return err
+	return c.appendIfFound(ctx, tenant, subject, typ, data, func() error {
+		_, err := c.store.Subscriber(tenant, externalID)
+		return subscriberErr(err, externalID)
 	})
 }
 
 // Subscriber returns one subscriber. Errors: apierr.ErrNotFound
 // (subscriber_not_found), *apierr.ValidationError.
 func (c *Control) Subscriber(tenant, externalID string) (projections.Subscriber, error) {
-	var p apierr.Problems
-	checkExternalID(&p, "externalId", externalID)
-	if err := p.Err(); err != nil {
+	if err := externalIDErr("externalId", externalID); err != nil {
 		return projections.Subscriber{}, err
 	}
 	s, err := c.store.Subscriber(tenant, externalID)

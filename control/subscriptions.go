@@ -2,7 +2,6 @@ package control
 
 import (
 	"context"
-	"errors"
 
 	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/eventlog"
@@ -71,10 +70,8 @@ func (c *Control) Unsubscribe(ctx context.Context, tenant, externalID, topicKey 
 			return err
 		}
 	}
-	if _, err := c.store.Subscription(tenant, externalID, topicKey); errors.Is(err, projections.ErrNotFound) {
-		return apierr.Errorf(apierr.CodeSubscriptionNotFound, "subscriber %q is not subscribed to topic %q", externalID, topicKey)
-	} else if err != nil {
-		return err
+	if _, err := c.store.Subscription(tenant, externalID, topicKey); err != nil {
+		return notFound(err, apierr.CodeSubscriptionNotFound, "subscriber %q is not subscribed to topic %q", externalID, topicKey)
 	}
 	_, err := c.commit(ctx, eventlog.Record{Subject: topic, Type: events.SubscriberUnsubscribed, Tenant: tenant,
 		Data: events.SubscriberUnsubscribedData{SubscriberID: externalID, TopicKey: topicKey}})
@@ -84,9 +81,7 @@ func (c *Control) Unsubscribe(ctx context.Context, tenant, externalID, topicKey 
 // SubscriberSubscriptions lists a subscriber's subscriptions in topic key
 // order. Errors: apierr.ErrNotFound (subscriber_not_found), *apierr.ValidationError.
 func (c *Control) SubscriberSubscriptions(tenant, externalID string, pg projections.Page) ([]projections.Subscription, string, error) {
-	var p apierr.Problems
-	checkExternalID(&p, "externalId", externalID)
-	if err := p.Err(); err != nil {
+	if err := externalIDErr("externalId", externalID); err != nil {
 		return nil, "", err
 	}
 	subs, next, err := c.store.SubscriberTopics(tenant, externalID, pg)
@@ -96,9 +91,7 @@ func (c *Control) SubscriberSubscriptions(tenant, externalID string, pg projecti
 // TopicSubscribers lists a topic's subscriptions in externalId order.
 // Errors: apierr.ErrNotFound (topic_not_found), *apierr.ValidationError.
 func (c *Control) TopicSubscribers(tenant, key string, pg projections.Page) ([]projections.Subscription, string, error) {
-	var p apierr.Problems
-	checkTopicKey(&p, "key", key)
-	if err := p.Err(); err != nil {
+	if err := topicKeyErr("key", key); err != nil {
 		return nil, "", err
 	}
 	subs, next, err := c.store.TopicSubscribers(tenant, key, pg)

@@ -62,11 +62,7 @@ func (c *Control) Suppress(ctx context.Context, tenant string, cmd SuppressComma
 		row     projections.Suppression
 		created bool
 	)
-	err := retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
-		if err != nil {
-			return err
-		}
+	err := c.update(ctx, subject, func(seq uint64) error {
 		cur, err := c.store.Suppression(tenant, cmd.Kind, addr)
 		switch {
 		case err == nil && cur.Reason == reason && !cur.Erased:
@@ -100,20 +96,11 @@ func (c *Control) Unsuppress(ctx context.Context, tenant, kind, address string) 
 		return err
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggSuppression, events.SuppressionID(kind, addr))
-	return retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
-		if err != nil {
-			return err
-		}
-		if _, err := c.store.Suppression(tenant, kind, addr); errors.Is(err, projections.ErrNotFound) {
-			return apierr.Errorf(apierr.CodeSuppressionNotFound, "no suppression of that %s address", kind)
-		} else if err != nil {
-			return err
-		}
-		_, err = c.commit(ctx, eventlog.Record{Subject: subject, Type: events.SuppressionRemoved, Tenant: tenant,
-			Data: events.SuppressionRemovedData{Kind: kind, Address: addr}, Expect: true, ExpectSeq: seq})
-		return err
-	})
+	return c.appendIfFound(ctx, tenant, subject, events.SuppressionRemoved, events.SuppressionRemovedData{Kind: kind, Address: addr},
+		func() error {
+			_, err := c.store.Suppression(tenant, kind, addr)
+			return notFound(err, apierr.CodeSuppressionNotFound, "no suppression of that %s address", kind)
+		})
 }
 
 // Suppressions lists the tenant's suppressions in (kind, address) order,
@@ -172,11 +159,7 @@ func (c *Control) eraseSuppressions(ctx context.Context, tenant string, history 
 // none is in force) is secure-deleted. It returns how many it deleted.
 func (c *Control) eraseSuppression(ctx context.Context, tenant, kind, addr string) (int, error) {
 	subject := eventlog.Subject(tenant, eventlog.AggSuppression, events.SuppressionID(kind, addr))
-	err := retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
-		if err != nil {
-			return err
-		}
+	err := c.update(ctx, subject, func(seq uint64) error {
 		row, err := c.store.Suppression(tenant, kind, addr)
 		switch {
 		case errors.Is(err, projections.ErrNotFound) || err == nil && row.Erased:

@@ -115,15 +115,8 @@ func (c *Control) view(wfs []events.SyncedWorkflow) []Workflow {
 // synced reads the tenant's last sync from the log (authoritative for
 // every process); nil when there was none.
 func (c *Control) synced(ctx context.Context, tenant string) ([]events.SyncedWorkflow, error) {
-	ev, ok, err := c.log.Last(ctx, eventlog.Subject(tenant, eventlog.AggWorkflows, tenant))
-	if err != nil || !ok {
-		return nil, err
-	}
-	var d events.WorkflowsSyncedData
-	if err := ev.Decode(&d); err != nil {
-		return nil, err
-	}
-	return d.Workflows, nil
+	d, _, err := eventlog.LastAs[events.WorkflowsSyncedData](ctx, c.log, eventlog.Subject(tenant, eventlog.AggWorkflows, tenant))
+	return d.Workflows, err
 }
 
 // checkDiscovered validates a Bridge's discover answer and returns it as

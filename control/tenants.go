@@ -157,22 +157,14 @@ func (c *Control) RevokeAPIKey(ctx context.Context, tenantID, prefix string) err
 		return apierr.Errorf(apierr.CodeNotFound, "no API key with this prefix")
 	}
 	subject := eventlog.Subject(tenantID, eventlog.AggAPIKey, prefix)
-	return retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
-		if err != nil {
+	return c.appendIfFound(ctx, tenantID, subject, events.APIKeyRevoked, events.APIKeyRevokedData{Prefix: prefix},
+		func() error {
+			k, err := c.store.APIKeyByPrefix(prefix)
+			if errors.Is(err, projections.ErrNotFound) || (err == nil && (k.TenantID != tenantID || k.RevokedAt != nil)) {
+				return apierr.Errorf(apierr.CodeNotFound, "no API key with prefix %q", prefix)
+			}
 			return err
-		}
-		k, err := c.store.APIKeyByPrefix(prefix)
-		if errors.Is(err, projections.ErrNotFound) || (err == nil && (k.TenantID != tenantID || k.RevokedAt != nil)) {
-			return apierr.Errorf(apierr.CodeNotFound, "no API key with prefix %q", prefix)
-		}
-		if err != nil {
-			return err
-		}
-		_, err = c.commit(ctx, eventlog.Record{Subject: subject, Type: events.APIKeyRevoked, Tenant: tenantID,
-			Data: events.APIKeyRevokedData{Prefix: prefix}, Expect: true, ExpectSeq: seq})
-		return err
-	})
+		})
 }
 
 // Authenticate returns the tenant a raw API key belongs to, comparing its

@@ -3,7 +3,6 @@ package control
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/eventlog"
@@ -51,16 +50,9 @@ func (c *Control) UpsertTopic(ctx context.Context, tenant, key string, in TopicI
 		return t, false, err
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggTopic, key)
-	err = retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
+	err = c.update(ctx, subject, func(seq uint64) error {
+		cur, err := current(c.store.Topic(tenant, key))
 		if err != nil {
-			return err
-		}
-		var cur *projections.Topic
-		switch tp, err := c.store.Topic(tenant, key); {
-		case err == nil:
-			cur = &tp
-		case !errors.Is(err, projections.ErrNotFound):
 			return err
 		}
 		next, err := mergeTopic(key, cur, in)
@@ -89,17 +81,11 @@ func (c *Control) UpsertTopic(ctx context.Context, tenant, key string, in TopicI
 // Errors: apierr.ErrNotFound (topic_not_found), apierr.ErrConflict
 // (topic_has_subscribers), *apierr.ValidationError.
 func (c *Control) DeleteTopic(ctx context.Context, tenant, key string) error {
-	var p apierr.Problems
-	checkTopicKey(&p, "key", key)
-	if err := p.Err(); err != nil {
+	if err := topicKeyErr("key", key); err != nil {
 		return err
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggTopic, key)
-	return retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
-		if err != nil {
-			return err
-		}
+	return c.update(ctx, subject, func(seq uint64) error {
 		t, err := c.store.Topic(tenant, key)
 		if err != nil {
 			return topicErr(err, key)
@@ -127,9 +113,7 @@ func (c *Control) DeleteTopic(ctx context.Context, tenant, key string) error {
 // Topic returns one topic. Errors: apierr.ErrNotFound (topic_not_found),
 // *apierr.ValidationError.
 func (c *Control) Topic(tenant, key string) (projections.Topic, error) {
-	var p apierr.Problems
-	checkTopicKey(&p, "key", key)
-	if err := p.Err(); err != nil {
+	if err := topicKeyErr("key", key); err != nil {
 		return projections.Topic{}, err
 	}
 	t, err := c.store.Topic(tenant, key)

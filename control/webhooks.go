@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -155,16 +154,10 @@ func (c *Control) RotateWebhookSecret(ctx context.Context, tenant, id string) (p
 		return projections.Webhook{}, "", err
 	}
 	subject := eventlog.Subject(tenant, eventlog.AggWebhook, id)
-	err = retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
-		if err != nil {
-			return err
-		}
+	err = c.update(ctx, subject, func(seq uint64) error {
 		cur, err := c.store.Webhook(tenant, id)
-		if errors.Is(err, projections.ErrNotFound) {
-			return webhookNotFound(id)
-		} else if err != nil {
-			return err
+		if err != nil {
+			return webhookErr(err, id)
 		}
 		_, err = c.commit(ctx, eventlog.Record{Subject: subject, Type: events.WebhookSecretRotated, Tenant: tenant,
 			Data: events.WebhookSecretRotatedData{WebhookID: id, SealedSecret: sealed,
@@ -186,10 +179,7 @@ func (c *Control) Webhook(tenant, id string) (projections.Webhook, error) {
 		return projections.Webhook{}, err
 	}
 	w, err := c.store.Webhook(tenant, id)
-	if errors.Is(err, projections.ErrNotFound) {
-		return w, webhookNotFound(id)
-	}
-	return w, err
+	return w, webhookErr(err, id)
 }
 
 // Webhooks returns a page of the tenant's endpoints in id order.
@@ -210,19 +200,9 @@ func (c *Control) WebhookAttempts(tenant, id string, p projections.Page) ([]proj
 // subject, expecting the subject's last sequence.
 func (c *Control) changeWebhook(ctx context.Context, tenant, id, typ string, data any) error {
 	subject := eventlog.Subject(tenant, eventlog.AggWebhook, id)
-	return retry(ctx, func() error {
-		seq, err := c.settle(ctx, subject)
-		if err != nil {
-			return err
-		}
-		if _, err := c.store.Webhook(tenant, id); errors.Is(err, projections.ErrNotFound) {
-			return webhookNotFound(id)
-		} else if err != nil {
-			return err
-		}
-		_, err = c.commit(ctx, eventlog.Record{Subject: subject, Type: typ, Tenant: tenant, Data: data,
-			Expect: true, ExpectSeq: seq})
-		return err
+	return c.appendIfFound(ctx, tenant, subject, typ, data, func() error {
+		_, err := c.store.Webhook(tenant, id)
+		return webhookErr(err, id)
 	})
 }
 
@@ -291,8 +271,12 @@ func checkWebhookID(id string) error {
 	return nil
 }
 
-func webhookNotFound(id string) error {
-	return apierr.Errorf(apierr.CodeWebhookNotFound, "no webhook %.64q exists", id)
+func webhookNotFound(id string) error { return webhookErr(projections.ErrNotFound, id) }
+
+// webhookErr is err of a read of endpoint id: webhook_not_found when the
+// endpoint does not exist.
+func webhookErr(err error, id string) error {
+	return notFound(err, apierr.CodeWebhookNotFound, "no webhook %.64q exists", id)
 }
 
 // stripe maps a tenant to one of n lock stripes.

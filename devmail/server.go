@@ -149,24 +149,21 @@ func (s *Server) listenLocked() error {
 
 // SMTPAddr returns the bound SMTP address ("127.0.0.1:41234"), or the
 // configured one before Listen.
-func (s *Server) SMTPAddr() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.smtpLn != nil {
-		return s.smtpLn.Addr().String()
-	}
-	return s.cfg.SMTPAddr
-}
+func (s *Server) SMTPAddr() string { return s.boundOr(&s.smtpLn, s.cfg.SMTPAddr) }
 
 // HTTPAddr returns the bound HTTP address, or the configured one before
 // Listen.
-func (s *Server) HTTPAddr() string {
+func (s *Server) HTTPAddr() string { return s.boundOr(&s.httpLn, s.cfg.HTTPAddr) }
+
+// boundOr returns the address *ln is bound to, or configured while *ln
+// is nil (before Listen).
+func (s *Server) boundOr(ln *net.Listener, configured string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.httpLn != nil {
-		return s.httpLn.Addr().String()
+	if *ln != nil {
+		return (*ln).Addr().String()
 	}
-	return s.cfg.HTTPAddr
+	return configured
 }
 
 // Run listens (unless Listen did already) and serves SMTP and HTTP until

@@ -120,6 +120,25 @@ func (e *Engine) readDigestFull(ctx context.Context, subject string) (*digestSta
 // run holding its own lock may take it; nothing holding it takes a run's).
 func (e *Engine) lockDigest(subject string) func() { return e.states.lock("digest\x00" + subject) }
 
+// writeDigest runs attempt, a read-decide-append on the digest subject,
+// with the subject read afresh each time, again while it fails with
+// eventlog.ErrConflict (another process wrote first), at most
+// digestAttempts times. Errors reading the subject are returned as they
+// are. The caller holds the subject's lock, and keeps it while it uses
+// what attempt read.
+func (e *Engine) writeDigest(ctx context.Context, subject string, attempt func(d *digestState) error) error {
+	for range digestAttempts {
+		d, err := e.readDigest(ctx, subject)
+		if err != nil {
+			return err
+		}
+		if err := attempt(d); !errors.Is(err, eventlog.ErrConflict) {
+			return err
+		}
+	}
+	return fmt.Errorf("%w: digest %s kept changing", eventlog.ErrConflict, subject)
+}
+
 // apply folds evs, oldest first, into d.
 func (d *digestState) apply(evs []eventlog.Event) error {
 	for _, ev := range evs {
@@ -215,44 +234,44 @@ func (t *turn) digest(ctx context.Context, s *wire.Step) (verdict, error) {
 		return verdict{}, err
 	}
 	runID := t.st.RunID
+	// What the run does once the subject holds its join or its window:
+	// end digested into window joined, or sleep until closesAt.
+	var joined string
+	var closesAt time.Time
 	unlock := t.e.lockDigest(subject)
 	defer unlock()
-	for range digestAttempts {
-		d, err := t.e.readDigest(ctx, subject)
-		if err != nil {
-			return verdict{}, err
-		}
-		now := t.e.now()
+	err = t.e.writeDigest(ctx, subject, func(d *digestState) error {
 		if w := d.joinedBy(runID); w != nil {
-			return t.digested(ctx, s.StepID, w.opened.Window)
+			joined = w.opened.Window
+			return nil
 		}
 		if w := d.windows[runID]; w != nil {
-			return goOn, t.sleepDigest(ctx, s.StepID, id, w.opened.ClosesAt)
+			joined, closesAt = "", w.opened.ClosesAt
+			return nil
 		}
+		now := t.e.now()
 		rec := eventlog.Record{Subject: subject, Tenant: t.tenant, Expect: true, ExpectSeq: d.last, At: now.UTC()}
 		w := d.open(now)
 		if w != nil && w.full(len(payload)) {
 			w = nil // the next window opens
 		}
 		if w != nil {
-			rec.Type, rec.Data = events.DigestJoined, events.DigestJoinedData{Window: w.opened.Window, RunID: runID, Payload: payload}
+			joined = w.opened.Window
+			rec.Type, rec.Data = events.DigestJoined, events.DigestJoinedData{Window: joined, RunID: runID, Payload: payload}
 		} else {
-			closesAt := now.Add(s.Window.Duration()).UTC()
+			joined, closesAt = "", now.Add(s.Window.Duration()).UTC()
 			rec.Type, rec.Data = events.DigestOpened, events.DigestOpenedData{Window: runID, StepID: s.StepID, ClosesAt: closesAt}
 		}
-		_, err = t.e.log.Append(ctx, rec)
-		if errors.Is(err, eventlog.ErrConflict) {
-			continue
-		}
-		if err != nil {
-			return verdict{}, err
-		}
-		if w != nil {
-			return t.digested(ctx, s.StepID, w.opened.Window)
-		}
-		return goOn, t.sleepDigest(ctx, s.StepID, id, rec.Data.(events.DigestOpenedData).ClosesAt)
+		_, err := t.e.log.Append(ctx, rec)
+		return err
+	})
+	if err != nil {
+		return verdict{}, err
 	}
-	return verdict{}, fmt.Errorf("%w: digest %s kept changing", eventlog.ErrConflict, subject)
+	if joined != "" {
+		return t.digested(ctx, s.StepID, joined)
+	}
+	return goOn, t.sleepDigest(ctx, s.StepID, id, closesAt)
 }
 
 // digested ends the run: it joined window, whose opener completes the
@@ -274,54 +293,50 @@ func (t *turn) sleepDigest(ctx context.Context, stepID, digestID string, until t
 func (t *turn) closeDigest(ctx context.Context, stepID string) error {
 	subject := eventlog.Subject(t.tenant, eventlog.AggDigest, t.st.Digest)
 	runID := t.st.RunID
+	var w *window
 	unlock := t.e.lockDigest(subject)
 	defer unlock()
-	for range digestAttempts {
-		d, err := t.e.readDigest(ctx, subject)
-		if err != nil {
-			return err
-		}
-		w := d.windows[runID]
+	err := t.e.writeDigest(ctx, subject, func(d *digestState) error {
+		w = d.windows[runID]
 		if w != nil && w.pruned {
 			// Closed long ago (the run's turn came back late): its
 			// payloads are only in the log.
-			if d, err = t.e.readDigestFull(ctx, subject); err != nil {
+			full, err := t.e.readDigestFull(ctx, subject)
+			if err != nil {
 				return err
 			}
-			w = d.windows[runID]
+			w = full.windows[runID]
 		}
 		if w == nil {
 			return fmt.Errorf("engine: run %s sleeps on a digest window it never opened", runID)
 		}
-		if !w.closed {
-			_, err := t.e.log.Append(ctx, eventlog.Record{Subject: subject, Type: events.DigestClosed, Tenant: t.tenant,
-				Data: events.DigestClosedData{Window: runID}, Expect: true, ExpectSeq: d.last})
-			if errors.Is(err, eventlog.ErrConflict) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
+		if w.closed {
+			return nil
 		}
-		payload, err := t.e.payload(ctx, t.tenant, t.st.TransactionID)
-		if err != nil {
-			return err
-		}
-		res := wire.DigestResult{Count: 1 + len(w.joined), Events: make([]wire.DigestEvent, 0, 1+len(w.joined))}
-		add := func(runID string, p json.RawMessage, at time.Time) {
-			var m map[string]any
-			_ = json.Unmarshal(p, &m)
-			res.Events = append(res.Events, wire.DigestEvent{Payload: m, RunID: runID, At: at.UTC()})
-		}
-		add(runID, payload, w.openedAt)
-		for _, j := range w.joined {
-			add(j.RunID, j.Payload, j.At)
-		}
-		out, err := json.Marshal(res)
-		if err != nil {
-			return err
-		}
-		return t.record(ctx, events.StepCompleted, events.StepCompletedData{StepID: stepID, Type: string(wire.StepDigest), Output: out})
+		_, err := t.e.log.Append(ctx, eventlog.Record{Subject: subject, Type: events.DigestClosed, Tenant: t.tenant,
+			Data: events.DigestClosedData{Window: runID}, Expect: true, ExpectSeq: d.last})
+		return err
+	})
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("%w: digest %s kept changing", eventlog.ErrConflict, subject)
+	payload, err := t.e.payload(ctx, t.tenant, t.st.TransactionID)
+	if err != nil {
+		return err
+	}
+	res := wire.DigestResult{Count: 1 + len(w.joined), Events: make([]wire.DigestEvent, 0, 1+len(w.joined))}
+	add := func(runID string, p json.RawMessage, at time.Time) {
+		var m map[string]any
+		_ = json.Unmarshal(p, &m)
+		res.Events = append(res.Events, wire.DigestEvent{Payload: m, RunID: runID, At: at.UTC()})
+	}
+	add(runID, payload, w.openedAt)
+	for _, j := range w.joined {
+		add(j.RunID, j.Payload, j.At)
+	}
+	out, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	return t.record(ctx, events.StepCompleted, events.StepCompletedData{StepID: stepID, Type: string(wire.StepDigest), Output: out})
 }

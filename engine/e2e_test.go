@@ -282,6 +282,20 @@ func approvalWorkflow(timeout time.Duration, got chan<- json.RawMessage) *bridge
 	})
 }
 
+// resumedWith returns what the approval workflow's wait resumed with,
+// failing with what when nothing came within within (a guard against a
+// hang).
+func resumedWith(t *testing.T, got <-chan json.RawMessage, within time.Duration, what string) json.RawMessage {
+	t.Helper()
+	select {
+	case v := <-got:
+		return v
+	case <-time.After(within):
+		t.Fatal(what)
+		return nil
+	}
+}
+
 func TestWaitResumesWithTheSignalPayload(t *testing.T) {
 	got := make(chan json.RawMessage, 1)
 	f := start(t, bridge.NewRegistry().MustRegister(approvalWorkflow(time.Hour, got)))
@@ -295,13 +309,8 @@ func TestWaitResumesWithTheSignalPayload(t *testing.T) {
 	if r.Status != http.StatusAccepted || r.Map(t)["accepted"] != true {
 		t.Fatalf("signal: %d %s", r.Status, r.Body)
 	}
-	select {
-	case v := <-got:
-		if string(v) != `{"by":"ann"}` {
-			t.Fatalf("wait returned %s", v)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the run did not resume")
+	if v := resumedWith(t, got, 10*time.Second, "the run did not resume"); string(v) != `{"by":"ann"}` {
+		t.Fatalf("wait returned %s", v)
 	}
 	f.h.WaitRun(f.key, runID, 5*time.Second, "completed")
 	if r := f.h.Do("POST", "/v1/events/"+runID+"/signal", f.key, map[string]any{"event": "approved"}); r.Status != http.StatusConflict || r.ErrorCode() != "run_finished" {
@@ -329,13 +338,8 @@ func TestSignalBeforeTheWaitIsBuffered(t *testing.T) {
 		t.Fatalf("early signal: %d %s", r.Status, r.Body)
 	}
 	close(gate)
-	select {
-	case v := <-got:
-		if v != nil && string(v) != "null" {
-			t.Fatalf("buffered signal without payload gave %s", v)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("the buffered signal did not resume the wait")
+	if v := resumedWith(t, got, 15*time.Second, "the buffered signal did not resume the wait"); v != nil && string(v) != "null" {
+		t.Fatalf("buffered signal without payload gave %s", v)
 	}
 }
 
@@ -354,13 +358,8 @@ func TestSignalWithoutPayloadResumesWithNull(t *testing.T) {
 			if r := f.h.Do("POST", "/v1/events/"+runID+"/signal", f.key, body); r.Status != http.StatusAccepted {
 				t.Fatalf("signal: %d %s", r.Status, r.Body)
 			}
-			select {
-			case v := <-got:
-				if v != nil && string(v) != "null" {
-					t.Fatalf("the wait resumed with %s", v)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("the signal did not resume the wait")
+			if v := resumedWith(t, got, 10*time.Second, "the signal did not resume the wait"); v != nil && string(v) != "null" {
+				t.Fatalf("the wait resumed with %s", v)
 			}
 			f.h.WaitRun(f.key, runID, 5*time.Second, "completed")
 			var run struct {
@@ -383,13 +382,8 @@ func TestWaitTimesOutWithNull(t *testing.T) {
 	got := make(chan json.RawMessage, 1)
 	f := start(t, bridge.NewRegistry().MustRegister(approvalWorkflow(time.Second, got)))
 	runID := one(t, f.trigger(t, map[string]any{"workflowId": "approval", "to": map[string]any{"subscriberId": "u1"}}))
-	select {
-	case v := <-got:
-		if v != nil && string(v) != "null" {
-			t.Fatalf("timeout gave %s", v)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the wait did not time out")
+	if v := resumedWith(t, got, 10*time.Second, "the wait did not time out"); v != nil && string(v) != "null" {
+		t.Fatalf("timeout gave %s", v)
 	}
 	f.h.WaitRun(f.key, runID, 5*time.Second, "completed")
 }

@@ -444,7 +444,7 @@ func doneWhenNil(handle func(context.Context, jetstream.Msg) error) handler {
 // process runs one job's handler, telling the server meanwhile that its
 // message is worked on, and settles it.
 func (e *Engine) process(ctx context.Context, j job, handle handler, q *scheduler) {
-	stop := e.heartbeat(j.msg)
+	stop := eventlog.KeepAlive(j.msg, e.cfg.AckWait/3)
 	v, err := handle(ctx, j)
 	stop()
 	e.settle(ctx, j, v, err, q)
@@ -474,7 +474,7 @@ func (e *Engine) settle(ctx context.Context, j job, v verdict, err error, q *sch
 		if q != nil && q.putLater(later) {
 			return
 		}
-		stop := e.heartbeat(m)
+		stop := eventlog.KeepAlive(m, e.cfg.AckWait/3)
 		v, err = e.finishAside(ctx, v.turn)
 		stop()
 		e.settle(ctx, later, v, err, q)
@@ -486,25 +486,6 @@ func (e *Engine) settle(ctx context.Context, j job, v verdict, err error, q *sch
 		e.failures.succeeded(m)
 		_ = m.Ack()
 	}
-}
-
-// heartbeat tells the server the message is still being worked on, every
-// AckWait/3, until the returned stop is called.
-func (e *Engine) heartbeat(m jetstream.Msg) (stop func()) {
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(e.cfg.AckWait / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				_ = m.InProgress()
-			case <-done:
-				return
-			}
-		}
-	}()
-	return func() { close(done) }
 }
 
 // parseWork splits a work subject (prefix + tenant + "." + token(id)).

@@ -18,6 +18,22 @@ type namedMsg struct {
 
 func (namedMsg) InProgress() error { return nil }
 
+// takesTheWake checks that who, a worker waiting for its next job on
+// got, takes nothing until a wake comes (for 100 ms: a wrong take later
+// would show in the job it takes), and then takes that wake.
+func takesTheWake(t *testing.T, q *scheduler, got <-chan job, who string) {
+	t.Helper()
+	select {
+	case m := <-got:
+		t.Fatalf("%s took %s", who, nameOf(m))
+	case <-time.After(100 * time.Millisecond):
+	}
+	go q.wake(namedMsg{name: "wake"})
+	if m := <-got; nameOf(m) != "woke:wake" {
+		t.Fatalf("%s took %s, want the wake", who, nameOf(m))
+	}
+}
+
 func nameOf(j job) string {
 	if j.woke {
 		return "woke:" + j.msg.(namedMsg).name
@@ -92,15 +108,7 @@ func TestSpareWorkersWaitForWakes(t *testing.T) {
 		m, _ := q.next()
 		got <- m
 	}()
-	select {
-	case m := <-got:
-		t.Fatalf("the spare worker took %s", nameOf(m))
-	case <-time.After(100 * time.Millisecond):
-	}
-	go q.wake(namedMsg{name: "wake"})
-	if m := <-got; nameOf(m) != "woke:wake" {
-		t.Fatalf("the spare worker took %s, want the wake", nameOf(m))
-	}
+	takesTheWake(t, q, got, "the spare worker")
 	// A worker done with other work frees its slot.
 	q.done(taken[0])
 	if m, _ := q.next(); strings.HasPrefix(nameOf(m), "woke:") {
@@ -182,15 +190,7 @@ func TestOtherWorkWaitsWhileWakesArePressing(t *testing.T) {
 	e.noteLate(m.due)
 	q.done(first)
 	go take()
-	select {
-	case m := <-got:
-		t.Fatalf("a worker took %s while wakes press and another runs other work", nameOf(m))
-	case <-time.After(100 * time.Millisecond):
-	}
-	go q.wake(namedMsg{name: "wake"})
-	if m := <-got; nameOf(m) != "woke:wake" {
-		t.Fatalf("the waiting worker took %s, want the wake", nameOf(m))
-	}
+	takesTheWake(t, q, got, "a worker, while wakes press and another runs other work,")
 	// The other turn ends: one may run again.
 	q.done(second)
 	go take()

@@ -100,6 +100,19 @@ func (f *singleFixture) sends(runID string) int {
 	return n
 }
 
+// waitUnqueued waits until no work message of runID is queued, failing
+// with what after within (a guard against a hang).
+func (f *singleFixture) waitUnqueued(t *testing.T, runID string, within time.Duration, what string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for f.queued(t, runID) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal(what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // queued counts the work messages of the run still on the WORK stream.
 func (f *singleFixture) queued(t *testing.T, runID string) uint64 {
 	t.Helper()
@@ -186,13 +199,7 @@ func TestSingleTriggerCrashPoints(t *testing.T) {
 			t.Fatalf("the work message of a trigger not yet accepted was dropped at once (%d queued)", n)
 		}
 		// ...then drops it: nothing was accepted, nothing starts.
-		deadline := time.Now().Add(singleAckWait + 5*time.Second)
-		for f.queued(t, runID) != 0 {
-			if time.Now().After(deadline) {
-				t.Fatal("the work message of a trigger never accepted is still queued")
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		f.waitUnqueued(t, runID, singleAckWait+5*time.Second, "the work message of a trigger never accepted is still queued")
 		if got := f.history(t, eventlog.AggRun, runID); len(got) != 0 {
 			t.Fatalf("a run of a trigger never accepted: %v", got)
 		}
@@ -239,13 +246,7 @@ func TestSingleTriggerCrashPoints(t *testing.T) {
 		f := startSingle(t)
 		f.write(t, f.accepted("t-other", "u2"))
 		runID := f.arm(t, "t-other", "u1")
-		deadline := time.Now().Add(10 * time.Second)
-		for f.queued(t, runID) != 0 {
-			if time.Now().After(deadline) {
-				t.Fatal("the work message of a run its transaction does not start is still queued")
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		f.waitUnqueued(t, runID, 10*time.Second, "the work message of a run its transaction does not start is still queued")
 		if got := f.history(t, eventlog.AggRun, runID); len(got) != 0 {
 			t.Fatalf("a run its transaction does not start: %v", got)
 		}

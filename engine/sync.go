@@ -18,13 +18,6 @@ func (e *Engine) Discover(ctx context.Context, url, secret string) ([]wire.Workf
 // synced reads the tenant's last sync from the log (authoritative for
 // every process); nil when there was none.
 func (e *Engine) synced(ctx context.Context, tenant string) ([]events.SyncedWorkflow, error) {
-	ev, ok, err := e.log.Last(ctx, eventlog.Subject(tenant, eventlog.AggWorkflows, tenant))
-	if err != nil || !ok {
-		return nil, err
-	}
-	var d events.WorkflowsSyncedData
-	if err := ev.Decode(&d); err != nil {
-		return nil, err
-	}
-	return d.Workflows, nil
+	d, _, err := eventlog.LastAs[events.WorkflowsSyncedData](ctx, e.log, eventlog.Subject(tenant, eventlog.AggWorkflows, tenant))
+	return d.Workflows, err
 }

@@ -197,14 +197,18 @@ func (l *Log) SubjectLastSeq(ctx context.Context, subject string) (uint64, error
 // Last returns the last event on subject; ok is false when there is none.
 func (l *Log) Last(ctx context.Context, subject string) (ev Event, ok bool, err error) {
 	m, err := l.lastMsg(ctx, subject)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return Event{}, false, nil
+	return found(m, err, "last of %s", subject)
+}
+
+// LastAs returns the data of the last event on subject decoded into a T;
+// ok is false when there is none.
+func LastAs[T any](ctx context.Context, l *Log, subject string) (data T, ok bool, err error) {
+	ev, ok, err := l.Last(ctx, subject)
+	if err != nil || !ok {
+		return data, false, err
 	}
-	if err != nil {
-		return Event{}, false, fmt.Errorf("eventlog: last of %s: %w", subject, err)
-	}
-	ev, err = decodeRaw(m.Subject, m.Sequence, m.Data)
-	return ev, err == nil, err
+	err = ev.Decode(&data)
+	return data, err == nil, err
 }
 
 // lastMsg returns the last message on subject (a wildcard is allowed).

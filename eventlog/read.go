@@ -41,12 +41,5 @@ func (l *Log) First(ctx context.Context, subject string) (ev Event, ok bool, err
 		return Event{}, false, fmt.Errorf("eventlog: first: %w", err)
 	}
 	m, err := l.getMsg(ctx, 1, jetstream.WithGetMsgSubject(subject))
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return Event{}, false, nil
-	}
-	if err != nil {
-		return Event{}, false, fmt.Errorf("eventlog: first of %s: %w", subject, err)
-	}
-	ev, err = decodeRaw(m.Subject, m.Sequence, m.Data)
-	return ev, err == nil, err
+	return found(m, err, "first of %s", subject)
 }

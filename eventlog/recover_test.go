@@ -90,18 +90,9 @@ func restartCountedTail(t *testing.T, l *eventlog.Log, opts eventlog.TailOptions
 // consumer (as when the node holding it is lost); the tail notices and
 // goes on from the last event it read, none skipped, none twice.
 func TestTailFollowsAnewWhenItsConsumerIsDeleted(t *testing.T) {
-	l := testnats.Log(t)
-	tail, restarts := restartCountedTail(t, l, eventlog.TailOptions{})
-	appendN(t, l, 0, 10)
-	last := readN(t, tail, 0, 10)
-	if err := l.JetStream().DeleteConsumer(context.Background(), eventlog.EventsStream, theTailConsumer(t, l)); err != nil {
-		t.Fatal(err)
-	}
-	appendN(t, l, 10, 10)
-	readN(t, tail, last, 10)
-	// Restarted is told once the new consumer runs, which may be after it
-	// delivered what was just read.
-	waitCount(t, "restarts", restarts, 1)
+	followsAnewAfter(t, eventlog.TailOptions{}, 10, func(l *eventlog.Log, consumer string) error {
+		return l.JetStream().DeleteConsumer(context.Background(), eventlog.EventsStream, consumer)
+	})
 }
 
 // TestTailFollowsAnewWhenItsConsumerStopsDelivering: the tail's consumer
@@ -109,15 +100,27 @@ func TestTailFollowsAnewWhenItsConsumerIsDeleted(t *testing.T) {
 // server: what a pull lost with its node looks like to a client that did
 // not notice); the watchdog sees events it has not read and follows anew.
 func TestTailFollowsAnewWhenItsConsumerStopsDelivering(t *testing.T) {
+	followsAnewAfter(t, eventlog.TailOptions{StallAfter: 300 * time.Millisecond}, 5, func(l *eventlog.Log, consumer string) error {
+		_, err := l.JetStream().PauseConsumer(context.Background(), eventlog.EventsStream, consumer, time.Now().Add(time.Hour))
+		return err
+	})
+}
+
+// followsAnewAfter reads n events through a tail with opts, has lose do
+// to the tail's consumer what losing it looks like, and checks that the
+// tail reads the n events appended next, none skipped, none twice, and
+// follows anew once.
+func followsAnewAfter(t *testing.T, opts eventlog.TailOptions, n int, lose func(l *eventlog.Log, consumer string) error) {
+	t.Helper()
 	l := testnats.Log(t)
-	tail, restarts := restartCountedTail(t, l, eventlog.TailOptions{StallAfter: 300 * time.Millisecond})
-	appendN(t, l, 0, 5)
-	last := readN(t, tail, 0, 5)
-	if _, err := l.JetStream().PauseConsumer(context.Background(), eventlog.EventsStream, theTailConsumer(t, l), time.Now().Add(time.Hour)); err != nil {
+	tail, restarts := restartCountedTail(t, l, opts)
+	appendN(t, l, 0, n)
+	last := readN(t, tail, 0, n)
+	if err := lose(l, theTailConsumer(t, l)); err != nil {
 		t.Fatal(err)
 	}
-	appendN(t, l, 5, 5)
-	readN(t, tail, last, 5)
+	appendN(t, l, n, n)
+	readN(t, tail, last, n)
 	// Restarted is told once the new consumer runs, which may be after it
 	// delivered what was just read.
 	waitCount(t, "restarts", restarts, 1)

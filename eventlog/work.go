@@ -127,3 +127,24 @@ func (l *Log) EnqueueBatch(ctx context.Context, msgs []WorkMsg) error {
 	}
 	return nil
 }
+
+// KeepAlive tells the server every period that m, a message of a work
+// consumer, is still being worked on, so that it is not delivered again
+// while its handler runs longer than the consumer's AckWait; until the
+// returned stop is called.
+func KeepAlive(m jetstream.Msg, period time.Duration) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				_ = m.InProgress()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { close(done) }
+}

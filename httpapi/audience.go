@@ -210,11 +210,7 @@ func (s *Server) listTopics(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deleteTopic(w http.ResponseWriter, r *http.Request) error {
-	key, err := pathVar(r, "key")
-	if err != nil {
-		return err
-	}
-	return noContent(w, s.deps.Control.DeleteTopic(r.Context(), tenantOf(r.Context()), key))
+	return removeByPath(w, r, "key", s.deps.Control.DeleteTopic)
 }
 
 func (s *Server) listTopicSubscribers(w http.ResponseWriter, r *http.Request) error {

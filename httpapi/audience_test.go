@@ -58,6 +58,21 @@ func keysOf(t *testing.T, r testherald.Response) []string {
 	return slices.Sorted(maps.Keys(r.Map(t)))
 }
 
+// created decodes r, a 201 whose body holds exactly the keys keys (in
+// sorted order), into a T.
+func created[T any](t *testing.T, r testherald.Response, keys ...string) T {
+	t.Helper()
+	if r.Status != http.StatusCreated {
+		t.Fatalf("want 201, got %d %s", r.Status, r.Body)
+	}
+	if got := keysOf(t, r); !slices.Equal(got, keys) {
+		t.Fatalf("keys %v, want %v", got, keys)
+	}
+	var v T
+	r.JSON(t, &v)
+	return v
+}
+
 func expect(t *testing.T, r testherald.Response, status int, code string) {
 	t.Helper()
 	if r.Status != status || r.ErrorCode() != code {
@@ -86,14 +101,7 @@ func TestSubscriberUpsertMergeGetListDelete(t *testing.T) {
 	_, key := h.Tenant("Acme")
 
 	r := h.Do("PUT", sub("u1"), key, `{"contacts":{"email":["a@x.io"],"sms":["+15550001"]},"locale":"en","attributes":{"plan":"pro"}}`)
-	if r.Status != http.StatusCreated {
-		t.Fatalf("create: %d %s", r.Status, r.Body)
-	}
-	if got := keysOf(t, r); !slices.Equal(got, []string{"attributes", "contacts", "createdAt", "locale", "subscriberId", "updatedAt"}) {
-		t.Fatalf("keys %v", got)
-	}
-	var s subscriberBody
-	r.JSON(t, &s)
+	s := created[subscriberBody](t, r, "attributes", "contacts", "createdAt", "locale", "subscriberId", "updatedAt")
 	if s.SubscriberID != "u1" || s.Contacts["email"][0] != "a@x.io" || *s.Locale != "en" || s.Attributes["plan"] != "pro" {
 		t.Fatalf("created %+v", s)
 	}
@@ -320,14 +328,7 @@ func TestTopicsAndSubscriptions(t *testing.T) {
 	_, key := h.Tenant("Acme")
 
 	r := h.Do("PUT", "/v1/topics/news", key, `{"name":"News","description":"All of it"}`)
-	if r.Status != http.StatusCreated {
-		t.Fatalf("create topic: %d %s", r.Status, r.Body)
-	}
-	if got := keysOf(t, r); !slices.Equal(got, []string{"createdAt", "description", "key", "name", "subscriberCount", "updatedAt"}) {
-		t.Fatalf("topic keys %v", got)
-	}
-	var tp topicBody
-	r.JSON(t, &tp)
+	tp := created[topicBody](t, r, "createdAt", "description", "key", "name", "subscriberCount", "updatedAt")
 	if tp.Key != "news" || *tp.Name != "News" || *tp.Description != "All of it" || tp.SubscriberCount != 0 || !regexpMatch(tsFormat, tp.CreatedAt) {
 		t.Fatalf("topic %s", r.Body)
 	}
@@ -346,14 +347,8 @@ func TestTopicsAndSubscriptions(t *testing.T) {
 	}
 	// Subscribing: 201 new, 200 existing with the first createdAt.
 	r = h.Do("PUT", sub("u1")+"/subscriptions/news", key, nil)
-	if r.Status != http.StatusCreated {
-		t.Fatalf("subscribe: %d %s", r.Status, r.Body)
-	}
-	if got := keysOf(t, r); !slices.Equal(got, []string{"createdAt", "subscriberId", "topicKey"}) {
-		t.Fatalf("subscription keys %v", got)
-	}
-	var first, again subscriptionBody
-	r.JSON(t, &first)
+	first := created[subscriptionBody](t, r, "createdAt", "subscriberId", "topicKey")
+	var again subscriptionBody
 	r = h.Do("PUT", sub("u1")+"/subscriptions/news", key, `{}`)
 	r.JSON(t, &again)
 	if r.Status != http.StatusOK || again != first {

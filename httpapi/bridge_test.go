@@ -75,7 +75,7 @@ func TestBridgeRegistration(t *testing.T) {
 	} {
 		r := h.Do("PUT", "/v1/bridge", key, map[string]string{"webhookUrl": bad})
 		if r.Status != http.StatusUnprocessableEntity || r.ErrorCode() != "validation_failed" ||
-			!slices.Equal(details(t, r), []string{"webhookUrl"}) {
+			!slices.Equal(problems(t, r), []string{"webhookUrl"}) {
 			t.Errorf("PUT %q: %d %s", bad, r.Status, r.Body)
 		}
 	}

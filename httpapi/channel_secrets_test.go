@@ -18,12 +18,37 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testlog"
+	"github.com/heraldhq/herald/projections"
 	"github.com/heraldhq/herald/secrets"
 	"github.com/heraldhq/herald/service"
 )
 
 func channelEnv(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
+}
+
+// keyringOf loads the keyring of h's data directory dir, as the service does
+// with env (embedded: whether it may create the key file), and a Control
+// that opens secrets with it.
+func keyringOf(t *testing.T, h *testherald.Herald, env map[string]string, dir string, embedded bool) (*secrets.Keyring, *control.Control) {
+	t.Helper()
+	kr, _, err := secrets.LoadKeyring(channelEnv(env), dir, embedded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kr, control.New(control.Config{Log: h.Log(), Store: h.Store(), Keys: kr})
+}
+
+// stored reads tenant's channel channelKey as h's projections hold it
+// (sealed), and its config opened with kr.
+func stored(t *testing.T, h *testherald.Herald, kr *secrets.Keyring, tenant, channelKey string) (projections.Channel, map[string]any, error) {
+	t.Helper()
+	ch, err := h.Store().Channel(tenant, channelKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := delivery.OpenChannelConfig(kr, tenant, ch)
+	return ch, cfg, err
 }
 
 // TestChannelSecretsNeverInClear drives every channel and Bridge call
@@ -152,25 +177,13 @@ func TestChannelSecretsNeverInClear(t *testing.T) {
 
 	// The secrets are kept (sealed): the delivery path and the engine can
 	// open the newest ones.
-	kr, _, err := secrets.LoadKeyring(channelEnv(nil), dir, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctl := control.New(control.Config{Log: h.Log(), Store: h.Store(), Keys: kr})
-	ch, err := h.Store().Channel(tenant, "email-smtp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg, err := delivery.OpenChannelConfig(kr, tenant, ch); err != nil || cfg["password"] != password2 {
+	kr, ctl := keyringOf(t, h, nil, dir, true)
+	if _, cfg, err := stored(t, h, kr, tenant, "email-smtp"); err != nil || cfg["password"] != password2 {
 		t.Fatalf("opening the stored config: %v", err)
 	}
 	for name, v := range entrySecrets {
 		channelKey, field, _ := strings.Cut(name, ".")
-		ch, err := h.Store().Channel(tenant, channelKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cfg, err := delivery.OpenChannelConfig(kr, tenant, ch); err != nil || cfg[field] != v {
+		if _, cfg, err := stored(t, h, kr, tenant, channelKey); err != nil || cfg[field] != v {
 			t.Fatalf("opening the stored %s: %v", name, err)
 		}
 	}
@@ -294,19 +307,12 @@ func TestChannelSecretsAcrossMasterKeyRotation(t *testing.T) {
 	}
 
 	h = testherald.Start(t, testherald.Options{DataDir: dir, Env: envB})
-	kr, _, err := secrets.LoadKeyring(channelEnv(envB), dir, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctl := control.New(control.Config{Log: h.Log(), Store: h.Store(), Keys: kr})
-	ch, err := h.Store().Channel(tenant, "email-smtp")
-	if err != nil {
-		t.Fatal(err)
-	}
+	kr, ctl := keyringOf(t, h, envB, dir, false)
+	ch, cfg, err := stored(t, h, kr, tenant, "email-smtp")
 	if !strings.HasPrefix(ch.Sealed["password"], "v1:"+secrets.KeyID(keyA)+":") {
 		t.Fatal("the password was not sealed with key A")
 	}
-	if cfg, err := delivery.OpenChannelConfig(kr, tenant, ch); err != nil || cfg["password"] != password {
+	if err != nil || cfg["password"] != password {
 		t.Fatalf("value sealed with A after B became current: %v", err)
 	}
 	if _, s, err := ctl.BridgeSecret(context.Background(), tenant); err != nil || s != reg.SigningSecret {
@@ -316,11 +322,11 @@ func TestChannelSecretsAcrossMasterKeyRotation(t *testing.T) {
 	if r := h.Do("PATCH", "/v1/channels/email-smtp", key, map[string]any{"config": smtpChannel(password, nil)["config"]}); r.Status != 200 {
 		t.Fatalf("patch: %d %s", r.Status, r.Body)
 	}
-	ch, _ = h.Store().Channel(tenant, "email-smtp")
+	ch, cfg, err = stored(t, h, kr, tenant, "email-smtp")
 	if !strings.HasPrefix(ch.Sealed["password"], "v1:"+secrets.KeyID(keyB)+":") {
 		t.Fatal("the service did not seal with the new current key")
 	}
-	if cfg, err := delivery.OpenChannelConfig(kr, tenant, ch); err != nil || cfg["password"] != password {
+	if err != nil || cfg["password"] != password {
 		t.Fatalf("value sealed with B: %v", err)
 	}
 }

@@ -116,9 +116,5 @@ func (s *Server) patchChannel(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) error {
-	key, err := pathVar(r, "key")
-	if err != nil {
-		return err
-	}
-	return noContent(w, s.deps.Control.DeleteChannel(r.Context(), tenantOf(r.Context()), key))
+	return removeByPath(w, r, "key", s.deps.Control.DeleteChannel)
 }

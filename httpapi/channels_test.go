@@ -73,22 +73,6 @@ func listChannels(t *testing.T, h *testherald.Herald, key string) []channelSafeV
 	return out
 }
 
-// details returns the fields named by an error body's details.
-func details(t *testing.T, r testherald.Response) []string {
-	t.Helper()
-	var b struct {
-		Error struct {
-			Details []struct{ Field, Problem string }
-		}
-	}
-	r.JSON(t, &b)
-	var fields []string
-	for _, d := range b.Error.Details {
-		fields = append(fields, d.Field)
-	}
-	return fields
-}
-
 func TestChannelCatalog(t *testing.T) {
 	h := testherald.Start(t, testherald.Options{})
 	_, key := h.Tenant("Acme")
@@ -251,7 +235,7 @@ func TestChannelValidation(t *testing.T) {
 			if r.Status != c.status || r.ErrorCode() != c.code {
 				t.Fatalf("%d %s", r.Status, r.Body)
 			}
-			if got := details(t, r); !slices.Equal(got, c.fields) {
+			if got := problems(t, r); !slices.Equal(got, c.fields) {
 				t.Fatalf("fields %v, want %v (%s)", got, c.fields, r.Body)
 			}
 		})
@@ -259,7 +243,7 @@ func TestChannelValidation(t *testing.T) {
 	body := withConfig(func(c map[string]any) { c["port"] = "x" })
 	body["priority"] = -3
 	r := h.Do("POST", "/v1/channels", key, body)
-	if got := details(t, r); r.Status != 422 || !slices.Equal(got, []string{"priority", "config.port"}) {
+	if got := problems(t, r); r.Status != 422 || !slices.Equal(got, []string{"priority", "config.port"}) {
 		t.Fatalf("priority and config: %d %s", r.Status, r.Body)
 	}
 	if got := listChannels(t, h, key); len(got) != 0 {
@@ -345,7 +329,7 @@ func TestChannelPatch(t *testing.T) {
 			if r.Status != c.status || r.ErrorCode() != c.code {
 				t.Fatalf("%d %s", r.Status, r.Body)
 			}
-			if got := details(t, r); !slices.Equal(got, c.fields) {
+			if got := problems(t, r); !slices.Equal(got, c.fields) {
 				t.Fatalf("fields %v, want %v", got, c.fields)
 			}
 		})

@@ -231,25 +231,27 @@ func (s *Server) inboxReadAll(w http.ResponseWriter, r *http.Request) error {
 
 // inboxScript is GET /inbox.js: the <herald-inbox> web component.
 func (s *Server) inboxScript(w http.ResponseWriter, _ *http.Request) error {
-	h := w.Header()
-	h.Set("Content-Type", "text/javascript; charset=utf-8")
-	h.Set("Cache-Control", "public, max-age=300")
-	h.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(inboxui.Script)
-	return nil
+	return writeAsset(w, "text/javascript; charset=utf-8", "public, max-age=300", inboxui.Script)
 }
 
 // inboxDemo is GET /inbox/demo: a page showing the component.
 func (s *Server) inboxDemo(w http.ResponseWriter, _ *http.Request) error {
 	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'; "+
 		"connect-src *; frame-ancestors 'none'")
+	return writeAsset(w, "text/html; charset=utf-8", "no-store", inboxui.Demo)
+}
+
+// writeAsset answers 200 with body, a static file of the inbox, of
+// contentType and cached as cache says; a browser never sniffs it into
+// another type.
+func writeAsset(w http.ResponseWriter, contentType, cache string, body []byte) error {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Cache-Control", cache)
+	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(inboxui.Demo)
+	_, _ = w.Write(body)
 	return nil
 }

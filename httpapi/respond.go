@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"time"
@@ -79,4 +80,15 @@ func noContent(w http.ResponseWriter, err error) error {
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// removeByPath answers 204 once remove, a command taking the request's
+// tenant and the path variable name, succeeded: the handler of a DELETE
+// naming its resource by one path variable.
+func removeByPath(w http.ResponseWriter, r *http.Request, name string, remove func(ctx context.Context, tenant, id string) error) error {
+	id, err := pathVar(r, name)
+	if err != nil {
+		return err
+	}
+	return noContent(w, remove(r.Context(), tenantOf(r.Context()), id))
 }

@@ -79,9 +79,5 @@ func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) error {
-	prefix, err := pathVar(r, "prefix")
-	if err != nil {
-		return err
-	}
-	return noContent(w, s.deps.Control.RevokeAPIKey(r.Context(), tenantOf(r.Context()), prefix))
+	return removeByPath(w, r, "prefix", s.deps.Control.RevokeAPIKey)
 }

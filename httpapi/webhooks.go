@@ -101,11 +101,7 @@ func (s *Server) patchWebhook(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathVar(r, "webhookId")
-	if err != nil {
-		return err
-	}
-	return noContent(w, s.deps.Control.DeleteWebhook(r.Context(), tenantOf(r.Context()), id))
+	return removeByPath(w, r, "webhookId", s.deps.Control.DeleteWebhook)
 }
 
 func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {

@@ -104,23 +104,12 @@ func New() *Metrics {
 			Name: "herald_turns_stepped_aside_total",
 			Help: "Turns of runs woken by their timer that put off recording their Bridge answer, so that the next due runs resume first.",
 		}),
-		runsFinished: map[string]prometheus.Counter{},
-		deliveries:   map[string]prometheus.Counter{},
 	}
-	finished := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "herald_runs_finished_total",
-		Help: "Runs this process ended, by final status.",
-	}, []string{"status"})
-	for typ, status := range runEnds {
-		m.runsFinished[typ] = finished.WithLabelValues(status)
-	}
-	deliveries := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "herald_deliveries_total",
-		Help: "Delivery ledger records this process wrote, by status (attempted, sent, failed, skipped).",
-	}, []string{"status"})
-	for typ, status := range deliveryEvents {
-		m.deliveries[typ] = deliveries.WithLabelValues(status)
-	}
+	finished, runsFinished := byStatus("herald_runs_finished_total",
+		"Runs this process ended, by final status.", runEnds)
+	deliveries, deliveriesByType := byStatus("herald_deliveries_total",
+		"Delivery ledger records this process wrote, by status (attempted, sent, failed, skipped).", deliveryEvents)
+	m.runsFinished, m.deliveries = runsFinished, deliveriesByType
 	for _, o := range []string{"2xx", "4xx", "5xx", "error"} {
 		m.bridgeCalls.WithLabelValues(o) // present from the start, at zero
 	}
@@ -129,6 +118,18 @@ func New() *Metrics {
 	m.reg.MustRegister(m.httpRequests, m.httpDuration, m.eventsAppended, m.runsStarted, finished, deliveries,
 		m.bridgeCalls, m.wakeLateness, m.turnsAside, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// byStatus returns a counter vector name labelled by status, and its
+// counter of each event type of statuses (an event type's status), each
+// present from the start at zero.
+func byStatus(name, help string, statuses map[string]string) (*prometheus.CounterVec, map[string]prometheus.Counter) {
+	vec := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{"status"})
+	byType := make(map[string]prometheus.Counter, len(statuses))
+	for typ, status := range statuses {
+		byType[typ] = vec.WithLabelValues(status)
+	}
+	return vec, byType
 }
 
 // Registry returns the registry the instruments live in, to add more.

@@ -398,12 +398,8 @@ func (s *Store) Subscribed(tenant string, ids []string, topics [][]string) ([][]
 }
 
 // Subscribers lists a tenant's subscribers in external id (byte) order.
-func (s *Store) Subscribers(tenant string, p Page) (subs []Subscriber, next string, err error) {
-	err = s.view(func(tx *bolt.Tx) error {
-		subs, next, err = listTenant(tx.Bucket(bucketSubscribers), tenant, p, decodeJSON[Subscriber])
-		return err
-	})
-	return subs, next, err
+func (s *Store) Subscribers(tenant string, p Page) ([]Subscriber, string, error) {
+	return listJSON[Subscriber](s, bucketSubscribers, tenant, p)
 }
 
 // Topic returns one topic of a tenant, or ErrNotFound.
@@ -416,12 +412,8 @@ func (s *Store) Topic(tenant, topicKey string) (Topic, error) {
 }
 
 // Topics lists a tenant's topics in key order.
-func (s *Store) Topics(tenant string, p Page) (topics []Topic, next string, err error) {
-	err = s.view(func(tx *bolt.Tx) error {
-		topics, next, err = listTenant(tx.Bucket(bucketTopics), tenant, p, decodeJSON[Topic])
-		return err
-	})
-	return topics, next, err
+func (s *Store) Topics(tenant string, p Page) ([]Topic, string, error) {
+	return listJSON[Topic](s, bucketTopics, tenant, p)
 }
 
 // Subscription returns the link between a subscriber and a topic, or
@@ -436,34 +428,35 @@ func (s *Store) Subscription(tenant, externalID, topicKey string) (Subscription,
 
 // TopicSubscribers lists the subscriptions of one topic in external id
 // order, or returns ErrNotFound when the topic does not exist.
-func (s *Store) TopicSubscribers(tenant, topicKey string, p Page) (subs []Subscription, next string, err error) {
-	err = s.view(func(tx *bolt.Tx) error {
-		if tx.Bucket(bucketTopics).Get(key(tenant, topicKey)) == nil {
-			return ErrNotFound
-		}
-		subs, next, err = listTenant(tx.Bucket(bucketTopicMembers), scope(tenant, topicKey), p,
-			func(id string, v []byte) (Subscription, bool, error) {
-				var m membership
-				err := json.Unmarshal(v, &m)
-				return Subscription{SubscriberID: id, TopicKey: topicKey, CreatedAt: m.CreatedAt, Seq: m.Seq}, true, err
-			})
-		return err
-	})
-	return subs, next, err
+func (s *Store) TopicSubscribers(tenant, topicKey string, p Page) ([]Subscription, string, error) {
+	return s.memberships(bucketTopics, bucketTopicMembers, tenant, topicKey, p,
+		func(id string) (string, string) { return id, topicKey })
 }
 
 // SubscriberTopics lists the subscriptions of one subscriber in topic key
 // order, or returns ErrNotFound when the subscriber does not exist.
-func (s *Store) SubscriberTopics(tenant, externalID string, p Page) (subs []Subscription, next string, err error) {
+func (s *Store) SubscriberTopics(tenant, externalID string, p Page) ([]Subscription, string, error) {
+	return s.memberships(bucketSubscribers, bucketSubscriberTopics, tenant, externalID, p,
+		func(topic string) (string, string) { return externalID, topic })
+}
+
+// memberships lists the subscriptions of owner (a topic or a subscriber,
+// whose rows are in the bucket owners) from index, the membership bucket
+// keyed by owner then by the other side; pair names the subscriber and
+// the topic of each row from its other side. ErrNotFound when owner does
+// not exist.
+func (s *Store) memberships(owners, index []byte, tenant, owner string, p Page,
+	pair func(other string) (subscriberID, topicKey string)) (subs []Subscription, next string, err error) {
 	err = s.view(func(tx *bolt.Tx) error {
-		if tx.Bucket(bucketSubscribers).Get(key(tenant, externalID)) == nil {
+		if tx.Bucket(owners).Get(key(tenant, owner)) == nil {
 			return ErrNotFound
 		}
-		subs, next, err = listTenant(tx.Bucket(bucketSubscriberTopics), scope(tenant, externalID), p,
-			func(topic string, v []byte) (Subscription, bool, error) {
+		subs, next, err = listTenant(tx.Bucket(index), scope(tenant, owner), p,
+			func(other string, v []byte) (Subscription, bool, error) {
 				var m membership
 				err := json.Unmarshal(v, &m)
-				return Subscription{SubscriberID: externalID, TopicKey: topic, CreatedAt: m.CreatedAt, Seq: m.Seq}, true, err
+				id, topic := pair(other)
+				return Subscription{SubscriberID: id, TopicKey: topic, CreatedAt: m.CreatedAt, Seq: m.Seq}, true, err
 			})
 		return err
 	})

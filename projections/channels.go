@@ -1,7 +1,6 @@
 package projections
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/heraldhq/herald/eventlog"
@@ -91,16 +90,7 @@ func (s *Store) Channel(tenant, channelKey string) (Channel, error) {
 // Channels returns every channel of a tenant, enabled or not, in
 // channelKey order (an empty slice when there is none).
 func (s *Store) Channels(tenant string) ([]Channel, error) {
-	out := []Channel{}
-	err := s.view(func(tx *bolt.Tx) error {
-		// A tenant has at most one channel per catalog entry: no paging.
-		all, _, err := listTenant(tx.Bucket(bucketChannels), tenant, Page{Limit: 1 << 30},
-			func(_ string, v []byte) (Channel, bool, error) {
-				var ch Channel
-				return ch, true, json.Unmarshal(v, &ch)
-			})
-		out = append(out, all...)
-		return err
-	})
-	return out, err
+	// A tenant has at most one channel per catalog entry: no paging.
+	all, _, err := listJSON[Channel](s, bucketChannels, tenant, Page{Limit: 1 << 30})
+	return append([]Channel{}, all...), err
 }

@@ -13,24 +13,7 @@ func (s *Store) CatchUp(ctx context.Context, log *eventlog.Log) error {
 	if err != nil {
 		return err
 	}
-	if s.Applied() >= target {
-		return nil
-	}
-	tail, err := log.Tail(ctx, eventlog.TailOptions{After: s.Applied()})
-	if err != nil {
-		return err
-	}
-	defer tail.Stop()
-	for s.Applied() < target {
-		evs, err := tail.Next(ctx, 4096)
-		if err != nil {
-			return err
-		}
-		if err := s.ApplyBatch(evs); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.CatchUpTo(ctx, log, target)
 }
 
 // CatchUpTo applies events until the store has applied every event up to

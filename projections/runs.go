@@ -61,9 +61,9 @@ var runEventTypes = map[string]bool{
 func runModels() (map[string]applyFunc, [][]byte) {
 	h := map[string]applyFunc{
 		events.TriggerAccepted:         decoded(applyTriggerAccepted),
-		events.NotificationsReceived:   applyNotificationsReceived,
-		events.NotificationsDispatched: applyNotificationsDispatched,
-		events.FanoutCompleted:         applyFanoutCompleted,
+		events.NotificationsReceived:   ofTransaction(applyNotificationsReceived),
+		events.NotificationsDispatched: ofTransaction(applyNotificationsDispatched),
+		events.FanoutCompleted:         ofTransaction(applyFanoutCompleted),
 	}
 	return h, [][]byte{bucketRuns, bucketRunsByTxn, bucketTxns, bucketNotifs}
 }
@@ -226,6 +226,18 @@ func copyState(s *runstate.State) *runstate.State {
 	return &c
 }
 
+// ofTransaction is decoded for the events of a transaction's subject:
+// apply is given the transaction's id as well.
+func ofTransaction[D any](apply func(tx *bolt.Tx, ev eventlog.Event, txn string, d D) error) applyFunc {
+	return decoded(func(tx *bolt.Tx, ev eventlog.Event, d D) error {
+		txn, err := txnOf(ev)
+		if err != nil {
+			return err
+		}
+		return apply(tx, ev, txn, d)
+	})
+}
+
 func txnOf(ev eventlog.Event) (string, error) {
 	_, _, txn, err := eventlog.ParseSubject(ev.Subject)
 	return txn, err
@@ -251,15 +263,7 @@ func applyTriggerAccepted(tx *bolt.Tx, ev eventlog.Event, d events.TriggerAccept
 		WorkflowID: d.WorkflowID, Status: events.NotificationReceived, CreatedAt: ev.At})
 }
 
-func applyNotificationsReceived(tx *bolt.Tx, ev eventlog.Event) error {
-	txn, err := txnOf(ev)
-	if err != nil {
-		return err
-	}
-	var d events.NotificationsReceivedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyNotificationsReceived(tx *bolt.Tx, ev eventlog.Event, txn string, d events.NotificationsReceivedData) error {
 	b := appendBucket(tx, bucketNotifs)
 	for _, sub := range d.SubscriberIDs {
 		k := key(ev.TenantID, txn+"\x00"+sub)
@@ -275,15 +279,7 @@ func applyNotificationsReceived(tx *bolt.Tx, ev eventlog.Event) error {
 	return nil
 }
 
-func applyNotificationsDispatched(tx *bolt.Tx, ev eventlog.Event) error {
-	txn, err := txnOf(ev)
-	if err != nil {
-		return err
-	}
-	var d events.NotificationsDispatchedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyNotificationsDispatched(tx *bolt.Tx, ev eventlog.Event, txn string, d events.NotificationsDispatchedData) error {
 	b := appendBucket(tx, bucketNotifs)
 	for _, r := range d.Runs {
 		k := key(ev.TenantID, txn+"\x00"+r.SubscriberID)
@@ -302,15 +298,7 @@ func applyNotificationsDispatched(tx *bolt.Tx, ev eventlog.Event) error {
 	return nil
 }
 
-func applyFanoutCompleted(tx *bolt.Tx, ev eventlog.Event) error {
-	txn, err := txnOf(ev)
-	if err != nil {
-		return err
-	}
-	var d events.FanoutCompletedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyFanoutCompleted(tx *bolt.Tx, ev eventlog.Event, txn string, d events.FanoutCompletedData) error {
 	b := tx.Bucket(bucketTxns)
 	var t Transaction
 	if ok, err := getJSON(b, key(ev.TenantID, txn), &t); err != nil || !ok {

@@ -631,6 +631,15 @@ func getOne[T any](s *Store, bucket, k []byte) (T, error) {
 	return v, err
 }
 
+// listJSON lists a page of tenant's JSON values of bucket, in key order.
+func listJSON[T any](s *Store, bucket []byte, tenant string, p Page) (rows []T, next string, err error) {
+	err = s.view(func(tx *bolt.Tx) error {
+		rows, next, err = listTenant(tx.Bucket(bucket), tenant, p, decodeJSON[T])
+		return err
+	})
+	return rows, next, err
+}
+
 // appendFill is the fill of the pages of buckets whose keys mostly grow.
 const appendFill = 0.9
 

@@ -212,15 +212,8 @@ func (s *Store) Webhook(tenant, id string) (Webhook, error) {
 }
 
 // Webhooks returns a page of the tenant's endpoints in id order.
-func (s *Store) Webhooks(tenant string, p Page) (rows []Webhook, next string, err error) {
-	err = s.view(func(tx *bolt.Tx) error {
-		rows, next, err = listTenant(tx.Bucket(bucketWebhooks), tenant, p, func(_ string, v []byte) (Webhook, bool, error) {
-			var w Webhook
-			return w, true, json.Unmarshal(v, &w)
-		})
-		return err
-	})
-	return rows, next, err
+func (s *Store) Webhooks(tenant string, p Page) ([]Webhook, string, error) {
+	return listJSON[Webhook](s, bucketWebhooks, tenant, p)
 }
 
 // WebhookCount returns how many endpoints the tenant has.

@@ -309,28 +309,10 @@ func (d *Dispatcher) take(ctx context.Context, m jetstream.Msg) {
 			}
 			d.mu.Unlock()
 		}()
-		stop := keepAlive(m, d.cfg.AckWait/3)
+		stop := eventlog.KeepAlive(m, d.cfg.AckWait/3)
 		defer stop()
 		d.send(ctx, m, wm)
 	}()
-}
-
-// keepAlive tells the server every period that m is still being worked
-// on, until the returned stop is called.
-func keepAlive(m jetstream.Msg, period time.Duration) (stop func()) {
-	t := time.NewTicker(period)
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-t.C:
-				_ = m.InProgress()
-			case <-done:
-				return
-			}
-		}
-	}()
-	return func() { t.Stop(); close(done) }
 }
 
 // send makes one attempt of wm and settles m: acknowledged once the

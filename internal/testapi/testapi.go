@@ -223,11 +223,7 @@ type Tenant struct {
 // CreateTenant creates a tenant; c must hold the admin token. An answer
 // other than 201 is an error.
 func (c *Client) CreateTenant(ctx context.Context, name string) (Tenant, error) {
-	var t Tenant
-	if err := c.expect(ctx, http.MethodPost, "/v1/admin/tenants", map[string]string{"name": name}, &t, http.StatusCreated); err != nil {
-		return Tenant{}, err
-	}
-	return t, nil
+	return expectAs[Tenant](ctx, c, http.MethodPost, "/v1/admin/tenants", map[string]string{"name": name}, http.StatusCreated)
 }
 
 // Binding is the answer of PUT /v1/bridge.
@@ -239,11 +235,18 @@ type Binding struct {
 // BindBridge points the tenant's Bridge at webhookURL (PUT /v1/bridge),
 // which issues a new signing secret. An answer other than 200 is an error.
 func (c *Client) BindBridge(ctx context.Context, webhookURL string) (Binding, error) {
-	var b Binding
-	if err := c.expect(ctx, http.MethodPut, "/v1/bridge", map[string]string{"webhookUrl": webhookURL}, &b, http.StatusOK); err != nil {
-		return Binding{}, err
+	return expectAs[Binding](ctx, c, http.MethodPut, "/v1/bridge", map[string]string{"webhookUrl": webhookURL}, http.StatusOK)
+}
+
+// expectAs is expect decoding the answer into a T: the zero T with an
+// error.
+func expectAs[T any](ctx context.Context, c *Client, method, path string, body any, want int) (T, error) {
+	var out T
+	if err := c.expect(ctx, method, path, body, &out, want); err != nil {
+		var zero T
+		return zero, err
 	}
-	return b, nil
+	return out, nil
 }
 
 // expect is Do that also refuses a 2xx answer other than want.
