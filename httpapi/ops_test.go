@@ -24,11 +24,21 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 	h.Do("GET", "/v1/subscribers/nobody", key, nil)
 	h.Do("GET", "/no/such/route/42", key, nil)
-	r := h.Do("GET", "/metrics", "", nil)
-	if r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/plain") {
-		t.Fatalf("GET /metrics: %d %s", r.Status, r.Header.Get("Content-Type"))
+	// The work consumers' gauges are sampled from NATS at scrape time
+	// (a 2 s bound, left out of a scrape that misses it) once the engine
+	// made its consumers: scrape until they are there; the deadline
+	// guards against a hang only.
+	var body string
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		r := h.Do("GET", "/metrics", "", nil)
+		if r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/plain") {
+			t.Fatalf("GET /metrics: %d %s", r.Status, r.Header.Get("Content-Type"))
+		}
+		body = string(r.Body)
+		if strings.Contains(body, `herald_work_pending_messages{consumer="herald-runs"}`) || time.Now().After(deadline) {
+			break
+		}
 	}
-	body := string(r.Body)
 	for _, want := range []string{
 		`herald_http_requests_total{method="PUT",route="/v1/subscribers/{externalId}",status="201"} 1`,
 		`herald_http_requests_total{method="GET",route="/v1/subscribers/{externalId}",status="404"} 1`,
