@@ -107,6 +107,7 @@ func TestSurvivorKeepsWorkingAcrossTheLossOfItsNATSNode(t *testing.T) {
 			accepted.Round(time.Millisecond), perRound, time.Since(lost).Round(time.Millisecond))
 		nc.Start(node)
 		nc.WaitReady(time.Minute)
+		nc.WaitStreamsCurrent(a.Log().JetStream(), 2*time.Minute)
 	}
 	if n := mail.Inbox().Len(); n != rounds*perRound {
 		t.Fatalf("%d messages, want %d", n, rounds*perRound)

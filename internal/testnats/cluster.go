@@ -1,6 +1,7 @@
 package testnats
 
 import (
+	"context"
 	"fmt"
 	"github.com/heraldhq/herald/internal/testnet"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/embedded"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Cluster is a JetStream route cluster of embedded servers on loopback,
@@ -89,5 +91,43 @@ func (c *Cluster) WaitReady(timeout time.Duration) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
+	}
+}
+
+// WaitStreamsCurrent waits until every stream js sees has a leader and
+// every replica current and caught up, as an operator waits between the
+// restarts of a rolling upgrade: losing another node while a replica still
+// catches up is the loss of two, which three replicas do not survive. The
+// timeout guards against a hang.
+func (c *Cluster) WaitStreamsCurrent(js jetstream.JetStream, timeout time.Duration) {
+	c.tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		lagging := ""
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		lister := js.ListStreams(ctx)
+		for info := range lister.Info() {
+			cl := info.Cluster
+			if cl == nil {
+				continue
+			}
+			if cl.Leader == "" || len(cl.Replicas) < info.Config.Replicas-1 {
+				lagging = info.Config.Name + ": no leader or replicas missing"
+			}
+			for _, r := range cl.Replicas {
+				if !r.Current || r.Lag > 0 {
+					lagging = info.Config.Name + ": replica " + r.Name + " catching up"
+				}
+			}
+		}
+		err := lister.Err()
+		cancel()
+		if err == nil && lagging == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.tb.Fatalf("streams not current: %s %v", lagging, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
