@@ -50,6 +50,7 @@ type Consumption struct {
 	taken  atomic.Uint64 // messages handed to Handler
 	busy   atomic.Int32  // Handler calls under way
 	kick   chan string   // a reason to start the consumption anew
+	check  chan struct{} // heartbeats missed: is the consumer still there?
 	mu     sync.Mutex
 	cc     jetstream.ConsumeContext
 	cons   jetstream.Consumer
@@ -76,7 +77,7 @@ func Consume(ctx context.Context, js jetstream.JetStream, d Durable) (*Consumpti
 	if d.StallAfter <= 0 {
 		d.StallAfter = DefaultStallAfter
 	}
-	c := &Consumption{d: d, js: js, done: make(chan struct{}), kick: make(chan string, 1)}
+	c := &Consumption{d: d, js: js, done: make(chan struct{}), kick: make(chan string, 1), check: make(chan struct{}, 1)}
 	if err := c.start(ctx); err != nil {
 		return nil, err
 	}
@@ -172,6 +173,13 @@ func (c *Consumption) failed(_ jetstream.ConsumeContext, err error) {
 		case c.kick <- err.Error():
 		default:
 		}
+	case errors.Is(err, jetstream.ErrNoHeartbeat):
+		// The library pulls again; whether the consumer is still there
+		// to answer is watch's to ask.
+		select {
+		case c.check <- struct{}{}:
+		default:
+		}
 	case errors.Is(err, nats.ErrConnectionClosed):
 		// The connection is gone for good: the service reports it.
 	default:
@@ -194,6 +202,11 @@ func (c *Consumption) watch(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case reason = <-c.kick:
+		case <-c.check:
+			if !c.gone(ctx) {
+				continue
+			}
+			reason = "its consumer is gone"
 		case now := <-tick.C:
 			if n := c.taken.Load(); n != last || c.busy.Load() > 0 {
 				last, quietSince = n, now
@@ -216,6 +229,18 @@ func (c *Consumption) watch(ctx context.Context) {
 		}
 		last, quietSince = c.taken.Load(), time.Now()
 	}
+}
+
+// gone reports whether the server answers that the consumer does not
+// exist.
+func (c *Consumption) gone(ctx context.Context) bool {
+	c.mu.Lock()
+	cons := c.cons
+	c.mu.Unlock()
+	try, cancel := context.WithTimeout(ctx, attemptTimeout)
+	defer cancel()
+	_, err := cons.Info(try)
+	return errors.Is(err, jetstream.ErrConsumerNotFound)
 }
 
 // deliverable reports whether the server holds messages for the consumer
