@@ -40,14 +40,28 @@ type Error struct {
 func (e *Error) Error() string { return e.Message }
 func (e *Error) Unwrap() error { return e.Kind }
 
-// New returns an *Error of kind with code and message.
-func New(kind error, code, message string) *Error {
-	return &Error{Kind: kind, Code: code, Message: message}
+// New returns an *Error with code and message, of the kind of the
+// code's status in the table: a code is answered with one status, so its
+// kind is never chosen by the caller.
+func New(code, message string) *Error {
+	return &Error{Kind: kindOf(Status(code)), Code: code, Message: message}
 }
 
-// Errorf returns an *Error of kind with code and a formatted message.
-func Errorf(kind error, code, format string, args ...any) *Error {
-	return &Error{Kind: kind, Code: code, Message: fmt.Sprintf(format, args...)}
+// Errorf returns an *Error with code and a formatted message, of the kind
+// of the code's status, as New.
+func Errorf(code, format string, args ...any) *Error {
+	return New(code, fmt.Sprintf(format, args...))
+}
+
+// Missing returns an *Error of kind ErrNotFound with code and message,
+// whatever the code's own status: for a read of something that does not
+// exist yet, where the code says why. It is the one road by which a code
+// is answered with a status other than its own, and GET /v1/bridge its
+// one user: reading a binding not yet made is reading a missing resource
+// (404), while a command that needs the binding is refused by the state
+// (CodeBridgeNotConfigured's 409).
+func Missing(code, message string) *Error {
+	return &Error{Kind: ErrNotFound, Code: code, Message: message}
 }
 
 // FieldProblem names one bad field by its dotted path, e.g. config.port
@@ -89,5 +103,5 @@ func (p Problems) Err() error {
 	if len(p) == 0 {
 		return nil
 	}
-	return &ValidationError{Code: "validation_failed", Problems: p}
+	return &ValidationError{Code: CodeValidationFailed, Problems: p}
 }

@@ -7,7 +7,7 @@ import (
 )
 
 func TestKindsSurviveWrapping(t *testing.T) {
-	err := fmt.Errorf("trigger: %w", Errorf(ErrConflict, "run_finished", "run %s is finished", "r1"))
+	err := fmt.Errorf("trigger: %w", Errorf(CodeRunFinished, "run %s is finished", "r1"))
 	if !errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
 		t.Fatalf("kind lost or confused: %v", err)
 	}

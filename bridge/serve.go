@@ -153,14 +153,14 @@ var statusOf = []struct {
 	{wire.ErrInvalidHeader, http.StatusUnauthorized, "unauthorized"},
 	{wire.ErrNoValidSignature, http.StatusUnauthorized, "unauthorized"},
 	{wire.ErrStale, http.StatusUnauthorized, "unauthorized"},
-	{errReplayed, http.StatusConflict, "replayed"},
+	{errReplayed, http.StatusConflict, wire.CodeReplayed},
 	{errBodyTooLarge, http.StatusRequestEntityTooLarge, "body_too_large"},
 	{errInvalidJSON, http.StatusBadRequest, "invalid_json"},
 	{errUnknownAction, http.StatusBadRequest, "unknown_action"},
 	{errInvalidRequest, http.StatusBadRequest, "invalid_request"},
 	{errWorkflowNotFound, http.StatusNotFound, "workflow_not_found"},
-	{ErrNondeterministic, http.StatusUnprocessableEntity, "nondeterministic"},
-	{ErrDuplicateStepID, http.StatusUnprocessableEntity, "duplicate_step_id"},
+	{ErrNondeterministic, http.StatusUnprocessableEntity, wire.CodeNondeterministic},
+	{ErrDuplicateStepID, http.StatusUnprocessableEntity, wire.CodeDuplicateStepID},
 }
 
 // classify turns the error of a request into its status and error body.

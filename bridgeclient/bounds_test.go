@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/bridge/wire"
 	"github.com/heraldhq/herald/bridgeclient"
 )
@@ -46,7 +47,7 @@ func TestClientBoundsFailTerminally(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if o.Kind != bridgeclient.OutcomeTerminal || o.Code != bridgeclient.CodeInvalidStep || o.Step != nil || len(o.Message) > 1100 {
+			if o.Kind != bridgeclient.OutcomeTerminal || o.Code != apierr.CodeInvalidStep || o.Step != nil || len(o.Message) > 1100 {
 				t.Fatalf("got kind %v code %q step %v message %.200q", o.Kind, o.Code, o.Step, o.Message)
 			}
 		})

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/bridge/wire"
 	"github.com/heraldhq/herald/egress"
 )
@@ -80,7 +81,7 @@ func (c *Client) Execute(ctx context.Context, url, secret string, req wire.Execu
 	case rep.err != nil:
 		o = unreachable(rep.status, rep.err)
 	case rep.tooLarge:
-		o = Outcome{Kind: OutcomeTerminal, HTTPStatus: rep.status, Code: CodeInvalidStep,
+		o = Outcome{Kind: OutcomeTerminal, HTTPStatus: rep.status, Code: apierr.CodeInvalidStep,
 			Message: fmt.Sprintf("the bridge answered more than %d bytes", MaxAnswerBytes)}
 	default:
 		o = outcomeOf(rep.status, rep.body)

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/bridge/wire"
 	"github.com/heraldhq/herald/bridgeclient"
@@ -378,7 +379,7 @@ func TestClientFollowsNoRedirect(t *testing.T) {
 	defer redirector.Close()
 	c := bridgeclient.Client{HTTP: &http.Client{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	o, err := c.Execute(context.Background(), redirector.URL, testKey, wire.ExecuteRequest{WorkflowID: "wf"})
-	if err != nil || o.Kind != bridgeclient.OutcomeTerminal || o.Code != bridgeclient.CodeBridgeRejected || o.HTTPStatus != 307 {
+	if err != nil || o.Kind != bridgeclient.OutcomeTerminal || o.Code != apierr.CodeBridgeRejected || o.HTTPStatus != 307 {
 		t.Fatalf("Execute = %+v, %v", o, err)
 	}
 	if _, err := c.Discover(context.Background(), redirector.URL, testKey); !errors.Is(err, bridgeclient.ErrRejected) || !strings.Contains(err.Error(), "307") {
@@ -401,7 +402,7 @@ func TestClientEgressRefusedIsTerminal(t *testing.T) {
 	}}}
 	c := bridgeclient.Client{HTTP: hc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	o, err := c.Execute(context.Background(), "http://internal.example/", testKey, wire.ExecuteRequest{WorkflowID: "wf"})
-	if err != nil || o.Kind != bridgeclient.OutcomeTerminal || o.Code != bridgeclient.CodeEgressRefused || strings.Contains(o.Message, "127.0.0.1") {
+	if err != nil || o.Kind != bridgeclient.OutcomeTerminal || o.Code != apierr.CodeEgressRefused || strings.Contains(o.Message, "127.0.0.1") {
 		t.Fatalf("Execute = %+v, %v", o, err)
 	}
 	if _, err := c.Discover(context.Background(), "http://internal.example/", testKey); !errors.Is(err, bridgeclient.ErrUnreachable) || strings.Contains(err.Error(), "127.0.0.1") {
@@ -492,7 +493,7 @@ func TestRejectionNamesTheStatus(t *testing.T) {
 		{307, ``, "bridge answered 307: redirects are not followed"},
 	} {
 		o, err := c.Execute(ctx, answering(t, tt.status, tt.body), testKey, wire.ExecuteRequest{WorkflowID: "wf"})
-		if err != nil || o.Code != bridgeclient.CodeBridgeRejected || o.Message != tt.want {
+		if err != nil || o.Code != apierr.CodeBridgeRejected || o.Message != tt.want {
 			t.Errorf("execute answered %d: %+v %v, want bridge_rejected %q", tt.status, o, err, tt.want)
 		}
 	}
@@ -564,7 +565,7 @@ func TestClientLogsNoURLSecrets(t *testing.T) {
 	c := bridgeclient.Client{Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	ctx := context.Background()
 	o, err := c.Execute(ctx, url, testKey, wire.ExecuteRequest{WorkflowID: "wf", RunID: "run_1"})
-	if err != nil || o.Code != bridgeclient.CodeBridgeUnreachable {
+	if err != nil || o.Code != apierr.CodeBridgeUnreachable {
 		t.Fatalf("Execute: %+v, %v", o, err)
 	}
 	if _, err := c.Discover(ctx, url, testKey); !errors.Is(err, bridgeclient.ErrUnreachable) {

@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/bridge/wire"
 	"github.com/heraldhq/herald/egress"
 )
@@ -45,27 +46,6 @@ func (k OutcomeKind) String() string {
 	}
 	return fmt.Sprintf("OutcomeKind(%d)", int(k))
 }
-
-// Codes of an [Outcome] (and, for the shared ones, of a Bridge's error body).
-const (
-	// Terminal.
-	CodeBridgeUnauthorized = "bridge_unauthorized" // 401
-	CodeWorkflowNotFound   = "workflow_not_found"  // 404
-	CodeNondeterministic   = "nondeterministic"    // 422
-	CodeDuplicateStepID    = "duplicate_step_id"   // 422
-	CodeBridgeBadRequest   = "bridge_bad_request"  // 400
-	CodeBridgeRejected     = "bridge_rejected"     // any other 4xx; a 422 without a usable code; a 3xx
-	CodeInvalidStep        = "invalid_step"        // an answer over a bound (see MaxIDChars)
-	CodeEgressRefused      = "egress_refused"      // the address is refused by the server's egress policy
-	// Retryable.
-	CodeStepFailed        = "step_failed"           // 500 naming the failed step
-	CodeBridgeError       = "bridge_error"          // another 5xx, 408, 425, 429, 409 replayed
-	CodeBridgeUnreachable = "bridge_unreachable"    // no answer: network error, timeout
-	CodeInvalidAnswer     = "bridge_invalid_answer" // a 200 that is not a valid answer; 1xx
-)
-
-// codeReplayed is the error code of a Bridge's 409: a replayed request.
-const codeReplayed = "replayed"
 
 // Outcome classifies the answer to an execute call.
 //
@@ -128,7 +108,7 @@ func outcomeOf(status int, body []byte) Outcome {
 		var a wire.ExecuteAnswer
 		if err := json.Unmarshal(body, &a); err != nil {
 			if why := rawOverBound(body); why != "" {
-				o.Kind, o.Code, o.Message = OutcomeTerminal, CodeInvalidStep, why
+				o.Kind, o.Code, o.Message = OutcomeTerminal, apierr.CodeInvalidStep, why
 				return o
 			}
 			return invalidAnswer(o, fmt.Sprintf("not an execute answer: %v", err))
@@ -142,7 +122,7 @@ func outcomeOf(status int, body []byte) Outcome {
 				return invalidAnswer(o, `status "step" without a step`)
 			}
 			if err := bounds(a.Step); err != nil {
-				o.Kind, o.Code, o.Message = OutcomeTerminal, CodeInvalidStep, clip(err.Error())
+				o.Kind, o.Code, o.Message = OutcomeTerminal, apierr.CodeInvalidStep, clip(err.Error())
 				return o
 			}
 			if err := check(a.Step); err != nil {
@@ -152,44 +132,44 @@ func outcomeOf(status int, body []byte) Outcome {
 			return o
 		}
 		if !validID(a.Status) {
-			o.Kind, o.Code, o.Message = OutcomeTerminal, CodeInvalidStep, "invalid answer from the bridge: status is over its bound"
+			o.Kind, o.Code, o.Message = OutcomeTerminal, apierr.CodeInvalidStep, "invalid answer from the bridge: status is over its bound"
 			return o
 		}
 		return invalidAnswer(o, fmt.Sprintf("unknown status %q", a.Status))
 	case status == http.StatusUnauthorized:
-		return fail(OutcomeTerminal, CodeBridgeUnauthorized)
+		return fail(OutcomeTerminal, apierr.CodeBridgeUnauthorized)
 	case status == http.StatusNotFound:
-		return fail(OutcomeTerminal, CodeWorkflowNotFound)
+		return fail(OutcomeTerminal, apierr.CodeWorkflowNotFound)
 	case status == http.StatusUnprocessableEntity:
 		if hasInfo && codePattern.MatchString(info.Code) {
 			return fail(OutcomeTerminal, info.Code)
 		}
-		return fail(OutcomeTerminal, CodeBridgeRejected)
+		return fail(OutcomeTerminal, apierr.CodeBridgeRejected)
 	case status == http.StatusBadRequest:
-		return fail(OutcomeTerminal, CodeBridgeBadRequest)
+		return fail(OutcomeTerminal, apierr.CodeBridgeBadRequest)
 	case status == http.StatusRequestTimeout, status == http.StatusTooEarly, status == http.StatusTooManyRequests:
-		return fail(OutcomeRetryable, CodeBridgeError)
-	case status == http.StatusConflict && hasInfo && info.Code == codeReplayed:
+		return fail(OutcomeRetryable, apierr.CodeBridgeError)
+	case status == http.StatusConflict && hasInfo && info.Code == wire.CodeReplayed:
 		// Another process sent the same bytes in the same second: the
 		// next attempt is signed afresh.
-		return fail(OutcomeRetryable, CodeBridgeError)
+		return fail(OutcomeRetryable, apierr.CodeBridgeError)
 	case status >= 400 && status < 500:
-		return fail(OutcomeTerminal, CodeBridgeRejected)
+		return fail(OutcomeTerminal, apierr.CodeBridgeRejected)
 	case status == http.StatusInternalServerError && hasInfo && !validID(info.StepID):
-		o.Kind, o.Code = OutcomeTerminal, CodeInvalidStep
+		o.Kind, o.Code = OutcomeTerminal, apierr.CodeInvalidStep
 		o.Message = fmt.Sprintf("the bridge named a failed step by an id over %d characters", MaxIDChars)
 		return o
 	case status == http.StatusInternalServerError && hasInfo && info.StepID != "":
 		o.StepID = info.StepID
-		return thrown(fail(OutcomeRetryable, CodeStepFailed), body)
+		return thrown(fail(OutcomeRetryable, apierr.CodeStepFailed), body)
 	case status == http.StatusInternalServerError:
-		return thrown(fail(OutcomeRetryable, CodeBridgeError), body)
+		return thrown(fail(OutcomeRetryable, apierr.CodeBridgeError), body)
 	case status >= 500 && status < 600:
-		return fail(OutcomeRetryable, CodeBridgeError)
+		return fail(OutcomeRetryable, apierr.CodeBridgeError)
 	case status >= 300 && status < 400:
-		return fail(OutcomeTerminal, CodeBridgeRejected)
+		return fail(OutcomeTerminal, apierr.CodeBridgeRejected)
 	}
-	return fail(OutcomeRetryable, CodeInvalidAnswer)
+	return fail(OutcomeRetryable, apierr.CodeBridgeInvalidAnswer)
 }
 
 // MaxBridgeMessageChars bounds, in characters, the Bridge's own message
@@ -274,7 +254,7 @@ func answered(status int) string {
 }
 
 func invalidAnswer(o Outcome, why string) Outcome {
-	o.Kind, o.Code = OutcomeRetryable, CodeInvalidAnswer
+	o.Kind, o.Code = OutcomeRetryable, apierr.CodeBridgeInvalidAnswer
 	o.Message = fmt.Sprintf("invalid answer from the bridge (status %d)", o.HTTPStatus)
 	o.Detail = clip("invalid answer from the bridge: " + why)
 	return o
@@ -283,13 +263,13 @@ func invalidAnswer(o Outcome, why string) Outcome {
 // unreachable is the outcome of a call that got no whole answer; status is 0
 // when none at all came back.
 func unreachable(status int, err error) Outcome {
-	o := Outcome{Kind: OutcomeRetryable, HTTPStatus: status, Code: CodeBridgeUnreachable,
+	o := Outcome{Kind: OutcomeRetryable, HTTPStatus: status, Code: apierr.CodeBridgeUnreachable,
 		Message: "bridge unreachable: no answer", Detail: clip(egress.LogText(err))}
 	if status != 0 {
 		o.Message = fmt.Sprintf("bridge unreachable: the answer (status %d) was cut off", status)
 	}
 	if egressRefused(err) {
-		o.Kind, o.Code, o.Message = OutcomeTerminal, CodeEgressRefused, msgEgressRefused
+		o.Kind, o.Code, o.Message = OutcomeTerminal, apierr.CodeEgressRefused, msgEgressRefused
 	}
 	return o
 }
@@ -377,7 +357,7 @@ func check(s *wire.Step) error {
 }
 
 // Bounds on what a Bridge answers. An answer over one of them fails the
-// run terminally with [CodeInvalidStep]: retrying would only get the same
+// run terminally with [apierr.CodeInvalidStep]: retrying would only get the same
 // answer, and the engine could not record it (event subjects and messages
 // have hard limits). The outcome's message names the field and the sizes,
 // never the text that broke the bound.

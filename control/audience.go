@@ -101,14 +101,14 @@ func parseOptionalText(p *apierr.Problems, field string, raw json.RawMessage, ma
 
 func subscriberErr(err error, externalID string) error {
 	if errors.Is(err, projections.ErrNotFound) {
-		return apierr.Errorf(apierr.ErrNotFound, "subscriber_not_found", "subscriber %q does not exist", externalID)
+		return apierr.Errorf(apierr.CodeSubscriberNotFound, "subscriber %q does not exist", externalID)
 	}
 	return err
 }
 
 func topicErr(err error, key string) error {
 	if errors.Is(err, projections.ErrNotFound) {
-		return apierr.Errorf(apierr.ErrNotFound, "topic_not_found", "topic %q does not exist", key)
+		return apierr.Errorf(apierr.CodeTopicNotFound, "topic %q does not exist", key)
 	}
 	return err
 }

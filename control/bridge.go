@@ -186,5 +186,5 @@ func (b *BridgeSecrets) BridgeSecret(ctx context.Context, tenant string) (webhoo
 }
 
 func bridgeNotConfigured() error {
-	return apierr.Errorf(apierr.ErrNotFound, "bridge_not_configured", "no Bridge is registered: PUT /v1/bridge first")
+	return apierr.Missing(apierr.CodeBridgeNotConfigured, "no Bridge is registered: PUT /v1/bridge first")
 }

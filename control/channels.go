@@ -117,7 +117,7 @@ func (c *Control) ConfigureChannel(ctx context.Context, tenant string, in Channe
 // has no such channel; a *apierr.ValidationError naming config fields.
 func (c *Control) UpdateChannel(ctx context.Context, tenant, channelKey string, patch ChannelPatch) (projections.Channel, error) {
 	if len(patch.Config) == 0 && patch.Enabled == nil {
-		return projections.Channel{}, apierr.Errorf(apierr.ErrBadRequest, "empty_patch", "a patch needs config, enabled or both")
+		return projections.Channel{}, apierr.Errorf(apierr.CodeEmptyPatch, "a patch needs config, enabled or both")
 	}
 	entry, known := delivery.LookupChannel(channelKey)
 	if !known {
@@ -230,9 +230,9 @@ func (c *Control) sealConfig(ctx context.Context, tenant string, entry delivery.
 // unknownChannel does not quote the key: a request body's values are
 // never echoed.
 func unknownChannel() error {
-	return apierr.Errorf(apierr.ErrNotFound, "unknown_channel", "channelKey names no entry of the channel catalog (see GET /v1/channels/catalog)")
+	return apierr.Errorf(apierr.CodeUnknownChannel, "channelKey names no entry of the channel catalog (see GET /v1/channels/catalog)")
 }
 
 func channelNotFound(key string) error {
-	return apierr.Errorf(apierr.ErrNotFound, "channel_not_found", "no channel %.64q is configured", key)
+	return apierr.Errorf(apierr.CodeChannelNotFound, "no channel %.64q is configured", key)
 }

@@ -252,7 +252,7 @@ func (c *Control) MarkAllInboxRead(ctx context.Context, tenant, externalID strin
 
 func messageErr(err error, messageID string) error {
 	if errors.Is(err, projections.ErrNotFound) {
-		return apierr.Errorf(apierr.ErrNotFound, "message_not_found", "message %q does not exist", truncateID(messageID))
+		return apierr.Errorf(apierr.CodeMessageNotFound, "message %q does not exist", truncateID(messageID))
 	}
 	return err
 }

@@ -54,17 +54,17 @@ type SignalCommand struct {
 // echoed back) says "no such run".
 func errRunNotFound(runID string) error {
 	if runID == "" {
-		return apierr.New(apierr.ErrNotFound, "run_not_found", "no such run")
+		return apierr.New(apierr.CodeRunNotFound, "no such run")
 	}
-	return apierr.New(apierr.ErrNotFound, "run_not_found", "no run "+runID)
+	return apierr.New(apierr.CodeRunNotFound, "no run "+runID)
 }
 
 func errRunFinished(runID string) error {
-	return apierr.New(apierr.ErrConflict, "run_finished", "run "+runID+" is finished")
+	return apierr.New(apierr.CodeRunFinished, "run "+runID+" is finished")
 }
 
 func errTooManySignals(runID string) error {
-	return apierr.Errorf(apierr.ErrConflict, "too_many_signals", "run %s already holds %d unconsumed signals",
+	return apierr.Errorf(apierr.CodeTooManySignals, "run %s already holds %d unconsumed signals",
 		runID, MaxPendingSignals)
 }
 

@@ -72,7 +72,7 @@ func (c *Control) Unsubscribe(ctx context.Context, tenant, externalID, topicKey 
 		}
 	}
 	if _, err := c.store.Subscription(tenant, externalID, topicKey); errors.Is(err, projections.ErrNotFound) {
-		return apierr.Errorf(apierr.ErrNotFound, "subscription_not_found", "subscriber %q is not subscribed to topic %q", externalID, topicKey)
+		return apierr.Errorf(apierr.CodeSubscriptionNotFound, "subscriber %q is not subscribed to topic %q", externalID, topicKey)
 	} else if err != nil {
 		return err
 	}

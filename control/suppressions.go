@@ -106,7 +106,7 @@ func (c *Control) Unsuppress(ctx context.Context, tenant, kind, address string) 
 			return err
 		}
 		if _, err := c.store.Suppression(tenant, kind, addr); errors.Is(err, projections.ErrNotFound) {
-			return apierr.Errorf(apierr.ErrNotFound, "suppression_not_found", "no suppression of that %s address", kind)
+			return apierr.Errorf(apierr.CodeSuppressionNotFound, "no suppression of that %s address", kind)
 		} else if err != nil {
 			return err
 		}

@@ -24,16 +24,6 @@ const (
 	maxScheduleBytes = 256
 )
 
-// Codes of a sync refused for what the Bridge reported (422).
-const (
-	CodeInvalidWorkflowID   = "invalid_workflow_id"
-	CodeInvalidSchedule     = "invalid_schedule"
-	CodeTooManyWorkflows    = "too_many_workflows"
-	CodeTooManySchedules    = "too_many_schedules"
-	CodeScheduleTooFrequent = "schedule_too_frequent"
-	CodeInvalidPreferences  = "invalid_preferences"
-)
-
 // Workflow is one workflow of the tenant's last sync.
 type Workflow struct {
 	WorkflowID string
@@ -56,8 +46,8 @@ type Workflow struct {
 // Errors: 409 bridge_not_configured; 502 bridge_unreachable or
 // bridge_rejected when the Bridge gave no answer or refused; a
 // *apierr.ValidationError whose code names what was wrong with the
-// answer (CodeInvalidWorkflowID, CodeInvalidSchedule, CodeTooMany…,
-// CodeScheduleTooFrequent).
+// answer (apierr.CodeInvalidWorkflowID, apierr.CodeInvalidSchedule, CodeTooMany…,
+// apierr.CodeScheduleTooFrequent).
 func (c *Control) Sync(ctx context.Context, tenant string) ([]Workflow, error) {
 	url, secret, err := c.BridgeSecret(ctx, tenant)
 	if errors.Is(err, apierr.ErrNotFound) {
@@ -69,9 +59,9 @@ func (c *Control) Sync(ctx context.Context, tenant string) ([]Workflow, error) {
 	infos, err := c.rt.Discover(ctx, url, secret)
 	switch {
 	case errors.Is(err, bridgeclient.ErrUnreachable):
-		return nil, apierr.New(apierr.ErrUnavailable, "bridge_unreachable", err.Error())
+		return nil, apierr.New(apierr.CodeBridgeUnreachable, err.Error())
 	case err != nil:
-		return nil, apierr.New(apierr.ErrUnavailable, "bridge_rejected", err.Error())
+		return nil, apierr.New(apierr.CodeBridgeRejected, err.Error())
 	}
 	synced, err := c.checkDiscovered(infos)
 	if err != nil {
@@ -147,7 +137,7 @@ func (c *Control) synced(ctx context.Context, tenant string) ([]events.SyncedWor
 // checked only for its frequency.
 func (c *Control) checkDiscovered(infos []wire.WorkflowInfo) ([]events.SyncedWorkflow, error) {
 	if len(infos) > MaxSyncWorkflows {
-		return nil, &apierr.ValidationError{Code: CodeTooManyWorkflows, Problems: []apierr.FieldProblem{{Field: "workflows",
+		return nil, &apierr.ValidationError{Code: apierr.CodeTooManyWorkflows, Problems: []apierr.FieldProblem{{Field: "workflows",
 			Problem: fmt.Sprintf("the Bridge reports %d workflows; a sync takes at most %d", len(infos), MaxSyncWorkflows)}}}
 	}
 	scheduled := 0
@@ -157,11 +147,11 @@ func (c *Control) checkDiscovered(infos []wire.WorkflowInfo) ([]events.SyncedWor
 		}
 	}
 	if scheduled > MaxSyncSchedules {
-		return nil, &apierr.ValidationError{Code: CodeTooManySchedules, Problems: []apierr.FieldProblem{{Field: "workflows",
+		return nil, &apierr.ValidationError{Code: apierr.CodeTooManySchedules, Problems: []apierr.FieldProblem{{Field: "workflows",
 			Problem: fmt.Sprintf("the Bridge reports %d scheduled workflows; a sync arms at most %d", scheduled, MaxSyncSchedules)}}}
 	}
 	var p, frequent apierr.Problems
-	code := CodeInvalidWorkflowID
+	code := apierr.CodeInvalidWorkflowID
 	synced := make([]events.SyncedWorkflow, 0, len(infos))
 	seen := map[string]bool{}
 	now := c.now()
@@ -190,23 +180,23 @@ func (c *Control) checkDiscovered(infos []wire.WorkflowInfo) ([]events.SyncedWor
 		if w.Schedule != nil {
 			if len(*w.Schedule) > maxScheduleBytes {
 				p.Add(field+".schedule", "is over %d bytes", maxScheduleBytes)
-				code = CodeInvalidSchedule
+				code = apierr.CodeInvalidSchedule
 			} else if schErr != nil {
 				p.Add(field+".schedule", "%s", schErr.Error())
-				code = CodeInvalidSchedule
+				code = apierr.CodeInvalidSchedule
 			}
 		}
 		sw := events.SyncedWorkflow{WorkflowID: w.WorkflowID, Schedule: w.Schedule, PayloadSchema: w.PayloadSchema}
 		if pp := checkWorkflowPreferences(&sw, field, w); len(pp) > 0 {
 			p = append(p, pp...)
-			if code == CodeInvalidWorkflowID {
-				code = CodeInvalidPreferences
+			if code == apierr.CodeInvalidWorkflowID {
+				code = apierr.CodeInvalidPreferences
 			}
 		}
 		synced = append(synced, sw)
 	}
 	if len(frequent) > 0 {
-		return nil, &apierr.ValidationError{Code: CodeScheduleTooFrequent, Problems: frequent}
+		return nil, &apierr.ValidationError{Code: apierr.CodeScheduleTooFrequent, Problems: frequent}
 	}
 	if len(p) > 0 {
 		return nil, &apierr.ValidationError{Code: code, Problems: p}

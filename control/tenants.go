@@ -105,10 +105,10 @@ func (c *Control) CreateTenant(ctx context.Context, name string) (NewTenant, err
 // known; apierr.ErrBusy when every draw collided.
 func (c *Control) CreateAPIKey(ctx context.Context, tenantID string) (NewAPIKey, error) {
 	if !ValidTenantID(tenantID) {
-		return NewAPIKey{}, apierr.Errorf(apierr.ErrNotFound, "tenant_not_found", "no such tenant")
+		return NewAPIKey{}, apierr.Errorf(apierr.CodeTenantNotFound, "no such tenant")
 	}
 	if _, err := c.store.Tenant(tenantID); errors.Is(err, projections.ErrNotFound) {
-		return NewAPIKey{}, apierr.Errorf(apierr.ErrNotFound, "tenant_not_found", "tenant %q does not exist", tenantID)
+		return NewAPIKey{}, apierr.Errorf(apierr.CodeTenantNotFound, "tenant %q does not exist", tenantID)
 	} else if err != nil {
 		return NewAPIKey{}, err
 	}
@@ -154,7 +154,7 @@ func (c *Control) CreateAPIKey(ctx context.Context, tenantID string) (NewAPIKey,
 // reaches a subject.
 func (c *Control) RevokeAPIKey(ctx context.Context, tenantID, prefix string) error {
 	if !ValidKeyPrefix(prefix) {
-		return apierr.Errorf(apierr.ErrNotFound, "not_found", "no API key with this prefix")
+		return apierr.Errorf(apierr.CodeNotFound, "no API key with this prefix")
 	}
 	subject := eventlog.Subject(tenantID, eventlog.AggAPIKey, prefix)
 	return retry(ctx, func() error {
@@ -164,7 +164,7 @@ func (c *Control) RevokeAPIKey(ctx context.Context, tenantID, prefix string) err
 		}
 		k, err := c.store.APIKeyByPrefix(prefix)
 		if errors.Is(err, projections.ErrNotFound) || (err == nil && (k.TenantID != tenantID || k.RevokedAt != nil)) {
-			return apierr.Errorf(apierr.ErrNotFound, "not_found", "no API key with prefix %q", prefix)
+			return apierr.Errorf(apierr.CodeNotFound, "no API key with prefix %q", prefix)
 		}
 		if err != nil {
 			return err

@@ -114,7 +114,7 @@ func (c *Control) DeleteTopic(ctx context.Context, tenant, key string) error {
 				return topicErr(err, key)
 			}
 			if t.SubscriberCount > 0 {
-				return apierr.Errorf(apierr.ErrConflict, "topic_has_subscribers",
+				return apierr.Errorf(apierr.CodeTopicHasSubscribers,
 					"topic %q still has %d subscribers", key, t.SubscriberCount)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/bridge/wire"
@@ -68,12 +69,12 @@ func ValidTransactionID(id string) bool { return apierr.ValidID(id, MaxTxnIDChar
 
 // errTransactionMismatch refuses a transactionId repeated with another
 // request.
-var errTransactionMismatch = apierr.New(apierr.ErrConflict, "transaction_mismatch",
+var errTransactionMismatch = apierr.New(apierr.CodeTransactionMismatch,
 	"this transactionId was used with another request (workflow, target or payload)")
 
 // errBridgeRequired refuses a command that needs the tenant's Bridge
 // before the tenant registered one.
-var errBridgeRequired = apierr.New(apierr.ErrConflict, "bridge_not_configured",
+var errBridgeRequired = apierr.New(apierr.CodeBridgeNotConfigured,
 	"no Bridge is registered: PUT /v1/bridge first")
 
 // Trigger starts one run per resolved recipient and answers once the
@@ -109,8 +110,23 @@ func (c *Control) Trigger(ctx context.Context, tenant string, cmd TriggerCommand
 		// The transaction exists: finish its fan-out if it is not finished
 		// (idempotent), and answer its runs.
 		first, ok, ferr := c.log.First(ctx, subject)
-		if ferr != nil || !ok {
-			return TriggerResult{}, errors.Join(err, ferr)
+		// The conflict says the transaction is stored; on a replicated
+		// stream whose leader was just elected, or while the first write
+		// is still in flight, it may not be readable yet: a busy answer
+		// (503, repeat with the same transactionId), never a 500.
+		for try := 0; ferr == nil && !ok && try < 10; try++ {
+			select {
+			case <-ctx.Done():
+				return TriggerResult{}, ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+			}
+			first, ok, ferr = c.log.First(ctx, subject)
+		}
+		if ferr != nil {
+			return TriggerResult{}, ferr
+		}
+		if !ok {
+			return TriggerResult{}, fmt.Errorf("%w: the transaction is being stored", apierr.ErrBusy)
 		}
 		var accepted events.TriggerAcceptedData
 		if err := first.Decode(&accepted); err != nil {

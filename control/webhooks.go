@@ -76,7 +76,7 @@ func (c *Control) CreateWebhook(ctx context.Context, tenant string, in WebhookIn
 	if n, err := c.store.WebhookCount(tenant); err != nil {
 		return projections.Webhook{}, "", err
 	} else if n >= MaxWebhooks {
-		return projections.Webhook{}, "", apierr.Errorf(apierr.ErrConflict, "webhook_limit",
+		return projections.Webhook{}, "", apierr.Errorf(apierr.CodeWebhookLimit,
 			"a tenant has at most %d webhook endpoints", MaxWebhooks)
 	}
 	id := eventlog.NewID("wh_")
@@ -104,7 +104,7 @@ func (c *Control) CreateWebhook(ctx context.Context, tenant string, in WebhookIn
 // url, events or description.
 func (c *Control) UpdateWebhook(ctx context.Context, tenant, id string, patch WebhookPatch) (projections.Webhook, error) {
 	if patch.URL == nil && patch.Events == nil && patch.Enabled == nil && patch.Description == nil {
-		return projections.Webhook{}, apierr.Errorf(apierr.ErrBadRequest, "empty_patch",
+		return projections.Webhook{}, apierr.Errorf(apierr.CodeEmptyPatch,
 			"a patch needs url, events, enabled or description")
 	}
 	if err := checkWebhookID(id); err != nil {
@@ -292,7 +292,7 @@ func checkWebhookID(id string) error {
 }
 
 func webhookNotFound(id string) error {
-	return apierr.Errorf(apierr.ErrNotFound, "webhook_not_found", "no webhook %.64q exists", id)
+	return apierr.Errorf(apierr.CodeWebhookNotFound, "no webhook %.64q exists", id)
 }
 
 // stripe maps a tenant to one of n lock stripes.

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/heraldhq/herald/apierr"
 )
 
 // clientTimeout bounds one call of a Client: longer than the service's
@@ -45,10 +47,10 @@ func NewClient(baseURL, token string, conns int) *Client {
 }
 
 // Deliver delivers req for tenant through the API. A 200 is the Result;
-// any other answer is an *Error with the answer's code (CodeFailed when
+// any other answer is an *Error with the answer's code (apierr.CodeDeliveryFailed when
 // it has none): a code of a sentinel classifies as that sentinel, another
 // code is terminal when the status is 422. A network failure is an *Error
-// of CodeUnreachable (transient), or ctx's error when ctx ended.
+// of apierr.CodeDeliveryUnreachable (transient), or ctx's error when ctx ended.
 func (c *Client) Deliver(ctx context.Context, tenant string, req Request) (Result, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
@@ -66,14 +68,14 @@ func (c *Client) Deliver(ctx context.Context, tenant string, req Request) (Resul
 		if ctx.Err() != nil {
 			return Result{}, ctx.Err()
 		}
-		return Result{}, &Error{Code: CodeUnreachable, Message: err.Error()}
+		return Result{}, &Error{Code: apierr.CodeDeliveryUnreachable, Message: err.Error()}
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
 	if resp.StatusCode == http.StatusOK {
 		var res Result
 		if err := json.Unmarshal(data, &res); err != nil {
-			return Result{}, &Error{Code: CodeInvalidAnswer, Message: err.Error()}
+			return Result{}, &Error{Code: apierr.CodeDeliveryInvalidAnswer, Message: err.Error()}
 		}
 		return res, nil
 	}
@@ -88,7 +90,7 @@ func answerError(status int, data []byte) *Error {
 	_ = json.Unmarshal(data, &eb)
 	e := &Error{Code: eb.Error.Code, Message: eb.Error.Message}
 	if e.Code == "" {
-		e.Code = CodeFailed
+		e.Code = apierr.CodeDeliveryFailed
 	}
 	if e.Message == "" {
 		e.Message = fmt.Sprintf("delivery answered %d", status)

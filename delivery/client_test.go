@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/delivery"
 )
 
@@ -69,7 +70,7 @@ func TestClientSendsTheRequestAndReadsTheResult(t *testing.T) {
 }
 
 // Every answer of the API is classified: a sentinel's code as that
-// sentinel, another code terminal only on 422, no code as CodeFailed.
+// sentinel, another code terminal only on 422, no code as delivery_failed.
 func TestClientClassifiesAnswers(t *testing.T) {
 	cases := []struct {
 		status   int
@@ -78,14 +79,14 @@ func TestClientClassifiesAnswers(t *testing.T) {
 		terminal bool
 		kind     error
 	}{
-		{422, `{"error":{"code":"no_address","message":"no email address"}}`, delivery.CodeNoAddress, true, delivery.ErrNoAddress},
-		{502, `{"error":{"code":"provider_unavailable","message":"451"}}`, delivery.CodeProviderUnavailable, false, delivery.ErrProviderUnavailable},
-		{409, `{"error":{"code":"delivery_in_progress","message":"later"}}`, delivery.CodeInProgress, false, delivery.ErrInProgress},
+		{422, `{"error":{"code":"no_address","message":"no email address"}}`, apierr.CodeNoAddress, true, delivery.ErrNoAddress},
+		{502, `{"error":{"code":"provider_unavailable","message":"451"}}`, apierr.CodeProviderUnavailable, false, delivery.ErrProviderUnavailable},
+		{409, `{"error":{"code":"delivery_in_progress","message":"later"}}`, apierr.CodeDeliveryInProgress, false, delivery.ErrInProgress},
 		{422, `{"error":{"code":"invalid_id","message":"too long"}}`, "invalid_id", true, nil},
 		{500, `{"error":{"code":"internal","message":"internal error"}}`, "internal", false, nil},
 		{401, `{"error":{"code":"unauthorized","message":"no"}}`, "unauthorized", false, nil},
-		{503, `not json`, delivery.CodeFailed, false, nil},
-		{200, `{"attemptId":`, delivery.CodeInvalidAnswer, false, nil},
+		{503, `not json`, apierr.CodeDeliveryFailed, false, nil},
+		{200, `{"attemptId":`, apierr.CodeDeliveryInvalidAnswer, false, nil},
 	}
 	for _, c := range cases {
 		url, _ := answering(t, c.status, c.body)
@@ -108,7 +109,7 @@ func TestClientUnreachableAndCanceled(t *testing.T) {
 	url := "http://" + ln.Addr().String()
 	ln.Close()
 	_, err = delivery.NewClient(url, "tok", 1).Deliver(context.Background(), "ten_1", validRequest())
-	if f := delivery.Classify(err); f.Code != delivery.CodeUnreachable || f.Terminal {
+	if f := delivery.Classify(err); f.Code != apierr.CodeDeliveryUnreachable || f.Terminal {
 		t.Fatalf("unreachable: %v classified %+v", err, f)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

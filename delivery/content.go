@@ -178,5 +178,5 @@ func webURL(s string) bool {
 }
 
 func invalidContent(p apierr.Problems) error {
-	return &invalidRequest{ve: &apierr.ValidationError{Code: CodeInvalidContent, Problems: p}, kind: ErrInvalidContent}
+	return &invalidRequest{ve: &apierr.ValidationError{Code: apierr.CodeInvalidContent, Problems: p}, kind: ErrInvalidContent}
 }

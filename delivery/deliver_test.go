@@ -678,26 +678,43 @@ func TestDeliveriesListPages(t *testing.T) {
 func TestDeliverTakesOverAStaleAttempt(t *testing.T) {
 	m := testsmtp.Start(t, testsmtp.Options{})
 	f := newFixture(t, m, false, nil)
-	subject := eventlog.Subject(f.tenant, eventlog.AggDelivery, "run_s:s")
+	f.strandAttempt("run_s", "att_crashed", "", time.Now().Add(-2*time.Minute))
+	res := f.mustSend(sendStep("run_s", "s"))
+	f.tookOver("run_s", "att_crashed", res)
+}
+
+// strandAttempt records an attempt of run's step "s" at at, as a process
+// that claimed it and stopped before its outcome leaves it; process "" is
+// one from before processes were recorded.
+func (f *fixture) strandAttempt(run, attemptID, process string, at time.Time) {
+	f.t.Helper()
 	_, err := f.h.Log().Append(context.Background(), eventlog.Record{
-		Subject: subject, Type: events.DeliveryAttempted, Tenant: f.tenant,
-		Data: events.DeliveryAttemptedData{AttemptID: "att_crashed", IdempotencyKey: "run_s:s", RunID: "run_s",
-			StepID: "s", SubscriberID: "ada", ChannelKey: "email-smtp", Kind: "email", Address: adaFirst},
-		At:     time.Now().Add(-2 * time.Minute),
+		Subject: eventlog.Subject(f.tenant, eventlog.AggDelivery, run+":s"), Type: events.DeliveryAttempted,
+		Tenant: f.tenant,
+		Data: events.DeliveryAttemptedData{DeliveryAttempt: events.DeliveryAttempt{AttemptID: attemptID,
+			IdempotencyKey: run + ":s", RunID: run, StepID: "s", SubscriberID: "ada", ChannelKey: "email-smtp",
+			Kind: "email"}, Address: adaFirst, Process: process},
+		At:     at,
 		Expect: true, ExpectSeq: 0,
 	})
 	if err != nil {
-		t.Fatal(err)
+		f.t.Fatal(err)
 	}
-	res := f.mustSend(sendStep("run_s", "s"))
-	if m.Accepted() != 1 {
-		t.Fatalf("server received %d messages", m.Accepted())
+}
+
+// tookOver fails the test unless res, the send of run's step "s", took
+// over the stranded attempt: the stranded row failed for its lease, the
+// new one sent the one message the server received.
+func (f *fixture) tookOver(run, stranded string, res sendResult) {
+	f.t.Helper()
+	if f.mail.Accepted() != 1 {
+		f.t.Fatalf("server received %d messages", f.mail.Accepted())
 	}
-	rows := f.deliveries("run_s")
-	if len(rows) != 2 || rows[0].AttemptID != "att_crashed" || rows[0].Status != "failed" ||
+	rows := f.deliveries(run)
+	if len(rows) != 2 || rows[0].AttemptID != stranded || rows[0].Status != "failed" ||
 		rows[0].Error == nil || rows[0].Error.Code != "lease_expired" ||
 		rows[1].AttemptID != res.AttemptID || rows[1].Status != "sent" {
-		t.Fatalf("deliveries = %+v", rows)
+		f.t.Fatalf("deliveries = %+v", rows)
 	}
 }
 
@@ -708,31 +725,13 @@ func TestDeliverTakesOverAStaleAttempt(t *testing.T) {
 func TestDeliverTakesOverAnAttemptOfAnEarlierProcessAtOnce(t *testing.T) {
 	m := testsmtp.Start(t, testsmtp.Options{})
 	f := newFixture(t, m, false, nil)
-	subject := eventlog.Subject(f.tenant, eventlog.AggDelivery, "run_k:s")
-	_, err := f.h.Log().Append(context.Background(), eventlog.Record{
-		Subject: subject, Type: events.DeliveryAttempted, Tenant: f.tenant,
-		Data: events.DeliveryAttemptedData{AttemptID: "att_killed", IdempotencyKey: "run_k:s", RunID: "run_k",
-			StepID: "s", SubscriberID: "ada", ChannelKey: "email-smtp", Kind: "email", Address: adaFirst,
-			Process: "proc_before_the_restart"},
-		Expect: true, ExpectSeq: 0,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f.strandAttempt("run_k", "att_killed", "proc_before_the_restart", time.Time{})
 	began := time.Now()
 	res := f.mustSend(sendStep("run_k", "s"))
 	if took := time.Since(began); took > 3*time.Second {
 		t.Fatalf("the takeover waited %v", took)
 	}
-	if m.Accepted() != 1 {
-		t.Fatalf("server received %d messages", m.Accepted())
-	}
-	rows := f.deliveries("run_k")
-	if len(rows) != 2 || rows[0].AttemptID != "att_killed" || rows[0].Status != "failed" ||
-		rows[0].Error == nil || rows[0].Error.Code != "lease_expired" ||
-		rows[1].AttemptID != res.AttemptID || rows[1].Status != "sent" {
-		t.Fatalf("deliveries = %+v", rows)
-	}
+	f.tookOver("run_k", "att_killed", res)
 }
 
 // TestPasswordNeverLeaks drives deliveries that succeed, fail and are

@@ -1,90 +1,76 @@
 package delivery
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/heraldhq/herald/apierr"
+)
 
 // Sentinels of a failed delivery. Every failure of [Service.Deliver] (and
 // every failure [Client.Deliver] reads from the API) wraps at most one of
-// them; [Classify] gives each its code and whether it is terminal, and the
-// API maps each to a status.
+// them; [Classify] gives each its code and whether it is terminal. Each is
+// an *apierr.Error of its code, so the API answers it with the code's one
+// status like any other error.
 var (
 	// ErrNoChannel: the tenant has no enabled channel of the kind the
 	// request asks for. Wrapped with the kind (`delivery: no enabled
 	// channel: "email"`). Terminal: retrying cannot help until the tenant
 	// enables a channel. Decided before any attempt is recorded.
-	ErrNoChannel = errors.New("delivery: no enabled channel")
+	ErrNoChannel = apierr.New(apierr.CodeNoChannel, "delivery: no enabled channel")
 	// ErrInvalidRequest: the request misses a field or holds a malformed
 	// one. The error also holds a *apierr.ValidationError naming each
 	// field. Terminal.
-	ErrInvalidRequest = errors.New("delivery: invalid request")
+	ErrInvalidRequest = apierr.New(apierr.CodeValidationFailed, "delivery: invalid request")
 	// ErrNoAddress: a send with no recipient at all (the engine's code for
 	// a run without a subscriber whose send names no "to"). Terminal. A
 	// recipient without an address of the kind is no error: Deliver
 	// answers a skipped Result (ReasonNoAddress).
-	ErrNoAddress = errors.New("delivery: no address")
+	ErrNoAddress = apierr.New(apierr.CodeNoAddress, "delivery: no address")
 	// ErrInvalidContent: the request's content is not the content of its
 	// channel kind (a required field missing, an unknown field, a value of
 	// the wrong type, more than MaxContentBytes). The error also holds a
 	// *apierr.ValidationError naming each field. Terminal: decided before
 	// any attempt is recorded.
-	ErrInvalidContent = errors.New("delivery: invalid content")
+	ErrInvalidContent = apierr.New(apierr.CodeInvalidContent, "delivery: invalid content")
 	// ErrProviderRejected: the provider refused the recipient or the
 	// message for good (an SMTP 5xx to RCPT, an "invalid recipient"
 	// answer): provider.ErrRejected. Terminal, without failover to
 	// another channel; the failure is recorded.
-	ErrProviderRejected = errors.New("delivery: provider rejected the message")
+	ErrProviderRejected = apierr.New(apierr.CodeProviderRejected, "delivery: provider rejected the message")
 	// ErrProviderUnavailable: no channel of the kind took the message:
 	// each one tried failed in a way that proves nothing was sent
 	// (provider.ErrNotSent), or the one tried last gave no answer on a
 	// message it may have taken (provider.ErrOutcomeUnknown). Transient:
 	// a later request with the same key makes a new attempt (on the same
 	// channel after an unknown outcome).
-	ErrProviderUnavailable = errors.New("delivery: provider unavailable")
+	ErrProviderUnavailable = apierr.New(apierr.CodeProviderUnavailable, "delivery: provider unavailable")
 	// ErrInProgress: another attempt of the same key is in flight and did
 	// not finish within the wait (see Config.InFlightWait). Transient.
-	ErrInProgress = errors.New("delivery: an attempt of this key is in flight")
+	ErrInProgress = apierr.New(apierr.CodeDeliveryInProgress, "delivery: an attempt of this key is in flight")
 )
 
-// Codes of failed deliveries: the API's error codes of POST /v1/deliver,
-// the codes a run fails with or a send step's retry records, and (for
-// provider failures) the codes of DeliveryFailed events.
-const (
-	CodeNoChannel           = "no_channel"
-	CodeInvalidRequest      = "validation_failed"
-	CodeNoAddress           = "no_address"
-	CodeInvalidContent      = "invalid_content"
-	CodeProviderRejected    = "provider_rejected"
-	CodeProviderUnavailable = "provider_unavailable"
-	CodeInProgress          = "delivery_in_progress"
-	// CodeFailed is the code of a failure no sentinel names (an internal
-	// error, or an API answer without a code). Transient.
-	CodeFailed = "delivery_failed"
-	// CodeUnreachable: the Client could not reach the API. Transient.
-	CodeUnreachable = "delivery_unreachable"
-	// CodeInvalidAnswer: the API answered 200 with a body that is not a
-	// Result. Transient.
-	CodeInvalidAnswer = "delivery_invalid_answer"
-)
-
-// classes lists every sentinel with its code and whether it is terminal.
-// A sentinel's code is unique.
+// classes lists every sentinel with whether it is terminal; its code is
+// its own (a sentinel's code is unique).
 var classes = []struct {
-	kind     error
-	code     string
+	kind     *apierr.Error
 	terminal bool
 }{
-	{ErrNoChannel, CodeNoChannel, true},
-	{ErrNoAddress, CodeNoAddress, true},
-	{ErrProviderRejected, CodeProviderRejected, true},
-	{ErrInvalidRequest, CodeInvalidRequest, true},
-	{ErrInvalidContent, CodeInvalidContent, true},
-	{ErrProviderUnavailable, CodeProviderUnavailable, false},
-	{ErrInProgress, CodeInProgress, false},
+	{ErrNoChannel, true},
+	{ErrNoAddress, true},
+	{ErrProviderRejected, true},
+	{ErrInvalidRequest, true},
+	{ErrInvalidContent, true},
+	{ErrProviderUnavailable, false},
+	{ErrInProgress, false},
 }
 
 // Failure is the classification of a failed delivery.
 type Failure struct {
-	// Code names the failure (one of the Code constants, or an error code
-	// of the API the Client called).
+	// Code names the failure: a sentinel's code, an error code the API
+	// the Client called answered, or (transient, all three) the Client's
+	// own apierr.CodeDeliveryUnreachable (no answer) and
+	// apierr.CodeDeliveryInvalidAnswer (a 200 that is not a Result), and
+	// apierr.CodeDeliveryFailed for a failure nothing else names.
 	Code string
 	// Terminal: a repeat of the request cannot succeed, so the run fails
 	// with Code. Otherwise the send step is retried later with the same
@@ -96,8 +82,8 @@ type Failure struct {
 
 // Classify classifies an error of [Service.Deliver] or [Client.Deliver]:
 // an *Error classifies itself; an error wrapping a sentinel gets that
-// sentinel's code and terminality; any other error is CodeFailed,
-// transient. A context error is classified like any other: the caller
+// sentinel's code and terminality; any other error is
+// apierr.CodeDeliveryFailed, transient. A context error is classified like any other: the caller
 // that stops tells it apart from a failure by its own context.
 func Classify(err error) Failure {
 	var e *Error
@@ -106,10 +92,10 @@ func Classify(err error) Failure {
 	}
 	for _, c := range classes {
 		if errors.Is(err, c.kind) {
-			return Failure{Code: c.code, Terminal: c.terminal, Message: err.Error()}
+			return Failure{Code: c.kind.Code, Terminal: c.terminal, Message: err.Error()}
 		}
 	}
-	return Failure{Code: CodeFailed, Message: err.Error()}
+	return Failure{Code: apierr.CodeDeliveryFailed, Message: err.Error()}
 }
 
 // Error is a failure classified where it was decided: the Client returns
@@ -132,7 +118,7 @@ func (e *Error) Unwrap() error { return e.kind }
 // is false for a code no sentinel has.
 func sentinelOf(code string) (kind error, terminal, ok bool) {
 	for _, c := range classes {
-		if c.code == code {
+		if c.kind.Code == code {
 			return c.kind, c.terminal, true
 		}
 	}

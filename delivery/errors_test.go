@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/delivery"
 )
 
@@ -15,14 +16,14 @@ func TestClassify(t *testing.T) {
 		code     string
 		terminal bool
 	}{
-		{fmt.Errorf("%w: %q", delivery.ErrNoChannel, "email"), delivery.CodeNoChannel, true},
-		{fmt.Errorf("%w: subscriber %q has no email address", delivery.ErrNoAddress, "ada"), delivery.CodeNoAddress, true},
-		{fmt.Errorf("%w: 550", delivery.ErrProviderRejected), delivery.CodeProviderRejected, true},
-		{delivery.Request{}.Validate(), delivery.CodeInvalidRequest, true},
-		{fmt.Errorf("%w: 451", delivery.ErrProviderUnavailable), delivery.CodeProviderUnavailable, false},
-		{fmt.Errorf("%w: later", delivery.ErrInProgress), delivery.CodeInProgress, false},
-		{errors.New("the log is down"), delivery.CodeFailed, false},
-		{fmt.Errorf("waiting: %w", context.DeadlineExceeded), delivery.CodeFailed, false},
+		{fmt.Errorf("%w: %q", delivery.ErrNoChannel, "email"), apierr.CodeNoChannel, true},
+		{fmt.Errorf("%w: subscriber %q has no email address", delivery.ErrNoAddress, "ada"), apierr.CodeNoAddress, true},
+		{fmt.Errorf("%w: 550", delivery.ErrProviderRejected), apierr.CodeProviderRejected, true},
+		{delivery.Request{}.Validate(), apierr.CodeValidationFailed, true},
+		{fmt.Errorf("%w: 451", delivery.ErrProviderUnavailable), apierr.CodeProviderUnavailable, false},
+		{fmt.Errorf("%w: later", delivery.ErrInProgress), apierr.CodeDeliveryInProgress, false},
+		{errors.New("the log is down"), apierr.CodeDeliveryFailed, false},
+		{fmt.Errorf("waiting: %w", context.DeadlineExceeded), apierr.CodeDeliveryFailed, false},
 		{&delivery.Error{Code: "invalid_id", Terminal: true, Message: "too long"}, "invalid_id", true},
 	}
 	for _, c := range cases {

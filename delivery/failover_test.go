@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -20,20 +19,9 @@ import (
 	"github.com/heraldhq/herald/delivery/smtp"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/internal/testnet"
 	"github.com/heraldhq/herald/internal/testsmtp"
 )
-
-// refusedPort is a loopback port nothing listens on.
-func refusedPort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	return port
-}
 
 // twoEmailChannels gives the fixture's tenant a second email channel,
 // email-ses at priority 1 behind email-smtp at priority 0 (pointed at
@@ -65,7 +53,7 @@ func twoEmailChannels(t *testing.T, f *fixture, smtpPort int, second *testsmtp.S
 func TestFailoverOnRefusedConnection(t *testing.T) {
 	second := testsmtp.Start(t, testsmtp.Options{})
 	f := newFixture(t, testsmtp.Start(t, testsmtp.Options{}), false, nil)
-	svc := twoEmailChannels(t, f, refusedPort(t), second)
+	svc := twoEmailChannels(t, f, testnet.FreePort(t), second)
 
 	res, err := svc.Deliver(context.Background(), f.tenant, request("run_fo:s"))
 	if err != nil || res.Status != delivery.StatusSent {
@@ -202,7 +190,7 @@ func TestEveryChannelFailed(t *testing.T) {
 		return nil
 	}})
 	f := newFixture(t, testsmtp.Start(t, testsmtp.Options{}), false, nil)
-	svc := twoEmailChannels(t, f, refusedPort(t), second)
+	svc := twoEmailChannels(t, f, testnet.FreePort(t), second)
 	_, err := svc.Deliver(context.Background(), f.tenant, request("run_all:s"))
 	if !errors.Is(err, delivery.ErrProviderUnavailable) || !strings.Contains(err.Error(), "email-smtp") ||
 		!strings.Contains(err.Error(), "email-ses: smtp MAIL: 451") {
@@ -229,10 +217,10 @@ func TestDeliverFailoverThroughTheAPI(t *testing.T) {
 	f := newFixture(t, m, false, nil)
 	// email-smtp refusing connections and email-ses at a closed endpoint:
 	// both fail as not sent, the answer is transient.
-	f.configureChannel(refusedPort(t), false, 201)
+	f.configureChannel(testnet.FreePort(t), false, 201)
 	f.tenantCall("POST", "/v1/channels", map[string]any{"channelKey": "email-ses", "priority": 1, "config": map[string]any{
 		"region": "eu-west-1", "accessKeyId": "AKIAEXAMPLE", "secretAccessKey": "ses-secret", "fromEmail": fromEmail,
-		"endpoint": "http://127.0.0.1:" + strconv.Itoa(refusedPort(t)),
+		"endpoint": "http://127.0.0.1:" + strconv.Itoa(testnet.FreePort(t)),
 	}}, 201)
 	expectError(t, f.deliver(sendStep("run_api", "s")), http.StatusBadGateway, "provider_unavailable")
 	rows := f.deliveries("run_api")
@@ -283,7 +271,7 @@ func TestFailoverToTheSESProvider(t *testing.T) {
 	}))
 	t.Cleanup(ses.Close)
 	f := newFixture(t, testsmtp.Start(t, testsmtp.Options{}), false, nil)
-	f.configureChannel(refusedPort(t), false, 201)
+	f.configureChannel(testnet.FreePort(t), false, 201)
 	f.tenantCall("POST", "/v1/channels", map[string]any{"channelKey": "email-ses", "priority": 1, "config": map[string]any{
 		"region": "eu-west-1", "accessKeyId": "AKIAEXAMPLE", "secretAccessKey": "ses-secret", "fromEmail": fromEmail,
 		"endpoint": ses.URL,

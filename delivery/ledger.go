@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/events"
 )
 
@@ -32,6 +33,7 @@ type ledgerEntry struct {
 	// process that claimed it.
 	channelKey string
 	process    string
+	present    bool // the claimant keeps a presence key
 	sent       events.DeliverySentData
 	failed     events.DeliveryFailedData
 	skipped    events.DeliverySkippedData
@@ -49,7 +51,7 @@ func (s *Service) ledger(ctx context.Context, subject string) (ledgerEntry, erro
 	case events.DeliveryAttempted:
 		var d events.DeliveryAttemptedData
 		err = ev.Decode(&d)
-		e.state, e.attemptID, e.channelKey, e.process = keyInFlight, d.AttemptID, d.ChannelKey, d.Process
+		e.state, e.attemptID, e.channelKey, e.process, e.present = keyInFlight, d.AttemptID, d.ChannelKey, d.Process, d.Present
 	case events.DeliverySent:
 		err = ev.Decode(&e.sent)
 		e.state, e.attemptID = keySent, e.sent.AttemptID
@@ -72,7 +74,7 @@ func (e ledgerEntry) failure() error {
 
 // failureError rebuilds the error of a recorded failure from its code.
 func failureError(code, message string) error {
-	if code == CodeProviderRejected {
+	if code == apierr.CodeProviderRejected {
 		return fmt.Errorf("%w: %s", ErrProviderRejected, message)
 	}
 	return fmt.Errorf("%w: %s", ErrProviderUnavailable, message)
@@ -100,6 +102,9 @@ func (s *Service) waitMoved(ctx context.Context, subject string, e ledgerEntry, 
 		case <-t.C:
 		}
 		pause = min(pause*2, 50*time.Millisecond)
+		if s.claimantDead(ctx, e) {
+			return nil
+		}
 		seq, err := s.cfg.Log.SubjectLastSeq(ctx, subject)
 		if err != nil {
 			return err

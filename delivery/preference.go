@@ -1,13 +1,14 @@
 package delivery
 
 import (
+	"github.com/heraldhq/herald/bridge/wire"
 	"github.com/heraldhq/herald/preferences"
 	"github.com/heraldhq/herald/preferences/links"
 )
 
 // ReasonPreference: the recipient opted out of the kind, or of the
 // workflow (CONTRACT §11); a skipped Result's Reason.
-const ReasonPreference = "preference"
+const ReasonPreference = string(wire.SkipPreference)
 
 // maxListUnsubscribe bounds the URL of a List-Unsubscribe header, so that
 // the header line stays within RFC 5322's 998 characters: a longer URL (a

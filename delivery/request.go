@@ -98,7 +98,7 @@ func (r Request) Validate() error {
 	if len(p) == 0 {
 		return nil
 	}
-	return &invalidRequest{ve: &apierr.ValidationError{Code: CodeInvalidRequest, Problems: p}}
+	return &invalidRequest{ve: &apierr.ValidationError{Code: apierr.CodeValidationFailed, Problems: p}}
 }
 
 // invalidRequest is the error of Validate: its text names every problem.
@@ -139,7 +139,7 @@ const (
 const (
 	// ReasonNoAddress: the recipient is unknown, or has no address of the
 	// kind (contacts[kind] empty, or its first address unusable).
-	ReasonNoAddress = "no_address"
+	ReasonNoAddress = string(wire.SkipNoAddress)
 	// ReasonSuppressed: the recipient's address of the kind is suppressed
 	// (GET /v1/suppressions): put there by the tenant, or by a provider's
 	// answer that it does not exist.

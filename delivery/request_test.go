@@ -47,7 +47,7 @@ func TestRequestValidate(t *testing.T) {
 	if want := "delivery: invalid request: " + strings.Join(want, "; "); err.Error() != want {
 		t.Fatalf("message %q, want %q", err.Error(), want)
 	}
-	if c := Classify(err); c.Code != CodeInvalidRequest || !c.Terminal {
+	if c := Classify(err); c.Code != apierr.CodeValidationFailed || !c.Terminal {
 		t.Fatalf("Classify = %+v", c)
 	}
 	noContent := ok
@@ -129,7 +129,7 @@ func TestValidateContent(t *testing.T) {
 			continue
 		}
 		var ve *apierr.ValidationError
-		if !errors.Is(err, ErrInvalidContent) || !errors.As(err, &ve) || ve.Code != CodeInvalidContent {
+		if !errors.Is(err, ErrInvalidContent) || !errors.As(err, &ve) || ve.Code != apierr.CodeInvalidContent {
 			t.Errorf("%s %s: err = %v", tc.kind, tc.content, err)
 			continue
 		}
@@ -140,7 +140,7 @@ func TestValidateContent(t *testing.T) {
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s %s: problems %q, want %q", tc.kind, tc.content, got, tc.want)
 		}
-		if c := Classify(err); c.Code != CodeInvalidContent || !c.Terminal {
+		if c := Classify(err); c.Code != apierr.CodeInvalidContent || !c.Terminal {
 			t.Errorf("Classify = %+v", c)
 		}
 	}

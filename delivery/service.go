@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/delivery/provider"
 	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/eventlog"
@@ -82,6 +83,12 @@ type Config struct {
 	// before a restart, by a process now dead, and is taken over at once
 	// rather than after Lease.
 	SoleProcess bool
+	// Alive, when set, tells whether another process (by its Process id)
+	// still lives: an attempt in flight claimed by a process that keeps a
+	// presence and is no longer alive is taken over at once rather than
+	// after Lease (see eventlog.Presence). An error counts as alive. The
+	// process's own attempts say they keep a presence when Alive is set.
+	Alive func(ctx context.Context, process string) (bool, error)
 	// InFlightWait is how long a request finding another attempt of its key
 	// in flight waits for that attempt's outcome before failing with
 	// ErrInProgress. Zero: DefaultInFlightWait.
@@ -177,6 +184,10 @@ type Service struct {
 	news  map[string]provider.New
 	deps  provider.Deps
 	cache providerCache
+	// unsent are this process's claims whose append failed without an
+	// answer (a NATS node lost): stored or not, nothing was sent under
+	// them, so the key is taken over at once rather than after Lease.
+	unsent unsentClaims
 }
 
 // NewService returns a Service, or the problems of cfg.
@@ -293,7 +304,7 @@ func (s *Service) Deliver(ctx context.Context, tenant string, req Request) (Resu
 			}
 			pin = e.failed.Pin
 		case keyInFlight:
-			if time.Since(e.at) < s.cfg.Lease && !s.claimantDead(e) {
+			if time.Since(e.at) < s.cfg.Lease && !s.claimantDead(ctx, e) {
 				waitedFor = e.attemptID
 				if err := s.waitMoved(ctx, subject, e, deadline); err != nil {
 					return Result{}, err
@@ -362,11 +373,22 @@ func next(chs []projections.Channel, pin string, tried map[string]bool) (project
 	return projections.Channel{}, false
 }
 
-// claimantDead reports whether the process that claimed the attempt in
-// flight e is known to be dead: with SoleProcess, any process but this
-// one.
-func (s *Service) claimantDead(e ledgerEntry) bool {
-	return s.cfg.SoleProcess && e.process != s.cfg.Process
+// claimantDead reports whether the attempt in flight e is known to be
+// abandoned: claimed by this process with a claim it knows it sent nothing
+// under, or by a dead process: with SoleProcess, any process but this one;
+// otherwise one that kept a presence and no longer does.
+func (s *Service) claimantDead(ctx context.Context, e ledgerEntry) bool {
+	if e.process == s.cfg.Process {
+		return s.unsent.has(e.attemptID)
+	}
+	if s.cfg.SoleProcess {
+		return true
+	}
+	if !e.present || s.cfg.Alive == nil {
+		return false
+	}
+	alive, err := s.cfg.Alive(ctx, e.process)
+	return err == nil && !alive
 }
 
 // errLostClaim: another request appended to the key's subject first.
@@ -447,9 +469,9 @@ func (s *Service) skip(ctx context.Context, d send, p *plan, expect uint64) (Res
 	id := eventlog.NewID("att_")
 	seq, err := s.record(ctx, eventlog.Record{
 		Subject: subject, Type: events.DeliverySkipped, Tenant: tenant, MsgID: id,
-		Data: events.DeliverySkippedData{AttemptID: id, IdempotencyKey: req.IdempotencyKey, RunID: req.RunID,
-			StepID: req.StepID, SubscriberID: p.recipient, ChannelKey: p.channels[0].ChannelKey, Kind: req.Channel,
-			Reason: p.skip},
+		Data: events.DeliverySkippedData{DeliveryAttempt: events.DeliveryAttempt{AttemptID: id,
+			IdempotencyKey: req.IdempotencyKey, RunID: req.RunID, StepID: req.StepID, SubscriberID: p.recipient,
+			ChannelKey: p.channels[0].ChannelKey, Kind: req.Channel}, Reason: p.skip},
 		Expect: true, ExpectSeq: expect,
 	})
 	if errors.Is(err, eventlog.ErrConflict) {
@@ -585,14 +607,18 @@ func (s *Service) claim(ctx context.Context, d send, p *plan, t try) (attemptID 
 	seq, err = s.cfg.Log.Append(claimCtx, eventlog.Record{
 		Subject: d.subject, Type: events.DeliveryAttempted, Tenant: d.tenant, MsgID: attemptID,
 		Data: events.DeliveryAttemptedData{
-			AttemptID: attemptID, IdempotencyKey: d.req.IdempotencyKey, RunID: d.req.RunID, StepID: d.req.StepID,
-			SubscriberID: p.recipient, ChannelKey: t.ch.ChannelKey, Kind: t.ch.Kind,
-			Address: p.address, Takeover: t.takeover, Process: s.cfg.Process,
+			DeliveryAttempt: events.DeliveryAttempt{AttemptID: attemptID, IdempotencyKey: d.req.IdempotencyKey,
+				RunID: d.req.RunID, StepID: d.req.StepID, SubscriberID: p.recipient, ChannelKey: t.ch.ChannelKey,
+				Kind: t.ch.Kind},
+			Address: p.address, Takeover: t.takeover, Process: s.cfg.Process, Present: s.cfg.Alive != nil,
 		},
 		Expect: true, ExpectSeq: t.expect,
 	})
 	if errors.Is(err, eventlog.ErrConflict) {
 		return "", 0, errLostClaim
+	}
+	if err != nil {
+		s.unsent.add(attemptID, s.cfg.Lease)
 	}
 	return attemptID, seq, err
 }
@@ -605,12 +631,12 @@ func judge(t try, sendErr error) (events.DeliveryFailedData, error) {
 	// code), never its text: the host may be a service that is no mail
 	// server or provider. The log has them.
 	public := t.ch.ChannelKey + ": " + provider.PublicMessage(sendErr)
-	data := events.DeliveryFailedData{Code: CodeProviderUnavailable, Message: public, Transient: true}
+	data := events.DeliveryFailedData{Code: apierr.CodeProviderUnavailable, Message: public, Transient: true}
 	switch {
 	case errors.Is(sendErr, egress.ErrRefused), errors.Is(sendErr, provider.ErrRejected):
 		// A destination the egress policy refuses is refused on every
 		// try: terminal, as a rejection (docs/security.md).
-		data.Code, data.Transient = CodeProviderRejected, false
+		data.Code, data.Transient = apierr.CodeProviderRejected, false
 		return data, failureError(data.Code, public)
 	case errors.Is(sendErr, provider.ErrNotSent) && !t.pinned:
 		return data, &notSent{public: public}

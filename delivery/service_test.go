@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
@@ -43,7 +44,8 @@ func claim(t *testing.T, f *fixture, key, attemptID string) uint64 {
 	t.Helper()
 	seq, err := f.h.Log().Append(context.Background(), eventlog.Record{
 		Subject: eventlog.Subject(f.tenant, eventlog.AggDelivery, key), Type: events.DeliveryAttempted, Tenant: f.tenant,
-		Data:   events.DeliveryAttemptedData{AttemptID: attemptID, IdempotencyKey: key, RunID: "run_f", StepID: "s", SubscriberID: "ada"},
+		Data: events.DeliveryAttemptedData{DeliveryAttempt: events.DeliveryAttempt{
+			AttemptID: attemptID, IdempotencyKey: key, RunID: "run_f", StepID: "s", SubscriberID: "ada"}},
 		Expect: true, ExpectSeq: 0,
 	})
 	if err != nil {
@@ -91,7 +93,7 @@ func TestInFlightAttempt(t *testing.T) {
 
 	seq = claim(t, f, "run_f:failed", "att_failed")
 	go outcome("run_f:failed", seq, events.DeliveryFailed, events.DeliveryFailedData{AttemptID: "att_failed",
-		Code: delivery.CodeProviderUnavailable, Message: "smtp: DATA: 451 busy", Transient: true})
+		Code: apierr.CodeProviderUnavailable, Message: "smtp: DATA: 451 busy", Transient: true})
 	_, err = svc.Deliver(ctx, f.tenant, request("run_f:failed"))
 	if !errors.Is(err, delivery.ErrProviderUnavailable) || !strings.Contains(err.Error(), "451 busy") {
 		t.Fatalf("err = %v, want the other attempt's failure", err)

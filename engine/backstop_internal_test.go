@@ -7,8 +7,6 @@ import (
 
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
-	"github.com/heraldhq/herald/internal/testnats"
-	"github.com/heraldhq/herald/internal/teststore"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -18,19 +16,13 @@ import (
 // works on it, and none once it is done and the backstop cancelled.
 func TestFanoutKeepsItsBackstopAheadWhileItWorks(t *testing.T) {
 	const backstop = time.Second
-	l := testnats.Log(t)
-	store := teststore.Open(t)
-	e := New(Config{FanoutBackstop: backstop}, Deps{Log: l, Store: store})
+	e, l, store := newTestEngine(t, Config{FanoutBackstop: backstop})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
 	const tenant, txn = "ten_backstop", "txn-slow"
 	// A fan-out worker's view of the backstop.
-	cons, err := l.JetStream().CreateOrUpdateConsumer(ctx, eventlog.WorkStream, jetstream.ConsumerConfig{
-		Durable: "test", FilterSubject: eventlog.WorkFanout(tenant, txn), AckPolicy: jetstream.AckExplicitPolicy})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cons := workConsumer(ctx, t, l, eventlog.WorkFanout(tenant, txn))
 	fired := func(wait time.Duration) bool {
 		t.Helper()
 		msgs, err := cons.Fetch(1, jetstream.FetchMaxWait(wait))

@@ -179,10 +179,7 @@ func startTwoStep(b *testing.B, subscribers int, env map[string]string) (*testhe
 	m := testsmtp.Start(b, testsmtp.Options{})
 	h := testherald.Start(b, testherald.Options{Env: env})
 	tenant, key := h.Tenant("Bench")
-	if r := h.Do("POST", "/v1/channels", key, map[string]any{"channelKey": "email-smtp", "config": map[string]any{
-		"host": "127.0.0.1", "port": m.Port, "fromEmail": "bench@herald.test"}}); r.Status != http.StatusCreated {
-		b.Fatalf("channel: %d %s", r.Status, r.Body)
-	}
+	h.MailChannel(key, m.Port)
 	h.Bridge(key, bridge.NewRegistry().MustRegister(wf))
 	h.SeedTopic(tenant, "all", subscribers, "example.com")
 	return h, m, tenant, key

@@ -16,7 +16,7 @@ import (
 func (t *turn) execute(ctx context.Context) (verdict, error) {
 	url, secret, err := t.e.binding(ctx, t.tenant, false)
 	if errors.Is(err, apierr.ErrNotFound) {
-		return t.fail(ctx, "", CodeBridgeNotConfigured, "no Bridge is registered for the tenant")
+		return t.fail(ctx, "", apierr.CodeBridgeNotConfigured, "no Bridge is registered for the tenant")
 	}
 	if err != nil {
 		return verdict{}, err
@@ -45,7 +45,7 @@ func (t *turn) execute(ctx context.Context) (verdict, error) {
 	if err != nil {
 		return verdict{}, err
 	}
-	if out.Kind == bridgeclient.OutcomeTerminal && out.Code == bridgeclient.CodeBridgeUnauthorized {
+	if out.Kind == bridgeclient.OutcomeTerminal && out.Code == apierr.CodeBridgeUnauthorized {
 		// The secret may have rotated since this process last looked:
 		// refused with an old secret is not refused with the newest.
 		if url2, secret2, err := t.e.binding(ctx, t.tenant, true); err == nil && (secret2 != secret || url2 != url) {
@@ -127,7 +127,7 @@ func (t *turn) runBounds(s *wire.Step) error {
 // stepAnswer records a step the Bridge ran or describes.
 func (t *turn) stepAnswer(ctx context.Context, s *wire.Step) (verdict, error) {
 	if err := t.runBounds(s); err != nil {
-		return t.fail(ctx, s.StepID, bridgeclient.CodeInvalidStep, err.Error())
+		return t.fail(ctx, s.StepID, apierr.CodeInvalidStep, err.Error())
 	}
 	now := t.e.now()
 	switch s.Type {
@@ -151,5 +151,5 @@ func (t *turn) stepAnswer(ctx context.Context, s *wire.Step) (verdict, error) {
 	case wire.StepDigest:
 		return t.digest(ctx, s)
 	}
-	return t.fail(ctx, s.StepID, CodeUnsupportedStep, fmt.Sprintf("step type %q is not supported", s.Type))
+	return t.fail(ctx, s.StepID, apierr.CodeUnsupportedStep, fmt.Sprintf("step type %q is not supported", s.Type))
 }

@@ -10,8 +10,6 @@ import (
 
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
-	"github.com/heraldhq/herald/internal/testnats"
-	"github.com/heraldhq/herald/internal/teststore"
 	"github.com/heraldhq/herald/schedule"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -51,10 +49,8 @@ func TestCronCatchUp(t *testing.T) {
 // A tick handled 5 s late starts the runs of the 5 instants it delayed at
 // once, not one per handling, and arms the first instant still to come.
 func TestLateTickStartsTheRunsOfTheInstantsItDelayed(t *testing.T) {
-	l := testnats.Log(t)
-	store := teststore.Open(t)
 	now := time.Now().UTC().Truncate(time.Second).Add(300 * time.Millisecond)
-	e := New(Config{Now: func() time.Time { return now }}, Deps{Log: l, Store: store})
+	e, l, _ := newTestEngine(t, Config{Now: func() time.Time { return now }})
 	ctx := context.Background()
 	const tenant, workflow, spec = "ten_cron", "beat", "* * * * * *"
 	sched := spec
@@ -68,11 +64,7 @@ func TestLateTickStartsTheRunsOfTheInstantsItDelayed(t *testing.T) {
 	if err := l.Enqueue(ctx, eventlog.WorkTick(tenant, workflow), data, "late-tick"); err != nil {
 		t.Fatal(err)
 	}
-	cons, err := l.JetStream().CreateOrUpdateConsumer(ctx, eventlog.WorkStream, jetstream.ConsumerConfig{
-		Durable: "test", FilterSubject: eventlog.WorkTick(tenant, workflow), AckPolicy: jetstream.AckExplicitPolicy})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cons := workConsumer(ctx, t, l, eventlog.WorkTick(tenant, workflow))
 	msg, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
 	if err != nil {
 		t.Fatal(err)

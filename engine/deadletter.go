@@ -10,7 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/heraldhq/herald/bridgeclient"
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/runstate"
@@ -19,9 +19,9 @@ import (
 // Work that fails on an infrastructure error (the log unreachable, a
 // timeout) is retried with backoff, WorkRetryBase doubling up to
 // WorkRetryMax; a run's work at most MaxWorkFailures times in a row, then
-// it is dead: the run fails with CodeInfrastructureExhausted. Work that fails on a permanent error (an
+// it is dead: the run fails with apierr.CodeInfrastructureExhausted. Work that fails on a permanent error (an
 // event the log refuses whatever the attempt: too large, a subject the
-// server refuses) is dead at once: a run fails with bridgeclient.CodeInvalidStep,
+// server refuses) is dead at once: a run fails with apierr.CodeInvalidStep,
 // since what it could not record is what its Bridge answered; other work
 // is dropped with an error in the log.
 
@@ -150,10 +150,10 @@ func (e *Engine) failed(ctx context.Context, m jetstream.Msg, err error) {
 		_ = m.Ack()
 		return
 	}
-	code := CodeInfrastructureExhausted
+	code := apierr.CodeInfrastructureExhausted
 	msg := fmt.Sprintf("the service failed to advance the run %d times in a row and gave up", n)
 	if perm {
-		code = bridgeclient.CodeInvalidStep
+		code = apierr.CodeInvalidStep
 		msg = "the run's next step could not be recorded: it is over the event log's limits"
 	}
 	if ferr := e.deadLetter(ctx, tenant, runID, code, msg); ferr != nil {

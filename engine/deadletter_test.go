@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testnats"
@@ -138,7 +139,7 @@ func TestInfrastructureFailuresAreBoundedThenTheRunFails(t *testing.T) {
 		t.Errorf("pauses %v, want ≥ 100ms then ≥ 200ms", gaps)
 	}
 	st := f.state(t, "ten_1", "run_flaky")
-	if st.Status != runstate.Failed || st.Error == nil || st.Error.Code != CodeInfrastructureExhausted {
+	if st.Status != runstate.Failed || st.Error == nil || st.Error.Code != apierr.CodeInfrastructureExhausted {
 		t.Fatalf("run %s %+v", st.Status, st.Error)
 	}
 	if m := f.next(t, time.Second); m != nil {

@@ -77,7 +77,7 @@ type Config struct {
 	BridgeTransport func(http.RoundTripper) http.RoundTripper
 	// Egress, when set, is the policy every Bridge call New's client makes
 	// dials through (and, with private egress off, https only): a refused
-	// call fails the run terminally (bridgeclient.CodeEgressRefused). Nil: any
+	// call fails the run terminally (apierr.CodeEgressRefused). Nil: any
 	// address, as the OS routes it.
 	Egress *egress.Policy
 	// WokeLate, when set, hears how late each run woken by its timer
@@ -110,6 +110,9 @@ type Config struct {
 	Links *links.Maker
 }
 
+// DefaultAckWait is Config.AckWait's default.
+const DefaultAckWait = 15 * time.Second
+
 func (c *Config) setDefaults() {
 	def := func(v *int, d int) {
 		if *v == 0 {
@@ -137,7 +140,7 @@ func (c *Config) setDefaults() {
 		c.RetryBase = time.Second
 	}
 	if c.AckWait == 0 {
-		c.AckWait = 15 * time.Second
+		c.AckWait = DefaultAckWait
 	}
 	if c.TimerLead == 0 {
 		c.TimerLead = 2500 * time.Millisecond

@@ -38,14 +38,33 @@ func send(ctx context.Context, q *scheduler, m jetstream.Msg) {
 	}()
 }
 
-// nextWithin takes the next message or fails after a second.
-func nextWithin(t *testing.T, q *scheduler) jetstream.Msg {
-	t.Helper()
+// fairScheduler is a scheduler of 16 workers with a fair share of limit
+// turns a tenant and at most maxParked parked messages, working until
+// the test ends.
+func fairScheduler(t *testing.T, limit, maxParked int) (context.Context, *scheduler) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	e := &Engine{}
+	q := newScheduler(ctx, 16, &e.pressure)
+	q.fair = newFair(limit, maxParked)
+	return ctx, q
+}
+
+// nextLater asks for the next message as a worker does, and hands it
+// over on the returned channel once it comes.
+func nextLater(q *scheduler) <-chan jetstream.Msg {
 	got := make(chan jetstream.Msg, 1)
 	go func() {
 		j, _ := q.next()
 		got <- j.msg
 	}()
+	return got
+}
+
+// nextWithin takes the next message or fails after a while.
+func nextWithin(t *testing.T, q *scheduler) jetstream.Msg {
+	t.Helper()
+	got := nextLater(q)
 	select {
 	case m := <-got:
 		return m
@@ -59,11 +78,7 @@ func nextWithin(t *testing.T, q *scheduler) jetstream.Msg {
 // parked and the worker takes another tenant's; when the tenant's turn
 // ends, its parked messages come back oldest first.
 func TestFairParksATenantAtItsLimit(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	e := &Engine{}
-	q := newScheduler(ctx, 16, &e.pressure)
-	q.fair = newFair(1, 0)
+	ctx, q := fairScheduler(t, 1, 0)
 	a1, a2, a3, b1 := newRunMsg("ten_a", "r1"), newRunMsg("ten_a", "r2"), newRunMsg("ten_a", "r3"), newRunMsg("ten_b", "r1")
 
 	send(ctx, q, a1)
@@ -88,11 +103,7 @@ func TestFairParksATenantAtItsLimit(t *testing.T) {
 		t.Fatalf("after ten_a's turn ended: %v, want its oldest parked run", m.Subject())
 	}
 	// ten_a is at its limit again with a2: a3 waits for a2's turn.
-	got := make(chan jetstream.Msg, 1)
-	go func() {
-		j, _ := q.next()
-		got <- j.msg
-	}()
+	got := nextLater(q)
 	select {
 	case m := <-got:
 		t.Fatalf("took %v while ten_a was at its limit", m.Subject())
@@ -181,22 +192,14 @@ func TestFairFinishesAsideTurnsFirst(t *testing.T) {
 // At maxParked parked messages the consumer takes no new work: add waits
 // until a parked message is handed a place, then hands its message on.
 func TestFairStopsTakingNewWorkAtMaxParked(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	e := &Engine{}
-	q := newScheduler(ctx, 16, &e.pressure)
-	q.fair = newFair(1, 2)
+	_, q := fairScheduler(t, 1, 2)
 	a1, a2, a3, a4 := newRunMsg("ten_a", "r1"), newRunMsg("ten_a", "r2"), newRunMsg("ten_a", "r3"), newRunMsg("ten_a", "r4")
 	go q.add(a1)
 	if m := nextWithin(t, q); m != jetstream.Msg(a1) {
 		t.Fatalf("first: %v", m)
 	}
 	// A worker parks a2 and a3, then waits for more.
-	got := make(chan jetstream.Msg, 1)
-	go func() {
-		j, _ := q.next()
-		got <- j.msg
-	}()
+	got := nextLater(q)
 	q.add(a2)
 	q.add(a3)
 	for deadline := time.Now().Add(5 * time.Second); len(q.fair.waiting()) != 2; time.Sleep(5 * time.Millisecond) {

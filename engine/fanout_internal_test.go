@@ -7,8 +7,6 @@ import (
 
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
-	"github.com/heraldhq/herald/internal/testnats"
-	"github.com/heraldhq/herald/internal/teststore"
 )
 
 // A fan-out taken up again after an earlier attempt dispatched some of
@@ -16,12 +14,10 @@ import (
 // order resolved: the runs of the earlier attempt where they were, the
 // rest started now, each once and under its derived id.
 func TestFanoutResumedAnswersEveryRecipientInOrder(t *testing.T) {
-	l := testnats.Log(t)
-	store := teststore.Open(t)
+	e, l, store := newTestEngine(t, Config{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go store.Run(ctx, l, nil)
-	e := New(Config{}, Deps{Log: l, Store: store})
 
 	const tenant, txn, topic, n = "ten_resume", "txn-resume", "all", fanoutChunk + 7
 	var subs []string

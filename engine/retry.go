@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/events"
 )
 
@@ -25,7 +26,7 @@ func (t *turn) retry(ctx context.Context, stepID, typ, code, message string) (ve
 		attempt = p.Attempts + 1
 	}
 	if attempt >= t.e.cfg.MaxAttempts {
-		return t.fail(ctx, stepID, CodeAttemptsExhausted,
+		return t.fail(ctx, stepID, apierr.CodeAttemptsExhausted,
 			fmt.Sprintf("step %s failed %d times; last: %s: %s", stepID, attempt, code, message))
 	}
 	at := t.e.now().Add(backoff(t.e.cfg.RetryBase, attempt, randomJitter())).UTC()

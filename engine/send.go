@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/bridge/wire"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/events"
@@ -21,7 +22,7 @@ func (t *turn) send(ctx context.Context, s *wire.Step) (verdict, error) {
 	case to != nil:
 		recipient = *to
 	case s.Channel != delivery.KindWebhook: // a webhook needs no recipient
-		return t.fail(ctx, s.StepID, CodeNoAddress, "the run has no subscriber and the send step names no `to`")
+		return t.fail(ctx, s.StepID, apierr.CodeNoAddress, "the run has no subscriber and the send step names no `to`")
 	}
 	res, err := t.e.deliver.Deliver(ctx, t.tenant, delivery.Request{
 		IdempotencyKey: t.st.RunID + ":" + s.StepID, RunID: t.st.RunID, StepID: s.StepID,

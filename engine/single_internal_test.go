@@ -10,8 +10,6 @@ import (
 
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
-	"github.com/heraldhq/herald/internal/testnats"
-	"github.com/heraldhq/herald/internal/teststore"
 )
 
 // A single-subscriber trigger still at its writes holds no worker: its
@@ -19,9 +17,7 @@ import (
 // handed on once the trigger is released, while the one worker takes the
 // work queued behind it.
 func TestTriggerAtItsWritesHoldsNoWorker(t *testing.T) {
-	l := testnats.Log(t)
-	store := teststore.Open(t)
-	e := New(Config{Workers: 1}, Deps{Log: l, Store: store})
+	e, l, _ := newTestEngine(t, Config{Workers: 1})
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
 	go func() { ran <- e.Run(ctx) }()

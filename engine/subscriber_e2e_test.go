@@ -99,10 +99,7 @@ func TestFirstRunStepRecordedWithSubscriberE2E(t *testing.T) {
 	m := testsmtp.Start(t, testsmtp.Options{})
 	h := testherald.Start(t, testherald.Options{})
 	tenant, key := h.Tenant("Acme")
-	if r := h.Do("POST", "/v1/channels", key, map[string]any{"channelKey": "email-smtp", "config": map[string]any{
-		"host": "127.0.0.1", "port": m.Port, "fromEmail": "noreply@herald.test"}}); r.Status != http.StatusCreated {
-		t.Fatalf("channel: %d %s", r.Status, r.Body)
-	}
+	h.MailChannel(key, m.Port)
 	if r := h.Do("PUT", "/v1/subscribers/u1", key, map[string]any{"locale": "fr",
 		"contacts": map[string]any{"email": []string{"u1@example.com"}}}); r.Status >= 300 {
 		t.Fatalf("subscriber: %d %s", r.Status, r.Body)
@@ -211,10 +208,7 @@ func TestLastSendRecordedWithCompletionE2E(t *testing.T) {
 	m := testsmtp.Start(t, testsmtp.Options{})
 	h := testherald.Start(t, testherald.Options{})
 	tenant, key := h.Tenant("Acme")
-	if r := h.Do("POST", "/v1/channels", key, map[string]any{"channelKey": "email-smtp", "config": map[string]any{
-		"host": "127.0.0.1", "port": m.Port, "fromEmail": "noreply@herald.test"}}); r.Status != http.StatusCreated {
-		t.Fatalf("channel: %d %s", r.Status, r.Body)
-	}
+	h.MailChannel(key, m.Port)
 	if r := h.Do("PUT", "/v1/subscribers/u1", key, map[string]any{
 		"contacts": map[string]any{"email": []string{"u1@example.com"}}}); r.Status >= 300 {
 		t.Fatalf("subscriber: %d %s", r.Status, r.Body)
@@ -311,10 +305,7 @@ func TestHeldSendAcrossAConflict(t *testing.T) {
 	h = testherald.Start(t, testherald.Options{})
 	var tenant string
 	tenant, key = h.Tenant("Acme")
-	if r := h.Do("POST", "/v1/channels", key, map[string]any{"channelKey": "email-smtp", "config": map[string]any{
-		"host": "127.0.0.1", "port": m.Port, "fromEmail": "noreply@herald.test"}}); r.Status != http.StatusCreated {
-		t.Fatalf("channel: %d %s", r.Status, r.Body)
-	}
+	h.MailChannel(key, m.Port)
 	if r := h.Do("PUT", "/v1/subscribers/u1", key, map[string]any{
 		"contacts": map[string]any{"email": []string{"u1@example.com"}}}); r.Status >= 300 {
 		t.Fatalf("subscriber: %d %s", r.Status, r.Body)

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/internal/testlog"
 	"github.com/heraldhq/herald/internal/testnats"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -48,8 +48,9 @@ func readN(t *testing.T, tail *eventlog.Tail, after uint64, n int) uint64 {
 	return after
 }
 
-// tailConsumers returns the names of the EVENTS stream's tail consumers.
-func tailConsumers(t *testing.T, l *eventlog.Log) []string {
+// theTailConsumer returns the name of the EVENTS stream's one tail
+// consumer.
+func theTailConsumer(t *testing.T, l *eventlog.Log) string {
 	t.Helper()
 	var names []string
 	st, err := l.JetStream().Stream(context.Background(), eventlog.EventsStream)
@@ -65,7 +66,24 @@ func tailConsumers(t *testing.T, l *eventlog.Log) []string {
 	if err := lister.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return names
+	if len(names) != 1 {
+		t.Fatalf("tail consumers: %v", names)
+	}
+	return names[0]
+}
+
+// restartCountedTail starts a tail of l with opts, counting its restarts;
+// it is stopped when the test ends.
+func restartCountedTail(t *testing.T, l *eventlog.Log, opts eventlog.TailOptions) (*eventlog.Tail, *atomic.Int32) {
+	t.Helper()
+	var restarts atomic.Int32
+	opts.Restarted = func() { restarts.Add(1) }
+	tail, err := l.Tail(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tail.Stop)
+	return tail, &restarts
 }
 
 // TestTailFollowsAnewWhenItsConsumerIsDeleted: the server drops the tail's
@@ -73,26 +91,17 @@ func tailConsumers(t *testing.T, l *eventlog.Log) []string {
 // goes on from the last event it read, none skipped, none twice.
 func TestTailFollowsAnewWhenItsConsumerIsDeleted(t *testing.T) {
 	l := testnats.Log(t)
-	var restarts atomic.Int32
-	tail, err := l.Tail(context.Background(), eventlog.TailOptions{Restarted: func() { restarts.Add(1) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tail.Stop()
+	tail, restarts := restartCountedTail(t, l, eventlog.TailOptions{})
 	appendN(t, l, 0, 10)
 	last := readN(t, tail, 0, 10)
-	names := tailConsumers(t, l)
-	if len(names) != 1 {
-		t.Fatalf("tail consumers: %v", names)
-	}
-	if err := l.JetStream().DeleteConsumer(context.Background(), eventlog.EventsStream, names[0]); err != nil {
+	if err := l.JetStream().DeleteConsumer(context.Background(), eventlog.EventsStream, theTailConsumer(t, l)); err != nil {
 		t.Fatal(err)
 	}
 	appendN(t, l, 10, 10)
 	readN(t, tail, last, 10)
-	if restarts.Load() == 0 {
-		t.Fatal("the tail read on without starting a new consumer: the test shows nothing")
-	}
+	// Restarted is told once the new consumer runs, which may be after it
+	// delivered what was just read.
+	waitCount(t, "restarts", restarts, 1)
 }
 
 // TestTailFollowsAnewWhenItsConsumerStopsDelivering: the tail's consumer
@@ -101,38 +110,24 @@ func TestTailFollowsAnewWhenItsConsumerIsDeleted(t *testing.T) {
 // not notice); the watchdog sees events it has not read and follows anew.
 func TestTailFollowsAnewWhenItsConsumerStopsDelivering(t *testing.T) {
 	l := testnats.Log(t)
-	var restarts atomic.Int32
-	tail, err := l.Tail(context.Background(), eventlog.TailOptions{Restarted: func() { restarts.Add(1) }, StallAfter: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tail.Stop()
+	tail, restarts := restartCountedTail(t, l, eventlog.TailOptions{StallAfter: 300 * time.Millisecond})
 	appendN(t, l, 0, 5)
 	last := readN(t, tail, 0, 5)
-	names := tailConsumers(t, l)
-	if len(names) != 1 {
-		t.Fatalf("tail consumers: %v", names)
-	}
-	if _, err := l.JetStream().PauseConsumer(context.Background(), eventlog.EventsStream, names[0], time.Now().Add(time.Hour)); err != nil {
+	if _, err := l.JetStream().PauseConsumer(context.Background(), eventlog.EventsStream, theTailConsumer(t, l), time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	appendN(t, l, 5, 5)
 	readN(t, tail, last, 5)
-	if restarts.Load() == 0 {
-		t.Fatal("the ended consumption delivered: the test shows nothing")
-	}
+	// Restarted is told once the new consumer runs, which may be after it
+	// delivered what was just read.
+	waitCount(t, "restarts", restarts, 1)
 }
 
 // TestIdleTailIsNotRestarted: a tail with nothing to read is left alone.
 func TestIdleTailIsNotRestarted(t *testing.T) {
 	l := testnats.Log(t)
 	appendN(t, l, 0, 3)
-	var restarts atomic.Int32
-	tail, err := l.Tail(context.Background(), eventlog.TailOptions{Restarted: func() { restarts.Add(1) }, StallAfter: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tail.Stop()
+	tail, restarts := restartCountedTail(t, l, eventlog.TailOptions{StallAfter: 100 * time.Millisecond})
 	readN(t, tail, 0, 3)
 	// Ten stall bounds with nothing to read.
 	time.Sleep(time.Second)
@@ -141,33 +136,9 @@ func TestIdleTailIsNotRestarted(t *testing.T) {
 	}
 }
 
-// logRecorder collects log lines.
-type logRecorder struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (r *logRecorder) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.lines = append(r.lines, string(p))
-	return len(p), nil
-}
-
-func (r *logRecorder) has(s string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, l := range r.lines {
-		if strings.Contains(l, s) {
-			return true
-		}
-	}
-	return false
-}
-
 // consumeDurable consumes a durable on the WORK stream, acknowledging and
 // counting every message.
-func consumeDurable(t *testing.T, l *eventlog.Log, stall time.Duration, logs *logRecorder) (*eventlog.Consumption, *atomic.Int32, *atomic.Int32) {
+func consumeDurable(t *testing.T, l *eventlog.Log, stall time.Duration, logs *testlog.Buffer) (*eventlog.Consumption, *atomic.Int32, *atomic.Int32) {
 	t.Helper()
 	var got, restarts atomic.Int32
 	c, err := eventlog.Consume(context.Background(), l.JetStream(), eventlog.Durable{
@@ -212,7 +183,7 @@ func waitCount(t *testing.T, what string, c *atomic.Int32, n int32) {
 // consumed: nothing stalls.
 func TestConsumptionStartsAnewWhenItsConsumerIsDeleted(t *testing.T) {
 	l := testnats.Log(t)
-	logs := &logRecorder{}
+	logs := &testlog.Buffer{}
 	_, got, restarts := consumeDurable(t, l, time.Minute, logs)
 	publishWork(t, l, 5)
 	waitCount(t, "messages", got, 5)
@@ -222,8 +193,8 @@ func TestConsumptionStartsAnewWhenItsConsumerIsDeleted(t *testing.T) {
 	waitCount(t, "restarts", restarts, 1)
 	publishWork(t, l, 5)
 	waitCount(t, "messages", got, 10)
-	if !logs.has("consuming it anew") {
-		t.Fatalf("no log line for the restart: %q", logs.lines)
+	if !strings.Contains(logs.String(), "consuming it anew") {
+		t.Fatalf("no log line for the restart: %q", logs.String())
 	}
 }
 
@@ -233,7 +204,7 @@ func TestConsumptionStartsAnewWhenItsConsumerIsDeleted(t *testing.T) {
 // anew after StallAfter.
 func TestConsumptionStartsAnewWhenItStalls(t *testing.T) {
 	l := testnats.Log(t)
-	logs := &logRecorder{}
+	logs := &testlog.Buffer{}
 	c, got, restarts := consumeDurable(t, l, 300*time.Millisecond, logs)
 	publishWork(t, l, 3)
 	waitCount(t, "messages", got, 3)
@@ -242,5 +213,60 @@ func TestConsumptionStartsAnewWhenItStalls(t *testing.T) {
 	waitCount(t, "messages", got, 6)
 	if restarts.Load() == 0 {
 		t.Fatal("the ended consumption delivered: the test shows nothing")
+	}
+}
+
+// A process is alive while it renews its presence, gone at once when it
+// stops cleanly, and gone TTL after its last renewal when it is killed.
+func TestPresence(t *testing.T) {
+	l := testnats.Log(t)
+	ctx := context.Background()
+	watcher, err := l.Presence(ctx, "proc_watcher", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean, err := l.Presence(ctx, "proc_clean", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { clean.Run(runCtx); close(done) }()
+	waitAlive := func(id string, want bool) {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute) // a hang, not a measure
+		for {
+			alive, err := watcher.Alive(ctx, id)
+			if err == nil && alive == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s alive %v (%v), want %v", id, alive, err, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitAlive("proc_clean", true)
+	// Renewed past several TTLs.
+	time.Sleep(2500 * time.Millisecond)
+	if alive, err := watcher.Alive(ctx, "proc_clean"); err != nil || !alive {
+		t.Fatalf("a renewing process: alive %v, %v", alive, err)
+	}
+	stop()
+	<-done
+	waitAlive("proc_clean", false)
+
+	// Killed: one renewal, then nothing.
+	killed, err := l.Presence(ctx, "proc_killed", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	once, cancel := context.WithCancel(ctx)
+	cancel()
+	killed.Renew(once)
+	waitAlive("proc_killed", true)
+	waitAlive("proc_killed", false)
+	if alive, _ := watcher.Alive(ctx, "proc_watcher"); !alive {
+		t.Fatal("a process is not alive to itself")
 	}
 }

@@ -29,17 +29,27 @@ const (
 	DeliverySkipped = "DeliverySkipped"
 )
 
-// DeliveryAttemptedData is the payload of DeliveryAttempted. It holds no
-// channel config: never a secret.
-type DeliveryAttemptedData struct {
+// DeliveryAttempt is what every row of the egress ledger says of itself,
+// from its event to the API's view: the attempt, the send (idempotency
+// key) of which step of which run, to which subscriber, through which
+// channel.
+type DeliveryAttempt struct {
 	AttemptID      string `json:"attemptId"`
 	IdempotencyKey string `json:"idempotencyKey"`
 	RunID          string `json:"runId"`
 	StepID         string `json:"stepId"`
-	// SubscriberID is the recipient subscriber, whose address this is.
+	// SubscriberID is the recipient subscriber.
 	SubscriberID string `json:"subscriberId"`
-	ChannelKey   string `json:"channelKey"`
-	Kind         string `json:"kind"`
+	// ChannelKey is the channel of the attempt; of a skipped send, the
+	// channel the send would have used first.
+	ChannelKey string `json:"channelKey"`
+	Kind       string `json:"kind"`
+}
+
+// DeliveryAttemptedData is the payload of DeliveryAttempted. It holds no
+// channel config: never a secret.
+type DeliveryAttemptedData struct {
+	DeliveryAttempt
 	// Address is the recipient's address: the first of contacts[kind].
 	Address string `json:"address"`
 	// Takeover is the attempt id of a stale in-flight attempt this one
@@ -49,6 +59,11 @@ type DeliveryAttemptedData struct {
 	// Process identifies the herald serve process (one start of it) that
 	// claimed the attempt; empty in attempts recorded before it existed.
 	Process string `json:"process,omitempty"`
+	// Present: the claiming process keeps a presence key (see
+	// eventlog.Presence) for as long as it lives, so an attempt it left
+	// in flight may be taken over as soon as the key is gone. False in
+	// attempts of processes that keep none (they hold their lease).
+	Present bool `json:"present,omitempty"`
 }
 
 // DeliverySentData is the payload of DeliverySent.
@@ -79,14 +94,7 @@ type DeliveryFailedData struct {
 // DeliverySkippedData is the payload of DeliverySkipped: a ledger row
 // with no attempt at a provider.
 type DeliverySkippedData struct {
-	AttemptID      string `json:"attemptId"`
-	IdempotencyKey string `json:"idempotencyKey"`
-	RunID          string `json:"runId"`
-	StepID         string `json:"stepId"`
-	SubscriberID   string `json:"subscriberId"`
-	// ChannelKey is the channel the send would have used first.
-	ChannelKey string `json:"channelKey"`
-	Kind       string `json:"kind"`
+	DeliveryAttempt
 	// Reason is why: "no_address", "suppressed".
 	Reason string `json:"reason"`
 }

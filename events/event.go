@@ -38,9 +38,10 @@ func (e Event) Decode(v any) error {
 	return nil
 }
 
-// auditLine is an event as `herald audit` and GET /v1/admin/events show
-// it: the stored envelope and where it is stored.
-type auditLine struct {
+// Line is an event as `herald audit` and GET /v1/admin/events show it,
+// one JSON line each: the stored envelope and where it is stored. A
+// reader of those lines decodes each into a Line.
+type Line struct {
 	Seq      uint64          `json:"seq"`
 	Subject  string          `json:"subject"`
 	ID       string          `json:"id"`
@@ -58,6 +59,6 @@ func (e Event) MarshalLine() ([]byte, error) {
 	if len(data) == 0 {
 		data = json.RawMessage("null")
 	}
-	return json.Marshal(auditLine{Seq: e.Seq, Subject: e.Subject, ID: e.ID, Type: e.Type, TenantID: e.TenantID,
+	return json.Marshal(Line{Seq: e.Seq, Subject: e.Subject, ID: e.ID, Type: e.Type, TenantID: e.TenantID,
 		At: e.At, Data: data})
 }

@@ -22,30 +22,6 @@ import (
 	"github.com/heraldhq/herald/service"
 )
 
-// channelSecretForms returns s and its base64 encodings (standard and URL, with
-// and without padding).
-func channelSecretForms(s string) []string {
-	b := []byte(s)
-	return []string{s,
-		base64.StdEncoding.EncodeToString(b), base64.RawStdEncoding.EncodeToString(b),
-		base64.URLEncoding.EncodeToString(b), base64.RawURLEncoding.EncodeToString(b)}
-}
-
-// channelSecretLeaks reports which of the named secrets data holds, in clear or in
-// base64.
-func channelSecretLeaks(data []byte, secrets map[string]string) []string {
-	var found []string
-	for name, s := range secrets {
-		for _, form := range channelSecretForms(s) {
-			if bytes.Contains(data, []byte(form)) {
-				found = append(found, name)
-				break
-			}
-		}
-	}
-	return found
-}
-
 func channelEnv(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
@@ -169,7 +145,7 @@ func TestChannelSecretsNeverInClear(t *testing.T) {
 		if !bytes.Contains(r.Body, []byte(`"signingSecret"`)) {
 			want = all
 		}
-		if found := channelSecretLeaks(r.Body, want); len(found) > 0 {
+		if found := testlog.Leaks(r.Body, want); len(found) > 0 {
 			t.Errorf("a response body holds %v: %s", found, r.Body)
 		}
 	}
@@ -225,7 +201,7 @@ func TestChannelSecretsNeverInClear(t *testing.T) {
 				raw = append(raw, v...)
 			}
 		}
-		if found := channelSecretLeaks(raw, all); len(found) > 0 {
+		if found := testlog.Leaks(raw, all); len(found) > 0 {
 			t.Errorf("event #%d holds %v in clear: %s", seq, found, m.Data)
 		}
 		sealedSeen += bytes.Count(m.Data, []byte(`"v1:`))
@@ -240,7 +216,7 @@ func TestChannelSecretsNeverInClear(t *testing.T) {
 	if !bytes.Contains(logged, []byte("/v1/channels")) {
 		t.Fatalf("the captured log holds no request line: %s", logged)
 	}
-	if found := channelSecretLeaks(logged, all); len(found) > 0 {
+	if found := testlog.Leaks(logged, all); len(found) > 0 {
 		t.Errorf("the log holds %v", found)
 	}
 
@@ -263,7 +239,7 @@ func TestChannelSecretsNeverInClear(t *testing.T) {
 		if bytes.Contains(data, []byte(`":"v1:`)) {
 			withSealed = append(withSealed, strings.TrimPrefix(path, dir))
 		}
-		if found := channelSecretLeaks(data, all); len(found) > 0 {
+		if found := testlog.Leaks(data, all); len(found) > 0 {
 			t.Errorf("%s holds %v", strings.TrimPrefix(path, dir), found)
 		}
 		return nil

@@ -4,15 +4,17 @@ import (
 	"net/http"
 
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/projections"
 )
 
 // deliver is POST /v1/deliver (internal: the send steps of engines that
 // reach delivery through a delivery.Client). The body is a
 // delivery.Request, validated by Deliver. It answers 200 with the
-// delivery.Result, also for a repeat of a sent key; the failures are
-// mapped in statusTable (no_channel, no_address, provider_rejected: 422;
-// provider_unavailable: 502; delivery_in_progress: 409).
+// delivery.Result, also for a repeat of a sent key; a failure is the
+// delivery sentinel it wraps, answered with its code's status
+// (no_channel, no_address, provider_rejected: 422; provider_unavailable:
+// 502; delivery_in_progress: 409).
 func (s *Server) deliver(w http.ResponseWriter, r *http.Request) error {
 	var req delivery.Request
 	if err := decode(w, r, &req); err != nil {
@@ -28,13 +30,7 @@ func (s *Server) deliver(w http.ResponseWriter, r *http.Request) error {
 
 // deliveryView is one row of GET /v1/deliveries.
 type deliveryView struct {
-	AttemptID         string             `json:"attemptId"`
-	IdempotencyKey    string             `json:"idempotencyKey"`
-	RunID             string             `json:"runId"`
-	StepID            string             `json:"stepId"`
-	SubscriberID      string             `json:"subscriberId"`
-	ChannelKey        string             `json:"channelKey"`
-	Kind              string             `json:"kind"`
+	events.DeliveryAttempt
 	Address           string             `json:"address"`
 	Status            string             `json:"status"`
 	ProviderMessageID *string            `json:"providerMessageId"`
@@ -51,8 +47,7 @@ type deliveryErrorView struct {
 }
 
 func newDeliveryView(d projections.Delivery) deliveryView {
-	v := deliveryView{AttemptID: d.AttemptID, IdempotencyKey: d.IdempotencyKey, RunID: d.RunID, StepID: d.StepID,
-		SubscriberID: d.SubscriberID, ChannelKey: d.ChannelKey, Kind: d.Kind, Address: d.Address,
+	v := deliveryView{DeliveryAttempt: d.DeliveryAttempt, Address: d.Address,
 		Status: d.Status, Reason: d.Reason, CreatedAt: ts(d.CreatedAt), UpdatedAt: ts(d.UpdatedAt)}
 	if d.ProviderMessageID != "" {
 		v.ProviderMessageID = &d.ProviderMessageID

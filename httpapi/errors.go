@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"unicode/utf8"
 
 	"github.com/heraldhq/herald/apierr"
-	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/projections"
 )
@@ -24,46 +22,40 @@ var (
 	errRateLimited  = errors.New("too many requests for this tenant; retry after the Retry-After header's seconds")
 )
 
-// statusTable maps error kinds to a status and a default code, first
-// match wins. A *apierr.Error or *apierr.ValidationError supplies its
-// own code.
-var statusTable = []struct {
-	kind   error
-	status int
-	code   string
+// kinds maps each kind of error to its default code, first match wins; the
+// status is the code's, from apierr's table of codes. A *apierr.Error or
+// *apierr.ValidationError supplies its own code (of the same status: its
+// kind is its code's).
+var kinds = []struct {
+	kind error
+	code string
 }{
-	{errInvalidJSON, http.StatusBadRequest, "invalid_json"},
-	{errBodyTooLarge, http.StatusRequestEntityTooLarge, "body_too_large"},
-	{errNotFound, http.StatusNotFound, "not_found"},
-	{errMethod, http.StatusMethodNotAllowed, "method_not_allowed"},
-	{errUnauthorized, http.StatusUnauthorized, "unauthorized"},
-	{apierr.ErrUnauthenticated, http.StatusUnauthorized, "unauthorized"},
-	{errNotReady, http.StatusServiceUnavailable, "not_ready"},
-	{errNotLive, http.StatusServiceUnavailable, "not_live"},
-	{errRateLimited, http.StatusTooManyRequests, "rate_limited"},
-	{errTooManyStreams, http.StatusTooManyRequests, "too_many_streams"},
-	{apierr.ErrBadRequest, http.StatusBadRequest, "bad_request"},
-	{apierr.ErrNotFound, http.StatusNotFound, "not_found"},
-	{projections.ErrNotFound, http.StatusNotFound, "not_found"},
-	{apierr.ErrConflict, http.StatusConflict, "conflict"},
-	{apierr.ErrInvalid, http.StatusUnprocessableEntity, "validation_failed"},
-	{delivery.ErrNoChannel, http.StatusUnprocessableEntity, delivery.CodeNoChannel},
-	{delivery.ErrNoAddress, http.StatusUnprocessableEntity, delivery.CodeNoAddress},
-	{delivery.ErrProviderRejected, http.StatusUnprocessableEntity, delivery.CodeProviderRejected},
-	{delivery.ErrProviderUnavailable, http.StatusBadGateway, delivery.CodeProviderUnavailable},
-	{delivery.ErrInProgress, http.StatusConflict, delivery.CodeInProgress},
-	{delivery.ErrInvalidRequest, http.StatusUnprocessableEntity, delivery.CodeInvalidRequest},
-	{projections.ErrBadCursor, http.StatusUnprocessableEntity, "validation_failed"},
-	{apierr.ErrBusy, http.StatusServiceUnavailable, "busy"},
+	{errInvalidJSON, apierr.CodeInvalidJSON},
+	{errBodyTooLarge, apierr.CodeBodyTooLarge},
+	{errNotFound, apierr.CodeNotFound},
+	{errMethod, apierr.CodeMethodNotAllowed},
+	{errUnauthorized, apierr.CodeUnauthorized},
+	{apierr.ErrUnauthenticated, apierr.CodeUnauthorized},
+	{errNotReady, apierr.CodeNotReady},
+	{errNotLive, apierr.CodeNotLive},
+	{errRateLimited, apierr.CodeRateLimited},
+	{errTooManyStreams, apierr.CodeTooManyStreams},
+	{apierr.ErrBadRequest, apierr.CodeBadRequest},
+	{apierr.ErrNotFound, apierr.CodeNotFound},
+	{projections.ErrNotFound, apierr.CodeNotFound},
+	{apierr.ErrConflict, apierr.CodeConflict},
+	{apierr.ErrInvalid, apierr.CodeValidationFailed},
+	{projections.ErrBadCursor, apierr.CodeValidationFailed},
+	{apierr.ErrBusy, apierr.CodeBusy},
 	// The last line behind the edge checks: an id that would make a
 	// subject the server refuses is the client's fault, never a 500.
-	{eventlog.ErrBadSubject, http.StatusUnprocessableEntity, "invalid_id"},
-	{apierr.ErrUnavailable, http.StatusBadGateway, "upstream_unavailable"},
+	{eventlog.ErrBadSubject, apierr.CodeInvalidID},
+	{apierr.ErrUnavailable, apierr.CodeUpstreamUnavailable},
 	// Nothing else matched: an internal deadline passed (the event log
 	// did not answer in time, a trigger's writes came later than its
 	// arming allows). The request may be repeated (under its
 	// transactionId for a trigger), so it is busy, not a 500.
-	{context.DeadlineExceeded, http.StatusServiceUnavailable, "busy"},
+	{context.DeadlineExceeded, apierr.CodeBusy},
 }
 
 type errorBody struct {
@@ -79,7 +71,7 @@ type errorDetail struct {
 // describe turns an error into its status and body. Unknown errors are a
 // 500 whose message says nothing of the cause.
 func describe(err error) (int, errorDetail) {
-	for _, row := range statusTable {
+	for _, row := range kinds {
 		if !errors.Is(err, row.kind) {
 			continue
 		}
@@ -102,9 +94,9 @@ func describe(err error) (int, errorDetail) {
 		if errors.Is(err, projections.ErrBadCursor) {
 			d.Details = []apierr.FieldProblem{{Field: "cursor", Problem: "is not a cursor this API issued"}}
 		}
-		return row.status, d
+		return apierr.Status(row.code), d
 	}
-	return http.StatusInternalServerError, errorDetail{Code: "internal", Message: "internal error"}
+	return apierr.Status(apierr.CodeInternal), errorDetail{Code: apierr.CodeInternal, Message: "internal error"}
 }
 
 // Bounds of a 422's details: a body of a megabyte of unknown fields must

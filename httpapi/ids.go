@@ -22,7 +22,7 @@ import (
 
 // errNoSuchRun answers a {runId} that is not of the minted form, without
 // echoing it.
-var errNoSuchRun = &apierr.Error{Kind: apierr.ErrNotFound, Code: "run_not_found", Message: "no such run"}
+var errNoSuchRun = apierr.New(apierr.CodeRunNotFound, "no such run")
 
 // errBadTenantHeader answers POST /v1/deliver with a valid internal token
 // and an x-herald-tenant-id that is not a minted tenant id: like a minted

@@ -200,7 +200,7 @@ func (s *Server) markInboxMessage(action string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		msgID, err := pathVar(r, "messageId")
 		if err != nil || len(msgID) > maxMessageIDChars {
-			return apierr.New(apierr.ErrNotFound, "message_not_found", "no such message")
+			return apierr.New(apierr.CodeMessageNotFound, "no such message")
 		}
 		if err := decode(w, r, &struct{}{}); err != nil {
 			return err

@@ -205,10 +205,8 @@ func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) error {
 				if c.Seq <= sent || c.Stored == nil {
 					continue
 				}
-				d := c.Stored
-				out.event(c.Seq, "message", viewMessage(projections.InAppMessage{MessageID: d.MessageID,
-					SubscriberID: d.SubscriberID, WorkflowID: d.WorkflowID, RunID: d.RunID, StepID: d.StepID,
-					Content: d.Content, CreatedAt: c.At, Seq: c.Seq}))
+				out.event(c.Seq, "message", viewMessage(projections.InAppMessage{
+					InAppMessageStoredData: *c.Stored, CreatedAt: c.At, Seq: c.Seq}))
 			}
 			if out.flush() != nil {
 				return nil

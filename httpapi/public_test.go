@@ -43,10 +43,7 @@ func newPublicTenant(t *testing.T, h *testherald.Herald, name string) *publicTen
 	if r := h.Do("POST", "/v1/sync", key, nil); r.Status != 200 {
 		t.Fatalf("sync: %d %s", r.Status, r.Body)
 	}
-	if r := h.Do("POST", "/v1/channels", key, map[string]any{"channelKey": "email-smtp", "config": map[string]any{
-		"host": "127.0.0.1", "port": 2525, "fromEmail": "noreply@herald.test"}}); r.Status != 201 {
-		t.Fatalf("channel: %d %s", r.Status, r.Body)
-	}
+	h.MailChannel(key, 2525)
 	if r := h.Do("PUT", sub("ada"), key, `{"contacts":{"email":["ada@example.com"]}}`); r.Status != 201 {
 		t.Fatalf("subscriber: %d %s", r.Status, r.Body)
 	}

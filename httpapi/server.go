@@ -297,7 +297,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", "Bearer")
 	}
-	if status == http.StatusServiceUnavailable && body.Code == "busy" {
+	if status == http.StatusServiceUnavailable && body.Code == apierr.CodeBusy {
 		w.Header().Set("Retry-After", "1")
 	}
 	writeJSON(w, status, errorBody{Error: body})

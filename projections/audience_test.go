@@ -12,7 +12,6 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testnats"
-	"github.com/heraldhq/herald/internal/teststore"
 	"github.com/heraldhq/herald/projections"
 )
 
@@ -84,8 +83,8 @@ func (a audience) topicsOf(id string) []string {
 }
 
 func newAudience(t testing.TB, tenant string) audience {
-	log := testnats.Log(t)
-	return audience{t: t, log: log, st: teststore.Running(t, log), tenant: tenant}
+	log, st := followed(t)
+	return audience{t: t, log: log, st: st, tenant: tenant}
 }
 
 func TestSubscriberUpsertOverwritesStateKeepsCreatedAt(t *testing.T) {

@@ -23,9 +23,7 @@ func BenchmarkProjectorApply(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		id := fmt.Sprintf("s%08d", i)
 		if i%2 == 0 {
-			recs = append(recs, eventlog.Record{Subject: eventlog.Subject("ten_b", eventlog.AggSubscriber, id),
-				Type: events.SubscriberUpserted, Tenant: "ten_b",
-				Data: events.SubscriberUpsertedData{SubscriberID: id, Contacts: map[string][]string{"email": {id + "@example.com"}}}})
+			recs = append(recs, testnats.Subscriber("ten_b", id))
 		} else {
 			recs = append(recs, eventlog.Record{Subject: eventlog.Subject("ten_b", eventlog.AggTopic, fmt.Sprintf("t%d", i%50)),
 				Type: events.SubscriberSubscribed, Tenant: "ten_b",
@@ -59,9 +57,7 @@ func BenchmarkProjectorApplyBulk(b *testing.B) {
 		groups := map[string][]string{}
 		for i := start; i < min(start+per, b.N); i++ {
 			id := fmt.Sprintf("bulk-%d", i)
-			recs = append(recs, eventlog.Record{Subject: eventlog.Subject("ten_b", eventlog.AggSubscriber, id),
-				Type: events.SubscriberUpserted, Tenant: "ten_b",
-				Data: events.SubscriberUpsertedData{SubscriberID: id, Contacts: map[string][]string{"email": {id + "@example.com"}}}})
+			recs = append(recs, testnats.Subscriber("ten_b", id))
 			everyone.SubscriberIDs = append(everyone.SubscriberIDs, id)
 			topic := fmt.Sprintf("t%d", i%100)
 			groups[topic] = append(groups[topic], id)

@@ -8,28 +8,12 @@ import (
 
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
-	"github.com/heraldhq/herald/internal/testnats"
-	"github.com/heraldhq/herald/internal/teststore"
 	"github.com/heraldhq/herald/projections"
 )
 
-// appendChannelEvent appends one channel or bridge event at a fixed time
-// and returns its sequence.
-func appendChannelEvent(t *testing.T, log *eventlog.Log, tenant, agg, id, typ string, at time.Time, data any) uint64 {
-	t.Helper()
-	seq, err := log.Append(context.Background(), eventlog.Record{
-		Subject: eventlog.Subject(tenant, agg, id), Type: typ, Tenant: tenant, Data: data, At: at})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return seq
-}
-
 func TestChannelsProjection(t *testing.T) {
-	log := testnats.Log(t)
-	st := teststore.Running(t, log)
+	log, st := followed(t)
 	ctx := context.Background()
-	t0 := time.Date(2025, 1, 2, 3, 4, 5, 6e6, time.UTC)
 	cfg := events.ChannelConfig{
 		Public: map[string]any{"host": "smtp.example.com", "port": 587.0},
 		Sealed: map[string]string{"password": "v1:00000000:sealed"},

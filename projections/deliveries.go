@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	bolt "go.etcd.io/bbolt"
@@ -29,21 +30,10 @@ const (
 	DeliverySkipped = "skipped" // nothing sent on purpose; Reason says why
 )
 
-// CodeLeaseExpired is the error code of an attempt that recorded no
-// outcome within its lease, or before its process stopped, and was
-// replaced by a new attempt of its key.
-const CodeLeaseExpired = "lease_expired"
-
 // Delivery is the read model of one delivery attempt (a row of the egress
 // ledger).
 type Delivery struct {
-	AttemptID         string         `json:"attemptId"`
-	IdempotencyKey    string         `json:"idempotencyKey"`
-	RunID             string         `json:"runId"`
-	StepID            string         `json:"stepId"`
-	SubscriberID      string         `json:"subscriberId"`
-	ChannelKey        string         `json:"channelKey"`
-	Kind              string         `json:"kind"`
+	events.DeliveryAttempt
 	Address           string         `json:"address"`
 	Status            string         `json:"status"`
 	ProviderMessageID string         `json:"providerMessageId,omitempty"`
@@ -78,7 +68,7 @@ func applyDeliveryAttempted(tx *bolt.Tx, ev eventlog.Event, d events.DeliveryAtt
 		if err := updateDelivery(tx, ev.TenantID, d.Takeover, func(row *Delivery) {
 			if row.Status == DeliveryPending {
 				row.Status = DeliveryFailed
-				row.Error = &DeliveryError{Code: CodeLeaseExpired, Transient: true,
+				row.Error = &DeliveryError{Code: apierr.CodeLeaseExpired, Transient: true,
 					Message: "no outcome was recorded before the attempt's process stopped or its lease ran out; attempt " + d.AttemptID + " replaced it"}
 				row.UpdatedAt = ev.At
 			}
@@ -87,17 +77,15 @@ func applyDeliveryAttempted(tx *bolt.Tx, ev eventlog.Event, d events.DeliveryAtt
 		}
 	}
 	return putDelivery(tx, ev, Delivery{
-		AttemptID: d.AttemptID, IdempotencyKey: d.IdempotencyKey, RunID: d.RunID, StepID: d.StepID,
-		SubscriberID: d.SubscriberID, ChannelKey: d.ChannelKey, Kind: d.Kind, Address: d.Address,
+		DeliveryAttempt: d.DeliveryAttempt, Address: d.Address,
 		Status: DeliveryPending, CreatedAt: ev.At, UpdatedAt: ev.At,
 	})
 }
 
 func applyDeliverySkipped(tx *bolt.Tx, ev eventlog.Event, d events.DeliverySkippedData) error {
 	return putDelivery(tx, ev, Delivery{
-		AttemptID: d.AttemptID, IdempotencyKey: d.IdempotencyKey, RunID: d.RunID, StepID: d.StepID,
-		SubscriberID: d.SubscriberID, ChannelKey: d.ChannelKey, Kind: d.Kind,
-		Status: DeliverySkipped, Reason: d.Reason, CreatedAt: ev.At, UpdatedAt: ev.At,
+		DeliveryAttempt: d.DeliveryAttempt,
+		Status:          DeliverySkipped, Reason: d.Reason, CreatedAt: ev.At, UpdatedAt: ev.At,
 	})
 }
 

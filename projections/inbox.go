@@ -38,13 +38,9 @@ const MaxInboxMessages = 1000
 // inbox. SeenAt, ReadAt and ArchivedAt are nil while the message is not
 // in that state; a read message is always seen.
 type InAppMessage struct {
-	MessageID    string          `json:"messageId"`
-	SubscriberID string          `json:"subscriberId"`
-	WorkflowID   string          `json:"workflowId,omitempty"`
-	RunID        string          `json:"runId"`
-	StepID       string          `json:"stepId"`
-	Content      json.RawMessage `json:"content"`
-	CreatedAt    time.Time       `json:"createdAt"`
+	// The message as its InAppMessageStored stored it.
+	events.InAppMessageStoredData
+	CreatedAt time.Time `json:"createdAt"`
 	// Seq is the stream sequence of the message's InAppMessageStored.
 	Seq        uint64     `json:"seq"`
 	SeenAt     *time.Time `json:"seenAt,omitempty"`
@@ -128,10 +124,7 @@ func applyInAppMessageStored(tx *bolt.Tx, ev eventlog.Event, d events.InAppMessa
 	if ids.Get(idKey) != nil {
 		return nil // a repeat of a stored message (outside the dedupe window)
 	}
-	m := InAppMessage{
-		MessageID: d.MessageID, SubscriberID: d.SubscriberID, WorkflowID: d.WorkflowID, RunID: d.RunID,
-		StepID: d.StepID, Content: d.Content, CreatedAt: ev.At, Seq: ev.Seq,
-	}
+	m := InAppMessage{InAppMessageStoredData: d, CreatedAt: ev.At, Seq: ev.Seq}
 	msgs := appendBucket(tx, bucketInbox)
 	seq := seqID(ev.Seq)
 	if err := putJSON(msgs, append(bytes.Clone(prefix), seq...), m); err != nil {

@@ -12,8 +12,6 @@ import (
 
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
-	"github.com/heraldhq/herald/internal/testnats"
-	"github.com/heraldhq/herald/internal/teststore"
 	"github.com/heraldhq/herald/projections"
 )
 
@@ -21,8 +19,7 @@ import (
 // in order; an erasure of the subscriber deletes its messages, and only
 // its own.
 func TestInboxProjection(t *testing.T) {
-	log := testnats.Log(t)
-	st := teststore.Running(t, log)
+	log, st := followed(t)
 	ctx := context.Background()
 	appendTenant(t, log, "ten_1")
 	store := func(sub, id, body string) uint64 {
@@ -79,9 +76,8 @@ func TestInboxProjection(t *testing.T) {
 // drops its oldest message with its share of the counts; a rebuild from
 // the log gives the same bytes.
 func TestInboxStateAndCounts(t *testing.T) {
-	log := testnats.Log(t)
 	dir := t.TempDir()
-	st := teststore.RunningAt(t, log, filepath.Join(dir, "p.db"))
+	log, st := followedAt(t, filepath.Join(dir, "p.db"))
 	ctx := context.Background()
 	appendTenant(t, log, "ten_1")
 	var last uint64

@@ -7,32 +7,14 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/internal/testlog"
 	"github.com/heraldhq/herald/internal/testnats"
 )
-
-// syncBuffer is a log sink safe for the projector's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
 
 // A WaitFor for an event that is never applied gives up after MaxWait with
 // ErrWaitTimeout, which callers treat as a deadline (503, a message given
@@ -54,7 +36,7 @@ func TestWaitForGivesUpAfterMaxWait(t *testing.T) {
 // reports itself stalled (Stalled, an error line), and well again once it
 // applies.
 func TestStalledProjectorIsReported(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	s, err := Open(filepath.Join(t.TempDir(), "p.db"), Options{StallAfter: 100 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {

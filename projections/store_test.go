@@ -15,33 +15,8 @@ import (
 	"github.com/heraldhq/herald/projections"
 )
 
-// checkRebuild fails the test unless a store rebuilt from log holds the
-// same bytes as st.
-func checkRebuild(t testing.TB, log *eventlog.Log, st *projections.Store) {
-	t.Helper()
-	live, err := st.Checksum()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rebuilt, err := projections.Rebuild(context.Background(), filepath.Join(t.TempDir(), "rebuilt.db"), log, projections.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rebuilt.Close()
-	if sum, err := rebuilt.Checksum(); err != nil || sum != live {
-		t.Fatalf("rebuilt %s != live %s (%v)", sum, live, err)
-	}
-}
-
-func appendTenant(t *testing.T, log *eventlog.Log, id string) uint64 {
-	t.Helper()
-	return appendChannelEvent(t, log, id, eventlog.AggTenant, id, events.TenantCreated, time.Time{},
-		events.TenantCreatedData{TenantID: id, Name: "Name " + id})
-}
-
 func TestReadYourWrites(t *testing.T) {
-	log := testnats.Log(t)
-	st := teststore.Running(t, log)
+	log, st := followed(t)
 	ctx := context.Background()
 	for i := range 50 {
 		id := fmt.Sprintf("ten_%d", i)
@@ -60,8 +35,7 @@ func TestReadYourWrites(t *testing.T) {
 }
 
 func TestWaitForTimesOut(t *testing.T) {
-	log := testnats.Log(t)
-	st := teststore.Running(t, log)
+	_, st := followed(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	if err := st.WaitFor(ctx, 1000); err == nil {
@@ -141,8 +115,7 @@ func TestCorruptFileIsReplacedAndRebuilt(t *testing.T) {
 }
 
 func TestApplyBatchSkipsAppliedEvents(t *testing.T) {
-	log := testnats.Log(t)
-	st := teststore.Running(t, log)
+	log, st := followed(t)
 	seq := appendTenant(t, log, "ten_x")
 	if err := st.WaitFor(context.Background(), seq); err != nil {
 		t.Fatal(err)

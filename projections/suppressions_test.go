@@ -8,8 +8,6 @@ import (
 
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
-	"github.com/heraldhq/herald/internal/testnats"
-	"github.com/heraldhq/herald/internal/teststore"
 	"github.com/heraldhq/herald/projections"
 )
 
@@ -18,10 +16,8 @@ import (
 // (kind, address) order, per tenant, filtered by kind, paged; a rebuild
 // gives the same bytes.
 func TestSuppressionsProjection(t *testing.T) {
-	log := testnats.Log(t)
-	st := teststore.Running(t, log)
+	log, st := followed(t)
 	ctx := context.Background()
-	t0 := time.Date(2025, 1, 2, 3, 4, 5, 6e6, time.UTC)
 	add := func(tenant, kind, addr, reason string, at time.Time) uint64 {
 		return appendChannelEvent(t, log, tenant, eventlog.AggSuppression, events.SuppressionID(kind, addr),
 			events.SuppressionAdded, at, events.SuppressionAddedData{Kind: kind, Address: addr, Reason: reason})

@@ -9,8 +9,6 @@ import (
 
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
-	"github.com/heraldhq/herald/internal/testnats"
-	"github.com/heraldhq/herald/internal/teststore"
 	"github.com/heraldhq/herald/projections"
 )
 
@@ -19,10 +17,8 @@ import (
 // backlog holds the messages that failed and will be retried; a delete
 // takes all of it away; a rebuild gives the same bytes.
 func TestWebhooksProjection(t *testing.T) {
-	log := testnats.Log(t)
-	st := teststore.Running(t, log)
+	log, st := followed(t)
 	ctx := context.Background()
-	t0 := time.Date(2025, 1, 2, 3, 4, 5, 6e6, time.UTC)
 	add := func(agg, id, typ string, at time.Time, data any) uint64 {
 		seq := appendChannelEvent(t, log, "ten_a", agg, id, typ, at, data)
 		if err := st.WaitFor(ctx, seq); err != nil {

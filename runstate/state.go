@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/events"
 )
 
@@ -203,7 +204,7 @@ func (s *State) Apply(ev events.Event) error {
 		}
 		if err == nil {
 			s.Status, s.WakeAt, s.WaitEvent = Cancelled, nil, ""
-			s.Error = &Error{Code: "cancelled", Message: cancelledMessage(d.Reason)}
+			s.Error = &Error{Code: apierr.CodeCancelled, Message: cancelledMessage(d.Reason)}
 		}
 	case events.RunDigested:
 		var d events.RunDigestedData

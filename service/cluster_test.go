@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,7 +18,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/bridge"
-	"github.com/heraldhq/herald/embedded"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testapi"
@@ -27,47 +25,6 @@ import (
 	"github.com/heraldhq/herald/internal/testsmtp"
 	"github.com/heraldhq/herald/service"
 )
-
-// natsCluster is a 3-node JetStream cluster on loopback.
-type natsCluster struct {
-	nodes []*embedded.Server
-	urls  []string
-}
-
-func startNATSCluster(t *testing.T, n int) *natsCluster {
-	t.Helper()
-	routes := make([]int, n)
-	for i := range routes {
-		routes[i] = testnats.FreePort(t)
-	}
-	c := &natsCluster{}
-	for i := range n {
-		var others []string
-		for j, p := range routes {
-			if j != i {
-				others = append(others, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
-			}
-		}
-		srv, err := embedded.Start(embedded.Config{StoreDir: filepath.Join(t.TempDir(), "js"), ServerName: fmt.Sprintf("n%d", i+1),
-			Listen: true, Cluster: &embedded.Cluster{Name: "herald-test", Port: routes[i], Routes: others}})
-		if err != nil {
-			t.Fatalf("node %d: %v", i+1, err)
-		}
-		t.Cleanup(srv.Shutdown)
-		c.nodes = append(c.nodes, srv)
-		c.urls = append(c.urls, srv.ClientURL())
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for _, s := range c.nodes {
-		for !s.JetStreamReady() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: JetStream cluster not ready", s.Name())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	return c
-}
 
 // clusterEnv is the environment every herald process of the cluster shares.
 func clusterEnv() func(string) string {
@@ -151,9 +108,9 @@ func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
 	}
 	const triggers = 1000
 	began := time.Now()
-	nc := startNATSCluster(t, 3)
-	a := startHerald(t, nc.urls)
-	b := startHerald(t, []string{nc.urls[2], nc.urls[1], nc.urls[0]})
+	nc := testnats.StartCluster(t, 3)
+	a := startHerald(t, nc.URLs)
+	b := startHerald(t, []string{nc.URLs[2], nc.URLs[1], nc.URLs[0]})
 	t.Logf("cluster and two herald processes up in %v", time.Since(began))
 
 	// The streams are R3.
@@ -216,9 +173,7 @@ func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
 	var recs []eventlog.Record
 	for i := range triggers {
 		id := fmt.Sprintf("u%04d", i)
-		recs = append(recs, eventlog.Record{Subject: eventlog.Subject(tn.TenantID, eventlog.AggSubscriber, id),
-			Type: events.SubscriberUpserted, Tenant: tn.TenantID,
-			Data: events.SubscriberUpsertedData{SubscriberID: id, Contacts: map[string][]string{"email": {id + "@example.com"}}}})
+		recs = append(recs, testnats.Subscriber(tn.TenantID, id))
 	}
 	testnats.Append(t, a.Log(), recs)
 	for _, s := range []*service.Service{a, b} {
@@ -289,7 +244,7 @@ func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
 				t.Fatal(err)
 			}
 			leader := st.CachedInfo().Cluster.Leader
-			for _, n := range nc.nodes {
+			for _, n := range nc.Nodes {
 				if n.Name() == leader {
 					stop("nats "+leader, n.Shutdown)
 				}
@@ -409,7 +364,7 @@ func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
 
 	// Straight from the cluster (herald audit with HERALD_NATS_URL): one
 	// RunCompleted per run (triggered or ticked), no more.
-	toolCfg, err := service.LoadConfig(clusterEnv(), service.Flags{DataDir: t.TempDir(), NATSURL: strings.Join(nc.urls, ",")})
+	toolCfg, err := service.LoadConfig(clusterEnv(), service.Flags{DataDir: t.TempDir(), NATSURL: strings.Join(nc.URLs, ",")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/eventlog"
-	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testapi"
 	"github.com/heraldhq/herald/internal/testnats"
 	"github.com/heraldhq/herald/internal/testsmtp"
@@ -26,7 +25,7 @@ func TestSurvivorKeepsWorkingAcrossTheLossOfItsNATSNode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test: 3 NATS nodes, ten node losses")
 	}
-	const rounds, perRound = 4, 20
+	const rounds, perRound = 10, 20
 	nc := testnats.StartCluster(t, 3)
 	a := startHerald(t, nc.URLs)
 	mail := testsmtp.StartCatcher(t, rounds*perRound*2)
@@ -57,9 +56,7 @@ func TestSurvivorKeepsWorkingAcrossTheLossOfItsNATSNode(t *testing.T) {
 	var recs []eventlog.Record
 	for i := range perRound {
 		id := fmt.Sprintf("u%02d", i)
-		recs = append(recs, eventlog.Record{Subject: eventlog.Subject(tn.TenantID, eventlog.AggSubscriber, id),
-			Type: events.SubscriberUpserted, Tenant: tn.TenantID,
-			Data: events.SubscriberUpsertedData{SubscriberID: id, Contacts: map[string][]string{"email": {id + "@example.com"}}}})
+		recs = append(recs, testnats.Subscriber(tn.TenantID, id))
 	}
 	testnats.Append(t, a.Log(), recs)
 

@@ -70,6 +70,11 @@ type Service struct {
 	metrics *metrics.Metrics
 	lock    *dirLock // the data dir's, held until Shutdown ends
 
+	// process identifies this start of the process (its delivery claims);
+	// presence keeps it known alive to the other processes.
+	process  string
+	presence *eventlog.Presence
+
 	// Delivery (POST /v1/deliver): closed (its providers' SMTP sessions)
 	// after the API has drained.
 	delivery *delivery.Service
@@ -156,6 +161,13 @@ func (s *Service) openState(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	// Every process keeps a presence, so that another takes over a send
+	// it left in flight as soon as it is gone (a SIGKILL), within AckWait
+	// as its other work is, not after the send's lease.
+	s.process = eventlog.NewID("proc_")
+	if s.presence, err = s.log.Presence(ctx, s.process, orDefault(s.cfg.AckWait, engine.DefaultAckWait)); err != nil {
+		return err
+	}
 	s.store, err = projections.Open(filepath.Join(s.cfg.DataDir, ProjectionsFile), projections.Options{Logger: s.logger, Stream: stream,
 		TailRestarted: s.metrics.TailRestarted})
 	return err
@@ -186,7 +198,7 @@ func (s *Service) newDelivery(tokens *links.Maker) (*delivery.Service, error) {
 		Lease:      s.cfg.DeliveryLease, SendTimeout: s.cfg.DeliverySendTimeout,
 		// Embedded NATS lives in the data dir, whose lock admits one
 		// process: attempts left in flight by an earlier one are dead.
-		Process: eventlog.NewID("proc_"), SoleProcess: s.cfg.Embedded(),
+		Process: s.process, SoleProcess: s.cfg.Embedded(), Alive: s.presence.Alive,
 	})
 }
 
@@ -235,7 +247,7 @@ func (s *Service) newWebhooks() *webhooks.Dispatcher {
 	return webhooks.New(webhooks.Config{
 		Log: s.log, Store: s.store, Keys: s.keys, Render: httpapi.WebhookData(s.store),
 		RetryBase: s.cfg.WebhookRetryBase, AckWait: s.cfg.AckWait, Egress: *s.egressPolicy(),
-		Logger: s.logger, Attempted: s.metrics.WebhookAttempted,
+		Logger: s.logger, Attempted: s.metrics.WebhookAttempted, Restarted: s.metrics.ConsumerRestarted,
 	})
 }
 
@@ -253,6 +265,7 @@ func (s *Service) runComponents() {
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	projReady := make(chan struct{})
+	s.goRun("presence", func() error { s.presence.Run(runCtx); return nil })
 	s.goRun("projector", func() error { return s.store.Run(runCtx, s.log, projReady) })
 	s.goRun("readiness", func() error {
 		select {

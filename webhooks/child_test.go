@@ -1,7 +1,6 @@
 package webhooks_test
 
 import (
-	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testchild"
+	"github.com/heraldhq/herald/internal/testnet"
 	"github.com/heraldhq/herald/service"
 )
 
@@ -50,21 +50,12 @@ func (c *child) token(name string) string {
 	return strings.TrimSpace(string(b))
 }
 
-func loopbackAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // TestSlowEndpointDelaysNoOtherTenant: tenant A's endpoint answers after
 // 9 s, with a backlog of messages; tenant B's webhooks keep arriving fast.
 // The latency is from the event's time (the body's timestamp) to the
 // receipt.
 func TestSlowEndpointDelaysNoOtherTenant(t *testing.T) {
-	c := startChild(t, t.TempDir(), loopbackAddr(t))
+	c := startChild(t, t.TempDir(), testnet.FreeAddr(t))
 	admin, internal := c.token(service.AdminTokenFile), c.token(service.InternalTokenFile)
 	a := newRemoteFixture(t, c.base(), admin, internal, "Slow")
 	b := newRemoteFixture(t, c.base(), admin, internal, "Fast")
@@ -115,16 +106,11 @@ func TestSlowEndpointDelaysNoOtherTenant(t *testing.T) {
 // while the receiver is down and messages are being retried; after a
 // restart and the receiver's return, every message arrives.
 func TestDeliveredAfterKill(t *testing.T) {
-	dir, addr := t.TempDir(), loopbackAddr(t)
+	dir, addr := t.TempDir(), testnet.FreeAddr(t)
 	c := startChild(t, dir, addr)
 	f := newRemoteFixture(t, c.base(), c.token(service.AdminTokenFile), c.token(service.InternalTokenFile), "Acme")
-	recv := newReceiver(t, nil)
-	hookID, secret := f.webhook(recv.URL, events.HookDeliverySent)
-	recv.stop()
 	const n = 20
-	for i := range n {
-		f.inApp("run_" + itoa(i))
-	}
+	recv, hookID, secret := f.sendToDownReceiver(n)
 	// Kill as soon as some messages failed once, others may be in flight.
 	deadline := time.Now().Add(15 * time.Second)
 	for len(f.attempts(hookID)) < n/2 {
@@ -136,16 +122,5 @@ func TestDeliveredAfterKill(t *testing.T) {
 	c.Kill()
 	recv.restart(t)
 	startChild(t, dir, addr)
-	got := recv.waitFor(t, 40*time.Second, "every message", func(got []received) bool {
-		ids := map[string]bool{}
-		for _, r := range got {
-			ids[r.ID] = true
-		}
-		return len(ids) == n
-	})
-	for _, r := range got {
-		if !verifySignature(secret, r.ID, r.Timestamp, r.Body, r.Signature) {
-			t.Fatalf("signature of %s does not verify", r.ID)
-		}
-	}
+	recv.waitForEverySigned(t, 40*time.Second, n, secret)
 }

@@ -80,6 +80,9 @@ type Config struct {
 	// (events.WebhookSucceeded or events.WebhookFailed): a metrics hook.
 	// Zero: none.
 	Attempted func(outcome string)
+	// Restarted hears of each consumption of the sender started anew
+	// after it failed or stalled (see eventlog.Consume). Zero: none.
+	Restarted func(consumer, reason string)
 }
 
 // Dispatcher turns events into webhook messages and sends them. Create it
@@ -123,53 +126,32 @@ func New(cfg Config) *Dispatcher {
 // taking work; sends under way are cut short and their messages given back
 // to the stream unrecorded.
 func (d *Dispatcher) Run(ctx context.Context) error {
-	var snd jetstream.Consumer
-	// A NATS error here (a cluster electing its leaders) is waited out: the
-	// dispatcher must not stop the process. A connection closed for good
-	// is the service's to report.
-	for {
-		var err error
-		if snd, err = d.consumers(ctx); err == nil {
-			break
-		}
+	var wg sync.WaitGroup
+	taken := make(chan jetstream.Msg, sourceWorkers)
+	// The sender's consumption outlives a cluster electing its leaders
+	// and the loss of a node (eventlog.Consume): the dispatcher must not
+	// stop the process. A connection closed for good is the service's to
+	// report.
+	snd, err := eventlog.Consume(ctx, d.cfg.Log.JetStream(), eventlog.Durable{
+		Stream: eventlog.WorkStream,
+		Config: jetstream.ConsumerConfig{
+			Durable:       sendConsumer,
+			FilterSubject: workPrefix + ">",
+			AckPolicy:     jetstream.AckExplicitPolicy,
+			AckWait:       d.cfg.AckWait,
+			MaxDeliver:    -1,
+			MaxAckPending: maxInFlight,
+		},
+		Handler:   func(m jetstream.Msg) { d.take(ctx, m) },
+		Options:   []jetstream.PullConsumeOpt{jetstream.PullMaxMessages(256), jetstream.PullHeartbeat(2 * time.Second)},
+		Logger:    d.log,
+		Restarted: d.cfg.Restarted,
+	})
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
-		d.log.Warn("webhooks: consumers not ready; trying again", "err", err)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(time.Second):
-		}
-	}
-	return d.consume(ctx, snd)
-}
-
-// consumers creates (or finds) the sender's durable consumer; the
-// sources are the follower's.
-func (d *Dispatcher) consumers(ctx context.Context) (jetstream.Consumer, error) {
-	snd, err := d.cfg.Log.JetStream().CreateOrUpdateConsumer(ctx, eventlog.WorkStream, jetstream.ConsumerConfig{
-		Durable:       sendConsumer,
-		FilterSubject: workPrefix + ">",
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       d.cfg.AckWait,
-		MaxDeliver:    -1,
-		MaxAckPending: maxInFlight,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("webhooks: consumer %s: %w", sendConsumer, err)
-	}
-	return snd, nil
-}
-
-// consume takes events and messages until ctx ends.
-func (d *Dispatcher) consume(ctx context.Context, snd jetstream.Consumer) error {
-	var wg sync.WaitGroup
-	taken := make(chan jetstream.Msg, sourceWorkers)
-	sndCC, err := snd.Consume(func(m jetstream.Msg) { d.take(ctx, m) },
-		jetstream.PullMaxMessages(256), jetstream.PullHeartbeat(2*time.Second))
-	if err != nil {
-		return fmt.Errorf("webhooks: consume %s: %w", sendConsumer, err)
+		return fmt.Errorf("webhooks: consumer %s: %w", sendConsumer, err)
 	}
 	// Events taken but not handled when ctx ends are given back at once,
 	// not after AckWait.
@@ -197,7 +179,7 @@ func (d *Dispatcher) consume(ctx context.Context, snd jetstream.Consumer) error 
 	}
 	<-ctx.Done()
 	stopSources()
-	sndCC.Stop()
+	snd.Stop()
 	d.mu.Lock()
 	d.stopped = true
 	d.mu.Unlock()

@@ -221,13 +221,8 @@ func TestDeliveredAfterRestart(t *testing.T) {
 	dir := t.TempDir()
 	h := startService(t, dir, nil)
 	f := newFixture(t, h, "Acme")
-	recv := newReceiver(t, nil)
-	hookID, secret := f.webhook(recv.URL, events.HookDeliverySent)
-	recv.stop()
 	const n = 10
-	for i := range n {
-		f.inApp("run_" + itoa(i))
-	}
+	recv, hookID, secret := f.sendToDownReceiver(n)
 	// Wait until each message failed once (the receiver is down).
 	deadline := time.Now().Add(15 * time.Second)
 	for {
@@ -251,18 +246,7 @@ func TestDeliveredAfterRestart(t *testing.T) {
 	h = startService(t, dir, nil)
 	f.h, f.base, f.internal = h, h.URL(), h.InternalToken()
 	recv.restart(t)
-	got := recv.waitFor(t, 30*time.Second, "every message", func(got []received) bool {
-		ids := map[string]bool{}
-		for _, r := range got {
-			ids[r.ID] = true
-		}
-		return len(ids) == n
-	})
-	for _, r := range got {
-		if !verifySignature(secret, r.ID, r.Timestamp, r.Body, r.Signature) {
-			t.Fatalf("signature of %s does not verify", r.ID)
-		}
-	}
+	recv.waitForEverySigned(t, 30*time.Second, n, secret)
 	// Every message delivered: the endpoint has no backlog left.
 	deadline = time.Now().Add(10 * time.Second)
 	for strings.Contains(string(h.Do("GET", "/metrics", "", nil).Body), gauge) {

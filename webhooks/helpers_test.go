@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testapi"
 	"github.com/heraldhq/herald/internal/testherald"
 )
@@ -160,6 +161,25 @@ func (r *receiver) waitFor(t *testing.T, timeout time.Duration, what string, don
 	}
 }
 
+// waitForEverySigned waits until n distinct messages came (retries may
+// repeat some) and fails the test unless each request verifies with
+// secret.
+func (r *receiver) waitForEverySigned(t *testing.T, timeout time.Duration, n int, secret string) {
+	t.Helper()
+	got := r.waitFor(t, timeout, "every message", func(got []received) bool {
+		ids := map[string]bool{}
+		for _, r := range got {
+			ids[r.ID] = true
+		}
+		return len(ids) == n
+	})
+	for _, r := range got {
+		if !verifySignature(secret, r.ID, r.Timestamp, r.Body, r.Signature) {
+			t.Fatalf("signature of %s does not verify", r.ID)
+		}
+	}
+}
+
 // fixture is a service with one tenant, a subscriber ada and an in-app
 // channel. h is set when the service runs in this process.
 type fixture struct {
@@ -276,3 +296,16 @@ func (a *atomicInt) add() { a.mu.Lock(); a.n++; a.mu.Unlock() }
 func (a *atomicInt) get() int { a.mu.Lock(); defer a.mu.Unlock(); return a.n }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// sendToDownReceiver sends n in-app messages whose webhook, subscribed to
+// their delivery, points at a receiver that is down: their deliveries
+// fail and are retried until recv restarts.
+func (f *fixture) sendToDownReceiver(n int) (recv *receiver, hookID, secret string) {
+	recv = newReceiver(f.t, nil)
+	hookID, secret = f.webhook(recv.URL, events.HookDeliverySent)
+	recv.stop()
+	for i := range n {
+		f.inApp("run_" + itoa(i))
+	}
+	return recv, hookID, secret
+}

@@ -1,41 +1,22 @@
 package webhooks_test
 
 import (
-	"bytes"
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/internal/testlog"
 )
-
-// syncBuffer is a log sink safe for the service's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestFailedAttemptLogsNoURLSecrets: an attempt that fails at the network
 // level is logged with the endpoint's host and path, never with its URL's
 // query (Go's error quotes the whole URL).
 func TestFailedAttemptLogsNoURLSecrets(t *testing.T) {
-	var logs syncBuffer
+	var logs testlog.Buffer
 	h := testherald.Start(t, testherald.Options{Env: map[string]string{"HERALD_WEBHOOK_RETRY_BASE": "100ms"},
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	f := newFixture(t, h, "Acme")

@@ -119,6 +119,15 @@ type ExecuteAnswer struct {
 	Step   *Step  `json:"step,omitempty"`
 }
 
+// Codes of a Bridge's error answers that the service reads: it records
+// the first two as the run's error code, and signs a replayed request
+// afresh.
+const (
+	CodeNondeterministic = "nondeterministic"  // 422: the replay diverged
+	CodeDuplicateStepID  = "duplicate_step_id" // 422: two steps of one id
+	CodeReplayed         = "replayed"          // 409: a signed request seen before
+)
+
 // ErrorBody is the body of every non-200 answer of a Bridge.
 type ErrorBody struct {
 	Error ErrorInfo `json:"error"`

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,6 +20,7 @@ import (
 	"github.com/heraldhq/herald/devmail"
 	"github.com/heraldhq/herald/internal/testapi"
 	"github.com/heraldhq/herald/internal/testchild"
+	"github.com/heraldhq/herald/internal/testnet"
 	"github.com/heraldhq/herald/internal/testsmtp"
 	"github.com/heraldhq/herald/service"
 )
@@ -90,15 +90,6 @@ func (a api) must(method, path string, body any, want ...int) []byte {
 	}
 	a.t.Fatalf("%s %s: %d %s", method, path, st, data)
 	return nil
-}
-
-func loopbackAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // crashWorld is a tenant with a Bridge, an SMTP channel and an audience,
@@ -179,7 +170,7 @@ func (w *crashWorld) recovery(since time.Time, runs []string) (stall time.Durati
 }
 
 func newCrashWorld(t *testing.T) *crashWorld {
-	w := &crashWorld{t: t, dataDir: t.TempDir(), addr: loopbackAddr(t)}
+	w := &crashWorld{t: t, dataDir: t.TempDir(), addr: testnet.FreeAddr(t)}
 	w.child = startChild(t, w.dataDir, w.addr)
 	// The SMTP sink.
 	mail := testsmtp.StartCatcher(t, 100000)

@@ -13,21 +13,11 @@ import (
 
 	"github.com/heraldhq/herald/delivery/smtp"
 	"github.com/heraldhq/herald/internal/testlog"
+	"github.com/heraldhq/herald/internal/testnet"
 )
 
-// freeAddr returns a loopback address nobody listens on (for now).
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 func TestDevmailCatchesAndLists(t *testing.T) {
-	smtpAddr, httpAddr := freeAddr(t), freeAddr(t)
+	smtpAddr, httpAddr := testnet.FreeAddr(t), testnet.FreeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	logs := &testlog.Buffer{}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/internal/testlog"
+	"github.com/heraldhq/herald/internal/testnet"
 )
 
 func TestUsage(t *testing.T) {
@@ -58,7 +59,7 @@ func TestServeRefusesAddressInUse(t *testing.T) {
 // logs collects its log.
 func serveReady(t *testing.T, ctx context.Context) (done <-chan error, logs *testlog.Buffer) {
 	t.Helper()
-	addr := freeAddr(t)
+	addr := testnet.FreeAddr(t)
 	answer := make(chan error, 1)
 	logs = &testlog.Buffer{}
 	go func() {

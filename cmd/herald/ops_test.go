@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testlog"
 	"github.com/heraldhq/herald/internal/testsmtp"
@@ -218,45 +219,18 @@ func (w *opsWorld) settle() {
 	}
 }
 
-// leaks reports which secrets data holds, in clear or base64.
-func (w *opsWorld) leaks(data []byte) []string {
-	var found []string
-	for name, s := range w.secrets {
-		b := []byte(s)
-		for _, form := range []string{s, base64.StdEncoding.EncodeToString(b), base64.RawStdEncoding.EncodeToString(b),
-			base64.URLEncoding.EncodeToString(b), base64.RawURLEncoding.EncodeToString(b)} {
-			if bytes.Contains(data, []byte(form)) {
-				found = append(found, name)
-				break
-			}
-		}
-	}
-	return found
-}
-
-// auditLine is one line of herald audit.
-type auditLine struct {
-	Seq      uint64          `json:"seq"`
-	Subject  string          `json:"subject"`
-	ID       string          `json:"id"`
-	Type     string          `json:"type"`
-	TenantID string          `json:"tenantId"`
-	At       time.Time       `json:"at"`
-	Data     json.RawMessage `json:"data"`
-}
-
-func runAudit(t *testing.T, args ...string) ([]byte, []auditLine) {
+func runAudit(t *testing.T, args ...string) ([]byte, []events.Line) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	if err := run(context.Background(), append([]string{"audit"}, args...), &out, &errOut); err != nil {
 		t.Fatalf("herald audit %v: %v (%s)", args, err, errOut.Bytes())
 	}
-	var lines []auditLine
+	var lines []events.Line
 	for _, l := range bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n")) {
 		if len(l) == 0 {
 			continue
 		}
-		var a auditLine
+		var a events.Line
 		if err := json.Unmarshal(l, &a); err != nil {
 			t.Fatalf("audit line %q: %v", l, err)
 		}
@@ -315,7 +289,7 @@ func TestAuditAndRebuild(t *testing.T) {
 			t.Errorf("the audit holds no %s event (types: %v)", want, types)
 		}
 	}
-	if found := w.leaks(raw); len(found) > 0 {
+	if found := testlog.Leaks(raw, w.secrets); len(found) > 0 {
 		t.Fatalf("the audit output holds %v in clear", found)
 	}
 
@@ -408,7 +382,7 @@ func TestAuditAndRebuild(t *testing.T) {
 		t.Fatalf("offline audit: %d events (want %d); same prefix as through the server: %v",
 			len(offLines), lastSeq, bytes.HasPrefix(offRaw, raw))
 	}
-	if found := w.leaks(offRaw); len(found) > 0 {
+	if found := testlog.Leaks(offRaw, w.secrets); len(found) > 0 {
 		t.Fatalf("the offline audit output holds %v in clear", found)
 	}
 	_, offBeta := runAudit(t, "--data", w.dir, "--tenant", w.tenantB)
@@ -419,7 +393,7 @@ func TestAuditAndRebuild(t *testing.T) {
 	// 5. The logs never held a secret either (the admin token is written
 	// nowhere but its token file), and request
 	// lines name the route template, the tenant, the run, the transaction.
-	if found := w.leaks(w.logs.Bytes()); len(found) > 0 {
+	if found := testlog.Leaks(w.logs.Bytes(), w.secrets); len(found) > 0 {
 		t.Fatalf("the service logs hold %v in clear", found)
 	}
 	var sawRun, sawTxn bool

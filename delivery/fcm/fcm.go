@@ -22,14 +22,12 @@
 package fcm
 
 import (
-	"bytes"
 	"context"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -113,11 +111,7 @@ func New(config map[string]any, deps provider.Deps) (provider.Provider, error) {
 	if u, err := url.Parse(sa.TokenURI); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		bad = append(bad, errors.New("serviceAccountJson: token_uri is not an http(s) URL"))
 	}
-	rawBase, err := provider.ConfigString(config, "apiBaseUrl", false)
-	if err != nil {
-		bad = append(bad, err)
-	}
-	base, err := provider.BaseURL("apiBaseUrl", rawBase, DefaultBaseURL)
+	base, err := provider.ConfigBaseURL(config, "apiBaseUrl", DefaultBaseURL)
 	if err != nil {
 		bad = append(bad, err)
 	}
@@ -261,45 +255,41 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	if err != nil {
 		return "", err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint, bytes.NewReader(b))
-	if err != nil {
-		return "", provider.Failf(provider.ErrNotSent, nil, "fcm endpoint unusable")
-	}
-	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := provider.DoHTTP(p.client, req)
+	ans, err := provider.Post(ctx, p.client, "fcm", p.endpoint, http.Header{
+		"Content-Type":  {"application/json; charset=utf-8"},
+		"Authorization": {"Bearer " + token},
+	}, b)
 	if err != nil {
 		return "", err
 	}
-	defer resp.Body.Close()
-	body, readErr := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode == http.StatusOK {
+	status := ans.Status
+	if status == http.StatusOK {
 		var ok struct {
 			Name string `json:"name"`
 		}
-		if readErr != nil || json.Unmarshal(body, &ok) != nil {
+		if ans.ReadErr != nil || json.Unmarshal(ans.Body, &ok) != nil {
 			p.log.LogAttrs(ctx, slog.LevelWarn, "fcm accepted a message without a readable name")
 		}
 		return ok.Name, nil
 	}
 	var st rpcStatus
-	_ = json.Unmarshal(body, &st)
+	_ = json.Unmarshal(ans.Body, &st)
 	code := st.errorCode()
 	p.log.LogAttrs(ctx, slog.LevelWarn, "fcm refused a message",
-		slog.Int("status", resp.StatusCode), slog.String("errorCode", code), slog.String("message", st.Error.Message))
-	if resp.StatusCode == http.StatusUnauthorized {
+		slog.Int("status", status), slog.String("errorCode", code), slog.String("message", st.Error.Message))
+	if status == http.StatusUnauthorized {
 		p.dropToken(token)
 	}
-	public := fmt.Sprintf("fcm answered %d", resp.StatusCode)
+	public := fmt.Sprintf("fcm answered %d", status)
 	if publicCode(code) {
 		public += " " + code
 	}
-	if resp.StatusCode == http.StatusNotFound && code == "UNREGISTERED" {
+	if status == http.StatusNotFound && code == "UNREGISTERED" {
 		// The token was valid once and is no more (the app was removed):
 		// no message will ever reach it.
 		return "", provider.Failf(provider.ErrRejected, provider.ErrBadAddress, "%s", public)
 	}
-	if (resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusBadRequest) &&
+	if (status == http.StatusNotFound || status == http.StatusBadRequest) &&
 		(code == "UNREGISTERED" || code == "INVALID_ARGUMENT") {
 		return "", provider.Failf(provider.ErrRejected, nil, "%s", public)
 	}

@@ -14,7 +14,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -173,19 +172,10 @@ func harness(t testing.TB) providertest.Harness {
 }
 
 func TestExactRequestAndTokenReuse(t *testing.T) {
-	type seen struct {
-		method, path, ctype, auth string
-		body                      []byte
-	}
-	got := make(chan seen, 4)
 	var fetches atomic.Int32
 	var answer atomic.Int32 // status of the next send answer
 	answer.Store(200)
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /token", tokenEndpoint(t, &fetches))
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		got <- seen{r.Method, r.URL.RequestURI(), r.Header.Get("Content-Type"), r.Header.Get("Authorization"), b}
+	send, got := providertest.Record(func(w http.ResponseWriter) {
 		if s := int(answer.Load()); s != 200 {
 			w.WriteHeader(s)
 			_, _ = io.WriteString(w, `{"error":{"code":401,"status":"UNAUTHENTICATED"}}`)
@@ -193,27 +183,24 @@ func TestExactRequestAndTokenReuse(t *testing.T) {
 		}
 		_, _ = io.WriteString(w, `{"name":"projects/`+project+`/messages/1"}`)
 	})
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	p, err := New(map[string]any{"serviceAccountJson": serviceAccountJSON(t, srv.URL+"/token"), "apiBaseUrl": srv.URL},
-		provider.Deps{HTTPClient: srv.Client(), Logger: slog.New(slog.DiscardHandler), Now: time.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /token", tokenEndpoint(t, &fetches))
+	mux.HandleFunc("/", send)
+	p := newLoopback(t, mux.ServeHTTP)
 	id, err := p.Send(context.Background(), testMessage)
 	if err != nil || id != "projects/"+project+"/messages/1" {
 		t.Fatalf("Send = %q, %v", id, err)
 	}
 	r := <-got
-	if r.method != http.MethodPost || r.path != "/v1/projects/"+project+"/messages:send" {
-		t.Fatalf("request %s %s", r.method, r.path)
+	if r.Method != http.MethodPost || r.URI != "/v1/projects/"+project+"/messages:send" {
+		t.Fatalf("request %s %s", r.Method, r.URI)
 	}
-	if r.ctype != "application/json; charset=utf-8" || r.auth != "Bearer "+accessToken {
-		t.Fatalf("Content-Type %q, Authorization %q", r.ctype, r.auth)
+	if ctype, auth := r.Header.Get("Content-Type"), r.Header.Get("Authorization"); ctype != "application/json; charset=utf-8" || auth != "Bearer "+accessToken {
+		t.Fatalf("Content-Type %q, Authorization %q", ctype, auth)
 	}
 	const want = `{"message":{"token":"` + deviceToken + `","notification":{"title":"Deploy","body":"done \u003cok\u003e"},"data":{"runId":"run_1","url":"/runs/1"}}}`
-	if string(r.body) != want {
-		t.Fatalf("body %s\nwant %s", r.body, want)
+	if string(r.Body) != want {
+		t.Fatalf("body %s\nwant %s", r.Body, want)
 	}
 
 	// The access token is reused until FCM refuses it.
@@ -239,42 +226,42 @@ func TestExactRequestAndTokenReuse(t *testing.T) {
 	}
 }
 
+// newLoopback builds a provider whose token endpoint and API are both
+// handler, on a loopback server.
+func newLoopback(t *testing.T, handler http.HandlerFunc) provider.Provider {
+	t.Helper()
+	base, deps := providertest.Loopback(t, handler)
+	p, err := New(map[string]any{"serviceAccountJson": serviceAccountJSON(t, base+"/token"), "apiBaseUrl": base}, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func TestTokenEndpointRefusalIsNotSent(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	p := newLoopback(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/token" {
 			t.Errorf("sent without a token: %s", r.URL.Path)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = io.WriteString(w, `{"error":"invalid_grant","error_description":"Invalid JWT Signature."}`)
-	}))
-	defer srv.Close()
-	p, err := New(map[string]any{"serviceAccountJson": serviceAccountJSON(t, srv.URL+"/token"), "apiBaseUrl": srv.URL},
-		provider.Deps{HTTPClient: srv.Client(), Logger: slog.New(slog.DiscardHandler), Now: time.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = p.Send(context.Background(), testMessage)
+	})
+	_, err := p.Send(context.Background(), testMessage)
 	if !isKind(err, provider.ErrNotSent) {
 		t.Fatalf("err %v, want ErrNotSent", err)
 	}
 }
 
 func TestTokenRequestHonoursTheSendContext(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	p := newLoopback(t, func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body) // then the server notices the client leave
 		<-r.Context().Done()
-	}))
-	defer srv.Close()
-	p, err := New(map[string]any{"serviceAccountJson": serviceAccountJSON(t, srv.URL+"/token"), "apiBaseUrl": srv.URL},
-		provider.Deps{HTTPClient: srv.Client(), Logger: slog.New(slog.DiscardHandler), Now: time.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = p.Send(ctx, testMessage)
+	_, err := p.Send(ctx, testMessage)
 	if !isKind(err, provider.ErrNotSent) || time.Since(start) > 5*time.Second {
 		t.Fatalf("err %v after %v, want ErrNotSent at the deadline", err, time.Since(start))
 	}

@@ -65,6 +65,16 @@ func BaseURL(field, raw, def string) (string, error) {
 	return u.Scheme + "://" + u.Host, nil
 }
 
+// ConfigBaseURL reads the optional base URL override config[field] and
+// checks it as BaseURL does: def when absent.
+func ConfigBaseURL(config map[string]any, field, def string) (string, error) {
+	raw, err := ConfigString(config, field, false)
+	if err != nil {
+		return "", err
+	}
+	return BaseURL(field, raw, def)
+}
+
 // ConfigString returns config[field] when it is a string, "" when absent.
 // A value of another type is an error naming the field.
 func ConfigString(config map[string]any, field string, required bool) (string, error) {

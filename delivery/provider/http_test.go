@@ -83,6 +83,28 @@ func TestBaseURL(t *testing.T) {
 	}
 }
 
+// ConfigBaseURL is the override of the config, checked, or the default;
+// a value that is no string or no base URL is an error naming the field.
+func TestConfigBaseURL(t *testing.T) {
+	const def = "https://default.example"
+	for name, tc := range map[string]struct {
+		config map[string]any
+		want   string
+	}{
+		"absent":   {map[string]any{}, def},
+		"override": {map[string]any{"apiBaseUrl": "http://127.0.0.1:8080/"}, "http://127.0.0.1:8080"},
+	} {
+		if got, err := ConfigBaseURL(tc.config, "apiBaseUrl", def); err != nil || got != tc.want {
+			t.Errorf("%s: %q, %v; want %q", name, got, err, tc.want)
+		}
+	}
+	for name, v := range map[string]any{"a number": 3.0, "a path": "https://api.example.com/v1"} {
+		if _, err := ConfigBaseURL(map[string]any{"apiBaseUrl": v}, "apiBaseUrl", def); err == nil || !strings.HasPrefix(err.Error(), "apiBaseUrl: ") {
+			t.Errorf("%s: error %v, want one naming the field", name, err)
+		}
+	}
+}
+
 func TestConfigString(t *testing.T) {
 	config := map[string]any{"a": "x", "n": 3.0, "empty": "", "null": nil}
 	if s, err := ConfigString(config, "a", true); s != "x" || err != nil {

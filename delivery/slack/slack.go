@@ -19,11 +19,9 @@
 package slack
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 
@@ -76,11 +74,7 @@ func New(config map[string]any, deps provider.Deps) (provider.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, err := provider.ConfigString(config, "apiBaseUrl", false)
-	if err != nil {
-		return nil, err
-	}
-	base, err := provider.BaseURL("apiBaseUrl", raw, DefaultBaseURL)
+	base, err := provider.ConfigBaseURL(config, "apiBaseUrl", DefaultBaseURL)
 	if err != nil {
 		return nil, err
 	}
@@ -111,25 +105,20 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	if err != nil {
 		return "", provider.Failf(provider.ErrRejected, err, "chat content blocks are not JSON")
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint, bytes.NewReader(b))
-	if err != nil {
-		return "", provider.Failf(provider.ErrNotSent, nil, "slack endpoint unusable")
-	}
-	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	req.Header.Set("Authorization", "Bearer "+p.token)
-	resp, err := provider.DoHTTP(p.client, req)
+	ans, err := provider.Post(ctx, p.client, "slack", p.endpoint, http.Header{
+		"Content-Type":  {"application/json; charset=utf-8"},
+		"Authorization": {"Bearer " + p.token},
+	}, b)
 	if err != nil {
 		return "", err
 	}
-	defer resp.Body.Close()
-	body, readErr := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode != http.StatusOK {
-		p.log.LogAttrs(ctx, slog.LevelWarn, "slack did not take a message", slog.Int("status", resp.StatusCode))
-		return "", provider.Failf(provider.ErrNotSent, nil, "slack answered %d", resp.StatusCode)
+	if ans.Status != http.StatusOK {
+		p.log.LogAttrs(ctx, slog.LevelWarn, "slack did not take a message", slog.Int("status", ans.Status))
+		return "", provider.Failf(provider.ErrNotSent, nil, "slack answered %d", ans.Status)
 	}
 	var a answer
-	if readErr != nil || json.Unmarshal(body, &a) != nil {
-		return "", provider.Failf(provider.ErrOutcomeUnknown, readErr, "slack answered 200 with an unreadable body")
+	if ans.ReadErr != nil || json.Unmarshal(ans.Body, &a) != nil {
+		return "", provider.Failf(provider.ErrOutcomeUnknown, ans.ReadErr, "slack answered 200 with an unreadable body")
 	}
 	if a.OK {
 		return a.TS, nil

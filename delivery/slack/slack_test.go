@@ -5,12 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/delivery/provider"
 	"github.com/heraldhq/herald/delivery/provider/providertest"
@@ -77,18 +74,11 @@ func harness(t testing.TB) providertest.Harness {
 }
 
 func TestExactRequest(t *testing.T) {
-	type seen struct {
-		method, path, ctype, auth string
-		body                      []byte
-	}
-	got := make(chan seen, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		got <- seen{r.Method, r.URL.RequestURI(), r.Header.Get("Content-Type"), r.Header.Get("Authorization"), b}
+	handler, got := providertest.Record(func(w http.ResponseWriter) {
 		_, _ = io.WriteString(w, `{"ok":true,"channel":"C0123456789","ts":"1.2"}`)
-	}))
-	defer srv.Close()
-	p, err := New(config(srv.URL+"/"), provider.Deps{HTTPClient: srv.Client(), Logger: slog.New(slog.DiscardHandler), Now: time.Now})
+	})
+	base, deps := providertest.Loopback(t, handler)
+	p, err := New(config(base+"/"), deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,28 +87,27 @@ func TestExactRequest(t *testing.T) {
 		t.Fatalf("Send = %q, %v", id, err)
 	}
 	r := <-got
-	if r.method != http.MethodPost || r.path != "/api/chat.postMessage" {
-		t.Fatalf("request %s %s", r.method, r.path)
+	if r.Method != http.MethodPost || r.URI != "/api/chat.postMessage" {
+		t.Fatalf("request %s %s", r.Method, r.URI)
 	}
-	if r.ctype != "application/json; charset=utf-8" || r.auth != "Bearer "+token {
-		t.Fatalf("Content-Type %q, Authorization %q", r.ctype, r.auth)
+	if ctype, auth := r.Header.Get("Content-Type"), r.Header.Get("Authorization"); ctype != "application/json; charset=utf-8" || auth != "Bearer "+token {
+		t.Fatalf("Content-Type %q, Authorization %q", ctype, auth)
 	}
 	const want = `{"channel":"C0123456789","text":"Deploy \u003cdone\u003e \u0026 \"green\"","blocks":[{"type":"section","text":{"type":"mrkdwn","text":"*Deploy* done"}}]}`
-	if string(r.body) != want {
-		t.Fatalf("body %s\nwant %s", r.body, want)
+	if string(r.Body) != want {
+		t.Fatalf("body %s\nwant %s", r.Body, want)
 	}
 	// The token is in the header only, never in the body.
-	if strings.Contains(string(r.body), token) {
+	if strings.Contains(string(r.Body), token) {
 		t.Fatal("the token is in the body")
 	}
 }
 
 func TestUnreadableOKIsOutcomeUnknown(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	base, deps := providertest.Loopback(t, func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, `<html>`)
-	}))
-	defer srv.Close()
-	p, err := New(config(srv.URL), provider.Deps{HTTPClient: srv.Client(), Logger: slog.New(slog.DiscardHandler), Now: time.Now})
+	})
+	p, err := New(config(base), deps)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -305,12 +305,7 @@ func TestTransientThenSuccess(t *testing.T) {
 		t.Errorf("first Send: err = %#v, want a temporary DATA 451 4.3.0", e)
 	}
 	send(t, s, ts.cfg, hello)
-	if n := ts.Accepted(); n != 1 {
-		t.Errorf("server accepted %d messages, want exactly 1", n)
-	}
-	if n := ts.Connections(); n != 1 {
-		t.Errorf("server saw %d connections, want 1 (the session survives a 451)", n)
-	}
+	ts.wantCounts(t, 1, 1, "the session survives a 451")
 }
 
 func TestRejected(t *testing.T) {
@@ -424,12 +419,7 @@ func TestStaleSessionReplaced(t *testing.T) {
 			send(t, s, ts.cfg, hello)
 			ts.CloseConns() // the server drops the idle session
 			send(t, s, ts.cfg, hello)
-			if n := ts.Accepted(); n != 2 {
-				t.Errorf("server accepted %d messages, want 2", n)
-			}
-			if n := ts.Connections(); n != 2 {
-				t.Errorf("%d connections, want 2", n)
-			}
+			ts.wantCounts(t, 2, 2, "the dropped session is not reused")
 		})
 	}
 }
@@ -452,12 +442,7 @@ func TestMaxOpenPerChannel(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if n := ts.Accepted(); n != 20 {
-		t.Errorf("server accepted %d messages, want 20", n)
-	}
-	if n := ts.Connections(); n != 2 {
-		t.Errorf("20 concurrent sends opened %d connections, want 2 (MaxOpenPerChannel)", n)
-	}
+	ts.wantCounts(t, 20, 2, "MaxOpenPerChannel")
 }
 
 func TestMaxOpenWaitEndsWithCtx(t *testing.T) {
@@ -505,12 +490,7 @@ func TestRetryBeforeData(t *testing.T) {
 	s := newSender(t, ts.opts)
 	send(t, s, ts.cfg, hello)
 	send(t, s, ts.cfg, hello)
-	if n := ts.Accepted(); n != 2 {
-		t.Errorf("server accepted %d messages, want 2", n)
-	}
-	if n := ts.Connections(); n != 2 {
-		t.Errorf("%d connections, want 2 (one retry on a new one)", n)
-	}
+	ts.wantCounts(t, 2, 2, "one retry on a new one")
 }
 
 func TestNoRetryAfterData(t *testing.T) {

@@ -36,3 +36,15 @@ func startServer(t testing.TB, script testsmtp.Options) *testServer {
 		},
 	}
 }
+
+// wantCounts fails the test unless the server accepted accepted messages
+// over connections connections; why says why that many connections.
+func (ts *testServer) wantCounts(t *testing.T, accepted, connections int, why string) {
+	t.Helper()
+	if n := ts.Accepted(); n != accepted {
+		t.Errorf("server accepted %d messages, want %d", n, accepted)
+	}
+	if n := ts.Connections(); n != connections {
+		t.Errorf("server saw %d connections, want %d (%s)", n, connections, why)
+	}
+}

@@ -20,9 +20,9 @@ package twilio
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -88,11 +88,7 @@ func New(config map[string]any, deps provider.Deps) (provider.Provider, error) {
 	if p.from, err = provider.ConfigString(config, "from", true); err != nil {
 		return nil, err
 	}
-	raw, err := provider.ConfigString(config, "apiBaseUrl", false)
-	if err != nil {
-		return nil, err
-	}
-	base, err := provider.BaseURL("apiBaseUrl", raw, DefaultBaseURL)
+	base, err := provider.ConfigBaseURL(config, "apiBaseUrl", DefaultBaseURL)
 	if err != nil {
 		return nil, err
 	}
@@ -120,43 +116,39 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	} else {
 		form.Set("From", p.from)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint, strings.NewReader(form.Encode()))
-	if err != nil {
-		return "", provider.Failf(provider.ErrNotSent, nil, "twilio endpoint unusable")
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	req.SetBasicAuth(p.accountSID, p.authToken)
-	resp, err := provider.DoHTTP(p.client, req)
+	ans, err := provider.Post(ctx, p.client, "twilio", p.endpoint, http.Header{
+		"Content-Type":  {"application/x-www-form-urlencoded"},
+		"Accept":        {"application/json"},
+		"Authorization": {"Basic " + base64.StdEncoding.EncodeToString([]byte(p.accountSID+":"+p.authToken))},
+	}, []byte(form.Encode()))
 	if err != nil {
 		return "", err
 	}
-	defer resp.Body.Close()
-	b, readErr := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode == http.StatusCreated || resp.StatusCode == http.StatusOK {
+	status := ans.Status
+	if status == http.StatusCreated || status == http.StatusOK {
 		var ok struct {
 			SID string `json:"sid"`
 		}
-		if readErr != nil || json.Unmarshal(b, &ok) != nil || ok.SID == "" {
+		if ans.ReadErr != nil || json.Unmarshal(ans.Body, &ok) != nil || ok.SID == "" {
 			// Twilio accepted the message; only its answer is unreadable.
 			p.log.LogAttrs(ctx, slog.LevelWarn, "twilio accepted a message without a readable sid",
-				slog.Int("status", resp.StatusCode))
+				slog.Int("status", status))
 		}
 		return ok.SID, nil
 	}
 	var te twilioError
-	_ = json.Unmarshal(b, &te)
+	_ = json.Unmarshal(ans.Body, &te)
 	// Twilio's message may quote the recipient; the log is the operator's.
 	p.log.LogAttrs(ctx, slog.LevelWarn, "twilio refused a message",
-		slog.Int("status", resp.StatusCode), slog.Int("code", te.Code), slog.String("message", te.Message))
-	if resp.StatusCode >= 400 && resp.StatusCode < 500 && badNumberCodes[te.Code] {
-		return "", provider.Failf(provider.ErrRejected, provider.ErrBadAddress, "twilio answered %d, error %d", resp.StatusCode, te.Code)
+		slog.Int("status", status), slog.Int("code", te.Code), slog.String("message", te.Message))
+	if status >= 400 && status < 500 && badNumberCodes[te.Code] {
+		return "", provider.Failf(provider.ErrRejected, provider.ErrBadAddress, "twilio answered %d, error %d", status, te.Code)
 	}
-	if resp.StatusCode >= 400 && resp.StatusCode < 500 && rejectCodes[te.Code] {
-		return "", provider.Failf(provider.ErrRejected, nil, "twilio answered %d, error %d", resp.StatusCode, te.Code)
+	if status >= 400 && status < 500 && rejectCodes[te.Code] {
+		return "", provider.Failf(provider.ErrRejected, nil, "twilio answered %d, error %d", status, te.Code)
 	}
 	if te.Code != 0 {
-		return "", provider.Failf(provider.ErrNotSent, nil, "twilio answered %d, error %d", resp.StatusCode, te.Code)
+		return "", provider.Failf(provider.ErrNotSent, nil, "twilio answered %d, error %d", status, te.Code)
 	}
-	return "", provider.Failf(provider.ErrNotSent, nil, "twilio answered %d", resp.StatusCode)
+	return "", provider.Failf(provider.ErrNotSent, nil, "twilio answered %d", status)
 }

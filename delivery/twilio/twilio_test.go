@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"testing"
 	"time"
@@ -82,23 +81,12 @@ func harness(t testing.TB) providertest.Harness {
 }
 
 func TestExactRequest(t *testing.T) {
-	type seen struct {
-		method, path, ctype, user, pass string
-		authOK                          bool
-		form                            url.Values
-	}
-	got := make(chan seen, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		user, pass, ok := r.BasicAuth()
-		b, _ := io.ReadAll(r.Body)
-		form, _ := url.ParseQuery(string(b))
-		got <- seen{r.Method, r.URL.RequestURI(), r.Header.Get("Content-Type"), user, pass, ok, form}
+	handler, got := providertest.Record(func(w http.ResponseWriter) {
 		w.WriteHeader(http.StatusCreated)
 		_, _ = io.WriteString(w, `{"sid":"SMabc"}`)
-	}))
-	defer srv.Close()
-	deps := provider.Deps{HTTPClient: srv.Client(), Logger: slog.New(slog.DiscardHandler), Now: time.Now}
-	p, err := New(config(srv.URL), deps)
+	})
+	base, deps := providertest.Loopback(t, handler)
+	p, err := New(config(base), deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,22 +95,22 @@ func TestExactRequest(t *testing.T) {
 		t.Fatalf("Send = %q, %v", id, err)
 	}
 	r := <-got
-	if r.method != http.MethodPost || r.path != "/2010-04-01/Accounts/"+sid+"/Messages.json" {
-		t.Fatalf("request %s %s", r.method, r.path)
+	if r.Method != http.MethodPost || r.URI != "/2010-04-01/Accounts/"+sid+"/Messages.json" {
+		t.Fatalf("request %s %s", r.Method, r.URI)
 	}
-	if r.ctype != "application/x-www-form-urlencoded" {
-		t.Fatalf("Content-Type %q", r.ctype)
+	if ctype := r.Header.Get("Content-Type"); ctype != "application/x-www-form-urlencoded" {
+		t.Fatalf("Content-Type %q", ctype)
 	}
-	if !r.authOK || r.user != sid || r.pass != token {
-		t.Fatalf("basic auth %v %q", r.authOK, r.user)
+	if user, pass, ok := (&http.Request{Header: r.Header}).BasicAuth(); !ok || user != sid || pass != token {
+		t.Fatalf("basic auth %v %q", ok, user)
 	}
 	want := url.Values{"To": {"+14155550123"}, "From": {"+15005550006"}, "Body": {"Your code is 1234 & more"}}
-	if r.form.Encode() != want.Encode() {
-		t.Fatalf("form %v, want %v", r.form, want)
+	if form := formOf(r); form.Encode() != want.Encode() {
+		t.Fatalf("form %v, want %v", form, want)
 	}
 
 	// A Messaging Service SID goes as MessagingServiceSid.
-	cfg := config(srv.URL)
+	cfg := config(base)
 	cfg["from"] = "MG0123456789abcdef0123456789abcdef"
 	p, err = New(cfg, deps)
 	if err != nil {
@@ -131,9 +119,14 @@ func TestExactRequest(t *testing.T) {
 	if _, err := p.Send(context.Background(), message); err != nil {
 		t.Fatal(err)
 	}
-	if f := (<-got).form; f.Get("MessagingServiceSid") != cfg["from"] || f.Has("From") {
+	if f := formOf(<-got); f.Get("MessagingServiceSid") != cfg["from"] || f.Has("From") {
 		t.Fatalf("form %v", f)
 	}
+}
+
+func formOf(r providertest.Request) url.Values {
+	form, _ := url.ParseQuery(string(r.Body))
+	return form
 }
 
 func TestNewRefusesBadConfig(t *testing.T) {

@@ -14,13 +14,11 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -102,34 +100,27 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	if err != nil {
 		return "", provider.Failf(provider.ErrRejected, err, "webhook content data is not JSON")
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(b))
-	if err != nil {
-		return "", provider.Failf(provider.ErrNotSent, nil, "webhook url unusable")
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "Herald-Webhook")
+	header := http.Header{"Content-Type": {"application/json"}, "User-Agent": {"Herald-Webhook"}}
 	id, now := messageID(m), p.now()
 	if p.secret != nil {
-		p.secret.SetHeaders(req.Header, id, now, b)
+		p.secret.SetHeaders(header, id, now, b)
 	} else {
-		req.Header.Set(webhooksig.HeaderID, id)
-		req.Header.Set(webhooksig.HeaderTimestamp, fmt.Sprint(now.Unix()))
+		header.Set(webhooksig.HeaderID, id)
+		header.Set(webhooksig.HeaderTimestamp, fmt.Sprint(now.Unix()))
 	}
-	resp, err := provider.DoHTTP(p.client, req)
+	ans, err := provider.Post(ctx, p.client, "webhook", p.url, header, b)
 	if err != nil {
 		return "", err
 	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	switch {
-	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+	switch status := ans.Status; {
+	case status >= 200 && status < 300:
 		return id, nil
-	case resp.StatusCode == http.StatusBadRequest, resp.StatusCode == http.StatusGone,
-		resp.StatusCode == http.StatusRequestEntityTooLarge, resp.StatusCode == http.StatusUnprocessableEntity:
-		return "", provider.Failf(provider.ErrRejected, nil, "webhook endpoint answered %d", resp.StatusCode)
+	case status == http.StatusBadRequest, status == http.StatusGone,
+		status == http.StatusRequestEntityTooLarge, status == http.StatusUnprocessableEntity:
+		return "", provider.Failf(provider.ErrRejected, nil, "webhook endpoint answered %d", status)
 	default:
 		p.log.LogAttrs(ctx, slog.LevelWarn, "webhook endpoint did not accept the message",
-			slog.Int("status", resp.StatusCode), slog.String("webhookId", id))
-		return "", provider.Failf(provider.ErrNotSent, nil, "webhook endpoint answered %d", resp.StatusCode)
+			slog.Int("status", status), slog.String("webhookId", id))
+		return "", provider.Failf(provider.ErrNotSent, nil, "webhook endpoint answered %d", status)
 	}
 }

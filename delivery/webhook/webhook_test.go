@@ -3,10 +3,8 @@ package webhook
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -62,21 +60,11 @@ func harness(t testing.TB) providertest.Harness {
 }
 
 func TestExactRequest(t *testing.T) {
-	type seen struct {
-		method, path string
-		header       http.Header
-		body         []byte
-	}
-	got := make(chan seen, 2)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		got <- seen{r.Method, r.URL.RequestURI(), r.Header.Clone(), b}
-		w.WriteHeader(http.StatusOK)
-	}))
-	defer srv.Close()
+	handler, got := providertest.Record(func(w http.ResponseWriter) { w.WriteHeader(http.StatusOK) })
+	base, deps := providertest.Loopback(t, handler)
 	now := time.Unix(1614265330, 0)
-	deps := provider.Deps{HTTPClient: srv.Client(), Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return now }}
-	p, err := New(map[string]any{"url": srv.URL + "/in?src=herald", "secret": secret}, deps)
+	deps.Now = func() time.Time { return now }
+	p, err := New(map[string]any{"url": base + "/in?src=herald", "secret": secret}, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,22 +74,22 @@ func TestExactRequest(t *testing.T) {
 	}
 	r := <-got
 	const wantBody = `{"type":"message","tenantId":"t1","workflowId":"welcome","runId":"run_1","stepId":"hook","subscriberId":"u1","data":{"order":42,"items":["a"]}}`
-	if r.method != http.MethodPost || r.path != "/in?src=herald" || string(r.body) != wantBody {
-		t.Fatalf("request %s %s %s", r.method, r.path, r.body)
+	if r.Method != http.MethodPost || r.URI != "/in?src=herald" || string(r.Body) != wantBody {
+		t.Fatalf("request %s %s %s", r.Method, r.URI, r.Body)
 	}
-	if ct := r.header.Get("Content-Type"); ct != "application/json" {
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 		t.Fatalf("Content-Type %q", ct)
 	}
-	wantID := r.header.Get("webhook-id")
+	wantID := r.Header.Get("webhook-id")
 	if id != wantID || len(wantID) != len("msg_")+32 || wantID[:4] != "msg_" {
 		t.Fatalf("id %q, webhook-id %q", id, wantID)
 	}
-	if ts := r.header.Get("webhook-timestamp"); ts != "1614265330" {
+	if ts := r.Header.Get("webhook-timestamp"); ts != "1614265330" {
 		t.Fatalf("webhook-timestamp %q", ts)
 	}
 	// Verified as a receiver would: recompute from the published secret.
 	s, _ := webhooksig.ParseSecret(secret)
-	if sig := r.header.Get("webhook-signature"); sig != s.Sign(wantID, now, []byte(wantBody)) {
+	if sig := r.Header.Get("webhook-signature"); sig != s.Sign(wantID, now, []byte(wantBody)) {
 		t.Fatalf("webhook-signature %q does not verify", sig)
 	}
 
@@ -110,25 +98,22 @@ func TestExactRequest(t *testing.T) {
 	if id2, err := p.Send(context.Background(), message); err != nil || id2 != id {
 		t.Fatalf("retry: id %q err %v, want the same id %q", id2, err, id)
 	}
-	if r2 := <-got; r2.header.Get("webhook-id") != wantID || r2.header.Get("webhook-timestamp") != "1614265390" {
-		t.Fatalf("retry headers %v", r2.header)
+	if r2 := <-got; r2.Header.Get("webhook-id") != wantID || r2.Header.Get("webhook-timestamp") != "1614265390" {
+		t.Fatalf("retry headers %v", r2.Header)
 	}
 }
 
 func TestUnsignedWithoutSecret(t *testing.T) {
-	got := make(chan http.Header, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got <- r.Header.Clone()
-	}))
-	defer srv.Close()
-	p, err := New(map[string]any{"url": srv.URL}, provider.Deps{HTTPClient: srv.Client(), Logger: slog.New(slog.DiscardHandler), Now: time.Now})
+	handler, got := providertest.Record(func(http.ResponseWriter) {})
+	base, deps := providertest.Loopback(t, handler)
+	p, err := New(map[string]any{"url": base}, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.Send(context.Background(), message); err != nil {
 		t.Fatal(err)
 	}
-	h := <-got
+	h := (<-got).Header
 	if h.Get("webhook-signature") != "" || h.Get("webhook-id") == "" || h.Get("webhook-timestamp") == "" {
 		t.Fatalf("headers without a secret: %v", h)
 	}

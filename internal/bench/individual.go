@@ -78,8 +78,7 @@ func (r *runner) individual(ctx context.Context, in *IndividualResult) error {
 	if missing > 0 || dups > 0 || in.Messages != n {
 		return fmt.Errorf("exactly-once broken: %d messages for %d triggers, %d missing, %d duplicates", in.Messages, n, missing, dups)
 	}
-	s := sortedCopy(lat)
-	in.P50Ms, in.P95Ms, in.P99Ms, in.MaxMs, in.MeanMs = percentile(s, 50), percentile(s, 95), percentile(s, 99), s[len(s)-1], mean(s)
+	in.Spread = spreadOf(sortedCopy(lat))
 	ps := sortedCopy(posts)
 	in.PostP50Ms, in.PostP99Ms = percentile(ps, 50), percentile(ps, 99)
 	in.LastMs = ms(last.Sub(began))

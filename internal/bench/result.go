@@ -97,15 +97,27 @@ type FanoutResult struct {
 	Process
 }
 
-// LatencyResult is sequential single-subscriber triggers.
-type LatencyResult struct {
-	Triggers int `json:"triggers"`
-	// Trigger → message in the sink, milliseconds.
+// Spread is a distribution of latencies, in milliseconds.
+type Spread struct {
 	P50Ms  float64 `json:"p50Ms"`
 	P95Ms  float64 `json:"p95Ms"`
 	P99Ms  float64 `json:"p99Ms"`
 	MaxMs  float64 `json:"maxMs"`
 	MeanMs float64 `json:"meanMs"`
+}
+
+// spreadOf is the Spread of sorted, latencies in milliseconds in
+// ascending order (at least one).
+func spreadOf(sorted []float64) Spread {
+	return Spread{P50Ms: percentile(sorted, 50), P95Ms: percentile(sorted, 95), P99Ms: percentile(sorted, 99),
+		MaxMs: sorted[len(sorted)-1], MeanMs: mean(sorted)}
+}
+
+// LatencyResult is sequential single-subscriber triggers.
+type LatencyResult struct {
+	Triggers int `json:"triggers"`
+	// Trigger → message in the sink.
+	Spread
 	// PostP50Ms is how long the POST itself took (median).
 	PostP50Ms  float64 `json:"postP50Ms"`
 	Duplicates int     `json:"duplicates"`
@@ -123,12 +135,8 @@ type IndividualResult struct {
 	PostsSeconds float64 `json:"postsSeconds"`
 	LastMs       float64 `json:"lastMs"`
 	RunsPerS     float64 `json:"runsPerSecond"`
-	// Trigger (its POST sent) → its message in the sink, milliseconds.
-	P50Ms  float64 `json:"p50Ms"`
-	P95Ms  float64 `json:"p95Ms"`
-	P99Ms  float64 `json:"p99Ms"`
-	MaxMs  float64 `json:"maxMs"`
-	MeanMs float64 `json:"meanMs"`
+	// Trigger (its POST sent) → its message in the sink.
+	Spread
 	// PostP50Ms and PostP99Ms are how long a POST took.
 	PostP50Ms  float64 `json:"postP50Ms"`
 	PostP99Ms  float64 `json:"postP99Ms"`

@@ -218,8 +218,7 @@ func (r *runner) latency(ctx context.Context, l *LatencyResult) error {
 	if count != l.Triggers {
 		return fmt.Errorf("exactly-once broken: %d messages for %d triggers", count, l.Triggers)
 	}
-	s := sortedCopy(lat)
-	l.P50Ms, l.P95Ms, l.P99Ms, l.MaxMs, l.MeanMs = percentile(s, 50), percentile(s, 95), percentile(s, 99), s[len(s)-1], mean(s)
+	l.Spread = spreadOf(sortedCopy(lat))
 	l.PostP50Ms = percentile(sortedCopy(posts), 50)
 	return nil
 }

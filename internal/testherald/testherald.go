@@ -129,6 +129,17 @@ func (h *Herald) Tenant(name string) (tenantID, apiKey string) {
 	return tn.TenantID, tn.APIKey
 }
 
+// MailChannel configures the tenant of key with an email-smtp channel to
+// the SMTP server on loopback port, from noreply@herald.test: the email
+// channel a test sends through.
+func (h *Herald) MailChannel(key string, port int) {
+	h.t.Helper()
+	if r := h.Do("POST", "/v1/channels", key, map[string]any{"channelKey": "email-smtp", "config": map[string]any{
+		"host": "127.0.0.1", "port": port, "fromEmail": "noreply@herald.test"}}); r.Status != http.StatusCreated {
+		h.t.Fatalf("channel: %d %s", r.Status, r.Body)
+	}
+}
+
 // WaitRun polls GET /v1/runs/{runID} until the run's status is one of
 // want (or the timeout passes) and returns the run.
 func (h *Herald) WaitRun(key, runID string, timeout time.Duration, want ...string) map[string]any {

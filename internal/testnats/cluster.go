@@ -2,6 +2,7 @@ package testnats
 
 import (
 	"fmt"
+	"github.com/heraldhq/herald/internal/testnet"
 	"path/filepath"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ func StartCluster(tb testing.TB, n int) *Cluster {
 	tb.Helper()
 	routes, clients := make([]int, n), make([]int, n)
 	for i := range n {
-		routes[i], clients[i] = FreePort(tb), FreePort(tb)
+		routes[i], clients[i] = testnet.FreePort(tb), testnet.FreePort(tb)
 	}
 	c := &Cluster{tb: tb, Nodes: make([]*embedded.Server, n), down: make([]bool, n)}
 	for i := range n {

@@ -4,12 +4,11 @@ package testnats
 
 import (
 	"context"
-	"net"
-	"strconv"
 	"testing"
 
 	"github.com/heraldhq/herald/embedded"
 	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
 	"github.com/nats-io/nats.go"
 )
 
@@ -54,19 +53,10 @@ func Append(tb testing.TB, l *eventlog.Log, recs []eventlog.Record) []uint64 {
 	return seqs
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago, for
-// the cluster route ports of servers a test starts.
-func FreePort(tb testing.TB) int {
-	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatalf("free port: %v", err)
-	}
-	defer l.Close()
-	_, p, _ := net.SplitHostPort(l.Addr().String())
-	port, err := strconv.Atoi(p)
-	if err != nil {
-		tb.Fatalf("free port: %v", err)
-	}
-	return port
+// Subscriber is the record of tenant's subscriber id upserted with one
+// email address, id@example.com: the audience a test fills the log with.
+func Subscriber(tenant, id string) eventlog.Record {
+	return eventlog.Record{Subject: eventlog.Subject(tenant, eventlog.AggSubscriber, id),
+		Type: events.SubscriberUpserted, Tenant: tenant,
+		Data: events.SubscriberUpsertedData{SubscriberID: id, Contacts: map[string][]string{"email": {id + "@example.com"}}}}
 }
