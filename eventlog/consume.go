@@ -234,12 +234,7 @@ func (c *Consumption) watch(ctx context.Context) {
 // gone reports whether the server answers that the consumer does not
 // exist.
 func (c *Consumption) gone(ctx context.Context) bool {
-	c.mu.Lock()
-	cons := c.cons
-	c.mu.Unlock()
-	try, cancel := context.WithTimeout(ctx, attemptTimeout)
-	defer cancel()
-	_, err := cons.Info(try)
+	_, err := c.info(ctx)
 	return errors.Is(err, jetstream.ErrConsumerNotFound)
 }
 
@@ -249,12 +244,7 @@ func (c *Consumption) gone(ctx context.Context) bool {
 // deliverable (it must be created again); a server that does not answer
 // (an election under way) does not.
 func (c *Consumption) deliverable(ctx context.Context) bool {
-	c.mu.Lock()
-	cons := c.cons
-	c.mu.Unlock()
-	try, cancel := context.WithTimeout(ctx, attemptTimeout)
-	defer cancel()
-	info, err := cons.Info(try)
+	info, err := c.info(ctx)
 	if errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return true
 	}
@@ -263,4 +253,14 @@ func (c *Consumption) deliverable(ctx context.Context) bool {
 	}
 	limit := info.Config.MaxAckPending
 	return info.NumPending > 0 && (limit <= 0 || info.NumAckPending < limit)
+}
+
+// info asks the server for the current consumer's info, one try.
+func (c *Consumption) info(ctx context.Context) (*jetstream.ConsumerInfo, error) {
+	c.mu.Lock()
+	cons := c.cons
+	c.mu.Unlock()
+	try, cancel := context.WithTimeout(ctx, attemptTimeout)
+	defer cancel()
+	return cons.Info(try)
 }
