@@ -285,3 +285,68 @@ func TestScheduleFiresReplacesAndCancels(t *testing.T) {
 		t.Fatalf("unexpected fire %q on %s", m.Data(), m.Subject())
 	}
 }
+
+// TestOpenLeavesAStreamAsConfiguredAlone: a process that opens the log
+// beside running ones does not update streams whose configuration herald
+// already applied, and does update a stream changed behind its back.
+func TestOpenLeavesAStreamAsConfiguredAlone(t *testing.T) {
+	_, nc := testnats.Server(t)
+	ctx := context.Background()
+	if _, err := eventlog.Open(ctx, nc, eventlog.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	describe := func(desc string, keepDigest bool) {
+		t.Helper()
+		st, err := js.Stream(ctx, eventlog.EventsStream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := st.CachedInfo().Config
+		cfg.Description = desc
+		if !keepDigest {
+			cfg.Metadata = nil
+		}
+		if _, err := js.UpdateStream(ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	description := func() string {
+		t.Helper()
+		st, err := js.Stream(ctx, eventlog.EventsStream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.CachedInfo().Config.Description
+	}
+
+	describe("touched by hand", true)
+	if _, err := eventlog.Open(ctx, nc, eventlog.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := description(); got != "touched by hand" {
+		t.Fatalf("a second Open updated a stream herald had configured: description %q", got)
+	}
+
+	describe("changed elsewhere", false)
+	if _, err := eventlog.Open(ctx, nc, eventlog.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := description(); got == "changed elsewhere" {
+		t.Fatal("Open left a stream whose configuration herald did not apply")
+	}
+
+	if _, err := eventlog.Open(ctx, nc, eventlog.Config{DuplicateWindow: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(ctx, eventlog.EventsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.CachedInfo().Config.Duplicates; got != time.Minute {
+		t.Fatalf("a changed configuration was not applied: duplicates %v", got)
+	}
+}

@@ -2,6 +2,9 @@ package eventlog
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -101,14 +104,45 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
 	return l, nil
 }
 
-// ensureStream creates or updates a stream, asking again when a cluster
-// that is still electing its leaders leaves the request unanswered.
+// configDigestKey is the stream metadata key holding the digest of the
+// configuration herald last applied to the stream.
+const configDigestKey = "herald.config"
+
+// ensureStream creates a stream, or updates it when its configuration is
+// not the one herald last applied, asking again when a cluster that is
+// still electing its leaders leaves a request unanswered. A process that
+// starts beside running ones leaves an unchanged stream alone: an update
+// is a replicated proposal, and an update racing the other processes'
+// consumer creation on the same stream is a data race inside nats-server
+// (filestore's UpdateConfig against ConsumerStore).
 func (l *Log) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) (st jetstream.Stream, err error) {
+	digest, err := configDigest(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Metadata = map[string]string{configDigestKey: digest}
 	err = l.retrying(ctx, func(ctx context.Context) (err error) {
+		st, err = l.js.Stream(ctx, cfg.Name)
+		if err == nil && st.CachedInfo().Config.Metadata[configDigestKey] == digest {
+			return nil
+		}
+		if err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return err
+		}
 		st, err = l.js.CreateOrUpdateStream(ctx, cfg)
 		return err
 	})
 	return st, err
+}
+
+// configDigest names a stream configuration: the hex SHA-256 of its JSON.
+func configDigest(cfg jetstream.StreamConfig) (string, error) {
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return "", fmt.Errorf("eventlog: stream %s: %w", cfg.Name, err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // Attach returns a Log on streams that already exist, without creating or

@@ -43,6 +43,20 @@ func (l *Log) Presence(ctx context.Context, self string, ttl time.Duration) (*Pr
 	ttl = max(ttl, time.Second)
 	var kv jetstream.KeyValue
 	err := l.retrying(ctx, func(ctx context.Context) (err error) {
+		// A bucket as wanted is left alone (see ensureStream).
+		kv, err = l.js.KeyValue(ctx, PresenceBucket)
+		if err == nil {
+			var st jetstream.KeyValueStatus
+			if st, err = kv.Status(ctx); err == nil && st.TTL() == ttl {
+				if bs, ok := st.(*jetstream.KeyValueBucketStatus); ok &&
+					bs.StreamInfo().Config.Replicas == l.cfg.Replicas {
+					return nil
+				}
+			}
+		}
+		if err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) {
+			return err
+		}
 		kv, err = l.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket:      PresenceBucket,
 			Description: "Herald: the live processes, each renewing its key",
