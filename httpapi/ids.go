@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/heraldhq/herald/apierr"
+	"github.com/heraldhq/herald/bridge/wire"
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/delivery"
 )
@@ -63,6 +64,9 @@ func checkQueryIDs(r *http.Request, p *apierr.Problems) {
 	}
 	if v := q.Get("runId"); v != "" && (len(v) > maxDeliveryIDBytes || !utf8.ValidString(v) || strings.ContainsFunc(v, unicode.IsControl)) {
 		p.Add("runId", "must be at most %d bytes of printable text", maxDeliveryIDBytes)
+	}
+	if v := q.Get("workflowId"); v != "" && (!wire.ValidWorkflowID(v) || len(v) > control.MaxWorkflowIDChars) {
+		p.Add("workflowId", "must be a workflow id of at most %d characters", control.MaxWorkflowIDChars)
 	}
 	if v := q.Get("status"); v != "" && !slices.Contains(control.RunStatuses, v) {
 		p.Add("status", "must be one of running, sleeping, waiting, completed, failed, cancelled, digested")

@@ -183,7 +183,8 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	return servePage(s, w, r, checkingQueryIDs(r, func(p projections.Page) ([]*projections.Run, string, error) {
 		return s.deps.Store.Runs(tenantOf(r.Context()), projections.RunFilter{
-			TransactionID: q.Get("transactionId"), SubscriberID: q.Get("subscriberId"), Status: q.Get("status")}, p)
+			TransactionID: q.Get("transactionId"), SubscriberID: q.Get("subscriberId"), Status: q.Get("status"),
+			WorkflowID: q.Get("workflowId")}, p)
 	}), viewRun)
 }
 

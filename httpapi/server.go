@@ -21,6 +21,7 @@ import (
 	"github.com/heraldhq/herald/inboxfeed"
 	"github.com/heraldhq/herald/preferences/links"
 	"github.com/heraldhq/herald/projections"
+	"github.com/heraldhq/herald/tenantfeed"
 )
 
 // Config configures the API. The zero value of each field is documented.
@@ -80,6 +81,8 @@ type Deps struct {
 	Links *links.Maker
 	// Feed serves GET /v1/inbox/stream; nil answers it 503 not_ready.
 	Feed *inboxfeed.Feed
+	// Tail serves GET /v1/tail; nil answers it 503 not_ready.
+	Tail *tenantfeed.Feed
 }
 
 // Server is the REST API. Create it with New; serve Handler.
@@ -201,6 +204,8 @@ func (s *Server) routes() []route {
 		{"GET", "/v1/runs", authTenant, s.listRuns},
 		{"GET", "/v1/runs/{runId}", authTenant, s.getRun},
 		{"POST", "/v1/runs/{runId}/cancel", authTenant, s.cancelRun},
+		{"GET", "/v1/runs/{runId}/events", authTenant, s.runEvents},
+		{"GET", "/v1/tail", authTenant, s.tail},
 		{"GET", "/v1/notifications", authTenant, s.listNotifications},
 		{"POST", "/v1/sync", authTenant, s.sync},
 		{"GET", "/v1/workflows", authTenant, s.listWorkflows},
@@ -261,6 +266,10 @@ func (s *Server) routes() []route {
 		{"POST", "/v1/inbox/read-all", authInbox, s.inboxReadAll},
 		{"GET", "/v1/inbox/stream", authInboxStream, s.inboxStream},
 		{"GET", "/inbox.js", authNone, s.inboxScript},
+		{"GET", "/console", authNone, s.consolePage},
+		{"GET", "/console/", authNone, s.consolePage},
+		{"GET", "/console/assets/{name}", authNone, s.consoleAsset},
+		{"GET", "/console/{page:(?:runs|subscribers|topics|workflows|deliveries|webhooks|tail)(?:/.*)?}", authNone, s.consolePage},
 		{"GET", "/inbox/demo", authNone, s.inboxDemo},
 	}
 }

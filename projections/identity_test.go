@@ -85,6 +85,47 @@ func TestOpenBindsTheFileToItsStream(t *testing.T) {
 	}
 }
 
+// TestOpenRebuildsAFileOfOtherReadModels: a file whose read models another
+// version of herald built (one without an index this one reads, say) is
+// moved aside and rebuilt; a file of this version is kept.
+func TestOpenRebuildsAFileOfOtherReadModels(t *testing.T) {
+	for _, version := range []string{"", "1", ModelsVersion} {
+		path := filepath.Join(t.TempDir(), "p.db")
+		s, err := Open(path, quietOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fillAndFindRoot(t, s)
+		if err := s.db.Update(func(tx *bolt.Tx) error {
+			if err := tx.Bucket(bucketMeta).Put(keyCheckpoint, []byte{0, 0, 0, 0, 0, 0, 0x03, 0xe8}); err != nil {
+				return err
+			}
+			if version == "" {
+				return tx.Bucket(bucketMeta).Delete(keyModels)
+			}
+			return tx.Bucket(bucketMeta).Put(keyModels, []byte(version))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s, err = Open(path, quietOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved := aside(t, path, ".stale-")
+		if version == ModelsVersion {
+			if len(moved) != 0 || s.Applied() != 1000 {
+				t.Errorf("version %q: file of this version replaced: moved %v, applied %d", version, moved, s.Applied())
+			}
+		} else if len(moved) != 1 || s.Applied() != 0 || rows(t, s) != 0 {
+			t.Errorf("version %q: file of other read models kept: moved %v, applied %d", version, moved, s.Applied())
+		}
+		s.Close()
+	}
+}
+
 // TestOpenSurvivesACorruptCleanFile: a file closed cleanly (so not checked
 // page by page) whose free-list page was overwritten makes bbolt panic on
 // open; Open moves it aside and starts empty instead of panicking.

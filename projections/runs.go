@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"sync"
 	"time"
@@ -14,8 +15,10 @@ import (
 var (
 	bucketRuns      = []byte("runs")        // tenant\x00runId → runstate.State
 	bucketRunsByTxn = []byte("runs_by_txn") // tenant\x00txn\x00runId → empty
-	bucketTxns      = []byte("txns")        // tenant\x00txn → Transaction
-	bucketNotifs    = []byte("notifications")
+	// runs_by_time: tenant\x00newest(createdAt)runId → empty, newest first
+	bucketRunsByTime = []byte("runs_by_time")
+	bucketTxns       = []byte("txns") // tenant\x00txn → Transaction
+	bucketNotifs     = []byte("notifications")
 	// notifications: tenant\x00txn\x00subscriberId → Notification
 )
 
@@ -48,6 +51,7 @@ type RunFilter struct {
 	TransactionID string
 	SubscriberID  string
 	Status        string
+	WorkflowID    string
 }
 
 // runEventTypes are the events folded into a run's state. ApplyBatch
@@ -65,7 +69,7 @@ func runModels() (map[string]applyFunc, [][]byte) {
 		events.NotificationsDispatched: ofTransaction(applyNotificationsDispatched),
 		events.FanoutCompleted:         ofTransaction(applyFanoutCompleted),
 	}
-	return h, [][]byte{bucketRuns, bucketRunsByTxn, bucketTxns, bucketNotifs}
+	return h, [][]byte{bucketRuns, bucketRunsByTxn, bucketRunsByTime, bucketTxns, bucketNotifs}
 }
 
 // runFold folds the run events of one ApplyBatch: a run's state is read at
@@ -106,6 +110,9 @@ func (f *runFold) apply(tx *bolt.Tx, ev eventlog.Event) error {
 	}
 	if ev.Type == events.RunStarted && s.RunID != "" {
 		if err := tx.Bucket(bucketRunsByTxn).Put(key(ev.TenantID, s.TransactionID+"\x00"+runID), []byte{}); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketRunsByTime).Put(key(ev.TenantID, newestFirst(s.CreatedAt)+runID), []byte{}); err != nil {
 			return err
 		}
 		return applyRunDispatch(tx, ev, s)
@@ -325,6 +332,7 @@ func (s *Store) RunState(tenant, runID string) (*runstate.State, error) {
 func (s *Store) Runs(tenant string, f RunFilter, p Page) (runs []*runstate.State, next string, err error) {
 	match := func(st *runstate.State) bool {
 		return (f.Status == "" || string(st.Status) == f.Status) &&
+			(f.WorkflowID == "" || st.WorkflowID == f.WorkflowID) &&
 			(f.SubscriberID == "" || (st.SubscriberID != nil && *st.SubscriberID == f.SubscriberID))
 	}
 	err = s.view(func(tx *bolt.Tx) error {
@@ -339,12 +347,8 @@ func (s *Store) Runs(tenant string, f RunFilter, p Page) (runs []*runstate.State
 				func(runID string, _ []byte) (*runstate.State, bool, error) { return load(runID) })
 			return err
 		}
-		runs, next, err = listTenant(all, tenant, p, func(_ string, v []byte) (*runstate.State, bool, error) {
-			var st runstate.State
-			if err := json.Unmarshal(v, &st); err != nil {
-				return nil, false, err
-			}
-			return &st, match(&st), nil
+		runs, next, err = listTenant(tx.Bucket(bucketRunsByTime), tenant, p, func(id string, _ []byte) (*runstate.State, bool, error) {
+			return load(id[timeKeyLen:])
 		})
 		return err
 	})
@@ -367,4 +371,15 @@ func (s *Store) Notifications(tenant, txn string, p Page) (rows []Notification, 
 		return err
 	})
 	return rows, next, err
+}
+
+// timeKeyLen is the length of newestFirst's key.
+const timeKeyLen = 8
+
+// newestFirst is a key prefix that sorts later instants first: the
+// complement of the Unix nanoseconds, big-endian.
+func newestFirst(t time.Time) string {
+	var b [timeKeyLen]byte
+	binary.BigEndian.PutUint64(b[:], ^uint64(t.UnixNano()))
+	return string(b[:])
 }

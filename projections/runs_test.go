@@ -221,3 +221,43 @@ func TestSingleTriggerLedgerFromItsEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestRunsNewestFirst: a tenant's runs list newest first, page after
+// page, and narrow to a workflow; a file built by other read models is
+// rebuilt, not served.
+func TestRunsNewestFirst(t *testing.T) {
+	evs := runHistory(t)
+	quiet := projections.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	st, err := projections.Open(filepath.Join(t.TempDir(), "runs.db"), quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.ApplyBatch(evs); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	p := projections.Page{Limit: 3}
+	for {
+		runs, next, err := st.Runs("ten_1", projections.RunFilter{}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range runs {
+			got = append(got, r.RunID)
+		}
+		if next == "" {
+			break
+		}
+		p.Cursor = next
+	}
+	if want := []string{"run_3", "run_2", "run_1", "run_0"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("runs %v, want newest first %v", got, want)
+	}
+	for wf, n := range map[string]int{"wf": 4, "other": 0} {
+		runs, _, err := st.Runs("ten_1", projections.RunFilter{WorkflowID: wf}, projections.Page{Limit: 10})
+		if err != nil || len(runs) != n {
+			t.Errorf("runs of workflow %s: %d, %v; want %d", wf, len(runs), err, n)
+		}
+	}
+}

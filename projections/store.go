@@ -28,7 +28,15 @@ var (
 	// keyStream holds the eventlog.Identity ID of the stream the file was
 	// made from (see Options.Stream).
 	keyStream = []byte("stream")
+	// keyModels holds the ModelsVersion the file's read models were built
+	// by: a file built by another version is rebuilt from the log.
+	keyModels = []byte("models")
 )
+
+// ModelsVersion names the shape of the read models. Change it with any
+// change a file built before cannot serve (a new index, a new field
+// filled from old events): Open then rebuilds such a file from the log.
+const ModelsVersion = "2"
 
 // applyFunc applies one event to the read models inside tx.
 type applyFunc func(tx *bolt.Tx, ev eventlog.Event) error
@@ -154,7 +162,7 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	if why := staleFor(db, opts.Stream); why != "" {
 		db.Close()
-		s.log.Warn("projection file made from another event log, rebuilding from this one",
+		s.log.Warn("projection file stale, rebuilding it from the event log",
 			"path", path, "why", why, "stream", opts.Stream.ID)
 		if db, err = replace(path, fmt.Sprintf(".stale-%d", time.Now().Unix())); err != nil {
 			return nil, err
@@ -168,6 +176,9 @@ func Open(path string, opts Options) (*Store, error) {
 			}
 		}
 		s.applied = checkpoint(tx)
+		if err := tx.Bucket(bucketMeta).Put(keyModels, []byte(ModelsVersion)); err != nil {
+			return err
+		}
 		if opts.Stream.ID != "" {
 			if err := tx.Bucket(bucketMeta).Put(keyStream, []byte(opts.Stream.ID)); err != nil {
 				return err
@@ -193,15 +204,16 @@ func replace(path, suffix string) (*bolt.DB, error) {
 // staleFor says why the file in db does not describe the stream id, or ""
 // when it does (or id is not set, or the file records no stream).
 func staleFor(db *bolt.DB, id eventlog.Identity) (why string) {
-	if id.ID == "" {
-		return ""
-	}
 	_ = db.View(func(tx *bolt.Tx) error {
 		m := tx.Bucket(bucketMeta)
 		if m == nil {
 			return nil
 		}
-		if v := m.Get(keyStream); v != nil && string(v) != id.ID {
+		if v := m.Get(keyModels); checkpoint(tx) > 0 && string(v) != ModelsVersion {
+			why = fmt.Sprintf("read models of version %q, this herald builds version %q", v, ModelsVersion)
+		} else if id.ID == "" {
+			return nil
+		} else if v := m.Get(keyStream); v != nil && string(v) != id.ID {
 			why = fmt.Sprintf("made from stream %s", v)
 		} else if cp := checkpoint(tx); cp > id.LastSeq {
 			why = fmt.Sprintf("checkpoint %d is beyond the stream's last sequence %d", cp, id.LastSeq)

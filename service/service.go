@@ -26,6 +26,7 @@ import (
 	"github.com/heraldhq/herald/preferences/links"
 	"github.com/heraldhq/herald/projections"
 	"github.com/heraldhq/herald/secrets"
+	"github.com/heraldhq/herald/tenantfeed"
 	"github.com/heraldhq/herald/webhooks"
 	"github.com/nats-io/nats.go"
 )
@@ -66,6 +67,7 @@ type Service struct {
 	webhooks *webhooks.Dispatcher
 	// feed follows the inbox subjects for GET /v1/inbox/stream.
 	feed *inboxfeed.Feed
+	tail *tenantfeed.Feed
 
 	metrics *metrics.Metrics
 	lock    *dirLock // the data dir's, held until Shutdown ends
@@ -133,6 +135,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		TailRestarted: s.metrics.TailRestarted}); err != nil {
 		return nil, err
 	}
+	s.tail = tenantfeed.New(s.log, tenantfeed.Options{Logger: logger, TailRestarted: s.metrics.TailRestarted})
 	s.runComponents()
 	s.serve(tokens)
 	logger.Info("herald serving", "http", s.Addr(), "data", cfg.DataDir, "embedded_nats", cfg.Embedded())
@@ -297,7 +300,8 @@ func (s *Service) serve(tokens *links.Maker) {
 		RateLimit:        cfg.RateLimit,
 		InboxHeartbeat:   cfg.InboxHeartbeat,
 		InboxOrigins:     cfg.InboxOrigins,
-	}, httpapi.Deps{Control: s.ctl, Store: s.store, Log: s.log, Delivery: s.delivery, Links: tokens, Feed: s.feed})
+	}, httpapi.Deps{Control: s.ctl, Store: s.store, Log: s.log, Delivery: s.delivery, Links: tokens, Feed: s.feed,
+		Tail: s.tail})
 	s.http = s.newHTTPServer(api.Handler())
 	s.http.RegisterOnShutdown(api.StopStreams)
 	s.sampleMetrics()
@@ -543,6 +547,7 @@ func (s *Service) Shutdown(ctx context.Context) error {
 		}
 		if s.feed != nil {
 			s.feed.Stop()
+			s.tail.Stop()
 		}
 		if s.cancel != nil {
 			s.cancel()

@@ -1,0 +1,161 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/heraldhq/herald/consoleui"
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/tenantfeed"
+)
+
+// eventView is one event of the log as a tenant's tools see it: where it
+// is (its sequence, its aggregate and the id in it), what it is and
+// when. Data is the event's data, except for the aggregates whose events
+// hold sealed secrets or key digests (channels, the Bridge, webhook
+// endpoints, the tenant): a tenant reads those through their own routes,
+// which show a safe view.
+type eventView struct {
+	Seq       uint64          `json:"seq"`
+	Type      string          `json:"type"`
+	At        string          `json:"at"`
+	Aggregate string          `json:"aggregate"`
+	ID        string          `json:"id"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// withheld are the aggregates whose event data no tenant view shows.
+var withheld = map[string]bool{eventlog.AggChannel: true, eventlog.AggBridge: true, eventlog.AggWebhook: true,
+	eventlog.AggTenant: true}
+
+func viewEvent(ev eventlog.Event) eventView {
+	v := eventView{Seq: ev.Seq, Type: ev.Type, At: ev.At.UTC().Format(time.RFC3339Nano), Data: json.RawMessage("null")}
+	_, agg, id, err := eventlog.ParseSubject(ev.Subject)
+	if err == nil {
+		v.Aggregate, v.ID = agg, id
+	}
+	if err == nil && !withheld[agg] && len(ev.Data) > 0 {
+		v.Data = ev.Data
+	}
+	return v
+}
+
+// runEventsView is GET /v1/runs/{runId}/events.
+type runEventsView struct {
+	Data []eventView `json:"data"`
+	// Truncated: the run has more events than one answer holds.
+	Truncated bool `json:"truncated"`
+}
+
+// runEvents is GET /v1/runs/{runId}/events: the run's timeline, its
+// transaction's trigger and every event of the run in log order.
+func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) error {
+	runID, err := runIDVar(r)
+	if err != nil {
+		return err
+	}
+	if err := s.caughtUp(r); err != nil {
+		return err
+	}
+	evs, truncated, err := s.deps.Control.RunEvents(r.Context(), tenantOf(r.Context()), runID)
+	if err != nil {
+		return err
+	}
+	v := runEventsView{Data: make([]eventView, 0, len(evs)), Truncated: truncated}
+	for _, ev := range evs {
+		v.Data = append(v.Data, viewEvent(ev))
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+// tailHeartbeat is how often an idle live tail writes a comment line.
+const tailHeartbeat = 15 * time.Second
+
+// tail is GET /v1/tail: the tenant's events as they are appended, as
+// Server-Sent Events (`event: event`, its id the sequence, its data an
+// eventView), from the moment the request is answered. There is no
+// resuming: a client that reconnects reads what it missed from the
+// routes of the runs, subscribers and deliveries.
+func (s *Server) tail(w http.ResponseWriter, r *http.Request) error {
+	if s.deps.Tail == nil {
+		return errNotReady
+	}
+	l, err := s.deps.Tail.Listen(r.Context(), tenantOf(r.Context()))
+	if errors.Is(err, tenantfeed.ErrTooManyListeners) || errors.Is(err, tenantfeed.ErrTooManyForTenant) {
+		w.Header().Set("Retry-After", "5")
+		return errTooManyStreams
+	}
+	if err != nil {
+		return errNotReady
+	}
+	defer l.Close()
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	out := &sseWriter{w: w, rc: rc}
+	out.raw(": live\n\n")
+	if out.flush() != nil {
+		return nil
+	}
+	ticker := time.NewTicker(tailHeartbeat)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return nil
+		case <-s.ops.done():
+			return nil
+		case <-ticker.C:
+			out.raw(": keep-alive\n\n")
+		case ev, ok := <-l.C:
+			if !ok {
+				return nil
+			}
+			out.event(ev.Seq, "event", viewEvent(ev))
+			for drained := false; !drained; {
+				select {
+				case ev, ok := <-l.C:
+					if !ok {
+						return nil
+					}
+					out.event(ev.Seq, "event", viewEvent(ev))
+				default:
+					drained = true
+				}
+			}
+		}
+		if out.flush() != nil {
+			return nil
+		}
+	}
+}
+
+// consolePage is GET /console/ and every page under it: the console's one
+// HTML document, which routes by its URL in the browser (so a reload or a
+// shared link opens the same page). Its assets are GET /console/assets/.
+func (s *Server) consolePage(w http.ResponseWriter, _ *http.Request) error {
+	h := w.Header()
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
+		"connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	return writeAsset(w, "text/html; charset=utf-8", "no-store", consoleui.Page)
+}
+
+// consoleAsset is GET /console/assets/{name}: the console's script and
+// style sheet.
+func (s *Server) consoleAsset(w http.ResponseWriter, r *http.Request) error {
+	a, ok := consoleui.Asset(mux.Vars(r)["name"])
+	if !ok {
+		return errNotFound
+	}
+	return writeAsset(w, a.ContentType, "no-cache", a.Body)
+}

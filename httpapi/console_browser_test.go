@@ -1,0 +1,231 @@
+package httpapi_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/internal/testbrowser"
+	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/internal/testsmtp"
+)
+
+// consoleWorkflows: welcome loads a name, mails it and sleeps an hour
+// (a run to cancel); nomail sends to a subscriber without an address (a
+// skipped send); broken fails at its first step.
+func consoleWorkflows() *bridge.Registry {
+	welcome := bridge.MustWorkflow("welcome", func(ctx *bridge.Context, _ any) error {
+		name, err := bridge.Run(ctx, "load-user", func(context.Context) (string, error) { return "Ada", nil })
+		if err != nil {
+			return err
+		}
+		if _, err := bridge.Send(ctx, "mail", "email", func(context.Context) (bridge.SendContent, error) {
+			return bridge.SendContent{Subject: "Hi " + name, Body: "Welcome"}, nil
+		}); err != nil {
+			return err
+		}
+		return bridge.Delay(ctx, "pause", time.Hour)
+	})
+	broken := bridge.MustWorkflow("broken", func(ctx *bridge.Context, _ any) error {
+		_, err := bridge.Run(ctx, "explode", func(context.Context) (string, error) { return "", errors.New("boom") })
+		return err
+	})
+	return bridge.NewRegistry().MustRegister(welcome, broken)
+}
+
+// consoleFixture is a service with a Bridge and an SMTP sink, a tenant
+// with subscribers ada (with an email) and bob (without), and one run of
+// welcome for each.
+type consoleFixture struct {
+	h        *testherald.Herald
+	key      string
+	adaRun   string
+	bobRun   string
+	mailSink *testsmtp.Catcher
+}
+
+func newConsoleFixture(t *testing.T) *consoleFixture {
+	t.Helper()
+	f := &consoleFixture{mailSink: testsmtp.StartCatcher(t, 0)}
+	f.h = testherald.Start(t, testherald.Options{})
+	_, f.key = f.h.Tenant("Acme")
+	f.h.MailChannel(f.key, f.mailSink.Port)
+	f.h.Bridge(f.key, consoleWorkflows())
+	for id, body := range map[string]any{"ada": map[string]any{"contacts": map[string]any{"email": []string{"ada@example.com"}}},
+		"bob": map[string]any{}} {
+		if r := f.h.Do("PUT", "/v1/subscribers/"+id, f.key, body); r.Status != http.StatusCreated {
+			t.Fatalf("subscriber %s: %d %s", id, r.Status, r.Body)
+		}
+	}
+	f.adaRun = f.trigger(t, "welcome", "ada")
+	f.bobRun = f.trigger(t, "welcome", "bob")
+	f.h.WaitRun(f.key, f.adaRun, 2*time.Minute, "sleeping")
+	f.h.WaitRun(f.key, f.bobRun, 2*time.Minute, "sleeping")
+	return f
+}
+
+func (f *consoleFixture) trigger(t *testing.T, workflow, subscriber string) string {
+	t.Helper()
+	r := f.h.Do("POST", "/v1/events", f.key, map[string]any{"workflowId": workflow, "to": map[string]any{"subscriberId": subscriber}})
+	var tr struct{ Runs []struct{ RunID string } }
+	r.JSON(t, &tr)
+	if r.Status != http.StatusAccepted || len(tr.Runs) != 1 {
+		t.Fatalf("trigger: %d %s", r.Status, r.Body)
+	}
+	return tr.Runs[0].RunID
+}
+
+// waitText waits until the page's visible text holds every one of want.
+func waitText(t *testing.T, tab context.Context, what string, want ...string) {
+	t.Helper()
+	var checks []string
+	for _, w := range want {
+		checks = append(checks, fmt.Sprintf("document.body.innerText.includes(%q)", w))
+	}
+	if _, err := chromedp.Run(tab, chromedp.Poll[bool](strings.Join(checks, " && "), chromedp.WithPollingTimeout(browserWait))); err != nil {
+		text, _ := chromedp.Run(tab, chromedp.Evaluate[string](`document.body.innerText`))
+		t.Fatalf("%s: %v; the page shows:\n%s", what, err, text)
+	}
+}
+
+func signInWith(t *testing.T, tab context.Context, base, key string) {
+	t.Helper()
+	if err := chromedp.Do(tab, chromedp.Navigate(base+"/console/runs"),
+		chromedp.WaitVisible(chromedp.CSS(`input[name="apiKey"]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name="apiKey"]`), key),
+		chromedp.Click(chromedp.CSS(`form.signin button[type="submit"]`))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestConsoleShowsRunsAndCancelsOne: a wrong key shows the API's error; a
+// right one opens the runs; a run is found by its subscriber, its
+// timeline shows its step ids, outputs, its delivery's channel key and
+// status, and a skipped send's reason; it is cancelled from the console
+// (read back through the API); a reload of a deep link opens the same
+// page; a new trigger appears in the live tail; an unknown run says not
+// found.
+func TestConsoleShowsRunsAndCancelsOne(t *testing.T) {
+	f := newConsoleFixture(t)
+	base := f.h.URL()
+	tab := testbrowser.New(t)
+
+	signInWith(t, tab, base, "hk_wrong")
+	waitText(t, tab, "a wrong key shows the API's error", "invalid API key")
+
+	if err := chromedp.Do(tab, chromedp.Clear(chromedp.CSS(`input[name="apiKey"]`))); err != nil {
+		t.Fatal(err)
+	}
+	signInWith(t, tab, base, f.key)
+	waitText(t, tab, "the runs list", "Runs", f.adaRun, f.bobRun)
+
+	// Find ada's run by its subscriber.
+	if err := chromedp.Do(tab, chromedp.SendKeys(chromedp.CSS(`input[name="subscriberId"]`), "ada"),
+		chromedp.Click(chromedp.CSS(`form.filters button[type="submit"]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "the runs of ada", f.adaRun)
+	if _, err := chromedp.Run(tab, chromedp.Poll[bool](fmt.Sprintf(`!document.body.innerText.includes(%q)`, f.bobRun),
+		chromedp.WithPollingTimeout(browserWait))); err != nil {
+		t.Fatalf("bob's run is listed among ada's: %v", err)
+	}
+	if err := chromedp.Do(tab, chromedp.Click(chromedp.CSS(fmt.Sprintf(`a[href="/console/runs/%s"]`, f.adaRun)))); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "ada's run's timeline", "Run "+f.adaRun, "load-user", `"Ada"`, "mail", "email-smtp", "sent",
+		"RunSleeping", "TriggerAccepted")
+	testbrowser.Screenshot(t, tab, "console-run")
+
+	// Cancel it, confirming.
+	if err := chromedp.Do(tab, chromedp.Click(`//button[text()="Cancel run"]`),
+		chromedp.Click(`//button[text()="Yes, cancel"]`)); err != nil {
+		t.Fatal(err)
+	}
+	f.h.WaitRun(f.key, f.adaRun, 2*time.Minute, "cancelled")
+	waitText(t, tab, "the cancelled run", "RunCancelled", "cancelled")
+
+	// A deep link survives a reload.
+	if err := chromedp.Do(tab, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "the run after a reload", "Run "+f.adaRun, "RunCancelled")
+
+	// bob's send was skipped, and says why.
+	if err := chromedp.Do(tab, chromedp.Navigate(base+"/console/runs/"+f.bobRun)); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "bob's skipped send", "skipped", "no_address")
+
+	// The live tail shows a new trigger.
+	if err := chromedp.Do(tab, chromedp.Click(chromedp.CSS(`nav a[href="/console/tail"]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "the live tail", "Live tail")
+	// The tail listens once the page asked for it: wait for its stream.
+	if _, err := chromedp.Run(tab, chromedp.Poll[bool](`performance.getEntriesByType("resource").some(e => e.name.endsWith("/v1/tail"))`,
+		chromedp.WithPollingTimeout(browserWait))); err != nil {
+		t.Fatal(err)
+	}
+	next := f.trigger(t, "welcome", "ada")
+	waitText(t, tab, "a new run in the live tail", "RunStarted", next)
+	testbrowser.Screenshot(t, tab, "console-tail")
+
+	if err := chromedp.Do(tab, chromedp.Navigate(base+"/console/runs/run_000000000000000000000000")); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "an unknown run", "Not found")
+}
+
+// TestConsoleByKeyboardOnAPhone: on a 390-pixel-wide screen, a person
+// signs in and opens a run's timeline with the keyboard alone, and no
+// page scrolls sideways.
+func TestConsoleByKeyboardOnAPhone(t *testing.T) {
+	f := newConsoleFixture(t)
+	tab := testbrowser.New(t)
+	if err := chromedp.Do(tab, chromedp.EmulateViewport(390, 844), chromedp.Navigate(f.h.URL()+"/console/"),
+		chromedp.WaitVisible(chromedp.CSS(`input[name="apiKey"]`))); err != nil {
+		t.Fatal(err)
+	}
+	// The sign-in field has the focus: type the key and press Enter.
+	if err := chromedp.Do(tab, chromedp.KeyEvent(f.key), chromedp.KeyEvent("\r")); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "the runs after a keyboard sign-in", f.adaRun)
+	// Tab to the run's link and press Enter.
+	focused := fmt.Sprintf(`document.activeElement && document.activeElement.getAttribute("href") === "/console/runs/%s"`, f.adaRun)
+	for i := 0; ; i++ {
+		ok, err := chromedp.Run(tab, chromedp.Evaluate[bool](focused))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			break
+		}
+		if i == 60 {
+			t.Fatal("tabbing 60 times never reached the run's link")
+		}
+		if err := chromedp.Do(tab, chromedp.KeyEvent(kb.Tab)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := chromedp.Do(tab, chromedp.KeyEvent("\r")); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "the run's timeline opened by keyboard", "Run "+f.adaRun, "load-user")
+	wide, err := chromedp.Run(tab, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testbrowser.Screenshot(t, tab, "console-phone")
+	if wide {
+		t.Fatal("the run's page scrolls sideways on a 390-pixel-wide screen")
+	}
+}
