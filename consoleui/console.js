@@ -333,10 +333,12 @@ async function subscriberPage(id) {
   const runs = paged("/v1/runs?subscriberId=" + enc(id), ["Run", "Workflow", "Status", "Updated"],
     (r) => [link("/runs/" + enc(r.runId), r.runId), r.workflowId, status(r.status), when(r.updatedAt)]);
   const or = (v, f) => (v.failed ? failure(v.failed) : f(v));
+  const why = whyBox(id);
   show("Subscriber " + sub.subscriberId,
     facts([["Locale", sub.locale], ["Time zone", sub.timezone], ["Created", when(sub.createdAt)], ["Updated", when(sub.updatedAt)]]),
     h("h2", {}, "Contacts"), table(["Kind", "Addresses"], Object.entries(sub.contacts).map(([k, v]) => [k, v.join(", ")])),
     sub.attributes ? [h("h2", {}, "Attributes"), json(sub.attributes)] : null,
+    h("h2", {}, "Would a send go out now?"), why,
     h("h2", {}, "Preferences"), or(prefs, (p) => json(p)),
     h("h2", {}, "Subscriptions"), or(subs, (s) => table(["Topic"], (s.data || []).map((t) => [t.topicKey || t.key || JSON.stringify(t)]))),
     h("h2", {}, "Runs"), runs,
@@ -344,6 +346,29 @@ async function subscriberPage(id) {
     h("h2", {}, "Suppressions of its addresses"), or(supp, (s) => table(["Kind", "Address", "Reason"],
       (s.data || []).filter((x) => addresses.has(x.address)).map((x) => [x.kind, x.address, x.reason || ""]))));
   await runs.reload();
+}
+
+// whyBox answers, for a workflow picked from the tenant's, whether a send
+// of each kind to the subscriber would go out now, and why not: the
+// server decides, with the send path's own code.
+function whyBox(id) {
+  const select = h("select", { name: "workflowId", id: "whyWorkflow" }, h("option", { value: "" }, "any workflow"));
+  const out = h("div", { "aria-live": "polite" });
+  const load = async () => {
+    try {
+      const e = await api("/v1/subscribers/" + enc(id) + "/explain" + (select.value ? "?workflowId=" + enc(select.value) : ""));
+      out.replaceChildren(table(["Kind", "Goes out", "Why not", "Channels tried"], e.kinds.map((k) => [k.kind,
+        k.sends ? "yes" : "no", k.reason ? h("code", {}, k.reason) : "", k.channels.join(", ")])));
+    } catch (err) {
+      out.replaceChildren(failure(err));
+    }
+  };
+  select.addEventListener("change", load);
+  api("/v1/workflows").then((wf) => {
+    for (const w of wf.workflows) select.append(h("option", { value: w.workflowId }, w.workflowId));
+  }).catch(() => {});
+  load();
+  return h("div", {}, h("label", { for: "whyWorkflow" }, "Workflow", select), out);
 }
 
 async function topicsPage() {

@@ -7,7 +7,11 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+	"github.com/heraldhq/herald/apierr"
+	"github.com/heraldhq/herald/bridge/wire"
 	"github.com/heraldhq/herald/consoleui"
+	"github.com/heraldhq/herald/control"
+	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/tenantfeed"
 )
@@ -158,4 +162,41 @@ func (s *Server) consoleAsset(w http.ResponseWriter, r *http.Request) error {
 		return errNotFound
 	}
 	return writeAsset(w, a.ContentType, "no-cache", a.Body)
+}
+
+// explainView is GET /v1/subscribers/{externalId}/explain.
+type explainView struct {
+	SubscriberID string                 `json:"subscriberId"`
+	WorkflowID   string                 `json:"workflowId"`
+	Kinds        []delivery.Explanation `json:"kinds"`
+}
+
+// explainSends is GET /v1/subscribers/{externalId}/explain?workflowId=:
+// for each channel kind, whether a send of the workflow to the subscriber
+// would go out now, and the reason it would not, decided by the send
+// path's own code.
+func (s *Server) explainSends(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathVar(r, "externalId")
+	if err != nil {
+		return err
+	}
+	wf := r.URL.Query().Get("workflowId")
+	if wf != "" && (!wire.ValidWorkflowID(wf) || len(wf) > control.MaxWorkflowIDChars) {
+		var p apierr.Problems
+		p.Add("workflowId", "must be a workflow id of at most %d characters", control.MaxWorkflowIDChars)
+		return p.Err()
+	}
+	if err := s.caughtUp(r); err != nil {
+		return err
+	}
+	tenant := tenantOf(r.Context())
+	if _, err := s.deps.Control.Subscriber(tenant, id); err != nil {
+		return err
+	}
+	kinds, err := s.deps.Delivery.Explain(r.Context(), tenant, id, wf)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, explainView{SubscriberID: id, WorkflowID: wf, Kinds: kinds})
+	return nil
 }

@@ -59,6 +59,9 @@ func newConsoleFixture(t *testing.T) *consoleFixture {
 	_, f.key = f.h.Tenant("Acme")
 	f.h.MailChannel(f.key, f.mailSink.Port)
 	f.h.Bridge(f.key, consoleWorkflows())
+	if r := f.h.Do("POST", "/v1/sync", f.key, nil); r.Status != http.StatusOK {
+		t.Fatalf("sync: %d %s", r.Status, r.Body)
+	}
 	for id, body := range map[string]any{"ada": map[string]any{"contacts": map[string]any{"email": []string{"ada@example.com"}}},
 		"bob": map[string]any{}} {
 		if r := f.h.Do("PUT", "/v1/subscribers/"+id, f.key, body); r.Status != http.StatusCreated {
@@ -164,6 +167,13 @@ func TestConsoleShowsRunsAndCancelsOne(t *testing.T) {
 	}
 	waitText(t, tab, "bob's skipped send", "skipped", "no_address")
 
+	// bob's page says why a send to him would not go out now.
+	if err := chromedp.Do(tab, chromedp.Click(chromedp.CSS(`a[href="/console/subscribers/bob"]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "why a send to bob would not go out", "Subscriber bob", "Would a send go out now?", "no_address", "no_channel")
+	testbrowser.Screenshot(t, tab, "console-subscriber")
+
 	// The live tail shows a new trigger.
 	if err := chromedp.Do(tab, chromedp.Click(chromedp.CSS(`nav a[href="/console/tail"]`))); err != nil {
 		t.Fatal(err)
@@ -177,6 +187,18 @@ func TestConsoleShowsRunsAndCancelsOne(t *testing.T) {
 	next := f.trigger(t, "welcome", "ada")
 	waitText(t, tab, "a new run in the live tail", "RunStarted", next)
 	testbrowser.Screenshot(t, tab, "console-tail")
+
+	// Every other page opens from the navigation and shows its list.
+	for _, p := range []struct{ path, heading, shows string }{
+		{"runs", "Runs", f.bobRun}, {"subscribers", "Subscribers", "bob"}, {"topics", "Topics", "Nothing yet."},
+		{"workflows", "Workflows", "broken"}, {"deliveries", "Deliveries", "email-smtp"}, {"webhooks", "Webhooks", "No endpoints."},
+	} {
+		if err := chromedp.Do(tab, chromedp.Click(chromedp.CSS(`nav a[href="/console/`+p.path+`"]`))); err != nil {
+			t.Fatal(err)
+		}
+		waitText(t, tab, "the "+p.path+" page", p.heading, p.shows)
+		testbrowser.Screenshot(t, tab, "console-"+p.path)
+	}
 
 	if err := chromedp.Do(tab, chromedp.Navigate(base+"/console/runs/run_000000000000000000000000")); err != nil {
 		t.Fatal(err)

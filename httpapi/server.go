@@ -216,6 +216,7 @@ func (s *Server) routes() []route {
 		{"GET", "/v1/subscribers/{externalId}", authTenant, s.getSubscriber},
 		{"DELETE", "/v1/subscribers/{externalId}", authTenant, s.deleteSubscriber},
 		{"GET", "/v1/subscribers/{externalId}/preferences", authTenant, s.getPreferences},
+		{"GET", "/v1/subscribers/{externalId}/explain", authTenant, s.explainSends},
 		{"PATCH", "/v1/subscribers/{externalId}/preferences", authTenant, s.patchPreferences},
 		{"GET", "/v1/subscribers/{externalId}/subscriptions", authTenant, s.listSubscriptions},
 		{"PUT", "/v1/subscribers/{externalId}/subscriptions/{topicKey}", authTenant, s.subscribe},
