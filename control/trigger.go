@@ -67,6 +67,12 @@ type RunRef struct {
 // MaxTxnIDChars printable characters (apierr.ValidID).
 func ValidTransactionID(id string) bool { return apierr.ValidID(id, MaxTxnIDChars) }
 
+// ValidWorkflowID reports whether id is a workflow id a trigger accepts:
+// the Bridge's rule, at most MaxWorkflowIDChars.
+func ValidWorkflowID(id string) bool {
+	return wire.ValidWorkflowID(id) && len(id) <= MaxWorkflowIDChars
+}
+
 // errTransactionMismatch refuses a transactionId repeated with another
 // request.
 var errTransactionMismatch = apierr.New(apierr.CodeTransactionMismatch,

@@ -8,7 +8,6 @@ import (
 
 	"github.com/gorilla/mux"
 	"github.com/heraldhq/herald/apierr"
-	"github.com/heraldhq/herald/bridge/wire"
 	"github.com/heraldhq/herald/consoleui"
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/delivery"
@@ -181,7 +180,7 @@ func (s *Server) explainSends(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	wf := r.URL.Query().Get("workflowId")
-	if wf != "" && (!wire.ValidWorkflowID(wf) || len(wf) > control.MaxWorkflowIDChars) {
+	if wf != "" && !control.ValidWorkflowID(wf) {
 		var p apierr.Problems
 		p.Add("workflowId", "must be a workflow id of at most %d characters", control.MaxWorkflowIDChars)
 		return p.Err()

@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/heraldhq/herald/apierr"
-	"github.com/heraldhq/herald/bridge/wire"
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/delivery"
 )
@@ -65,7 +64,7 @@ func checkQueryIDs(r *http.Request, p *apierr.Problems) {
 	if v := q.Get("runId"); v != "" && (len(v) > maxDeliveryIDBytes || !utf8.ValidString(v) || strings.ContainsFunc(v, unicode.IsControl)) {
 		p.Add("runId", "must be at most %d bytes of printable text", maxDeliveryIDBytes)
 	}
-	if v := q.Get("workflowId"); v != "" && (!wire.ValidWorkflowID(v) || len(v) > control.MaxWorkflowIDChars) {
+	if v := q.Get("workflowId"); v != "" && !control.ValidWorkflowID(v) {
 		p.Add("workflowId", "must be a workflow id of at most %d characters", control.MaxWorkflowIDChars)
 	}
 	if v := q.Get("status"); v != "" && !slices.Contains(control.RunStatuses, v) {
