@@ -141,10 +141,18 @@ func (s *Server) tail(w http.ResponseWriter, r *http.Request) error {
 	}
 }
 
+// maxConsolePath bounds the path of a console page: its longest id (a
+// subscriber's external id) is 256 characters, up to 4 bytes each,
+// escaped.
+const maxConsolePath = 4096
+
 // consolePage is GET /console/ and every page under it: the console's one
 // HTML document, which routes by its URL in the browser (so a reload or a
 // shared link opens the same page). Its assets are GET /console/assets/.
-func (s *Server) consolePage(w http.ResponseWriter, _ *http.Request) error {
+func (s *Server) consolePage(w http.ResponseWriter, r *http.Request) error {
+	if len(r.URL.Path) > maxConsolePath {
+		return errNotFound // no page has an id that long
+	}
 	h := w.Header()
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+

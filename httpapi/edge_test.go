@@ -67,6 +67,9 @@ type edgeHarness struct {
 	tenant, key string
 }
 
+// consolePageRoute is the template of the console's pages.
+const consolePageRoute = "/console/{page:(?:runs|subscribers|topics|workflows|deliveries|webhooks|tail)(?:/.*)?}"
+
 // TestEveryIDSlotRefusesTenKilobytes: an over-long id is bad input, never
 // a fault of the service. Every id-carrying route gets a 10 KB value in each path, query,
 // header and body id slot and answers a clean 4xx in the contract's error
@@ -158,6 +161,11 @@ func TestEveryIDSlotRefusesTenKilobytes(t *testing.T) {
 		edgeCase{"/v1/subscribers/{externalId}/inbox-tokens", "POST", "/v1/subscribers/" + esc + "/inbox-tokens", "tenant", nil, nil, inv},
 		edgeCase{"/v1/subscribers/{externalId}/inbox-tokens/revoke", "POST", "/v1/subscribers/" + esc + "/inbox-tokens/revoke", "tenant", nil, nil, inv},
 		edgeCase{"/v1/subscribers/{externalId}/inbox", "GET", "/v1/subscribers/" + esc + "/inbox", "tenant", nil, nil, inv},
+		edgeCase{"/v1/subscribers/{externalId}/explain", "GET", "/v1/subscribers/" + esc + "/explain", "tenant", nil, nil, inv},
+		edgeCase{"/v1/subscribers/{externalId}/explain", "GET", "/v1/subscribers/u1/explain?workflowId=" + q, "tenant", nil, nil, inv},
+		edgeCase{"/v1/runs/{runId}/events", "GET", "/v1/runs/" + esc + "/events", "tenant", nil, nil, nf},
+		edgeCase{"/console/assets/{name}", "GET", "/console/assets/" + esc, "", nil, nil, nf},
+		edgeCase{consolePageRoute, "GET", "/console/runs/" + esc, "", nil, nil, nf},
 		edgeCase{"/v1/inbox/counts", "GET", "/v1/inbox/counts", "raw:Bearer hit_" + huge, nil, nil, []int{401}},
 		edgeCase{"/v1/inbox/stream", "GET", "/v1/inbox/stream?token=" + q, "", nil, nil, []int{401}},
 		edgeCase{"/v1/inbox/messages", "GET", "/v1/inbox/messages?cursor=" + q, inbox, nil, nil, inv},
