@@ -1,6 +1,6 @@
 // The workflows the shared wire fixtures (bridge/testdata/wire) name,
 // defined as bridge/wirefixtures_test.go defines them for the Go SDK.
-import { workflow, type Workflow } from "../src/index.js";
+import { workflow, type Workflow } from "@heraldhq/bridge";
 
 const fxSteps = workflow("fx_steps", async ({ step }) => {
   const user = await step.run("load", async () => ({ name: "Ada" }));

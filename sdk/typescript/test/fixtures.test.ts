@@ -6,11 +6,11 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { createHandler, sign } from "../src/index.js";
+import { createHandler, sign } from "@heraldhq/bridge";
 import { fixtureWorkflows } from "./fixture-workflows.js";
 
-// build/test/ → the repository root.
-const dir = fileURLToPath(new URL("../../../../bridge/testdata/wire/", import.meta.url));
+// build/ → the repository root.
+const dir = fileURLToPath(new URL("../../../bridge/testdata/wire/", import.meta.url));
 const SECRET = "whsec_fixture";
 
 interface Fixture {

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import {
   createHandler, DuplicateStepIdError, NondeterminismError, parseDuration, replay, serve, sign, StepError, workflow,
   type ExecuteRequest,
-} from "../src/index.js";
+} from "@heraldhq/bridge";
 
 const SECRET = "whsec_test";
 

@@ -1,7 +1,7 @@
 // Compile-time checks: tsc fails the build when a line marked with an
 // expect-error directive compiles, so these prove the compiler refuses them.
 import { test } from "node:test";
-import { workflow, type SendResult, type ThrottleResult, type DigestResult } from "../src/index.js";
+import { workflow, type SendResult, type ThrottleResult, type DigestResult } from "@heraldhq/bridge";
 
 export const typed = workflow<{ orderId: string; total: number }>("typed", async ({ step, payload }) => {
   const id: string = payload.orderId;
