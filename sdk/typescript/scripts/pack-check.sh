@@ -26,7 +26,7 @@ cat > tsconfig.json <<JSON
     "strict": true, "noEmit": true, "skipLibCheck": false,
     "typeRoots": ["$sdk/node_modules/@types"], "types": ["node"]
   },
-  "files": ["consumer.ts"]
+  "files": ["consumer.ts", "example.ts"]
 }
 JSON
 cat > consumer.ts <<'TS'
@@ -48,6 +48,8 @@ void handle;
 void serve;
 replay(welcome, { steps: [] }).catch((e) => e instanceof NondeterminismError);
 TS
+# The example Bridge (examples/typescript) compiles against the package too.
+cp "$sdk/../../examples/typescript/src/main.ts" example.ts
 "$sdk/node_modules/.bin/tsc" -p .
 node --input-type=module -e '
 import { workflow, createHandler } from "@heraldhq/bridge";
@@ -55,4 +57,4 @@ const h = createHandler({ workflows: [workflow("w", () => {})], signingSecret: "
 const r = await h(new Request("http://x/", { method: "POST", body: "{}" }));
 if (r.status !== 401) { console.error("pack-check: unsigned request answered", r.status); process.exit(1); }
 '
-echo "pack-check: $tgz installs into an empty project and its types compile there"
+echo "pack-check: $tgz installs into an empty project and its types, a consumer and the example Bridge compile there"
