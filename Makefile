@@ -24,11 +24,12 @@ test: lint test-ts
 	$(GO) test -race -count=1 -timeout 12m $(PKGS)
 
 ## test-ts: the TypeScript SDK (sdk/typescript, needs Node ≥ 20 and npm):
-## npm ci from its lockfile, the type check and Node's test runner (the
+## npm ci from its lockfile (when node_modules is older), the type check and Node's test runner (the
 ## shared wire fixtures included), then the packed tarball installed into an
 ## empty project, where a consumer's types must compile.
 test-ts:
-	cd sdk/typescript && npm ci --no-audit --no-fund --prefer-offline --loglevel=error && npm test && ./scripts/pack-check.sh
+	cd sdk/typescript && { [ node_modules/.package-lock.json -nt package-lock.json ] || \
+	  npm ci --no-audit --no-fund --prefer-offline --loglevel=error; } && npm test && ./scripts/pack-check.sh
 
 ## bridge-ts: the TypeScript example Bridge (examples/typescript) on
 ## 127.0.0.1:4000, next to `make run`; HERALD_SIGNING_SECRET is the secret
