@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.buildVersion=$(VERSION) -X main.buildCommit=$(COMMIT)
 
-.PHONY: build run test test-short bench bench-quick bench-go lint deadcode deps fmt devmail clean fuzz
+.PHONY: build run test test-ts bridge-ts test-short bench bench-quick bench-go lint deadcode deps fmt devmail clean fuzz
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/herald
@@ -19,9 +19,24 @@ run: build
 devmail: build
 	./$(BIN) devmail
 
-## test: lint, then every test with the race detector
-test: lint
+## test: lint, the TypeScript SDK's tests, then every test with the race detector
+test: lint test-ts
 	$(GO) test -race -count=1 -timeout 12m $(PKGS)
+
+## test-ts: the TypeScript SDK (sdk/typescript, needs Node ≥ 20 and npm):
+## npm ci from its lockfile (when node_modules is older), the type check and Node's test runner (the
+## shared wire fixtures included), then the packed tarball installed into an
+## empty project, where a consumer's types must compile.
+test-ts:
+	cd sdk/typescript && { [ node_modules/.package-lock.json -nt package-lock.json ] || \
+	  npm ci --no-audit --no-fund --prefer-offline --loglevel=error; } && npm test && ./scripts/pack-check.sh
+
+## bridge-ts: the TypeScript example Bridge (examples/typescript) on
+## 127.0.0.1:4000, next to `make run`; HERALD_SIGNING_SECRET is the secret
+## PUT /v1/bridge returned.
+bridge-ts:
+	cd sdk/typescript && npm ci --no-audit --no-fund --prefer-offline --loglevel=error && npm run build
+	cd examples/typescript && npm ci --no-audit --no-fund --prefer-offline --loglevel=error && npm start
 
 ## test-short: without the race detector, for a quick loop
 test-short:

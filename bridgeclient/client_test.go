@@ -113,8 +113,10 @@ func TestClientOutcome(t *testing.T) {
 			}
 			// The tenant's message is a fixed sentence with the status:
 			// nothing of the answer's body, but the message of a Bridge
-			// error body of a 500 (TestClientShowsTheBridgesMessage).
-			thrown := tt.status == 500 && o.Message != "" && strings.Contains(tt.body, `"message":"`+o.Message+`"`)
+			// error body of a 500, or of a 422 nondeterministic or
+			// duplicate_step_id (TestClientShowsTheBridgesMessage).
+			shown := tt.status == 500 || o.Code == "nondeterministic" || o.Code == "duplicate_step_id"
+			thrown := shown && o.Message != "" && strings.Contains(tt.body, `"message":"`+o.Message+`"`)
 			if o.Code != "" && !safeMessage.MatchString(o.Message) && !thrown {
 				t.Fatalf("message %q is not one of the fixed sentences", o.Message)
 			}
@@ -548,6 +550,20 @@ func TestClientShowsTheBridgesMessage(t *testing.T) {
 				t.Fatalf("message of %d characters, valid UTF-8 %v", n, utf8.ValidString(o.Message))
 			}
 		})
+	}
+	// A 422 nondeterministic or duplicate_step_id shows the SDK's message
+	// (the step's position and both sides); another 422 its status alone.
+	for _, tt := range []struct{ body, code, want string }{
+		{`{"error":{"code":"nondeterministic","message":"nondeterministic workflow: step 1 was \"a\" (run) in the history, the code asked for \"b\" (run)"}}`,
+			"nondeterministic", `nondeterministic workflow: step 1 was "a" (run) in the history, the code asked for "b" (run)`},
+		{`{"error":{"code":"duplicate_step_id","message":"bridge: duplicate step id: \"a\" is called twice"}}`,
+			"duplicate_step_id", `bridge: duplicate step id: "a" is called twice`},
+		{`{"error":{"code":"nondeterministic","message":"x","trace":"y"}}`, "nondeterministic", "bridge answered 422: unprocessable entity"},
+		{`{"error":{"code":"other_code","message":"x"}}`, "other_code", "bridge answered 422: unprocessable entity"},
+	} {
+		if o := execute(t, &c, 422, tt.body); o.Message != tt.want || o.Code != tt.code || o.Kind != bridgeclient.OutcomeTerminal {
+			t.Errorf("422 %s: %+v, want %s %q", tt.body, o, tt.code, tt.want)
+		}
 	}
 	// A sync shows the status alone, whatever the body.
 	if _, err := c.Discover(context.Background(), answering(t, 500, `{"error":{"message":"boom"}}`), testKey); err == nil || err.Error() != fixed {

@@ -74,7 +74,8 @@ func (k OutcomeKind) String() string {
 // never text that came from the network (the URL may reach a service that
 // is not the tenant's, whose answer must not leak), with one exception: a
 // 500 whose body is exactly a Bridge error body
-// {"error":{"message":"…"[,"code"][,"stepId"]}} shows the Bridge's own
+// {"error":{"message":"…"[,"code"][,"stepId"]}}, or a 422 of such a body
+// with the code nondeterministic or duplicate_step_id, shows the Bridge's own
 // message (cleaned, at most [MaxBridgeMessageChars]), so that a tenant
 // debugging a failed step sees why. Detail adds what the answer or the
 // failure said, clipped to 1 KiB, for the operator's log.
@@ -141,6 +142,11 @@ func outcomeOf(status int, body []byte) Outcome {
 	case status == http.StatusNotFound:
 		return fail(OutcomeTerminal, apierr.CodeWorkflowNotFound)
 	case status == http.StatusUnprocessableEntity:
+		if hasInfo && (info.Code == wire.CodeNondeterministic || info.Code == wire.CodeDuplicateStepID) {
+			// The SDKs name the step's position and both sides: the
+			// tenant needs them to find the change that broke the run.
+			return thrown(fail(OutcomeTerminal, info.Code), body)
+		}
 		if hasInfo && codePattern.MatchString(info.Code) {
 			return fail(OutcomeTerminal, info.Code)
 		}

@@ -1,0 +1,98 @@
+import type { ChannelKind, JsonValue } from "./types.js";
+import type { WorkflowContext } from "./step.js";
+import { goQuote } from "./duration.js";
+
+/** Options of a workflow, declared to the service when it syncs (discover). */
+export interface WorkflowOptions {
+  /** A JSON Schema of the trigger payload; the service checks triggers against it. */
+  payloadSchema?: { [key: string]: JsonValue } | null;
+  /** Critical: its sends go out whatever the subscriber's preferences say, and carry no unsubscribe link. */
+  critical?: boolean;
+  /** Default preferences: per channel kind, whether a subscriber who chose nothing receives this workflow's sends of it. */
+  channels?: Partial<Record<ChannelKind, boolean>>;
+  /** A cron expression: the service starts a run (with no subscriber) on each tick. null: triggered by events. */
+  schedule?: string | null;
+}
+
+/** The workflow function: it runs from the top on every call the service makes for the run. */
+export type WorkflowFunction<P> = (ctx: WorkflowContext<P>) => Promise<void> | void;
+
+/** A workflow definition made by {@link workflow}: immutable, served by {@link serve} or {@link createHandler}. */
+export interface Workflow<P = Record<string, unknown>> {
+  readonly id: string;
+  readonly fn: WorkflowFunction<P>;
+  readonly options: Readonly<WorkflowOptions>;
+}
+
+/** A workflow as discover describes it. */
+export interface WorkflowInfo {
+  workflowId: string;
+  schedule: string | null;
+  payloadSchema: JsonValue;
+  critical?: true;
+  preferences?: { channels: Record<string, boolean> };
+}
+
+const ID_PATTERN = /^([a-zA-Z]|_[a-zA-Z0-9])[a-zA-Z0-9_]*$/;
+
+/**
+ * workflow defines a workflow. `id` is the workflowId that triggers name:
+ * letters, digits and underscores, not starting with a digit. `fn` must be
+ * deterministic: do I/O and read the clock only inside steps. `Payload`
+ * types the trigger payload the function receives.
+ *
+ * It throws when the id is invalid, fn is not a function, or the payload
+ * schema is not a JSON object.
+ */
+export function workflow<Payload = Record<string, unknown>>(
+  id: string, fn: WorkflowFunction<Payload>, options: WorkflowOptions = {},
+): Workflow<Payload> {
+  if (typeof id !== "string" || !ID_PATTERN.test(id)) {
+    throw new Error("bridge: invalid workflow id: " + goQuote(String(id)));
+  }
+  if (typeof fn !== "function") {
+    throw new Error(`bridge: invalid workflow: ${goQuote(id)} has a nil function`);
+  }
+  const schema = options.payloadSchema;
+  if (schema != null && (typeof schema !== "object" || Array.isArray(schema))) {
+    throw new Error(`bridge: invalid workflow: payload schema of ${goQuote(id)} is not a JSON object`);
+  }
+  if (schema != null) {
+    try {
+      JSON.stringify(schema);
+    } catch {
+      throw new Error(`bridge: invalid workflow: payload schema of ${goQuote(id)} is not a JSON object`);
+    }
+  }
+  const opts: WorkflowOptions = {
+    payloadSchema: schema ?? null,
+    critical: options.critical === true,
+    channels: { ...(options.channels ?? {}) },
+    schedule: options.schedule || null,
+  };
+  return Object.freeze({ id, fn, options: Object.freeze(opts) });
+}
+
+/** infoOf describes a workflow for discover, as the Go SDK does. */
+export function infoOf(w: Workflow<any>): WorkflowInfo {
+  const info: WorkflowInfo = {
+    workflowId: w.id,
+    schedule: w.options.schedule ?? null,
+    payloadSchema: (w.options.payloadSchema ?? null) as JsonValue,
+  };
+  if (w.options.critical) info.critical = true;
+  const channels = Object.entries(w.options.channels ?? {}).filter(([, v]) => typeof v === "boolean");
+  if (channels.length > 0) info.preferences = { channels: Object.fromEntries(channels) as Record<string, boolean> };
+  return info;
+}
+
+/** registry indexes workflows by id, refusing a duplicate id. */
+export function registry(workflows: readonly Workflow<any>[]): Map<string, Workflow<any>> {
+  const byId = new Map<string, Workflow<any>>();
+  for (const w of workflows) {
+    if (!w || typeof w.fn !== "function") throw new Error("bridge: invalid workflow: nil workflow");
+    if (byId.has(w.id)) throw new Error("bridge: duplicate workflow id: " + goQuote(w.id));
+    byId.set(w.id, w);
+  }
+  return byId;
+}

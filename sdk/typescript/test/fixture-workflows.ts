@@ -1,0 +1,64 @@
+// The workflows the shared wire fixtures (bridge/testdata/wire) name,
+// defined as bridge/wirefixtures_test.go defines them for the Go SDK.
+import { workflow, type Workflow } from "@heraldhq/bridge";
+
+const fxSteps = workflow("fx_steps", async ({ step }) => {
+  const user = await step.run("load", async () => ({ name: "Ada" }));
+  await step.delay("pause", "30s");
+  const c = await step.waitForEvent<{ by: string }>("confirm", { event: "confirmed", timeout: "1h" });
+  await step.email("mail", () => ({ subject: "Hi " + user.name, body: c ? `Confirmed by ${c.by}.` : "Nobody confirmed." }));
+  await step.digest("batch", { window: "10m", key: "k" });
+});
+
+const fxSchedule = workflow("fx_schedule", () => {}, {
+  schedule: "0 9 * * *",
+  critical: true,
+  channels: { email: false, sms: true },
+  payloadSchema: { type: "object", required: ["plan"] },
+});
+
+const fxKinds = workflow("fx_kinds", async ({ step }) => {
+  await step.sms("sms", () => ({ body: "Your code is 1234" }), { to: "u2" });
+  await step.chat("chat", () => ({
+    body: "Deploy done",
+    blocks: [{ type: "section", text: { type: "mrkdwn", text: "*Deploy* done" } }],
+  }));
+  await step.push("push", () => ({ title: "Order shipped", body: "Arrives Tuesday", data: { orderId: "o1" } }));
+  await step.inApp("inbox", () => ({
+    subject: "Invoice", body: "Your invoice is ready", primaryAction: { label: "Open", url: "https://example.com/i/1" },
+  }));
+  await step.webhook("hook", () => ({ data: { event: "invoice.ready", id: 1 } }));
+});
+
+const fxTime = workflow("fx_time", async ({ step }) => {
+  await step.delay("until", { until: new Date(Date.UTC(2026, 0, 2, 9, 0, 0)) });
+  await step.delay("morning", { localTime: "09:00" });
+  await step.digest("weekday", { cron: "0 9 * * 1-5" });
+});
+
+const fxThrottle = workflow("fx_throttle", async ({ step }) => {
+  const t = await step.throttle("cap", { limit: 3, window: "1h", key: null });
+  if (t.throttled) return;
+  await step.email("mail", () => ({ subject: "Not throttled" }));
+});
+
+const fxDup = workflow("fx_dup", async ({ step }) => {
+  await step.run("a", () => 1);
+  await step.run("a", () => 2);
+});
+
+const fxThrows = workflow("fx_throws", async ({ step, subscriber }) => {
+  if (!subscriber) throw new Error("fx_throws needs a subscriber");
+  await step.run("ok", () => null);
+  await step.run("explode", () => {
+    throw new Error("boom");
+  });
+});
+
+const fxInvalid = workflow("fx_invalid", async ({ step }) => {
+  await step.waitForEvent("wait", { event: "" });
+});
+
+export const fixtureWorkflows: Record<string, Workflow<any>> = Object.fromEntries(
+  [fxSteps, fxSchedule, fxKinds, fxTime, fxThrottle, fxDup, fxThrows, fxInvalid].map((w) => [w.id, w]),
+);
