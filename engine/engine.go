@@ -193,6 +193,7 @@ type Engine struct {
 	states    *stateCache
 	payloads  *byteCache[[]byte]
 	digests   *byteCache[*digestState]
+	throttles *byteCache[*throttleState]
 	work      *nats.Conn
 	// pressure is when a woken run was last late (see noteLate).
 	pressure pressure
@@ -230,7 +231,7 @@ func New(cfg Config, deps Deps) *Engine {
 	return &Engine{cfg: cfg, log: deps.Log, store: deps.Store, bridgeSrc: deps.Bridges, deliver: deps.Deliverer,
 		client: client, logger: cfg.Logger, states: newStateCache(cfg.CacheBytes / 2),
 		payloads: newByteCache(cfg.CacheBytes/4, payloadBytes), digests: newByteCache(cfg.CacheBytes/4, digestBytes),
-		work: deps.Work}
+		work: deps.Work, throttles: newByteCache(cfg.CacheBytes/16, throttleBytes)}
 }
 
 // pooledTransport keeps enough idle connections for every worker to reuse
