@@ -43,9 +43,10 @@ type throttleState struct {
 	// horizon is the longest window a step of this subject asked for:
 	// entries older than it are pruned.
 	horizon time.Duration
-	// pruned: some entry (and its byStep row) was dropped; a step not
-	// found may then be in the log only.
-	pruned bool
+	// prunedTo: the entries (and byStep rows) at or before it were
+	// dropped; zero: none was. A step of a run created before it, not
+	// found, may be in the log only.
+	prunedTo time.Time
 }
 
 func newThrottleState() *throttleState { return &throttleState{byStep: map[string]counted{}} }
@@ -107,7 +108,7 @@ func (d *throttleState) prune(now time.Time) {
 			delete(d.byStep, k)
 		}
 	}
-	d.pruned = true
+	d.prunedTo = from
 }
 
 // readThrottle returns the throttle subject folded up to its last event:
@@ -130,8 +131,13 @@ func (e *Engine) readThrottle(ctx context.Context, subject string) (*throttleSta
 	return d, nil
 }
 
+// throttleSkew is how far the clocks of processes counting on one subject
+// are taken to differ.
+const throttleSkew = time.Minute
+
 // recountedFromLog looks a step up in the whole subject, for a fold that
-// pruned entries: the step of a run that comes back after the horizon.
+// pruned entries: the step of a run that comes back after the horizon
+// (a run that failed there and was rerun days later), a rare read.
 func (e *Engine) recountedFromLog(ctx context.Context, subject, step string) (counted, bool, error) {
 	evs, err := e.log.History(ctx, subject, 0)
 	if err != nil {
@@ -147,9 +153,6 @@ func (e *Engine) recountedFromLog(ctx context.Context, subject, step string) (co
 
 // throttle handles a throttle step: the run is counted on its (workflow,
 // subscriber, key) subject, once, and the step completes with the count.
-// The first try appends on the cached fold without reading the subject:
-// the append's condition is the proof the fold is whole, and a conflict
-// reads what it missed.
 func (t *turn) throttle(ctx context.Context, s *wire.Step) (verdict, error) {
 	sub := ""
 	if t.st.SubscriberID != nil {
@@ -159,60 +162,8 @@ func (t *turn) throttle(ctx context.Context, s *wire.Step) (verdict, error) {
 	if s.Key != nil {
 		key = *s.Key
 	}
-	e := t.e
 	subject := eventlog.Subject(t.tenant, eventlog.AggThrottle, events.ThrottleID(t.st.WorkflowID, sub, key))
-	window := s.Window.Duration()
-	step := throttleStep(t.st.RunID, s.StepID)
-	unlock := e.states.lock("throttle\x00" + subject)
-	count, err := func() (int, error) {
-		defer unlock()
-		d, cached := e.throttles.get(subject)
-		for range throttleAttempts {
-			if !cached {
-				var err error
-				if d, err = e.readThrottle(ctx, subject); err != nil {
-					return 0, err
-				}
-			}
-			cached = false
-			if d.pruned && window > d.horizon {
-				// The fold dropped entries this longer window reaches.
-				e.throttles.drop(subject)
-				var err error
-				if d, err = e.readThrottle(ctx, subject); err != nil {
-					return 0, err
-				}
-			}
-			if c, ok := d.byStep[step]; ok {
-				return c.count, nil
-			}
-			if d.pruned {
-				if c, ok, err := e.recountedFromLog(ctx, subject, step); err != nil || ok {
-					return c.count, err
-				}
-			}
-			now := e.now()
-			d.horizon = max(d.horizon, window)
-			d.prune(now)
-			n := 1 + d.within(now, window)
-			rec := eventlog.Record{Subject: subject, Type: events.ThrottleCounted, Tenant: t.tenant, At: now.UTC(),
-				Data: events.ThrottleCountedData{RunID: t.st.RunID, StepID: s.StepID, Count: n}, Expect: true, ExpectSeq: d.last}
-			seq, err := e.log.Append(ctx, rec)
-			if errors.Is(err, eventlog.ErrConflict) {
-				continue
-			}
-			if err != nil {
-				e.throttles.drop(subject) // the append's fate is unknown: read it next time
-				return 0, err
-			}
-			d.last = seq
-			d.entries = append(d.entries, now.UTC())
-			d.byStep[step] = counted{at: now.UTC(), count: n}
-			e.throttles.put(subject, d)
-			return n, nil
-		}
-		return 0, fmt.Errorf("%w: throttle %s kept changing", eventlog.ErrConflict, subject)
-	}()
+	count, err := t.e.countThrottle(ctx, t.tenant, subject, t.st.RunID, s.StepID, t.st.CreatedAt, s.Window.Duration())
 	if err != nil {
 		return verdict{}, err
 	}
@@ -221,4 +172,63 @@ func (t *turn) throttle(ctx context.Context, s *wire.Step) (verdict, error) {
 		return verdict{}, err
 	}
 	return goOn, t.record(ctx, events.StepCompleted, events.StepCompletedData{StepID: s.StepID, Type: string(wire.StepThrottle), Output: out})
+}
+
+// countThrottle counts step stepID of run runID on the throttle subject,
+// once, and returns its count: the runs counted there within window
+// before it, plus one. A step counted already returns the count recorded
+// then; created is when the run was created (none of its steps was
+// counted before). The first try appends on the cached fold without reading the
+// subject: the append's condition is the proof the fold is whole, and a
+// conflict reads what it missed.
+func (e *Engine) countThrottle(ctx context.Context, tenant, subject, runID, stepID string, created time.Time, window time.Duration) (int, error) {
+	step := throttleStep(runID, stepID)
+	unlock := e.states.lock("throttle\x00" + subject)
+	defer unlock()
+	d, cached := e.throttles.get(subject)
+	for range throttleAttempts {
+		if !cached {
+			var err error
+			if d, err = e.readThrottle(ctx, subject); err != nil {
+				return 0, err
+			}
+		}
+		cached = false
+		if !d.prunedTo.IsZero() && window > d.horizon {
+			// The fold dropped entries this longer window reaches.
+			e.throttles.drop(subject)
+			var err error
+			if d, err = e.readThrottle(ctx, subject); err != nil {
+				return 0, err
+			}
+		}
+		if c, ok := d.byStep[step]; ok {
+			return c.count, nil
+		}
+		if !d.prunedTo.IsZero() && !created.After(d.prunedTo.Add(throttleSkew)) {
+			if c, ok, err := e.recountedFromLog(ctx, subject, step); err != nil || ok {
+				return c.count, err
+			}
+		}
+		now := e.now()
+		d.horizon = max(d.horizon, window)
+		d.prune(now)
+		n := 1 + d.within(now, window)
+		rec := eventlog.Record{Subject: subject, Type: events.ThrottleCounted, Tenant: tenant, At: now.UTC(),
+			Data: events.ThrottleCountedData{RunID: runID, StepID: stepID, Count: n}, Expect: true, ExpectSeq: d.last}
+		seq, err := e.log.Append(ctx, rec)
+		if errors.Is(err, eventlog.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			e.throttles.drop(subject) // the append's fate is unknown: read it next time
+			return 0, err
+		}
+		d.last = seq
+		d.entries = append(d.entries, now.UTC())
+		d.byStep[step] = counted{at: now.UTC(), count: n}
+		e.throttles.put(subject, d)
+		return n, nil
+	}
+	return 0, fmt.Errorf("%w: throttle %s kept changing", eventlog.ErrConflict, subject)
 }
