@@ -27,35 +27,31 @@ import (
 // runs keep writing to.
 const throttleAttempts = 64
 
-// counted is one run counted on a throttle subject.
-type counted struct {
-	at    time.Time
-	count int
-}
-
-// throttleState folds a throttle subject: the entries that may still fall
-// in a window, oldest first, the count of each (run, step) counted, and
-// the last sequence read.
+// throttleState folds a throttle subject: the times of the entries that
+// may still fall in a window, oldest first, the count of every (run, step)
+// counted, and the last sequence read. The counts are kept for good, not
+// pruned with the times: a step may come back to its count long after its
+// window (a run rerun days later), and a fold is either whole or, evicted
+// from the cache, read again whole.
 type throttleState struct {
 	entries []time.Time
-	byStep  map[string]counted
+	byStep  map[string]int
 	last    uint64
 	// horizon is the longest window a step of this subject asked for:
-	// entries older than it are pruned.
+	// entry times older than it are pruned.
 	horizon time.Duration
-	// prunedTo: the entries (and byStep rows) at or before it were
-	// dropped; zero: none was. A step of a run created before it, not
-	// found, may be in the log only.
-	prunedTo time.Time
+	// pruned: some entry time was dropped; a longer window than horizon
+	// needs the subject read again.
+	pruned bool
 }
 
-func newThrottleState() *throttleState { return &throttleState{byStep: map[string]counted{}} }
+func newThrottleState() *throttleState { return &throttleState{byStep: map[string]int{}} }
 
 // throttleBytes estimates the memory a folded throttle subject holds.
 func throttleBytes(subject string, d *throttleState) int64 {
 	n := 256 + len(subject) + 24*len(d.entries)
 	for k := range d.byStep {
-		n += 96 + len(k)
+		n += 64 + len(k)
 	}
 	return int64(n)
 }
@@ -75,7 +71,7 @@ func (d *throttleState) apply(evs []eventlog.Event) error {
 			return err
 		}
 		d.entries = append(d.entries, ev.At)
-		d.byStep[throttleStep(c.RunID, c.StepID)] = counted{at: ev.At, count: c.Count}
+		d.byStep[throttleStep(c.RunID, c.StepID)] = c.Count
 	}
 	return nil
 }
@@ -103,12 +99,7 @@ func (d *throttleState) prune(now time.Time) {
 		return
 	}
 	d.entries = append(d.entries[:0:0], d.entries[i:]...)
-	for k, c := range d.byStep {
-		if !c.at.After(from) {
-			delete(d.byStep, k)
-		}
-	}
-	d.prunedTo = from
+	d.pruned = true
 }
 
 // readThrottle returns the throttle subject folded up to its last event:
@@ -131,26 +122,6 @@ func (e *Engine) readThrottle(ctx context.Context, subject string) (*throttleSta
 	return d, nil
 }
 
-// throttleSkew is how far the clocks of processes counting on one subject
-// are taken to differ.
-const throttleSkew = time.Minute
-
-// recountedFromLog looks a step up in the whole subject, for a fold that
-// pruned entries: the step of a run that comes back after the horizon
-// (a run that failed there and was rerun days later), a rare read.
-func (e *Engine) recountedFromLog(ctx context.Context, subject, step string) (counted, bool, error) {
-	evs, err := e.log.History(ctx, subject, 0)
-	if err != nil {
-		return counted{}, false, err
-	}
-	d := newThrottleState()
-	if err := d.apply(evs); err != nil {
-		return counted{}, false, err
-	}
-	c, ok := d.byStep[step]
-	return c, ok, nil
-}
-
 // throttle handles a throttle step: the run is counted on its (workflow,
 // subscriber, key) subject, once, and the step completes with the count.
 func (t *turn) throttle(ctx context.Context, s *wire.Step) (verdict, error) {
@@ -163,7 +134,7 @@ func (t *turn) throttle(ctx context.Context, s *wire.Step) (verdict, error) {
 		key = *s.Key
 	}
 	subject := eventlog.Subject(t.tenant, eventlog.AggThrottle, events.ThrottleID(t.st.WorkflowID, sub, key))
-	count, err := t.e.countThrottle(ctx, t.tenant, subject, t.st.RunID, s.StepID, t.st.CreatedAt, s.Window.Duration())
+	count, err := t.e.countThrottle(ctx, t.tenant, subject, t.st.RunID, s.StepID, s.Window.Duration())
 	if err != nil {
 		return verdict{}, err
 	}
@@ -177,11 +148,10 @@ func (t *turn) throttle(ctx context.Context, s *wire.Step) (verdict, error) {
 // countThrottle counts step stepID of run runID on the throttle subject,
 // once, and returns its count: the runs counted there within window
 // before it, plus one. A step counted already returns the count recorded
-// then; created is when the run was created (none of its steps was
-// counted before). The first try appends on the cached fold without reading the
+// then. The first try appends on the cached fold without reading the
 // subject: the append's condition is the proof the fold is whole, and a
 // conflict reads what it missed.
-func (e *Engine) countThrottle(ctx context.Context, tenant, subject, runID, stepID string, created time.Time, window time.Duration) (int, error) {
+func (e *Engine) countThrottle(ctx context.Context, tenant, subject, runID, stepID string, window time.Duration) (int, error) {
 	step := throttleStep(runID, stepID)
 	unlock := e.states.lock("throttle\x00" + subject)
 	defer unlock()
@@ -194,7 +164,7 @@ func (e *Engine) countThrottle(ctx context.Context, tenant, subject, runID, step
 			}
 		}
 		cached = false
-		if !d.prunedTo.IsZero() && window > d.horizon {
+		if d.pruned && window > d.horizon {
 			// The fold dropped entries this longer window reaches.
 			e.throttles.drop(subject)
 			var err error
@@ -203,12 +173,7 @@ func (e *Engine) countThrottle(ctx context.Context, tenant, subject, runID, step
 			}
 		}
 		if c, ok := d.byStep[step]; ok {
-			return c.count, nil
-		}
-		if !d.prunedTo.IsZero() && !created.After(d.prunedTo.Add(throttleSkew)) {
-			if c, ok, err := e.recountedFromLog(ctx, subject, step); err != nil || ok {
-				return c.count, err
-			}
+			return c, nil
 		}
 		now := e.now()
 		d.horizon = max(d.horizon, window)
@@ -226,7 +191,7 @@ func (e *Engine) countThrottle(ctx context.Context, tenant, subject, runID, step
 		}
 		d.last = seq
 		d.entries = append(d.entries, now.UTC())
-		d.byStep[step] = counted{at: now.UTC(), count: n}
+		d.byStep[step] = n
 		e.throttles.put(subject, d)
 		return n, nil
 	}

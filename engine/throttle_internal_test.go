@@ -59,7 +59,7 @@ func TestThrottleCountsOncePerStepAcrossEngines(t *testing.T) {
 	subject := eventlog.Subject("ten_1", eventlog.AggThrottle, events.ThrottleID("wf", "u1", "k"))
 	count := func(e *Engine, run, step string) int {
 		t.Helper()
-		n, err := e.countThrottle(ctx, "ten_1", subject, run, step, c.now(), time.Hour)
+		n, err := e.countThrottle(ctx, "ten_1", subject, run, step, time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +91,7 @@ func TestThrottleCountsOncePerStepAcrossEngines(t *testing.T) {
 }
 
 // Counts fall out of the window as it slides; a run counted before the
-// fold was pruned still answers its own count (from the log); a longer
+// fold was pruned still answers its own count; a longer
 // window than the fold kept reads the log again and counts what it
 // reaches.
 func TestThrottleWindowSlidesAndPrunes(t *testing.T) {
@@ -100,40 +100,39 @@ func TestThrottleWindowSlidesAndPrunes(t *testing.T) {
 	c := &clock{t: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)}
 	e := New(Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: c.now}, Deps{Log: l})
 	subject := eventlog.Subject("ten_1", eventlog.AggThrottle, events.ThrottleID("wf", "u1", ""))
-	count := func(run string, created time.Time, window time.Duration) int {
+	count := func(run string, window time.Duration) int {
 		t.Helper()
-		n, err := e.countThrottle(ctx, "ten_1", subject, run, "t", created, window)
+		n, err := e.countThrottle(ctx, "ten_1", subject, run, "t", window)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return n
 	}
-	start := c.now()
-	if n := count("run_1", start, time.Minute); n != 1 {
+	if n := count("run_1", time.Minute); n != 1 {
 		t.Fatalf("run_1: %d", n)
 	}
 	c.add(40 * time.Second)
-	if n := count("run_2", c.now(), time.Minute); n != 2 {
+	if n := count("run_2", time.Minute); n != 2 {
 		t.Fatalf("run_2: %d", n)
 	}
 	c.add(30 * time.Second) // run_1 is 70 s old: out of the window
-	if n := count("run_3", c.now(), time.Minute); n != 2 {
+	if n := count("run_3", time.Minute); n != 2 {
 		t.Fatalf("run_3: %d", n)
 	}
 	c.add(5 * time.Minute)
-	if n := count("run_4", c.now(), time.Minute); n != 1 {
+	if n := count("run_4", time.Minute); n != 1 {
 		t.Fatalf("run_4: %d", n)
 	}
 	d, _ := e.throttles.get(subject)
-	if d == nil || d.prunedTo.IsZero() || len(d.entries) != 1 {
+	if d == nil || !d.pruned || len(d.entries) != 1 || len(d.byStep) != 4 {
 		t.Fatalf("fold not pruned: %+v", d)
 	}
-	// run_1 comes back (a rerun): its first count, from the log.
-	if n := count("run_1", start, time.Minute); n != 1 {
+	// run_1 comes back (a rerun): its first count, kept in the fold.
+	if n := count("run_1", time.Minute); n != 1 {
 		t.Fatalf("run_1 again: %d", n)
 	}
 	// A window of an hour reaches every run counted.
-	if n := count("run_5", c.now(), time.Hour); n != 5 {
+	if n := count("run_5", time.Hour); n != 5 {
 		t.Fatalf("run_5 over an hour: %d", n)
 	}
 	if got := throttleEvents(t, l, subject); len(got) != 5 {
