@@ -139,3 +139,30 @@ func TestThrottleWindowSlidesAndPrunes(t *testing.T) {
 		t.Fatalf("the subject holds %d counts, want 5: %+v", len(got), got)
 	}
 }
+
+// The cost of counting a run on a subject this engine counted on before
+// (one conditional append), and when two engines alternate (each append
+// after the other's conflicts once and reads the one event it missed).
+func BenchmarkThrottleCount(b *testing.B) {
+	ctx := context.Background()
+	l := testnats.Log(b)
+	newEngine := func() *Engine {
+		return New(Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, Deps{Log: l})
+	}
+	for _, bc := range []struct {
+		name    string
+		engines []*Engine
+	}{{"one engine", []*Engine{newEngine()}}, {"two engines alternating", []*Engine{newEngine(), newEngine()}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			subject := eventlog.Subject("ten_1", eventlog.AggThrottle, events.ThrottleID("wf", bc.name, ""))
+			i := 0
+			for b.Loop() {
+				e := bc.engines[i%len(bc.engines)]
+				if _, err := e.countThrottle(ctx, "ten_1", subject, eventlog.NewID("run_"), "t", time.Hour); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
