@@ -35,8 +35,9 @@
 // The steps are [Run] (tenant code, result recorded), [Send] and [Notify]
 // (the service delivers a message on a [Channel] kind such as [Email]), [Delay] and
 // [DelayUntil] (the run sleeps), [WaitForEvent] (the run waits for a signal,
-// whose payload it decodes) and [Digest] (runs are batched over a window,
-// per [DigestKey] when given). Each has a step id, unique within the
+// whose payload it decodes), [Digest] (runs are batched over a window,
+// per [DigestKey] when given) and [Throttle] (runs are counted over a
+// window, per [ThrottleKey] when given). Each has a step id, unique within the
 // workflow, that names its recorded result.
 //
 // # Sending

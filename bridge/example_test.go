@@ -130,6 +130,32 @@ func ExampleDigest() {
 	// 200 {"status":"step","step":{"stepId":"gather","type":"digest","window":600,"key":"p42"}}
 }
 
+// At most three order updates an hour per subscriber and order: a run
+// over the limit completes without sending. The first call describes the
+// step; the second replays a recorded count of 4.
+func ExampleThrottle() {
+	type update struct {
+		OrderID string `json:"orderId"`
+	}
+	updates := bridge.MustWorkflow("order_update", func(ctx *bridge.Context, u update) error {
+		t, err := bridge.Throttle(ctx, "cap", 3, time.Hour, bridge.ThrottleKey(u.OrderID))
+		if err != nil || t.Throttled {
+			return err
+		}
+		_, err = bridge.Send(ctx, "notify", bridge.Email, func(context.Context) (bridge.SendContent, error) {
+			return bridge.SendContent{Subject: "Order " + u.OrderID + " updated", Body: "…"}, nil
+		})
+		return err
+	})
+	h := bridge.Serve(bridge.NewRegistry().MustRegister(updates), bridge.Options{SigningKey: "whsec_example"})
+	req := `{"action":"execute","workflowId":"order_update","runId":"run_1","payload":{"orderId":"o7"},"subscriber":{"subscriberId":"u1"},"steps":[%s]}`
+	call(h, fmt.Sprintf(req, ""))
+	call(h, fmt.Sprintf(req, `{"stepId":"cap","type":"throttle","output":{"throttled":true,"count":4}}`))
+	// Output:
+	// 200 {"status":"step","step":{"stepId":"cap","type":"throttle","limit":3,"window":3600,"key":"o7"}}
+	// 200 {"status":"completed"}
+}
+
 // Send's render function gets the request's context, for a template
 // lookup or a translation service; To names another recipient.
 func ExampleSend() {

@@ -210,6 +210,14 @@ func TestExecuteDescribesSteps(t *testing.T) {
 			_, err := bridge.Digest(ctx, "g", time.Minute)
 			return err
 		}, `{"stepId":"g","type":"digest","window":60,"key":null}`},
+		{"throttle with key", func(ctx *bridge.Context, _ any) error {
+			_, err := bridge.Throttle(ctx, "t", 3, time.Hour, bridge.ThrottleKey("order-7"))
+			return err
+		}, `{"stepId":"t","type":"throttle","limit":3,"window":3600,"key":"order-7"}`},
+		{"throttle without key", func(ctx *bridge.Context, _ any) error {
+			_, err := bridge.Throttle(ctx, "t", 1, 1500*time.Millisecond, bridge.ThrottleKey(""))
+			return err
+		}, `{"stepId":"t","type":"throttle","limit":1,"window":1.5,"key":null}`},
 		{"run returning nothing", func(ctx *bridge.Context, _ any) error {
 			_, err := bridge.Run(ctx, "r", func(context.Context) (*profile, error) { return nil, nil })
 			return err
@@ -253,9 +261,14 @@ func TestExecuteReplaysStepOutputs(t *testing.T) {
 		if err := bridge.Delay(ctx, "d", time.Second); err != nil {
 			return err
 		}
+		th, err := bridge.Throttle(ctx, "t", 3, time.Hour)
+		if err != nil {
+			return err
+		}
 		got = strings.Join([]string{res.AttemptID, res.Status, res.ProviderMessageID, string(ev),
 			strconv.FormatBool(!signalled), strconv.Itoa(dg.Count), dg.Events[1].RunID,
-			dg.Events[1].Payload["n"].(string), dg.Events[1].At.Format(time.RFC3339)}, " ")
+			dg.Events[1].Payload["n"].(string), dg.Events[1].At.Format(time.RFC3339),
+			strconv.FormatBool(th.Throttled), strconv.Itoa(th.Count)}, " ")
 		return nil
 	})
 	status, body := execute(t, serve(wf), "wf", `{}`,
@@ -264,11 +277,12 @@ func TestExecuteReplaysStepOutputs(t *testing.T) {
 		done("w2", wire.StepWaitForEvent, `null`),
 		done("g", wire.StepDigest, `{"count":2,"events":[{"payload":{"n":"1"},"runId":"run_1","at":"2025-01-01T00:00:00Z"},{"payload":{"n":"2"},"runId":"run_2","at":"2025-01-01T00:00:05Z"}]}`),
 		wire.CompletedStep{StepID: "d", Type: wire.StepDelay}, // output null
+		done("t", wire.StepThrottle, `{"throttled":true,"count":4}`),
 	)
 	if status != http.StatusOK || body != `{"status":"completed"}` {
 		t.Fatalf("got %d %s", status, body)
 	}
-	want := `att_1 sent <m1@x> {"by":"boss"} true 2 run_2 2 2025-01-01T00:00:05Z`
+	want := `att_1 sent <m1@x> {"by":"boss"} true 2 run_2 2 2025-01-01T00:00:05Z true 4`
 	if got != want {
 		t.Fatalf("steps returned %q\nwant %q", got, want)
 	}
@@ -365,6 +379,18 @@ func TestExecuteFailures(t *testing.T) {
 			_, err := bridge.Digest(ctx, "g", 0)
 			return err
 		}, status: 500, code: "step_failed", stepID: "g", msg: "window must be positive"},
+		{name: "throttle with limit 0", fn: func(ctx *bridge.Context, _ any) error {
+			_, err := bridge.Throttle(ctx, "t", 0, time.Hour)
+			return err
+		}, status: 500, code: "step_failed", stepID: "t", msg: "limit must be at least 1"},
+		{name: "throttle without window", fn: func(ctx *bridge.Context, _ any) error {
+			_, err := bridge.Throttle(ctx, "t", 3, 0)
+			return err
+		}, status: 500, code: "step_failed", stepID: "t", msg: "window must be positive"},
+		{name: "throttle window over 31 days", fn: func(ctx *bridge.Context, _ any) error {
+			_, err := bridge.Throttle(ctx, "t", 3, 32*24*time.Hour)
+			return err
+		}, status: 500, code: "step_failed", stepID: "t", msg: "at most 31 days"},
 		{name: "delay until the zero time", fn: func(ctx *bridge.Context, _ any) error { return bridge.DelayUntil(ctx, "d", time.Time{}) },
 			status: 500, code: "step_failed", stepID: "d", msg: "zero time"},
 		{name: "empty step id", fn: func(ctx *bridge.Context, _ any) error { return bridge.Delay(ctx, "", time.Second) },

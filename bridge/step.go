@@ -223,6 +223,51 @@ func Digest(ctx *Context, stepID string, window time.Duration, opts ...DigestOpt
 	return DigestResult{}, ctx.answer(wire.Step{StepID: stepID, Type: wire.StepDigest, Window: &w, Key: o.key})
 }
 
+// ThrottleOption configures a [Throttle] step.
+type ThrottleOption func(*throttleOptions)
+
+type throttleOptions struct{ key *string }
+
+// ThrottleKey splits the counts of one workflow and subscriber by key: a
+// run counts only with runs of the same key. An empty key is the same as
+// none. A key is at most 256 characters.
+func ThrottleKey(key string) ThrottleOption {
+	return func(o *throttleOptions) {
+		if key != "" {
+			o.key = &key
+		}
+	}
+}
+
+// Throttle is a step that counts the runs of this workflow and subscriber
+// (and [ThrottleKey], when given) that reached a throttle step within the
+// last window, this run included, throttled or not. The result's Count is
+// that number and Throttled says whether it is over limit. The run goes on
+// either way: the workflow decides, for instance to skip a send.
+// limit must be at least 1, and window positive and at most 31 days.
+//
+//	t, err := bridge.Throttle(ctx, "at-most-3-an-hour", 3, time.Hour)
+//	if err != nil || t.Throttled {
+//		return err
+//	}
+func Throttle(ctx *Context, stepID string, limit int, window time.Duration, opts ...ThrottleOption) (ThrottleResult, error) {
+	if res, done, err := recorded[ThrottleResult](ctx, stepID, wire.StepThrottle); done || err != nil {
+		return res, err
+	}
+	switch {
+	case limit < 1:
+		return ThrottleResult{}, ctx.invalid(stepID, "limit must be at least 1")
+	case window <= 0 || window > wire.MaxThrottleWindow:
+		return ThrottleResult{}, ctx.invalid(stepID, "window must be positive and at most 31 days")
+	}
+	var o throttleOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	w, l := wire.DurationOf(window), int64(limit)
+	return ThrottleResult{}, ctx.answer(wire.Step{StepID: stepID, Type: wire.StepThrottle, Limit: &l, Window: &w, Key: o.key})
+}
+
 // callback runs tenant code of a step: a panic becomes an error, a step
 // called from inside is refused, and a failure ends the execution.
 func callback[T any](c *Context, stepID string, f func() (T, error)) (v T, err error) {

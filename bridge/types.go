@@ -38,6 +38,8 @@ type (
 	DigestResult = wire.DigestResult
 	// DigestEvent is one trigger gathered by a [Digest] window.
 	DigestEvent = wire.DigestEvent
+	// ThrottleResult is the output of a [Throttle] step.
+	ThrottleResult = wire.ThrottleResult
 )
 
 // Channel is a channel kind: where a [Send] step delivers. The service picks

@@ -37,6 +37,12 @@ func TestClientBoundsFailTerminally(t *testing.T) {
 		{"delay until", 200, `{"status":"step","step":{"stepId":"d","type":"delay","until":"` + long + `"}}`},
 		{"delay seconds", 200, `{"status":"step","step":{"stepId":"d","type":"delay","seconds":1` + strings.Repeat("0", 10_000) + `}}`},
 		{"status", 200, `{"status":"` + long + `"}`},
+		{"throttle limit 0", 200, `{"status":"step","step":{"stepId":"t","type":"throttle","limit":0,"window":60}}`},
+		{"throttle limit negative", 200, `{"status":"step","step":{"stepId":"t","type":"throttle","limit":-3,"window":60}}`},
+		{"throttle without limit", 200, `{"status":"step","step":{"stepId":"t","type":"throttle","window":60}}`},
+		{"throttle without window", 200, `{"status":"step","step":{"stepId":"t","type":"throttle","limit":3}}`},
+		{"throttle window 0", 200, `{"status":"step","step":{"stepId":"t","type":"throttle","limit":3,"window":0}}`},
+		{"throttle window over 31 days", 200, `{"status":"step","step":{"stepId":"t","type":"throttle","limit":3,"window":"745h"}}`},
 		{"500 stepId", 500, `{"error":{"message":"boom","stepId":"` + long + `"}}`},
 	}
 	var c bridgeclient.Client
@@ -53,6 +59,8 @@ func TestClientBoundsFailTerminally(t *testing.T) {
 		{"ids at their bound", `{"status":"step","step":{"stepId":"` + atBound + `","type":"send","channel":"` + atBound +
 			`","to":"` + atBound + `","content":{"body":"b"}}}`},
 		{"key at its bound", `{"status":"step","step":{"stepId":"g","type":"digest","window":"10m","key":"` + atBound + `"}}`},
+		{"throttle at its bounds", `{"status":"step","step":{"stepId":"t","type":"throttle","limit":1,"window":"744h","key":"` + atBound + `"}}`},
+		{"throttle of 1 h without key", `{"status":"step","step":{"stepId":"t","type":"throttle","limit":3,"window":3600,"key":null}}`},
 		{"output at its bound", `{"status":"step","step":{"stepId":"a","type":"run","output":` + big(bridgeclient.MaxOutputBytes-2) + `}}`},
 	}
 	for _, tt := range ok {

@@ -52,6 +52,7 @@ func (k OutcomeKind) String() string {
 //	200 {"status":"completed"}           Completed
 //	200 {"status":"step","step":{…}}     Step (Step set, already validated)
 //	200 with a field over its bound      Terminal   invalid_step (see MaxIDChars…)
+//	200 throttle limit/window out of range Terminal invalid_step (see throttleBounds)
 //	200 anything else                    Retryable  bridge_invalid_answer
 //	401                                  Terminal   bridge_unauthorized
 //	404                                  Terminal   workflow_not_found
@@ -122,7 +123,11 @@ func outcomeOf(status int, body []byte) Outcome {
 			if a.Step == nil {
 				return invalidAnswer(o, `status "step" without a step`)
 			}
-			if err := bounds(a.Step); err != nil {
+			err := bounds(a.Step)
+			if err == nil {
+				err = throttleBounds(a.Step)
+			}
+			if err != nil {
 				o.Kind, o.Code, o.Message = OutcomeTerminal, apierr.CodeInvalidStep, clip(err.Error())
 				return o
 			}
@@ -350,6 +355,8 @@ func check(s *wire.Step) error {
 		if s.Window == nil || s.Window.Duration() <= 0 {
 			problem = "no positive window"
 		}
+	case wire.StepThrottle:
+		// throttleBounds checked the limit and the window.
 	default:
 		return fmt.Errorf("step %q has an unknown type %q", s.StepID, s.Type)
 	}
@@ -405,6 +412,21 @@ func bounds(s *wire.Step) error {
 	}
 	if len(s.Content) > MaxContentBytes {
 		return fmt.Errorf("invalid step from the bridge: a send content of %d bytes, over %d", len(s.Content), MaxContentBytes)
+	}
+	return nil
+}
+
+// throttleBounds reports a throttle step whose limit or window is out of
+// range: terminal, as a retry gets the same answer.
+func throttleBounds(s *wire.Step) error {
+	if s.Type != wire.StepThrottle {
+		return nil
+	}
+	switch {
+	case s.Limit == nil || *s.Limit < 1:
+		return errors.New("invalid step from the bridge: a throttle limit that is not at least 1")
+	case s.Window == nil || s.Window.Duration() <= 0 || s.Window.Duration() > wire.MaxThrottleWindow:
+		return fmt.Errorf("invalid step from the bridge: a throttle window that is not over 0 and at most %s", wire.MaxThrottleWindow)
 	}
 	return nil
 }

@@ -150,6 +150,11 @@ func (t *turn) stepAnswer(ctx context.Context, s *wire.Step) (verdict, error) {
 		return goOn, t.record(ctx, events.RunWaiting, d)
 	case wire.StepDigest:
 		return t.digest(ctx, s)
+	case wire.StepThrottle:
+		if s.Limit == nil || s.Window == nil {
+			return t.fail(ctx, s.StepID, apierr.CodeInvalidStep, "a throttle step without its limit or window")
+		}
+		return t.throttle(ctx, s)
 	}
 	return t.fail(ctx, s.StepID, apierr.CodeUnsupportedStep, fmt.Sprintf("step type %q is not supported", s.Type))
 }

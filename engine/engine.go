@@ -56,8 +56,9 @@ type Config struct {
 	StepsPerTurn int
 	// CacheBytes bounds the memory of the engine's caches, by estimated
 	// bytes: half for folded run states (outputs and signals included),
-	// a quarter for trigger payloads, a quarter for digest windows. A miss
-	// only costs a read of the log. Zero: 256 MiB.
+	// a quarter for trigger payloads, three sixteenths for digest windows,
+	// one for throttle counts. A miss only costs a read of the log. Zero:
+	// 256 MiB.
 	CacheBytes int64
 	// PrimeLimit: runs started while the state cache holds this many
 	// states are not primed into it (see Engine.prime). Zero: 16384.
@@ -193,6 +194,7 @@ type Engine struct {
 	states    *stateCache
 	payloads  *byteCache[[]byte]
 	digests   *byteCache[*digestState]
+	throttles *byteCache[*throttleState]
 	work      *nats.Conn
 	// pressure is when a woken run was last late (see noteLate).
 	pressure pressure
@@ -229,8 +231,8 @@ func New(cfg Config, deps Deps) *Engine {
 	}
 	return &Engine{cfg: cfg, log: deps.Log, store: deps.Store, bridgeSrc: deps.Bridges, deliver: deps.Deliverer,
 		client: client, logger: cfg.Logger, states: newStateCache(cfg.CacheBytes / 2),
-		payloads: newByteCache(cfg.CacheBytes/4, payloadBytes), digests: newByteCache(cfg.CacheBytes/4, digestBytes),
-		work: deps.Work}
+		payloads: newByteCache(cfg.CacheBytes/4, payloadBytes), digests: newByteCache(cfg.CacheBytes*3/16, digestBytes),
+		work: deps.Work, throttles: newByteCache(cfg.CacheBytes/16, throttleBytes)}
 }
 
 // pooledTransport keeps enough idle connections for every worker to reuse

@@ -19,6 +19,9 @@ const (
 	AggRun         = "run"
 	AggDelivery    = "delivery"
 	AggDigest      = "digest"
+	// AggThrottle: the runs counted by throttle steps of one (workflow,
+	// subscriber, key) (id: events.ThrottleID).
+	AggThrottle = "throttle"
 	// AggInbox: a subscriber's in-app messages (id: the subscriber).
 	AggInbox = "inbox"
 	// AggSuppression: one suppressed address of a channel kind (id:

@@ -159,3 +159,37 @@ func TestLoadHistory(t *testing.T) {
 		t.Error("a missing file loaded")
 	}
 }
+
+// A throttle step replays its recorded count: the workflow branches on it,
+// and a recorded step of another type is non-determinism.
+func TestReplayThrottle(t *testing.T) {
+	wf := bridge.MustWorkflow("onboarding", func(ctx *bridge.Context, _ signup) error {
+		th, err := bridge.Throttle(ctx, "limit", 3, time.Hour, bridge.ThrottleKey("k"))
+		if err != nil || th.Throttled {
+			return err
+		}
+		_, err = bridge.Send(ctx, "send-email", bridge.Email, func(context.Context) (bridge.SendContent, error) {
+			return bridge.SendContent{Subject: "s", Body: "b"}, nil
+		})
+		return err
+	})
+	counted := func(out string) wire.CompletedStep {
+		return wire.CompletedStep{StepID: "limit", Type: wire.StepThrottle, Output: json.RawMessage(out)}
+	}
+	res, err := bridgetest.Replay(wf, history(`{}`))
+	if err != nil || res.NextStepID != "limit" || res.NextStepType != "throttle" {
+		t.Fatalf("replay of an empty history: %+v, %v", res, err)
+	}
+	res, err = bridgetest.Replay(wf, history(`{}`, counted(`{"throttled":false,"count":3}`)))
+	if err != nil || res.NextStepID != "send-email" {
+		t.Fatalf("replay under the limit: %+v, %v", res, err)
+	}
+	res, err = bridgetest.Replay(wf, history(`{}`, counted(`{"throttled":true,"count":4}`)))
+	if err != nil || !res.Completed {
+		t.Fatalf("replay over the limit: %+v, %v", res, err)
+	}
+	_, err = bridgetest.Replay(wf, history(`{}`, wire.CompletedStep{StepID: "limit", Type: wire.StepRun, Output: json.RawMessage(`1`)}))
+	if !errors.Is(err, bridge.ErrNondeterministic) {
+		t.Fatalf("replay of a run step in the throttle's place: %v", err)
+	}
+}

@@ -27,6 +27,7 @@ const (
 	StepDelay        StepType = "delay"
 	StepWaitForEvent StepType = "waitForEvent"
 	StepDigest       StepType = "digest"
+	StepThrottle     StepType = "throttle"
 )
 
 // Status values of the 200 answers.
@@ -152,6 +153,9 @@ type ErrorInfo struct {
 //   - delay: exactly one of Seconds and Until.
 //   - waitForEvent: Event, and Timeout (nil: wait forever).
 //   - digest: Window, and Key (nil: one digest per workflow and subscriber).
+//   - throttle: Limit (at least 1), Window (positive, at most
+//     MaxThrottleWindow), and Key (nil: one count per workflow and
+//     subscriber).
 //
 // Marshalled, a Step carries exactly its type's fields, optional ones as null.
 type Step struct {
@@ -167,6 +171,7 @@ type Step struct {
 	Timeout *Duration       `json:"timeout,omitempty"`
 	Window  *Duration       `json:"window,omitempty"`
 	Key     *string         `json:"key,omitempty"`
+	Limit   *int64          `json:"limit,omitempty"`
 }
 
 // ResumeAt returns when a delay step ends: Until when set, else now plus
@@ -226,6 +231,13 @@ func (s Step) MarshalJSON() ([]byte, error) {
 			Window *Duration `json:"window"`
 			Key    *string   `json:"key"`
 		}{h, s.Window, s.Key})
+	case StepThrottle:
+		return Marshal(struct {
+			head
+			Limit  *int64    `json:"limit"`
+			Window *Duration `json:"window"`
+			Key    *string   `json:"key"`
+		}{h, s.Limit, s.Window, s.Key})
 	}
 	type plain Step // no MarshalJSON method: every non-empty field
 	return Marshal(plain(s))
@@ -281,6 +293,20 @@ type DigestEvent struct {
 	RunID   string         `json:"runId"`
 	At      time.Time      `json:"at"`
 }
+
+// ThrottleResult is the output of a throttle step. Count is the number of
+// runs of one (workflow, subscriber, key) that reached a throttle step within
+// its window, this one included, throttled or not; Throttled is Count over
+// the step's limit. The run goes on either way: the workflow decides.
+type ThrottleResult struct {
+	Throttled bool `json:"throttled"`
+	Count     int  `json:"count"`
+}
+
+// MaxThrottleWindow bounds a throttle step's window: the counts of a window
+// are kept in memory by the service, and a month is longer than any rate a
+// notification is limited to.
+const MaxThrottleWindow = 31 * 24 * time.Hour
 
 // Marshal is json.Marshal without HTML escaping, as both sides write every
 // body of the protocol: bodies of e-mails carry markup, and "<" is better
