@@ -196,6 +196,10 @@ func (c *Consumption) watch(ctx context.Context) {
 	tick := time.NewTicker(check)
 	defer tick.Stop()
 	last, quietSince := c.taken.Load(), time.Now()
+	// asking: heartbeats were missed and the server has not yet answered
+	// whether the consumer is still there (a loaded or electing server
+	// lets the question time out): it is asked again at each tick.
+	asking := false
 	for {
 		var reason string
 		select {
@@ -203,11 +207,19 @@ func (c *Consumption) watch(ctx context.Context) {
 			return
 		case reason = <-c.kick:
 		case <-c.check:
-			if !c.gone(ctx) {
+			gone, known := c.gone(ctx)
+			if asking = !known; !gone {
 				continue
 			}
 			reason = "its consumer is gone"
 		case now := <-tick.C:
+			if asking {
+				gone, known := c.gone(ctx)
+				if asking = !known; gone {
+					reason = "its consumer is gone"
+					break
+				}
+			}
 			if n := c.taken.Load(); n != last || c.busy.Load() > 0 {
 				last, quietSince = n, now
 				continue
@@ -217,6 +229,7 @@ func (c *Consumption) watch(ctx context.Context) {
 			}
 			reason = "stalled: nothing delivered while the server holds messages"
 		}
+		asking = false
 		c.d.Logger.Warn("consumer stopped receiving; consuming it anew", "consumer", c.d.Config.Durable, "reason", reason)
 		c.mu.Lock()
 		c.cc.Stop()
@@ -232,10 +245,13 @@ func (c *Consumption) watch(ctx context.Context) {
 }
 
 // gone reports whether the server answers that the consumer does not
-// exist.
-func (c *Consumption) gone(ctx context.Context) bool {
+// exist; known is false when it gave no answer.
+func (c *Consumption) gone(ctx context.Context) (gone, known bool) {
 	_, err := c.info(ctx)
-	return errors.Is(err, jetstream.ErrConsumerNotFound)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return true, true
+	}
+	return false, err == nil
 }
 
 // deliverable reports whether the server holds messages for the consumer
