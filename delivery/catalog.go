@@ -159,6 +159,21 @@ func secret(name string) Field {
 	return Field{Name: name, Type: TypeString, Required: true, Secret: true, Check: Check{NonEmpty: true}}
 }
 
+// optionalSecret is an optional secret string.
+func optionalSecret(name string) Field {
+	return Field{Name: name, Type: TypeString, Secret: true, Check: Check{NonEmpty: true}}
+}
+
+// webhookURL is the URL of a provider's incoming webhook: required, a
+// destination, and secret, for its path holds the webhook's token.
+func webhookURL(name string) Field {
+	return Field{Name: name, Type: TypeString, Required: true, Secret: true,
+		Check: Check{Pattern: urlPattern, Means: urlMeans}, Dest: DestURL}
+}
+
+// fromEmail is the sender's bare address of an email provider.
+var fromEmail = Field{Name: "fromEmail", Type: TypeString, Required: true, Check: Check{Email: true}}
+
 // required is a required non-empty string.
 func required(name string) Field {
 	return Field{Name: name, Type: TypeString, Required: true, Check: Check{NonEmpty: true}}
@@ -232,6 +247,12 @@ var catalog = []CatalogEntry{
 		Kind:       KindPush,
 		Label:      "Push (Firebase Cloud Messaging)",
 		Fields:     []Field{serviceAccount, baseURL("apiBaseUrl")},
+	},
+	{
+		ChannelKey: "chat-teams",
+		Kind:       KindChat,
+		Label:      "Chat (Microsoft Teams webhook)",
+		Fields:     []Field{webhookURL("webhookUrl"), baseURL("apiBaseUrl")},
 	},
 	{
 		ChannelKey: "webhook",

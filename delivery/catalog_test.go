@@ -39,6 +39,9 @@ func TestCatalogJSON(t *testing.T) {
 		`{"channelKey":"push-fcm","kind":"push","label":"Push (Firebase Cloud Messaging)","fields":[` +
 		`{"name":"serviceAccountJson","type":"string","required":true,"secret":true},` +
 		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
+		`{"channelKey":"chat-teams","kind":"chat","label":"Chat (Microsoft Teams webhook)","fields":[` +
+		`{"name":"webhookUrl","type":"string","required":true,"secret":true},` +
+		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
 		`{"channelKey":"webhook","kind":"webhook","label":"Webhook","fields":[` +
 		`{"name":"url","type":"string","required":true,"secret":false},` +
 		`{"name":"secret","type":"string","required":false,"secret":true}]},` +
@@ -90,7 +93,7 @@ func TestLookupChannel(t *testing.T) {
 	if e, ok := LookupChannel("email-smtp"); !ok || e.Kind != "email" || len(e.Fields) != 8 {
 		t.Fatalf("LookupChannel(email-smtp) = %+v, %v", e, ok)
 	}
-	for _, key := range []string{"", "EMAIL-SMTP", "sms-vonage"} {
+	for _, key := range []string{"", "EMAIL-SMTP", "sms-nowhere"} {
 		if e, ok := LookupChannel(key); ok {
 			t.Errorf("LookupChannel(%q) = %+v, true", key, e)
 		}
@@ -170,6 +173,8 @@ func TestSecondWaveEntries(t *testing.T) {
 		{"webhook", `{"url":"https://hooks.example.com/herald?x=1","secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}`, nil},
 		{"webhook", `{"url":"https://user@hooks.example.com/","secret":"abc"}`,
 			[]string{"config.url must be an absolute http(s) URL", "config.secret must be whsec_ followed by the base64 of the key"}},
+		{"chat-teams", `{"webhookUrl":"https://prod-12.westeurope.logic.azure.com/workflows/1/triggers/manual/paths/invoke?sig=s"}`, nil},
+		{"chat-teams", `{"webhookUrl":"teams"}`, []string{"config.webhookUrl must be an absolute http(s) URL"}},
 		{"in-app", `{}`, nil},
 		{"in-app", `{"x":1}`, []string{"config.x unknown field"}},
 	} {

@@ -10,6 +10,7 @@ import (
 	"github.com/heraldhq/herald/delivery/ses"
 	"github.com/heraldhq/herald/delivery/slack"
 	"github.com/heraldhq/herald/delivery/smtp"
+	"github.com/heraldhq/herald/delivery/teams"
 	"github.com/heraldhq/herald/delivery/twilio"
 	"github.com/heraldhq/herald/delivery/webhook"
 )
@@ -27,6 +28,7 @@ var registry = map[string]provider.New{
 	slack.ChannelKey:   slack.New,
 	fcm.ChannelKey:     fcm.New,
 	webhook.ChannelKey: webhook.New,
+	teams.ChannelKey:   teams.New,
 }
 
 // providers returns the constructors a Service uses: the registry, the

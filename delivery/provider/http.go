@@ -94,3 +94,30 @@ func ConfigString(config map[string]any, field string, required bool) (string, e
 	}
 	return s, nil
 }
+
+// ConfigWebhookURL reads a provider's webhook URL, config[field] (required:
+// an absolute http(s) URL, no user info), and the optional base URL
+// override config[baseField]: when set, it replaces the webhook URL's
+// scheme://host[:port], keeping its path and query (a test server, a
+// proxy). The errors name the fields, never the URL, whose path holds the
+// webhook's token.
+func ConfigWebhookURL(config map[string]any, field, baseField string) (*url.URL, error) {
+	raw, err := ConfigString(config, field, true)
+	if err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return nil, fmt.Errorf("%s: want an absolute http(s) URL", field)
+	}
+	base, err := ConfigBaseURL(config, baseField, "")
+	if err != nil {
+		return nil, err
+	}
+	if base != "" {
+		b, _ := url.Parse(base) // checked by ConfigBaseURL
+		u.Scheme, u.Host = b.Scheme, b.Host
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u, nil
+}
