@@ -255,6 +255,12 @@ var catalog = []CatalogEntry{
 		Fields:     []Field{webhookURL("webhookUrl"), baseURL("apiBaseUrl")},
 	},
 	{
+		ChannelKey: "chat-discord",
+		Kind:       KindChat,
+		Label:      "Chat (Discord webhook)",
+		Fields:     []Field{webhookURL("webhookUrl"), baseURL("apiBaseUrl")},
+	},
+	{
 		ChannelKey: "webhook",
 		Kind:       KindWebhook,
 		Label:      "Webhook",

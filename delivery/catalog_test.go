@@ -42,6 +42,9 @@ func TestCatalogJSON(t *testing.T) {
 		`{"channelKey":"chat-teams","kind":"chat","label":"Chat (Microsoft Teams webhook)","fields":[` +
 		`{"name":"webhookUrl","type":"string","required":true,"secret":true},` +
 		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
+		`{"channelKey":"chat-discord","kind":"chat","label":"Chat (Discord webhook)","fields":[` +
+		`{"name":"webhookUrl","type":"string","required":true,"secret":true},` +
+		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
 		`{"channelKey":"webhook","kind":"webhook","label":"Webhook","fields":[` +
 		`{"name":"url","type":"string","required":true,"secret":false},` +
 		`{"name":"secret","type":"string","required":false,"secret":true}]},` +
@@ -175,6 +178,8 @@ func TestSecondWaveEntries(t *testing.T) {
 			[]string{"config.url must be an absolute http(s) URL", "config.secret must be whsec_ followed by the base64 of the key"}},
 		{"chat-teams", `{"webhookUrl":"https://prod-12.westeurope.logic.azure.com/workflows/1/triggers/manual/paths/invoke?sig=s"}`, nil},
 		{"chat-teams", `{"webhookUrl":"teams"}`, []string{"config.webhookUrl must be an absolute http(s) URL"}},
+		{"chat-discord", `{"webhookUrl":"https://discord.com/api/webhooks/1/t","apiBaseUrl":"https://discord.com/api"}`,
+			[]string{"config.apiBaseUrl must be an http(s) URL of a scheme and a host (and port), with no path"}},
 		{"in-app", `{}`, nil},
 		{"in-app", `{"x":1}`, []string{"config.x unknown field"}},
 	} {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/heraldhq/herald/delivery/discord"
 	"github.com/heraldhq/herald/delivery/fcm"
 	"github.com/heraldhq/herald/delivery/provider"
 	"github.com/heraldhq/herald/delivery/ses"
@@ -29,6 +30,7 @@ var registry = map[string]provider.New{
 	fcm.ChannelKey:     fcm.New,
 	webhook.ChannelKey: webhook.New,
 	teams.ChannelKey:   teams.New,
+	discord.ChannelKey: discord.New,
 }
 
 // providers returns the constructors a Service uses: the registry, the
