@@ -231,6 +231,13 @@ var catalog = []CatalogEntry{
 		},
 	},
 	{
+		ChannelKey: "email-postmark",
+		Kind:       KindEmail,
+		Label:      "Email (Postmark)",
+		Fields: []Field{secret("serverToken"), fromEmail, {Name: "fromName", Type: TypeString},
+			{Name: "messageStream", Type: TypeString, Check: Check{NonEmpty: true}}, baseURL("apiBaseUrl")},
+	},
+	{
 		ChannelKey: "sms-twilio",
 		Kind:       KindSMS,
 		Label:      "SMS (Twilio)",

@@ -28,6 +28,12 @@ func TestCatalogJSON(t *testing.T) {
 		`{"name":"fromEmail","type":"string","required":true,"secret":false},` +
 		`{"name":"fromName","type":"string","required":false,"secret":false},` +
 		`{"name":"endpoint","type":"string","required":false,"secret":false}]},` +
+		`{"channelKey":"email-postmark","kind":"email","label":"Email (Postmark)","fields":[` +
+		`{"name":"serverToken","type":"string","required":true,"secret":true},` +
+		`{"name":"fromEmail","type":"string","required":true,"secret":false},` +
+		`{"name":"fromName","type":"string","required":false,"secret":false},` +
+		`{"name":"messageStream","type":"string","required":false,"secret":false},` +
+		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
 		`{"channelKey":"sms-twilio","kind":"sms","label":"SMS (Twilio)","fields":[` +
 		`{"name":"accountSid","type":"string","required":true,"secret":false},` +
 		`{"name":"authToken","type":"string","required":true,"secret":true},` +
@@ -180,6 +186,8 @@ func TestSecondWaveEntries(t *testing.T) {
 		{"chat-teams", `{"webhookUrl":"teams"}`, []string{"config.webhookUrl must be an absolute http(s) URL"}},
 		{"chat-discord", `{"webhookUrl":"https://discord.com/api/webhooks/1/t","apiBaseUrl":"https://discord.com/api"}`,
 			[]string{"config.apiBaseUrl must be an http(s) URL of a scheme and a host (and port), with no path"}},
+		{"email-postmark", `{"serverToken":"pm","fromEmail":"a@x.io","messageStream":"outbound"}`, nil},
+		{"email-postmark", `{"fromEmail":"Ada <a@x.io>"}`, []string{"config.serverToken is required", "config.fromEmail must be an email address"}},
 		{"in-app", `{}`, nil},
 		{"in-app", `{"x":1}`, []string{"config.x unknown field"}},
 	} {

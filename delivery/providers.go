@@ -7,6 +7,7 @@ import (
 
 	"github.com/heraldhq/herald/delivery/discord"
 	"github.com/heraldhq/herald/delivery/fcm"
+	"github.com/heraldhq/herald/delivery/postmark"
 	"github.com/heraldhq/herald/delivery/provider"
 	"github.com/heraldhq/herald/delivery/ses"
 	"github.com/heraldhq/herald/delivery/slack"
@@ -23,14 +24,15 @@ import (
 // A catalog entry without a provider fails its sends as not sent, so the
 // next channel of the kind is tried.
 var registry = map[string]provider.New{
-	smtp.ChannelKey:    smtp.New,
-	ses.ChannelKey:     ses.New,
-	twilio.ChannelKey:  twilio.New,
-	slack.ChannelKey:   slack.New,
-	fcm.ChannelKey:     fcm.New,
-	webhook.ChannelKey: webhook.New,
-	teams.ChannelKey:   teams.New,
-	discord.ChannelKey: discord.New,
+	smtp.ChannelKey:     smtp.New,
+	ses.ChannelKey:      ses.New,
+	twilio.ChannelKey:   twilio.New,
+	slack.ChannelKey:    slack.New,
+	fcm.ChannelKey:      fcm.New,
+	webhook.ChannelKey:  webhook.New,
+	teams.ChannelKey:    teams.New,
+	discord.ChannelKey:  discord.New,
+	postmark.ChannelKey: postmark.New,
 }
 
 // providers returns the constructors a Service uses: the registry, the

@@ -46,11 +46,18 @@ var notDestinations = map[string]bool{
 	"accountSid": true, "authToken": true, "from": true, // sms-twilio
 	"botToken": true, // chat-slack
 	"secret":   true, // webhook
+
+	"serverToken": true, "messageStream": true, // email-postmark
 }
 
 // looksLikeDestination: a field named so, or checked as a URL, is a
 // destination whatever the list above says.
 var looksLikeDestination = regexp.MustCompile(`(?i)(url|uri|host|endpoint|server|webhook)`)
+
+// namesACredential: a field whose name ends so holds a credential, even
+// when the rest of its name looks like a destination (serverToken,
+// webhookSigningKey): it must still be listed in notDestinations.
+var namesACredential = regexp.MustCompile(`(Token|Key|Secret)$`)
 
 // destValue is a value of a field of kind d naming host.
 func destValue(t *testing.T, d delivery.Dest, host string) string {
@@ -134,7 +141,8 @@ func TestEveryCatalogDestinationRefusedAtConfiguration(t *testing.T) {
 			if f.Type != delivery.TypeString {
 				continue
 			}
-			looks := looksLikeDestination.MatchString(f.Name) || strings.HasPrefix(f.Check.Pattern, "^https?://")
+			looks := (looksLikeDestination.MatchString(f.Name) && !namesACredential.MatchString(f.Name)) ||
+				strings.HasPrefix(f.Check.Pattern, "^https?://")
 			switch {
 			case f.Dest == delivery.NoDest && (looks || !notDestinations[f.Name]):
 				t.Errorf("%s: field %s is not marked as a destination (delivery.Field.Dest) nor listed in notDestinations", e.ChannelKey, f.Name)

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptrace"
+	"net/mail"
 	"net/url"
+	"strings"
 	"sync/atomic"
 )
 
@@ -120,4 +122,29 @@ func ConfigWebhookURL(config map[string]any, field, baseField string) (*url.URL,
 	}
 	u.Fragment, u.RawFragment = "", ""
 	return u, nil
+}
+
+// ConfigFrom reads an email provider's sender, the fields fromEmail
+// (required, a bare address) and fromName (optional), as the From its API
+// takes: "Name <address>" (the name quoted or encoded as RFC 5322 and
+// 2047 need) or the bare address.
+func ConfigFrom(config map[string]any) (string, error) {
+	addr, err := ConfigString(config, "fromEmail", true)
+	if err != nil {
+		return "", err
+	}
+	if a, err := mail.ParseAddress(addr); err != nil || a.Address != addr {
+		return "", fmt.Errorf("fromEmail: not a bare address")
+	}
+	name, err := ConfigString(config, "fromName", false)
+	if err != nil {
+		return "", err
+	}
+	if strings.ContainsAny(name, "\r\n") {
+		return "", fmt.Errorf("fromName: contains a line break")
+	}
+	if name == "" {
+		return addr, nil
+	}
+	return (&mail.Address{Name: name, Address: addr}).String(), nil
 }
