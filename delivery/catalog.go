@@ -238,6 +238,13 @@ var catalog = []CatalogEntry{
 			{Name: "messageStream", Type: TypeString, Check: Check{NonEmpty: true}}, baseURL("apiBaseUrl")},
 	},
 	{
+		ChannelKey: "email-sendgrid",
+		Kind:       KindEmail,
+		Label:      "Email (SendGrid)",
+		Fields: []Field{secret("apiKey"), fromEmail, {Name: "fromName", Type: TypeString},
+			{Name: "webhookPublicKey", Type: TypeString, Check: Check{NonEmpty: true}}, baseURL("apiBaseUrl")},
+	},
+	{
 		ChannelKey: "sms-twilio",
 		Kind:       KindSMS,
 		Label:      "SMS (Twilio)",

@@ -34,6 +34,12 @@ func TestCatalogJSON(t *testing.T) {
 		`{"name":"fromName","type":"string","required":false,"secret":false},` +
 		`{"name":"messageStream","type":"string","required":false,"secret":false},` +
 		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
+		`{"channelKey":"email-sendgrid","kind":"email","label":"Email (SendGrid)","fields":[` +
+		`{"name":"apiKey","type":"string","required":true,"secret":true},` +
+		`{"name":"fromEmail","type":"string","required":true,"secret":false},` +
+		`{"name":"fromName","type":"string","required":false,"secret":false},` +
+		`{"name":"webhookPublicKey","type":"string","required":false,"secret":false},` +
+		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
 		`{"channelKey":"sms-twilio","kind":"sms","label":"SMS (Twilio)","fields":[` +
 		`{"name":"accountSid","type":"string","required":true,"secret":false},` +
 		`{"name":"authToken","type":"string","required":true,"secret":true},` +
@@ -188,6 +194,8 @@ func TestSecondWaveEntries(t *testing.T) {
 			[]string{"config.apiBaseUrl must be an http(s) URL of a scheme and a host (and port), with no path"}},
 		{"email-postmark", `{"serverToken":"pm","fromEmail":"a@x.io","messageStream":"outbound"}`, nil},
 		{"email-postmark", `{"fromEmail":"Ada <a@x.io>"}`, []string{"config.serverToken is required", "config.fromEmail must be an email address"}},
+		{"email-sendgrid", `{"apiKey":"SG.x","fromEmail":"a@x.io","webhookPublicKey":"MFkw"}`, nil},
+		{"email-sendgrid", `{"apiKey":"","fromEmail":"a@x.io"}`, []string{"config.apiKey must not be empty"}},
 		{"in-app", `{}`, nil},
 		{"in-app", `{"x":1}`, []string{"config.x unknown field"}},
 	} {

@@ -9,6 +9,7 @@ import (
 	"github.com/heraldhq/herald/delivery/fcm"
 	"github.com/heraldhq/herald/delivery/postmark"
 	"github.com/heraldhq/herald/delivery/provider"
+	"github.com/heraldhq/herald/delivery/sendgrid"
 	"github.com/heraldhq/herald/delivery/ses"
 	"github.com/heraldhq/herald/delivery/slack"
 	"github.com/heraldhq/herald/delivery/smtp"
@@ -33,6 +34,7 @@ var registry = map[string]provider.New{
 	teams.ChannelKey:    teams.New,
 	discord.ChannelKey:  discord.New,
 	postmark.ChannelKey: postmark.New,
+	sendgrid.ChannelKey: sendgrid.New,
 }
 
 // providers returns the constructors a Service uses: the registry, the
