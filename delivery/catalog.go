@@ -144,6 +144,10 @@ const (
 	// whsecPattern: a Standard Webhooks signing secret, whsec_ and base64.
 	whsecPattern = `^whsec_[A-Za-z0-9+/]+={0,2}$`
 	whsecMeans   = "must be whsec_ followed by the base64 of the key"
+	// domainPattern: a domain name, labels of letters, digits and
+	// hyphens joined by dots (the sending domain of a Mailgun account).
+	domainPattern = `^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$`
+	domainMeans   = "must be a domain name such as mg.example.com"
 	// regionPattern: an AWS region name such as eu-west-1.
 	regionPattern = `^[a-z]{2}(-[a-z]+)+-[0-9]+$`
 	regionMeans   = "must be an AWS region such as eu-west-1"
@@ -243,6 +247,14 @@ var catalog = []CatalogEntry{
 		Label:      "Email (SendGrid)",
 		Fields: []Field{secret("apiKey"), fromEmail, {Name: "fromName", Type: TypeString},
 			{Name: "webhookPublicKey", Type: TypeString, Check: Check{NonEmpty: true}}, baseURL("apiBaseUrl")},
+	},
+	{
+		ChannelKey: "email-mailgun",
+		Kind:       KindEmail,
+		Label:      "Email (Mailgun)",
+		Fields: []Field{secret("apiKey"),
+			{Name: "domain", Type: TypeString, Required: true, Check: Check{Pattern: domainPattern, Means: domainMeans}},
+			fromEmail, {Name: "fromName", Type: TypeString}, optionalSecret("webhookSigningKey"), baseURL("apiBaseUrl")},
 	},
 	{
 		ChannelKey: "sms-twilio",

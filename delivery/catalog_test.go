@@ -40,6 +40,13 @@ func TestCatalogJSON(t *testing.T) {
 		`{"name":"fromName","type":"string","required":false,"secret":false},` +
 		`{"name":"webhookPublicKey","type":"string","required":false,"secret":false},` +
 		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
+		`{"channelKey":"email-mailgun","kind":"email","label":"Email (Mailgun)","fields":[` +
+		`{"name":"apiKey","type":"string","required":true,"secret":true},` +
+		`{"name":"domain","type":"string","required":true,"secret":false},` +
+		`{"name":"fromEmail","type":"string","required":true,"secret":false},` +
+		`{"name":"fromName","type":"string","required":false,"secret":false},` +
+		`{"name":"webhookSigningKey","type":"string","required":false,"secret":true},` +
+		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
 		`{"channelKey":"sms-twilio","kind":"sms","label":"SMS (Twilio)","fields":[` +
 		`{"name":"accountSid","type":"string","required":true,"secret":false},` +
 		`{"name":"authToken","type":"string","required":true,"secret":true},` +
@@ -196,6 +203,9 @@ func TestSecondWaveEntries(t *testing.T) {
 		{"email-postmark", `{"fromEmail":"Ada <a@x.io>"}`, []string{"config.serverToken is required", "config.fromEmail must be an email address"}},
 		{"email-sendgrid", `{"apiKey":"SG.x","fromEmail":"a@x.io","webhookPublicKey":"MFkw"}`, nil},
 		{"email-sendgrid", `{"apiKey":"","fromEmail":"a@x.io"}`, []string{"config.apiKey must not be empty"}},
+		{"email-mailgun", `{"apiKey":"key-1","domain":"mg.example.com","fromEmail":"a@x.io","webhookSigningKey":"k","apiBaseUrl":"https://api.eu.mailgun.net"}`, nil},
+		{"email-mailgun", `{"apiKey":"key-1","domain":"mg.example.com/../x","fromEmail":"a@x.io"}`,
+			[]string{"config.domain must be a domain name such as mg.example.com"}},
 		{"in-app", `{}`, nil},
 		{"in-app", `{"x":1}`, []string{"config.x unknown field"}},
 	} {

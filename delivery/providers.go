@@ -7,6 +7,7 @@ import (
 
 	"github.com/heraldhq/herald/delivery/discord"
 	"github.com/heraldhq/herald/delivery/fcm"
+	"github.com/heraldhq/herald/delivery/mailgun"
 	"github.com/heraldhq/herald/delivery/postmark"
 	"github.com/heraldhq/herald/delivery/provider"
 	"github.com/heraldhq/herald/delivery/sendgrid"
@@ -35,6 +36,7 @@ var registry = map[string]provider.New{
 	discord.ChannelKey:  discord.New,
 	postmark.ChannelKey: postmark.New,
 	sendgrid.ChannelKey: sendgrid.New,
+	mailgun.ChannelKey:  mailgun.New,
 }
 
 // providers returns the constructors a Service uses: the registry, the
