@@ -263,6 +263,13 @@ var catalog = []CatalogEntry{
 		Fields:     []Field{required("accountSid"), secret("authToken"), required("from"), baseURL("apiBaseUrl")},
 	},
 	{
+		ChannelKey: "sms-vonage",
+		Kind:       KindSMS,
+		Label:      "SMS (Vonage)",
+		Fields: []Field{required("apiKey"), secret("apiSecret"), required("from"), optionalSecret("signatureSecret"),
+			baseURL("apiBaseUrl")},
+	},
+	{
 		ChannelKey: "chat-slack",
 		Kind:       KindChat,
 		Label:      "Chat (Slack)",

@@ -52,6 +52,12 @@ func TestCatalogJSON(t *testing.T) {
 		`{"name":"authToken","type":"string","required":true,"secret":true},` +
 		`{"name":"from","type":"string","required":true,"secret":false},` +
 		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
+		`{"channelKey":"sms-vonage","kind":"sms","label":"SMS (Vonage)","fields":[` +
+		`{"name":"apiKey","type":"string","required":true,"secret":false},` +
+		`{"name":"apiSecret","type":"string","required":true,"secret":true},` +
+		`{"name":"from","type":"string","required":true,"secret":false},` +
+		`{"name":"signatureSecret","type":"string","required":false,"secret":true},` +
+		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
 		`{"channelKey":"chat-slack","kind":"chat","label":"Chat (Slack)","fields":[` +
 		`{"name":"botToken","type":"string","required":true,"secret":true},` +
 		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
@@ -206,6 +212,8 @@ func TestSecondWaveEntries(t *testing.T) {
 		{"email-mailgun", `{"apiKey":"key-1","domain":"mg.example.com","fromEmail":"a@x.io","webhookSigningKey":"k","apiBaseUrl":"https://api.eu.mailgun.net"}`, nil},
 		{"email-mailgun", `{"apiKey":"key-1","domain":"mg.example.com/../x","fromEmail":"a@x.io"}`,
 			[]string{"config.domain must be a domain name such as mg.example.com"}},
+		{"sms-vonage", `{"apiKey":"a1b2","apiSecret":"s","from":"Acme","signatureSecret":"x"}`, nil},
+		{"sms-vonage", `{"apiSecret":"s","from":"Acme"}`, []string{"config.apiKey is required"}},
 		{"in-app", `{}`, nil},
 		{"in-app", `{"x":1}`, []string{"config.x unknown field"}},
 	} {

@@ -16,6 +16,7 @@ import (
 	"github.com/heraldhq/herald/delivery/smtp"
 	"github.com/heraldhq/herald/delivery/teams"
 	"github.com/heraldhq/herald/delivery/twilio"
+	"github.com/heraldhq/herald/delivery/vonage"
 	"github.com/heraldhq/herald/delivery/webhook"
 )
 
@@ -37,6 +38,7 @@ var registry = map[string]provider.New{
 	postmark.ChannelKey: postmark.New,
 	sendgrid.ChannelKey: sendgrid.New,
 	mailgun.ChannelKey:  mailgun.New,
+	vonage.ChannelKey:   vonage.New,
 }
 
 // providers returns the constructors a Service uses: the registry, the

@@ -50,6 +50,7 @@ var notDestinations = map[string]bool{
 	"serverToken": true, "messageStream": true, // email-postmark
 	"apiKey": true, "webhookPublicKey": true, // email-sendgrid
 	"domain": true, "webhookSigningKey": true, // email-mailgun
+	"apiSecret": true, "signatureSecret": true, // sms-vonage
 }
 
 // looksLikeDestination: a field named so, or checked as a URL, is a
