@@ -282,6 +282,12 @@ var catalog = []CatalogEntry{
 		Fields:     []Field{serviceAccount, baseURL("apiBaseUrl")},
 	},
 	{
+		ChannelKey: "push-expo",
+		Kind:       KindPush,
+		Label:      "Push (Expo)",
+		Fields:     []Field{optionalSecret("accessToken"), baseURL("apiBaseUrl")},
+	},
+	{
 		ChannelKey: "chat-teams",
 		Kind:       KindChat,
 		Label:      "Chat (Microsoft Teams webhook)",

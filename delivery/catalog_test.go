@@ -64,6 +64,9 @@ func TestCatalogJSON(t *testing.T) {
 		`{"channelKey":"push-fcm","kind":"push","label":"Push (Firebase Cloud Messaging)","fields":[` +
 		`{"name":"serviceAccountJson","type":"string","required":true,"secret":true},` +
 		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
+		`{"channelKey":"push-expo","kind":"push","label":"Push (Expo)","fields":[` +
+		`{"name":"accessToken","type":"string","required":false,"secret":true},` +
+		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
 		`{"channelKey":"chat-teams","kind":"chat","label":"Chat (Microsoft Teams webhook)","fields":[` +
 		`{"name":"webhookUrl","type":"string","required":true,"secret":true},` +
 		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
@@ -214,6 +217,8 @@ func TestSecondWaveEntries(t *testing.T) {
 			[]string{"config.domain must be a domain name such as mg.example.com"}},
 		{"sms-vonage", `{"apiKey":"a1b2","apiSecret":"s","from":"Acme","signatureSecret":"x"}`, nil},
 		{"sms-vonage", `{"apiSecret":"s","from":"Acme"}`, []string{"config.apiKey is required"}},
+		{"push-expo", `{}`, nil},
+		{"push-expo", `{"accessToken":""}`, []string{"config.accessToken must not be empty"}},
 		{"in-app", `{}`, nil},
 		{"in-app", `{"x":1}`, []string{"config.x unknown field"}},
 	} {

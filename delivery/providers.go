@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/heraldhq/herald/delivery/discord"
+	"github.com/heraldhq/herald/delivery/expo"
 	"github.com/heraldhq/herald/delivery/fcm"
 	"github.com/heraldhq/herald/delivery/mailgun"
 	"github.com/heraldhq/herald/delivery/postmark"
@@ -39,6 +40,7 @@ var registry = map[string]provider.New{
 	sendgrid.ChannelKey: sendgrid.New,
 	mailgun.ChannelKey:  mailgun.New,
 	vonage.ChannelKey:   vonage.New,
+	expo.ChannelKey:     expo.New,
 }
 
 // providers returns the constructors a Service uses: the registry, the

@@ -51,6 +51,7 @@ var notDestinations = map[string]bool{
 	"apiKey": true, "webhookPublicKey": true, // email-sendgrid
 	"domain": true, "webhookSigningKey": true, // email-mailgun
 	"apiSecret": true, "signatureSecret": true, // sms-vonage
+	"accessToken": true, // push-expo
 }
 
 // looksLikeDestination: a field named so, or checked as a URL, is a
