@@ -46,10 +46,10 @@ func BenchmarkSend(b *testing.B) {
 
 func harness() providertest.Harness {
 	return providertest.Harness{
-		New:      New,
-		Config:   config,
-		Secrets:  []string{accessToken},
-		Message:  message,
+		New:     New,
+		Config:  config,
+		Secrets: []string{accessToken},
+		Message: message,
 		IsSend: func(r *http.Request) bool {
 			return r.Method == http.MethodPost && r.URL.Path == "/--/api/v2/push/send" && r.Header.Get("Authorization") == "Bearer "+accessToken
 		},
