@@ -148,6 +148,10 @@ const (
 	// hyphens joined by dots (the sending domain of a Mailgun account).
 	domainPattern = `^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$`
 	domainMeans   = "must be a domain name such as mg.example.com"
+	// appleIDPattern: an Apple developer team id or key id, ten capital
+	// letters and digits.
+	appleIDPattern = `^[A-Z0-9]{10}$`
+	appleIDMeans   = "must be 10 capital letters and digits, as Apple's developer account shows it"
 	// regionPattern: an AWS region name such as eu-west-1.
 	regionPattern = `^[a-z]{2}(-[a-z]+)+-[0-9]+$`
 	regionMeans   = "must be an AWS region such as eu-west-1"
@@ -280,6 +284,17 @@ var catalog = []CatalogEntry{
 		Kind:       KindPush,
 		Label:      "Push (Firebase Cloud Messaging)",
 		Fields:     []Field{serviceAccount, baseURL("apiBaseUrl")},
+	},
+	{
+		ChannelKey: "push-apns",
+		Kind:       KindPush,
+		Label:      "Push (Apple Push Notification service)",
+		Fields: []Field{
+			{Name: "teamId", Type: TypeString, Required: true, Check: Check{Pattern: appleIDPattern, Means: appleIDMeans}},
+			{Name: "keyId", Type: TypeString, Required: true, Check: Check{Pattern: appleIDPattern, Means: appleIDMeans}},
+			secret("privateKey"), required("topic"), {Name: "production", Type: TypeBoolean, Default: false},
+			baseURL("apiBaseUrl"),
+		},
 	},
 	{
 		ChannelKey: "push-expo",

@@ -64,6 +64,13 @@ func TestCatalogJSON(t *testing.T) {
 		`{"channelKey":"push-fcm","kind":"push","label":"Push (Firebase Cloud Messaging)","fields":[` +
 		`{"name":"serviceAccountJson","type":"string","required":true,"secret":true},` +
 		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
+		`{"channelKey":"push-apns","kind":"push","label":"Push (Apple Push Notification service)","fields":[` +
+		`{"name":"teamId","type":"string","required":true,"secret":false},` +
+		`{"name":"keyId","type":"string","required":true,"secret":false},` +
+		`{"name":"privateKey","type":"string","required":true,"secret":true},` +
+		`{"name":"topic","type":"string","required":true,"secret":false},` +
+		`{"name":"production","type":"boolean","required":false,"secret":false},` +
+		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
 		`{"channelKey":"push-expo","kind":"push","label":"Push (Expo)","fields":[` +
 		`{"name":"accessToken","type":"string","required":false,"secret":true},` +
 		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
@@ -219,6 +226,9 @@ func TestSecondWaveEntries(t *testing.T) {
 		{"sms-vonage", `{"apiSecret":"s","from":"Acme"}`, []string{"config.apiKey is required"}},
 		{"push-expo", `{}`, nil},
 		{"push-expo", `{"accessToken":""}`, []string{"config.accessToken must not be empty"}},
+		{"push-apns", `{"teamId":"ABCDE12345","keyId":"KEY1234567","privateKey":"-----BEGIN PRIVATE KEY-----","topic":"com.example.app","production":true}`, nil},
+		{"push-apns", `{"teamId":"abc","keyId":"KEY1234567","privateKey":"k","topic":"t","production":"yes"}`,
+			[]string{"config.teamId must be 10 capital letters and digits, as Apple's developer account shows it", "config.production must be a boolean"}},
 		{"in-app", `{}`, nil},
 		{"in-app", `{"x":1}`, []string{"config.x unknown field"}},
 	} {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/heraldhq/herald/delivery/apns"
 	"github.com/heraldhq/herald/delivery/discord"
 	"github.com/heraldhq/herald/delivery/expo"
 	"github.com/heraldhq/herald/delivery/fcm"
@@ -41,6 +42,7 @@ var registry = map[string]provider.New{
 	mailgun.ChannelKey:  mailgun.New,
 	vonage.ChannelKey:   vonage.New,
 	expo.ChannelKey:     expo.New,
+	apns.ChannelKey:     apns.New,
 }
 
 // providers returns the constructors a Service uses: the registry, the

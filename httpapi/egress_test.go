@@ -51,7 +51,8 @@ var notDestinations = map[string]bool{
 	"apiKey": true, "webhookPublicKey": true, // email-sendgrid
 	"domain": true, "webhookSigningKey": true, // email-mailgun
 	"apiSecret": true, "signatureSecret": true, // sms-vonage
-	"accessToken": true, // push-expo
+	"accessToken": true,                                                   // push-expo
+	"teamId":      true, "keyId": true, "privateKey": true, "topic": true, // push-apns
 }
 
 // looksLikeDestination: a field named so, or checked as a URL, is a
@@ -83,7 +84,8 @@ func destValue(t *testing.T, d delivery.Dest, host string) string {
 // sampleConfig is a valid config of e whose every destination is public.
 func sampleConfig(t *testing.T, e delivery.CatalogEntry) map[string]any {
 	t.Helper()
-	samples := map[string]any{"region": "eu-west-1", "secret": "whsec_c2VjcmV0", "from": "+15550100"}
+	samples := map[string]any{"region": "eu-west-1", "secret": "whsec_c2VjcmV0", "from": "+15550100",
+		"teamId": "ABCDE12345", "keyId": "KEY1234567"}
 	config := map[string]any{}
 	for _, f := range e.Fields {
 		switch {
