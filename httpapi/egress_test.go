@@ -51,8 +51,7 @@ var notDestinations = map[string]bool{
 	"apiKey": true, "webhookPublicKey": true, // email-sendgrid
 	"domain": true, "webhookSigningKey": true, // email-mailgun
 	"apiSecret": true, "signatureSecret": true, // sms-vonage
-	"accessToken": true,                                                   // push-expo
-	"teamId":      true, "keyId": true, "privateKey": true, "topic": true, // push-apns
+	"accessToken": true, "teamId": true, "keyId": true, "privateKey": true, "topic": true, // push-expo, push-apns
 }
 
 // looksLikeDestination: a field named so, or checked as a URL, is a
