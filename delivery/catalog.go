@@ -144,6 +144,14 @@ const (
 	// whsecPattern: a Standard Webhooks signing secret, whsec_ and base64.
 	whsecPattern = `^whsec_[A-Za-z0-9+/]+={0,2}$`
 	whsecMeans   = "must be whsec_ followed by the base64 of the key"
+	// domainPattern: a domain name, labels of letters, digits and
+	// hyphens joined by dots (the sending domain of a Mailgun account).
+	domainPattern = `^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$`
+	domainMeans   = "must be a domain name such as mg.example.com"
+	// appleIDPattern: an Apple developer team id or key id, ten capital
+	// letters and digits.
+	appleIDPattern = `^[A-Z0-9]{10}$`
+	appleIDMeans   = "must be 10 capital letters and digits, as Apple's developer account shows it"
 	// regionPattern: an AWS region name such as eu-west-1.
 	regionPattern = `^[a-z]{2}(-[a-z]+)+-[0-9]+$`
 	regionMeans   = "must be an AWS region such as eu-west-1"
@@ -158,6 +166,21 @@ func baseURL(name string) Field {
 func secret(name string) Field {
 	return Field{Name: name, Type: TypeString, Required: true, Secret: true, Check: Check{NonEmpty: true}}
 }
+
+// optionalSecret is an optional secret string.
+func optionalSecret(name string) Field {
+	return Field{Name: name, Type: TypeString, Secret: true, Check: Check{NonEmpty: true}}
+}
+
+// webhookURL is the URL of a provider's incoming webhook: required, a
+// destination, and secret, for its path holds the webhook's token.
+func webhookURL(name string) Field {
+	return Field{Name: name, Type: TypeString, Required: true, Secret: true,
+		Check: Check{Pattern: urlPattern, Means: urlMeans}, Dest: DestURL}
+}
+
+// fromEmail is the sender's bare address of an email provider.
+var fromEmail = Field{Name: "fromEmail", Type: TypeString, Required: true, Check: Check{Email: true}}
 
 // required is a required non-empty string.
 func required(name string) Field {
@@ -216,10 +239,39 @@ var catalog = []CatalogEntry{
 		},
 	},
 	{
+		ChannelKey: "email-postmark",
+		Kind:       KindEmail,
+		Label:      "Email (Postmark)",
+		Fields: []Field{secret("serverToken"), fromEmail, {Name: "fromName", Type: TypeString},
+			{Name: "messageStream", Type: TypeString, Check: Check{NonEmpty: true}}, baseURL("apiBaseUrl")},
+	},
+	{
+		ChannelKey: "email-sendgrid",
+		Kind:       KindEmail,
+		Label:      "Email (SendGrid)",
+		Fields: []Field{secret("apiKey"), fromEmail, {Name: "fromName", Type: TypeString},
+			{Name: "webhookPublicKey", Type: TypeString, Check: Check{NonEmpty: true}}, baseURL("apiBaseUrl")},
+	},
+	{
+		ChannelKey: "email-mailgun",
+		Kind:       KindEmail,
+		Label:      "Email (Mailgun)",
+		Fields: []Field{secret("apiKey"),
+			{Name: "domain", Type: TypeString, Required: true, Check: Check{Pattern: domainPattern, Means: domainMeans}},
+			fromEmail, {Name: "fromName", Type: TypeString}, optionalSecret("webhookSigningKey"), baseURL("apiBaseUrl")},
+	},
+	{
 		ChannelKey: "sms-twilio",
 		Kind:       KindSMS,
 		Label:      "SMS (Twilio)",
 		Fields:     []Field{required("accountSid"), secret("authToken"), required("from"), baseURL("apiBaseUrl")},
+	},
+	{
+		ChannelKey: "sms-vonage",
+		Kind:       KindSMS,
+		Label:      "SMS (Vonage)",
+		Fields: []Field{required("apiKey"), secret("apiSecret"), required("from"), optionalSecret("signatureSecret"),
+			baseURL("apiBaseUrl")},
 	},
 	{
 		ChannelKey: "chat-slack",
@@ -232,6 +284,35 @@ var catalog = []CatalogEntry{
 		Kind:       KindPush,
 		Label:      "Push (Firebase Cloud Messaging)",
 		Fields:     []Field{serviceAccount, baseURL("apiBaseUrl")},
+	},
+	{
+		ChannelKey: "push-apns",
+		Kind:       KindPush,
+		Label:      "Push (Apple Push Notification service)",
+		Fields: []Field{
+			{Name: "teamId", Type: TypeString, Required: true, Check: Check{Pattern: appleIDPattern, Means: appleIDMeans}},
+			{Name: "keyId", Type: TypeString, Required: true, Check: Check{Pattern: appleIDPattern, Means: appleIDMeans}},
+			secret("privateKey"), required("topic"), {Name: "production", Type: TypeBoolean, Default: false},
+			baseURL("apiBaseUrl"),
+		},
+	},
+	{
+		ChannelKey: "push-expo",
+		Kind:       KindPush,
+		Label:      "Push (Expo)",
+		Fields:     []Field{optionalSecret("accessToken"), baseURL("apiBaseUrl")},
+	},
+	{
+		ChannelKey: "chat-teams",
+		Kind:       KindChat,
+		Label:      "Chat (Microsoft Teams webhook)",
+		Fields:     []Field{webhookURL("webhookUrl"), baseURL("apiBaseUrl")},
+	},
+	{
+		ChannelKey: "chat-discord",
+		Kind:       KindChat,
+		Label:      "Chat (Discord webhook)",
+		Fields:     []Field{webhookURL("webhookUrl"), baseURL("apiBaseUrl")},
 	},
 	{
 		ChannelKey: "webhook",

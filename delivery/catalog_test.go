@@ -28,16 +28,57 @@ func TestCatalogJSON(t *testing.T) {
 		`{"name":"fromEmail","type":"string","required":true,"secret":false},` +
 		`{"name":"fromName","type":"string","required":false,"secret":false},` +
 		`{"name":"endpoint","type":"string","required":false,"secret":false}]},` +
+		`{"channelKey":"email-postmark","kind":"email","label":"Email (Postmark)","fields":[` +
+		`{"name":"serverToken","type":"string","required":true,"secret":true},` +
+		`{"name":"fromEmail","type":"string","required":true,"secret":false},` +
+		`{"name":"fromName","type":"string","required":false,"secret":false},` +
+		`{"name":"messageStream","type":"string","required":false,"secret":false},` +
+		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
+		`{"channelKey":"email-sendgrid","kind":"email","label":"Email (SendGrid)","fields":[` +
+		`{"name":"apiKey","type":"string","required":true,"secret":true},` +
+		`{"name":"fromEmail","type":"string","required":true,"secret":false},` +
+		`{"name":"fromName","type":"string","required":false,"secret":false},` +
+		`{"name":"webhookPublicKey","type":"string","required":false,"secret":false},` +
+		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
+		`{"channelKey":"email-mailgun","kind":"email","label":"Email (Mailgun)","fields":[` +
+		`{"name":"apiKey","type":"string","required":true,"secret":true},` +
+		`{"name":"domain","type":"string","required":true,"secret":false},` +
+		`{"name":"fromEmail","type":"string","required":true,"secret":false},` +
+		`{"name":"fromName","type":"string","required":false,"secret":false},` +
+		`{"name":"webhookSigningKey","type":"string","required":false,"secret":true},` +
+		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
 		`{"channelKey":"sms-twilio","kind":"sms","label":"SMS (Twilio)","fields":[` +
 		`{"name":"accountSid","type":"string","required":true,"secret":false},` +
 		`{"name":"authToken","type":"string","required":true,"secret":true},` +
 		`{"name":"from","type":"string","required":true,"secret":false},` +
+		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
+		`{"channelKey":"sms-vonage","kind":"sms","label":"SMS (Vonage)","fields":[` +
+		`{"name":"apiKey","type":"string","required":true,"secret":false},` +
+		`{"name":"apiSecret","type":"string","required":true,"secret":true},` +
+		`{"name":"from","type":"string","required":true,"secret":false},` +
+		`{"name":"signatureSecret","type":"string","required":false,"secret":true},` +
 		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
 		`{"channelKey":"chat-slack","kind":"chat","label":"Chat (Slack)","fields":[` +
 		`{"name":"botToken","type":"string","required":true,"secret":true},` +
 		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
 		`{"channelKey":"push-fcm","kind":"push","label":"Push (Firebase Cloud Messaging)","fields":[` +
 		`{"name":"serviceAccountJson","type":"string","required":true,"secret":true},` +
+		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
+		`{"channelKey":"push-apns","kind":"push","label":"Push (Apple Push Notification service)","fields":[` +
+		`{"name":"teamId","type":"string","required":true,"secret":false},` +
+		`{"name":"keyId","type":"string","required":true,"secret":false},` +
+		`{"name":"privateKey","type":"string","required":true,"secret":true},` +
+		`{"name":"topic","type":"string","required":true,"secret":false},` +
+		`{"name":"production","type":"boolean","required":false,"secret":false},` +
+		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
+		`{"channelKey":"push-expo","kind":"push","label":"Push (Expo)","fields":[` +
+		`{"name":"accessToken","type":"string","required":false,"secret":true},` +
+		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
+		`{"channelKey":"chat-teams","kind":"chat","label":"Chat (Microsoft Teams webhook)","fields":[` +
+		`{"name":"webhookUrl","type":"string","required":true,"secret":true},` +
+		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
+		`{"channelKey":"chat-discord","kind":"chat","label":"Chat (Discord webhook)","fields":[` +
+		`{"name":"webhookUrl","type":"string","required":true,"secret":true},` +
 		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
 		`{"channelKey":"webhook","kind":"webhook","label":"Webhook","fields":[` +
 		`{"name":"url","type":"string","required":true,"secret":false},` +
@@ -90,7 +131,7 @@ func TestLookupChannel(t *testing.T) {
 	if e, ok := LookupChannel("email-smtp"); !ok || e.Kind != "email" || len(e.Fields) != 8 {
 		t.Fatalf("LookupChannel(email-smtp) = %+v, %v", e, ok)
 	}
-	for _, key := range []string{"", "EMAIL-SMTP", "sms-vonage"} {
+	for _, key := range []string{"", "EMAIL-SMTP", "sms-nowhere"} {
 		if e, ok := LookupChannel(key); ok {
 			t.Errorf("LookupChannel(%q) = %+v, true", key, e)
 		}
@@ -170,6 +211,24 @@ func TestSecondWaveEntries(t *testing.T) {
 		{"webhook", `{"url":"https://hooks.example.com/herald?x=1","secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}`, nil},
 		{"webhook", `{"url":"https://user@hooks.example.com/","secret":"abc"}`,
 			[]string{"config.url must be an absolute http(s) URL", "config.secret must be whsec_ followed by the base64 of the key"}},
+		{"chat-teams", `{"webhookUrl":"https://prod-12.westeurope.logic.azure.com/workflows/1/triggers/manual/paths/invoke?sig=s"}`, nil},
+		{"chat-teams", `{"webhookUrl":"teams"}`, []string{"config.webhookUrl must be an absolute http(s) URL"}},
+		{"chat-discord", `{"webhookUrl":"https://discord.com/api/webhooks/1/t","apiBaseUrl":"https://discord.com/api"}`,
+			[]string{"config.apiBaseUrl must be an http(s) URL of a scheme and a host (and port), with no path"}},
+		{"email-postmark", `{"serverToken":"pm","fromEmail":"a@x.io","messageStream":"outbound"}`, nil},
+		{"email-postmark", `{"fromEmail":"Ada <a@x.io>"}`, []string{"config.serverToken is required", "config.fromEmail must be an email address"}},
+		{"email-sendgrid", `{"apiKey":"SG.x","fromEmail":"a@x.io","webhookPublicKey":"MFkw"}`, nil},
+		{"email-sendgrid", `{"apiKey":"","fromEmail":"a@x.io"}`, []string{"config.apiKey must not be empty"}},
+		{"email-mailgun", `{"apiKey":"key-1","domain":"mg.example.com","fromEmail":"a@x.io","webhookSigningKey":"k","apiBaseUrl":"https://api.eu.mailgun.net"}`, nil},
+		{"email-mailgun", `{"apiKey":"key-1","domain":"mg.example.com/../x","fromEmail":"a@x.io"}`,
+			[]string{"config.domain must be a domain name such as mg.example.com"}},
+		{"sms-vonage", `{"apiKey":"a1b2","apiSecret":"s","from":"Acme","signatureSecret":"x"}`, nil},
+		{"sms-vonage", `{"apiSecret":"s","from":"Acme"}`, []string{"config.apiKey is required"}},
+		{"push-expo", `{}`, nil},
+		{"push-expo", `{"accessToken":""}`, []string{"config.accessToken must not be empty"}},
+		{"push-apns", `{"teamId":"ABCDE12345","keyId":"KEY1234567","privateKey":"-----BEGIN PRIVATE KEY-----","topic":"com.example.app","production":true}`, nil},
+		{"push-apns", `{"teamId":"abc","keyId":"KEY1234567","privateKey":"k","topic":"t","production":"yes"}`,
+			[]string{"config.teamId must be 10 capital letters and digits, as Apple's developer account shows it", "config.production must be a boolean"}},
 		{"in-app", `{}`, nil},
 		{"in-app", `{"x":1}`, []string{"config.x unknown field"}},
 	} {

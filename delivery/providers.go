@@ -5,12 +5,20 @@ import (
 	"io"
 	"sync"
 
+	"github.com/heraldhq/herald/delivery/apns"
+	"github.com/heraldhq/herald/delivery/discord"
+	"github.com/heraldhq/herald/delivery/expo"
 	"github.com/heraldhq/herald/delivery/fcm"
+	"github.com/heraldhq/herald/delivery/mailgun"
+	"github.com/heraldhq/herald/delivery/postmark"
 	"github.com/heraldhq/herald/delivery/provider"
+	"github.com/heraldhq/herald/delivery/sendgrid"
 	"github.com/heraldhq/herald/delivery/ses"
 	"github.com/heraldhq/herald/delivery/slack"
 	"github.com/heraldhq/herald/delivery/smtp"
+	"github.com/heraldhq/herald/delivery/teams"
 	"github.com/heraldhq/herald/delivery/twilio"
+	"github.com/heraldhq/herald/delivery/vonage"
 	"github.com/heraldhq/herald/delivery/webhook"
 )
 
@@ -21,12 +29,20 @@ import (
 // A catalog entry without a provider fails its sends as not sent, so the
 // next channel of the kind is tried.
 var registry = map[string]provider.New{
-	smtp.ChannelKey:    smtp.New,
-	ses.ChannelKey:     ses.New,
-	twilio.ChannelKey:  twilio.New,
-	slack.ChannelKey:   slack.New,
-	fcm.ChannelKey:     fcm.New,
-	webhook.ChannelKey: webhook.New,
+	smtp.ChannelKey:     smtp.New,
+	ses.ChannelKey:      ses.New,
+	twilio.ChannelKey:   twilio.New,
+	slack.ChannelKey:    slack.New,
+	fcm.ChannelKey:      fcm.New,
+	webhook.ChannelKey:  webhook.New,
+	teams.ChannelKey:    teams.New,
+	discord.ChannelKey:  discord.New,
+	postmark.ChannelKey: postmark.New,
+	sendgrid.ChannelKey: sendgrid.New,
+	mailgun.ChannelKey:  mailgun.New,
+	vonage.ChannelKey:   vonage.New,
+	expo.ChannelKey:     expo.New,
+	apns.ChannelKey:     apns.New,
 }
 
 // providers returns the constructors a Service uses: the registry, the

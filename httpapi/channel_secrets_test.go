@@ -99,7 +99,7 @@ func TestChannelSecretsNeverInClear(t *testing.T) {
 
 	// Every other catalog entry, with a distinctive value in each secret
 	// field: created, patched, refused with the secret in a wrong field.
-	entrySecrets := map[string]string{}
+	entrySecrets, urlSecrets := map[string]string{}, map[string]string{}
 	for _, e := range delivery.Catalog() {
 		if e.ChannelKey == "email-smtp" {
 			continue
@@ -110,6 +110,12 @@ func TestChannelSecretsNeverInClear(t *testing.T) {
 				v := "Sec-" + e.ChannelKey + "-" + f.Name + "-c0ffee91"
 				if e.ChannelKey == "webhook" {
 					v = "whsec_" + base64.StdEncoding.EncodeToString([]byte(v))
+				}
+				if f.Dest != delivery.NoDest {
+					// A secret URL (a chat webhook): its path is the
+					// secret part, which must not show on its own either.
+					urlSecrets[e.ChannelKey+"."+f.Name+" path"] = v
+					v = "http://127.0.0.1:9/" + v
 				}
 				config[f.Name] = v
 				entrySecrets[e.ChannelKey+"."+f.Name] = v
@@ -160,6 +166,9 @@ func TestChannelSecretsNeverInClear(t *testing.T) {
 	all := map[string]string{"password1": password1, "password2": password2, "signing1": signing1, "signing2": signing2}
 	passwords := map[string]string{"password1": password1, "password2": password2}
 	for name, v := range entrySecrets {
+		all[name], passwords[name] = v, v
+	}
+	for name, v := range urlSecrets {
 		all[name], passwords[name] = v, v
 	}
 
@@ -274,8 +283,16 @@ func otherEntryConfig(channelKey string) map[string]any {
 			"endpoint": "http://127.0.0.1:9"}
 	case "sms-twilio":
 		return map[string]any{"accountSid": "AC0123", "from": "+15550100", "apiBaseUrl": "http://127.0.0.1:9"}
-	case "chat-slack", "push-fcm":
+	case "chat-slack", "push-fcm", "push-expo":
 		return map[string]any{"apiBaseUrl": "http://127.0.0.1:9"}
+	case "email-postmark", "email-sendgrid":
+		return map[string]any{"fromEmail": "no-reply@example.com", "apiBaseUrl": "http://127.0.0.1:9"}
+	case "email-mailgun":
+		return map[string]any{"domain": "mg.example.com", "fromEmail": "no-reply@example.com", "apiBaseUrl": "http://127.0.0.1:9"}
+	case "sms-vonage":
+		return map[string]any{"apiKey": "a1b2c3d4", "from": "Acme", "apiBaseUrl": "http://127.0.0.1:9"}
+	case "push-apns":
+		return map[string]any{"teamId": "ABCDE12345", "keyId": "KEY1234567", "topic": "com.example.app", "apiBaseUrl": "http://127.0.0.1:9"}
 	case "webhook":
 		return map[string]any{"url": "http://127.0.0.1:9/hook"}
 	}

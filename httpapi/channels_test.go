@@ -96,16 +96,57 @@ func TestChannelCatalog(t *testing.T) {
 		{"name":"fromEmail","type":"string","required":true,"secret":false},
 		{"name":"fromName","type":"string","required":false,"secret":false},
 		{"name":"endpoint","type":"string","required":false,"secret":false}]},
+		{"channelKey":"email-postmark","kind":"email","label":"Email (Postmark)","fields":[
+		{"name":"serverToken","type":"string","required":true,"secret":true},
+		{"name":"fromEmail","type":"string","required":true,"secret":false},
+		{"name":"fromName","type":"string","required":false,"secret":false},
+		{"name":"messageStream","type":"string","required":false,"secret":false},
+		{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},
+		{"channelKey":"email-sendgrid","kind":"email","label":"Email (SendGrid)","fields":[
+		{"name":"apiKey","type":"string","required":true,"secret":true},
+		{"name":"fromEmail","type":"string","required":true,"secret":false},
+		{"name":"fromName","type":"string","required":false,"secret":false},
+		{"name":"webhookPublicKey","type":"string","required":false,"secret":false},
+		{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},
+		{"channelKey":"email-mailgun","kind":"email","label":"Email (Mailgun)","fields":[
+		{"name":"apiKey","type":"string","required":true,"secret":true},
+		{"name":"domain","type":"string","required":true,"secret":false},
+		{"name":"fromEmail","type":"string","required":true,"secret":false},
+		{"name":"fromName","type":"string","required":false,"secret":false},
+		{"name":"webhookSigningKey","type":"string","required":false,"secret":true},
+		{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},
 		{"channelKey":"sms-twilio","kind":"sms","label":"SMS (Twilio)","fields":[
 		{"name":"accountSid","type":"string","required":true,"secret":false},
 		{"name":"authToken","type":"string","required":true,"secret":true},
 		{"name":"from","type":"string","required":true,"secret":false},
+		{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},
+		{"channelKey":"sms-vonage","kind":"sms","label":"SMS (Vonage)","fields":[
+		{"name":"apiKey","type":"string","required":true,"secret":false},
+		{"name":"apiSecret","type":"string","required":true,"secret":true},
+		{"name":"from","type":"string","required":true,"secret":false},
+		{"name":"signatureSecret","type":"string","required":false,"secret":true},
 		{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},
 		{"channelKey":"chat-slack","kind":"chat","label":"Chat (Slack)","fields":[
 		{"name":"botToken","type":"string","required":true,"secret":true},
 		{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},
 		{"channelKey":"push-fcm","kind":"push","label":"Push (Firebase Cloud Messaging)","fields":[
 		{"name":"serviceAccountJson","type":"string","required":true,"secret":true},
+		{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},
+		{"channelKey":"push-apns","kind":"push","label":"Push (Apple Push Notification service)","fields":[
+		{"name":"teamId","type":"string","required":true,"secret":false},
+		{"name":"keyId","type":"string","required":true,"secret":false},
+		{"name":"privateKey","type":"string","required":true,"secret":true},
+		{"name":"topic","type":"string","required":true,"secret":false},
+		{"name":"production","type":"boolean","required":false,"secret":false},
+		{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},
+		{"channelKey":"push-expo","kind":"push","label":"Push (Expo)","fields":[
+		{"name":"accessToken","type":"string","required":false,"secret":true},
+		{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},
+		{"channelKey":"chat-teams","kind":"chat","label":"Chat (Microsoft Teams webhook)","fields":[
+		{"name":"webhookUrl","type":"string","required":true,"secret":true},
+		{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},
+		{"channelKey":"chat-discord","kind":"chat","label":"Chat (Discord webhook)","fields":[
+		{"name":"webhookUrl","type":"string","required":true,"secret":true},
 		{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},
 		{"channelKey":"webhook","kind":"webhook","label":"Webhook","fields":[
 		{"name":"url","type":"string","required":true,"secret":false},

@@ -114,6 +114,11 @@ func Compose(m Message) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// Bodies returns the HTML and text bodies of c, either possibly empty, as
+// Compose sends them: an email provider whose API takes the bodies rather
+// than a composed message sends these.
+func Bodies(c wire.EmailContent) (html, text string) { return parts(c) }
+
 // parts returns the HTML and text bodies of c (see the package doc).
 func parts(c wire.EmailContent) (html, text string) {
 	html, text = c.HTML, c.Text

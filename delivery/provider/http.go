@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptrace"
+	"net/mail"
 	"net/url"
+	"strings"
 	"sync/atomic"
 )
 
@@ -93,4 +95,56 @@ func ConfigString(config map[string]any, field string, required bool) (string, e
 		return "", fmt.Errorf("%s: required", field)
 	}
 	return s, nil
+}
+
+// ConfigWebhookURL reads a provider's webhook URL, config[field] (required:
+// an absolute http(s) URL, no user info), and the optional base URL
+// override config[baseField]: when set, it replaces the webhook URL's
+// scheme://host[:port], keeping its path and query (a test server, a
+// proxy). The errors name the fields, never the URL, whose path holds the
+// webhook's token.
+func ConfigWebhookURL(config map[string]any, field, baseField string) (*url.URL, error) {
+	raw, err := ConfigString(config, field, true)
+	if err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return nil, fmt.Errorf("%s: want an absolute http(s) URL", field)
+	}
+	base, err := ConfigBaseURL(config, baseField, "")
+	if err != nil {
+		return nil, err
+	}
+	if base != "" {
+		b, _ := url.Parse(base) // checked by ConfigBaseURL
+		u.Scheme, u.Host = b.Scheme, b.Host
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u, nil
+}
+
+// ConfigFrom reads an email provider's sender, the fields fromEmail
+// (required, a bare address) and fromName (optional), as the From its API
+// takes: "Name <address>" (the name quoted or encoded as RFC 5322 and
+// 2047 need) or the bare address.
+func ConfigFrom(config map[string]any) (string, error) {
+	addr, err := ConfigString(config, "fromEmail", true)
+	if err != nil {
+		return "", err
+	}
+	if a, err := mail.ParseAddress(addr); err != nil || a.Address != addr {
+		return "", fmt.Errorf("fromEmail: not a bare address")
+	}
+	name, err := ConfigString(config, "fromName", false)
+	if err != nil {
+		return "", err
+	}
+	if strings.ContainsAny(name, "\r\n") {
+		return "", fmt.Errorf("fromName: contains a line break")
+	}
+	if name == "" {
+		return addr, nil
+	}
+	return (&mail.Address{Name: name, Address: addr}).String(), nil
 }

@@ -15,7 +15,10 @@ const MaxAnswer = 1 << 20
 // read in full; what that means depends on the status, which the provider
 // classifies.
 type Answer struct {
-	Status  int
+	Status int
+	// Header is the answer's header (a provider that gives its message id
+	// there: SendGrid's X-Message-Id, APNs's apns-id).
+	Header  http.Header
 	Body    []byte
 	ReadErr error
 }
@@ -38,5 +41,5 @@ func Post(ctx context.Context, client *http.Client, name, endpoint string, heade
 	}
 	defer resp.Body.Close()
 	b, readErr := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer))
-	return Answer{Status: resp.StatusCode, Body: b, ReadErr: readErr}, nil
+	return Answer{Status: resp.StatusCode, Header: resp.Header, Body: b, ReadErr: readErr}, nil
 }

@@ -1,6 +1,7 @@
 // Package provider is the contract between delivery and the packages that
 // speak to one provider each (delivery/smtp, delivery/ses,
-// delivery/twilio, delivery/slack, delivery/fcm, delivery/webhook): the
+// delivery/twilio, delivery/slack, delivery/fcm, delivery/webhook and the
+// others the registry in package delivery lists): the
 // message a provider sends, the one method it implements, and the three
 // ways a send can fail, which decide failover (CONTRACT.md §10).
 //

@@ -1,0 +1,137 @@
+package mailgun
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/delivery/provider"
+	"github.com/heraldhq/herald/delivery/provider/providertest"
+)
+
+const (
+	apiKey     = "key-3ax6xnjp29jd6fds4gc373sgvjxteol0"
+	signingKey = "whk-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+)
+
+var message = provider.Message{
+	Tenant: "t1", WorkflowID: "w", RunID: "run_1", StepID: "mail", SubscriberID: "u1",
+	IdempotencyKey: "run_1:mail", To: "ada@example.com",
+	Content:         json.RawMessage(`{"subject":"Welcome","html":"<p>Hi</p>","text":"Hi","replyTo":"Support <help@example.com>"}`),
+	ListUnsubscribe: "https://herald.example.com/u/tok",
+}
+
+func config(base string) map[string]any {
+	return map[string]any{"apiKey": apiKey, "domain": "mg.example.com", "fromEmail": "news@example.com", "fromName": "Acme",
+		"webhookSigningKey": signingKey, "apiBaseUrl": base}
+}
+
+func messageAnswer(name string, status int, msg string) providertest.Answer {
+	b, _ := json.Marshal(map[string]any{"message": msg})
+	return providertest.Answer{Name: name, Status: status, Body: string(b)}
+}
+
+func TestSuite(t *testing.T) {
+	providertest.Run(t, harness())
+}
+
+func BenchmarkSend(b *testing.B) {
+	providertest.Benchmark(b, harness())
+}
+
+func harness() providertest.Harness {
+	return providertest.Harness{
+		New:      New,
+		Config:   config,
+		Secrets:  []string{apiKey, signingKey},
+		Required: []string{"apiKey", "domain", "fromEmail"},
+		Message:  message,
+		IsSend: func(r *http.Request) bool {
+			user, pass, ok := r.BasicAuth()
+			return r.Method == http.MethodPost && r.URL.Path == "/v3/mg.example.com/messages" && ok && user == "api" && pass == apiKey
+		},
+		Accept: func(w http.ResponseWriter, r *http.Request) string {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"id":"<20261127203000.1.ABCDEF@mg.example.com>","message":"Queued. Thank you."}`)
+			return "20261127203000.1.ABCDEF@mg.example.com"
+		},
+		NotSent: []providertest.Answer{
+			{Name: "401", Status: 401, Header: map[string]string{"Content-Type": "text/plain"}, Body: "Forbidden"},
+			messageAnswer("403 sandbox", 403, "Domain mg.example.com is not allowed to send: Free accounts are for test purposes only."),
+			messageAnswer("404 domain", 404, "Domain not found: mg.example.com"),
+			messageAnswer("429", 429, "Too many requests"),
+			messageAnswer("500", 500, "Internal Server Error"),
+		},
+		Rejected: []providertest.Answer{
+			messageAnswer("400 invalid to", 400, "'to' parameter is not a valid address. please check documentation"),
+			messageAnswer("413", 413, "request too large"),
+		},
+	}
+}
+
+func TestExactRequest(t *testing.T) {
+	handler, got := providertest.Record(func(w http.ResponseWriter) {
+		_, _ = io.WriteString(w, `{"id":"<m-1@mg.example.com>","message":"Queued. Thank you."}`)
+	})
+	base, deps := providertest.Loopback(t, handler)
+	p, err := New(config(base), deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := p.Send(context.Background(), message); err != nil || id != "m-1@mg.example.com" {
+		t.Fatalf("Send = %q, %v", id, err)
+	}
+	r := <-got
+	if r.Method != http.MethodPost || r.URI != "/v3/mg.example.com/messages" {
+		t.Fatalf("request %s %s", r.Method, r.URI)
+	}
+	if user, pass, ok := (&http.Request{Header: r.Header}).BasicAuth(); !ok || user != "api" || pass != apiKey {
+		t.Fatalf("basic auth %v %q", ok, user)
+	}
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" {
+		t.Fatalf("Content-Type %q", r.Header.Get("Content-Type"))
+	}
+	form, err := multipart.NewReader(bytes.NewReader(r.Body), params["boundary"]).ReadForm(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"from": `"Acme" <news@example.com>`, "to": "ada@example.com", "subject": "Welcome", "text": "Hi", "html": "<p>Hi</p>",
+		"h:Reply-To": `"Support" <help@example.com>`, "h:List-Unsubscribe": "<https://herald.example.com/u/tok>",
+		"h:List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+	}
+	if len(form.Value) != len(want) {
+		t.Fatalf("form %v", form.Value)
+	}
+	for k, v := range want {
+		if got := form.Value[k]; len(got) != 1 || got[0] != v {
+			t.Errorf("%s = %q, want %q", k, got, v)
+		}
+	}
+}
+
+func TestNewRefusesBadConfig(t *testing.T) {
+	deps := provider.Deps{HTTPClient: http.DefaultClient, Logger: slog.New(slog.DiscardHandler), Now: time.Now}
+	for name, patch := range map[string]map[string]any{
+		"domain with a slash":  {"domain": "mg.example.com/../x"},
+		"from with a name":     {"fromEmail": "Ada <ada@example.com>"},
+		"base url with a path": {"apiBaseUrl": "https://api.mailgun.net/v3"},
+		"key not a string":     {"apiKey": 42},
+	} {
+		cfg := config("https://api.eu.mailgun.net")
+		for k, v := range patch {
+			cfg[k] = v
+		}
+		if _, err := New(cfg, deps); err == nil {
+			t.Errorf("%s: New succeeded", name)
+		}
+	}
+}

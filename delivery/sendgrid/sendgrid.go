@@ -1,0 +1,192 @@
+// Package sendgrid is the provider of the email-sendgrid channel: Twilio
+// SendGrid's v3 Mail Send API,
+//
+//	POST {apiBaseUrl}/v3/mail/send
+//	Authorization: Bearer <apiKey>
+//	Content-Type: application/json
+//	{"personalizations":[{"to":[{"email"}]}],"from":{"email","name"},"reply_to":{…},
+//	 "subject","content":[{"type":"text/plain","value"},{"type":"text/html","value"}],"headers":{…}}
+//
+// apiBaseUrl defaults to https://api.sendgrid.com (https://api.eu.sendgrid.com
+// for an EU subuser). The bodies are the ones the SMTP provider would send
+// (email.Bodies), plain text first as SendGrid requires; a one-click
+// unsubscribe URL goes as the List-Unsubscribe and List-Unsubscribe-Post
+// headers. webhookPublicKey is read by inbound events, not here.
+//
+// SendGrid documents no idempotency key for Mail Send: a retry of an
+// unknown outcome may send twice. The returned id is the X-Message-Id
+// header of the 202 answer; the Event Webhook's sg_message_id of the
+// message starts with it ("<X-Message-Id>.filter…").
+//
+// Answers: 202 is sent. 400 (a request SendGrid refuses: an invalid
+// recipient or reply-to address, a missing subject or body; its
+// {"errors":[{"message","field"}]}) and 413 (too large) refuse the message
+// for good (ErrRejected); every other answer (401 a bad key, 403 a sender
+// identity not verified or a key without the mail.send scope, 429, 5xx)
+// proves nothing was sent and is ErrNotSent.
+package sendgrid
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/mail"
+	"regexp"
+	"strings"
+
+	"github.com/heraldhq/herald/bridge/wire"
+	"github.com/heraldhq/herald/delivery/email"
+	"github.com/heraldhq/herald/delivery/provider"
+)
+
+// ChannelKey is the catalog key of the SendGrid email channel.
+const ChannelKey = "email-sendgrid"
+
+// DefaultBaseURL is SendGrid's API, used when apiBaseUrl is not set.
+const DefaultBaseURL = "https://api.sendgrid.com"
+
+// Provider sends email with one SendGrid API key. It is safe for
+// concurrent use.
+type Provider struct {
+	endpoint string
+	apiKey   string
+	from     address
+	client   *http.Client
+	log      *slog.Logger
+}
+
+var _ provider.New = New
+
+// New builds the provider from the fields apiKey (secret), fromEmail,
+// fromName, webhookPublicKey and apiBaseUrl (optional).
+func New(config map[string]any, deps provider.Deps) (provider.Provider, error) {
+	p := &Provider{client: deps.HTTPClient, log: deps.Logger}
+	var err error
+	if p.apiKey, err = provider.ConfigString(config, "apiKey", true); err != nil {
+		return nil, err
+	}
+	if _, err := provider.ConfigFrom(config); err != nil { // checks both fields
+		return nil, err
+	}
+	p.from.Email, _ = provider.ConfigString(config, "fromEmail", true)
+	p.from.Name, _ = provider.ConfigString(config, "fromName", false)
+	if _, err := provider.ConfigString(config, "webhookPublicKey", false); err != nil {
+		return nil, err
+	}
+	base, err := provider.ConfigBaseURL(config, "apiBaseUrl", DefaultBaseURL)
+	if err != nil {
+		return nil, err
+	}
+	p.endpoint = base + "/v3/mail/send"
+	return p, nil
+}
+
+type address struct {
+	Email string `json:"email"`
+	Name  string `json:"name,omitempty"`
+}
+
+type content struct {
+	Type  string `json:"type"`
+	Value string `json:"value"`
+}
+
+type personalization struct {
+	To []address `json:"to"`
+}
+
+type request struct {
+	Personalizations []personalization `json:"personalizations"`
+	From             address           `json:"from"`
+	ReplyTo          *address          `json:"reply_to,omitempty"`
+	Subject          string            `json:"subject"`
+	Content          []content         `json:"content"`
+	Headers          map[string]string `json:"headers,omitempty"`
+}
+
+// sgErrors is SendGrid's error answer.
+type sgErrors struct {
+	Errors []struct {
+		Message string `json:"message"`
+		Field   string `json:"field"`
+	} `json:"errors"`
+}
+
+// Send sends m to m.To. The returned id is SendGrid's X-Message-Id.
+func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error) {
+	var c wire.EmailContent
+	if err := json.Unmarshal(m.Content, &c); err != nil {
+		return "", provider.Failf(provider.ErrRejected, err, "sendgrid: the content is not email content")
+	}
+	req := request{Personalizations: []personalization{{To: []address{{Email: m.To}}}}, From: p.from, Subject: c.Subject}
+	html, text := email.Bodies(c)
+	if text != "" {
+		req.Content = append(req.Content, content{"text/plain", text})
+	}
+	if html != "" {
+		req.Content = append(req.Content, content{"text/html", html})
+	}
+	if c.ReplyTo != "" {
+		a, err := mail.ParseAddress(c.ReplyTo)
+		if err != nil {
+			return "", provider.Failf(provider.ErrRejected, nil, "sendgrid: replyTo is not an address")
+		}
+		req.ReplyTo = &address{Email: a.Address, Name: a.Name}
+	}
+	if m.ListUnsubscribe != "" {
+		req.Headers = map[string]string{"List-Unsubscribe": "<" + m.ListUnsubscribe + ">", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"}
+	}
+	b, err := json.Marshal(req)
+	if err != nil {
+		return "", provider.Failf(provider.ErrRejected, err, "sendgrid: the message cannot be encoded")
+	}
+	ans, err := provider.Post(ctx, p.client, "sendgrid", p.endpoint, http.Header{
+		"Content-Type":  {"application/json"},
+		"Authorization": {"Bearer " + p.apiKey},
+	}, b)
+	if err != nil {
+		return "", err
+	}
+	if ans.Status == http.StatusAccepted || ans.Status == http.StatusOK {
+		id := ans.Header.Get("X-Message-Id")
+		if id == "" {
+			p.log.LogAttrs(ctx, slog.LevelWarn, "sendgrid accepted a message without an X-Message-Id")
+		}
+		return id, nil
+	}
+	var se sgErrors
+	_ = json.Unmarshal(ans.Body, &se)
+	var fields, texts []string
+	for _, e := range se.Errors {
+		fields, texts = append(fields, e.Field), append(texts, e.Message)
+	}
+	// SendGrid's messages may quote the recipient; the log is the operator's.
+	p.log.LogAttrs(ctx, slog.LevelWarn, "sendgrid refused a message", slog.Int("status", ans.Status),
+		slog.String("fields", strings.Join(fields, ",")), slog.String("messages", strings.Join(texts, "; ")))
+	public := fmt.Sprintf("sendgrid answered %d", ans.Status)
+	if f := publicFields(fields); f != "" {
+		public += " on " + f
+	}
+	if ans.Status == http.StatusBadRequest || ans.Status == http.StatusRequestEntityTooLarge {
+		return "", provider.Failf(provider.ErrRejected, nil, "%s", public)
+	}
+	return "", provider.Failf(provider.ErrNotSent, nil, "%s", public)
+}
+
+// fieldName is the shape of a SendGrid error's field: a JSON path of the
+// request ("personalizations.0.to.0.email").
+var fieldName = regexp.MustCompile(`^[a-z_][a-z0-9_.]{0,63}$`)
+
+// publicFields keeps the error fields fit for the tenant's eyes: paths of
+// the request, never a value.
+func publicFields(fields []string) string {
+	var out []string
+	for _, f := range fields {
+		if fieldName.MatchString(f) {
+			out = append(out, f)
+		}
+	}
+	return strings.Join(out, ",")
+}

@@ -1,0 +1,139 @@
+package sendgrid
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/delivery/provider"
+	"github.com/heraldhq/herald/delivery/provider/providertest"
+)
+
+const apiKey = "SG.aBcDeFgHiJkLmNoPqRsTuV.wXyZ0123456789abcdefghijklmnopqrstuvwxyzAB"
+
+var message = provider.Message{
+	Tenant: "t1", WorkflowID: "w", RunID: "run_1", StepID: "mail", SubscriberID: "u1",
+	IdempotencyKey: "run_1:mail", To: "ada@example.com",
+	Content:         json.RawMessage(`{"subject":"Welcome","html":"<p>Hi</p>","text":"Hi","replyTo":"Support <help@example.com>"}`),
+	ListUnsubscribe: "https://herald.example.com/u/tok",
+}
+
+func config(base string) map[string]any {
+	return map[string]any{"apiKey": apiKey, "fromEmail": "news@example.com", "fromName": "Acme", "apiBaseUrl": base,
+		"webhookPublicKey": "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE"}
+}
+
+// errorAnswer is SendGrid's documented error answer.
+func errorAnswer(name string, status int, field, msg string) providertest.Answer {
+	b, _ := json.Marshal(map[string]any{"errors": []map[string]any{{"message": msg, "field": field, "help": nil}}})
+	return providertest.Answer{Name: name, Status: status, Body: string(b)}
+}
+
+func TestSuite(t *testing.T) {
+	providertest.Run(t, harness())
+}
+
+func BenchmarkSend(b *testing.B) {
+	providertest.Benchmark(b, harness())
+}
+
+func harness() providertest.Harness {
+	return providertest.Harness{
+		New:      New,
+		Config:   config,
+		Secrets:  []string{apiKey},
+		Required: []string{"apiKey", "fromEmail"},
+		Message:  message,
+		IsSend: func(r *http.Request) bool {
+			return r.Method == http.MethodPost && r.URL.Path == "/v3/mail/send" && r.Header.Get("Authorization") == "Bearer "+apiKey
+		},
+		Accept: func(w http.ResponseWriter, r *http.Request) string {
+			w.Header().Set("X-Message-Id", "W3LhXpMXSOqT8KPUWBC3ig")
+			w.WriteHeader(http.StatusAccepted)
+			return "W3LhXpMXSOqT8KPUWBC3ig"
+		},
+		NotSent: []providertest.Answer{
+			errorAnswer("401", 401, "", "The provided authorization grant is invalid, expired, or revoked"),
+			errorAnswer("403 sender identity", 403, "from", "The from address does not match a verified Sender Identity."),
+			errorAnswer("429", 429, "", "too many requests"),
+			errorAnswer("500", 500, "", "internal error"),
+			{Name: "503", Status: 503, Header: map[string]string{"Content-Type": "text/html"}, Body: "<html>unavailable</html>"},
+		},
+		Rejected: []providertest.Answer{
+			errorAnswer("400 invalid to", 400, "personalizations.0.to.0.email", "Does not contain a valid address."),
+			errorAnswer("400 no subject", 400, "subject", "The subject is required."),
+			errorAnswer("413", 413, "", "Payload Too Large"),
+		},
+	}
+}
+
+func TestExactRequest(t *testing.T) {
+	handler, got := providertest.Record(func(w http.ResponseWriter) {
+		w.Header().Set("X-Message-Id", "id-1")
+		w.WriteHeader(http.StatusAccepted)
+	})
+	base, deps := providertest.Loopback(t, handler)
+	p, err := New(config(base), deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := p.Send(context.Background(), message); err != nil || id != "id-1" {
+		t.Fatalf("Send = %q, %v", id, err)
+	}
+	r := <-got
+	if r.Method != http.MethodPost || r.URI != "/v3/mail/send" {
+		t.Fatalf("request %s %s", r.Method, r.URI)
+	}
+	if r.Header.Get("Authorization") != "Bearer "+apiKey || r.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("headers %v", r.Header)
+	}
+	const want = `{"personalizations":[{"to":[{"email":"ada@example.com"}]}],"from":{"email":"news@example.com","name":"Acme"},` +
+		`"reply_to":{"email":"help@example.com","name":"Support"},"subject":"Welcome",` +
+		`"content":[{"type":"text/plain","value":"Hi"},{"type":"text/html","value":"\u003cp\u003eHi\u003c/p\u003e"}],` +
+		`"headers":{"List-Unsubscribe":"\u003chttps://herald.example.com/u/tok\u003e","List-Unsubscribe-Post":"List-Unsubscribe=One-Click"}}`
+	if string(r.Body) != want {
+		t.Fatalf("body\n got %s\nwant %s", r.Body, want)
+	}
+}
+
+// TestErrorNamesFieldsNotValues: the tenant sees the fields SendGrid
+// refused, never its text, which quotes the address.
+func TestErrorNamesFieldsNotValues(t *testing.T) {
+	a := errorAnswer("400", 400, "personalizations.0.to.0.email", "ada@exa mple.com does not contain a valid address.")
+	base, deps := providertest.Loopback(t, func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(a.Status)
+		_, _ = w.Write([]byte(a.Body))
+	})
+	p, _ := New(config(base), deps)
+	_, err := p.Send(context.Background(), message)
+	var perr *provider.Error
+	if !errors.As(err, &perr) || !errors.Is(err, provider.ErrRejected) {
+		t.Fatalf("err %v", err)
+	}
+	if perr.Public != "sendgrid answered 400 on personalizations.0.to.0.email" || strings.Contains(err.Error(), "ada@") {
+		t.Fatalf("public %q, error %q", perr.Public, err)
+	}
+}
+
+func TestNewRefusesBadConfig(t *testing.T) {
+	deps := provider.Deps{HTTPClient: http.DefaultClient, Logger: slog.New(slog.DiscardHandler), Now: time.Now}
+	for name, patch := range map[string]map[string]any{
+		"from with a name":     {"fromEmail": "Ada <ada@example.com>"},
+		"base url with a path": {"apiBaseUrl": "https://api.sendgrid.com/v3"},
+		"key not a string":     {"apiKey": 42},
+		"public key not text":  {"webhookPublicKey": true},
+	} {
+		cfg := config("https://api.sendgrid.com")
+		for k, v := range patch {
+			cfg[k] = v
+		}
+		if _, err := New(cfg, deps); err == nil {
+			t.Errorf("%s: New succeeded", name)
+		}
+	}
+}
