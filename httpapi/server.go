@@ -189,6 +189,9 @@ func (s *Server) routes() []route {
 
 		{"POST", "/v1/admin/tenants", authAdmin, s.createTenant},
 		{"POST", "/v1/admin/tenants/{tenantId}/api-keys", authAdmin, s.adminCreateAPIKey},
+		{"GET", "/v1/admin/tenants", authAdmin, s.adminListTenants},
+		{"GET", "/v1/admin/tenants/{tenantId}/api-keys", authAdmin, s.adminListAPIKeys},
+		{"DELETE", "/v1/admin/tenants/{tenantId}/api-keys/{prefix}", authAdmin, s.adminRevokeAPIKey},
 		{"GET", "/v1/admin/events", authAdmin, s.adminEvents},
 
 		{"GET", "/v1/api-keys", authTenant, s.listAPIKeys},

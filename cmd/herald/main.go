@@ -17,7 +17,8 @@ const usage = `herald — notification orchestration
 
 Usage:
   herald serve [--http ADDR] [--data DIR] [--nats-url URLS] [--nats-creds FILE] [--replicas N] [--sync interval|always] [--memory-limit SIZE]
-  herald tenant create NAME
+  herald tenant create NAME | tenant list
+  herald key create TENANT | key list TENANT | key revoke TENANT PREFIX
   herald audit [--tenant ID] [--since RFC3339] [--type EVENT_TYPE] [--follow]
   herald rebuild
   herald devmail [--smtp ADDR] [--http ADDR] [--max N]
@@ -26,7 +27,8 @@ Usage:
   herald help
 
 audit and rebuild also take --data, --nats-url and --nats-creds (and audit
---http), like serve. Configuration comes from flags, then HERALD_*
+--http), like serve; tenant and key take --http and --data (where
+admin.token is, unless HERALD_ADMIN_TOKEN is set) before their arguments. Configuration comes from flags, then HERALD_*
 environment variables, then defaults; see README.md and docs/operations.md.
 `
 
@@ -56,10 +58,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "serve":
 		return serve(ctx, args[1:], stderr)
 	case "tenant":
-		if len(args) != 3 || args[1] != "create" {
-			return errUsage
-		}
-		return tenantCreate(ctx, args[2], stdout)
+		return tenantCmd(ctx, args[1:], stdout)
+	case "key":
+		return keyCmd(ctx, args[1:], stdout)
 	case "devmail":
 		return devmailCmd(ctx, args[1:], stderr)
 	case "bench":
