@@ -16,7 +16,8 @@ import (
 const usage = `herald — notification orchestration
 
 Usage:
-  herald serve [--http ADDR] [--data DIR] [--nats-url URLS] [--nats-creds FILE] [--replicas N] [--sync interval|always] [--memory-limit SIZE]
+  herald serve [--http ADDR] [--data DIR] [--nats-url URLS] [--nats-creds FILE] [--replicas N] [--sync interval|always]
+               [--memory-limit SIZE] [--public-url URL] [--inbox-origins ORIGINS]   (herald serve --help: every setting)
   herald tenant create NAME | tenant list
   herald key create TENANT | key list TENANT | key revoke TENANT PREFIX
   herald audit [--tenant ID] [--since RFC3339] [--type EVENT_TYPE] [--follow]
@@ -27,9 +28,10 @@ Usage:
   herald help
 
 audit and rebuild also take --data, --nats-url and --nats-creds (and audit
---http), like serve; tenant and key take --http and --data (where
-admin.token is, unless HERALD_ADMIN_TOKEN is set) before their arguments. Configuration comes from flags, then HERALD_*
-environment variables, then defaults; see README.md and docs/operations.md.
+--http), like serve; tenant and key take --http and --data (the dir holding
+admin.token, unless HERALD_ADMIN_TOKEN is set) before their arguments.
+Configuration comes from flags, then HERALD_* environment variables, then
+defaults; herald serve --help lists every setting.
 `
 
 // errUsage marks a command line that does not parse; main exits 2.
@@ -56,7 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	switch args[0] {
 	case "serve":
-		return serve(ctx, args[1:], stderr)
+		return serve(ctx, args[1:], stdout, stderr)
 	case "tenant":
 		return tenantCmd(ctx, args[1:], stdout)
 	case "key":
