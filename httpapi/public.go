@@ -296,3 +296,16 @@ func (s *Server) savePreferences(w http.ResponseWriter, r *http.Request) error {
 	s.page(w, http.StatusOK, "preferences", st.view(true))
 	return nil
 }
+
+// docsURL is where the home page sends a reader for the documentation:
+// the docs/ directory of the project's repository.
+const docsURL = "https://github.com/heraldhq/herald/tree/main/docs"
+
+// home answers GET /: a small page saying what runs here, so that a
+// person who opens the server's address in a browser is not met by a
+// JSON 404. It has no script (the same headers as the public pages).
+func (s *Server) home(w http.ResponseWriter, _ *http.Request) error {
+	setPublicHeaders(w)
+	s.page(w, http.StatusOK, "home", map[string]any{"Title": "Herald", "Docs": docsURL})
+	return nil
+}

@@ -182,6 +182,7 @@ type route struct {
 // routes lists every route of the API: the one place they are declared.
 func (s *Server) routes() []route {
 	return []route{
+		{"GET", "/", authNone, s.home},
 		{"GET", "/healthz", authNone, s.healthz},
 		{"GET", "/readyz", authNone, s.readyz},
 		{"GET", "/metrics", authNone, s.metrics},
