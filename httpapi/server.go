@@ -354,6 +354,10 @@ func bearer(r *http.Request) string {
 	return strings.TrimSpace(h[7:])
 }
 
+// errTenantWantsKey answers a subscriber's inbox token on a tenant route.
+var errTenantWantsKey = apierr.New(apierr.CodeUnauthorized,
+	"this route takes a tenant API key (hk_…); an inbox token opens only the /v1/inbox routes")
+
 func (s *Server) tenantAuth(next handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		tenant, err := s.deps.Control.Authenticate(bearer(r))
@@ -363,6 +367,9 @@ func (s *Server) tenantAuth(next handlerFunc) handlerFunc {
 			if werr := s.caughtUp(r); werr == nil {
 				tenant, err = s.deps.Control.Authenticate(bearer(r))
 			}
+		}
+		if errors.Is(err, apierr.ErrUnauthenticated) && strings.HasPrefix(bearer(r), control.InboxTokenPrefix) {
+			return errTenantWantsKey
 		}
 		if err != nil {
 			return err
