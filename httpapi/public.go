@@ -192,6 +192,9 @@ type preferenceBox struct {
 
 type preferenceRow struct {
 	WorkflowID string
+	// Name is the workflow's display name, its id when it declared none;
+	// Description its sentence, or "".
+	Name, Description string
 	Critical   bool
 	Boxes      []preferenceBox
 }
@@ -203,6 +206,8 @@ type preferenceState struct {
 	doc    preferences.Doc
 	listed []preferences.Listed
 	kinds  []string
+	// text holds each workflow's display name and description, by id.
+	text map[string][2]string
 }
 
 func (s *Server) preferenceState(c links.Claims) (preferenceState, error) {
@@ -215,8 +220,10 @@ func (s *Server) preferenceState(c links.Claims) (preferenceState, error) {
 	if err != nil {
 		return st, err
 	}
+	st.text = make(map[string][2]string, len(wfs))
 	for _, wf := range wfs {
 		st.listed = append(st.listed, preferences.Listed{WorkflowID: wf.WorkflowID, Defaults: wf.Defaults})
+		st.text[wf.WorkflowID] = [2]string{wf.Name, wf.Description}
 	}
 	chs, err := s.deps.Control.Channels(c.Tenant)
 	if err != nil {
@@ -240,10 +247,14 @@ func (st preferenceState) view(saved bool) map[string]any {
 	}
 	var rows []preferenceRow
 	for _, l := range st.listed {
-		row := preferenceRow{WorkflowID: l.WorkflowID, Critical: l.Defaults.Critical}
+		row := preferenceRow{WorkflowID: l.WorkflowID, Name: st.text[l.WorkflowID][0],
+			Description: st.text[l.WorkflowID][1], Critical: l.Defaults.Critical}
+		if row.Name == "" {
+			row.Name = l.WorkflowID
+		}
 		for _, k := range st.kinds {
 			row.Boxes = append(row.Boxes, preferenceBox{Value: l.WorkflowID + "/" + k, ID: "box-" + l.WorkflowID + "-" + k,
-				Label: l.WorkflowID + ": " + kindLabels[k], Checked: preferences.Allows(st.doc, l.WorkflowID, l.Defaults, k),
+				Label: row.Name + ": " + kindLabels[k], Checked: preferences.Allows(st.doc, l.WorkflowID, l.Defaults, k),
 				Locked: l.Defaults.Critical})
 		}
 		rows = append(rows, row)
