@@ -118,3 +118,28 @@ func waitReady(t *testing.T, addr string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestHealthcheck: herald healthcheck succeeds against a live server, on
+// its address or on the wildcard address it listens on, and fails where
+// nothing answers.
+func TestHealthcheck(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr := testnet.FreeAddr(t)
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--data", t.TempDir(), "--http", addr}, &bytes.Buffer{}, &bytes.Buffer{})
+	}()
+	defer func() { cancel(); <-done }()
+	waitReady(t, addr)
+	_, port, _ := strings.Cut(addr, ":")
+	for _, a := range []string{addr, "0.0.0.0:" + port} {
+		var out bytes.Buffer
+		if err := run(ctx, []string{"healthcheck", "--http", a}, &out, &out); err != nil || strings.TrimSpace(out.String()) != "ok" {
+			t.Errorf("healthcheck %s: %v %q", a, err, out.String())
+		}
+	}
+	if err := run(ctx, []string{"healthcheck", "--http", testnet.FreeAddr(t)}, &bytes.Buffer{}, &bytes.Buffer{}); err == nil || errors.Is(err, errUsage) {
+		t.Errorf("healthcheck where nothing listens: %v", err)
+	}
+}

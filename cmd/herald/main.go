@@ -24,6 +24,7 @@ Usage:
   herald rebuild
   herald devmail [--smtp ADDR] [--http ADDR] [--max N]
   herald bench [--quick] [--json] [--scenarios LIST] [--sync LIST] [--sizes LIST] …  (herald bench -h)
+  herald healthcheck [--http ADDR]   (exits 0 when GET /healthz answers 200; the image's HEALTHCHECK)
   herald version
   herald help
 
@@ -63,6 +64,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return tenantCmd(ctx, args[1:], stdout)
 	case "key":
 		return keyCmd(ctx, args[1:], stdout)
+	case "healthcheck":
+		return healthcheckCmd(ctx, args[1:], stdout)
 	case "devmail":
 		return devmailCmd(ctx, args[1:], stderr)
 	case "bench":

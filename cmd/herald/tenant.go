@@ -38,7 +38,7 @@ func newAdminClient(name string, args []string, want int) (*adminClient, []strin
 	if err != nil {
 		return nil, nil, err
 	}
-	return &adminClient{addr: cfg.HTTPAddr, token: token}, fs.Args(), nil
+	return &adminClient{addr: localAddr(cfg.HTTPAddr), token: token}, fs.Args(), nil
 }
 
 // call sends one admin request and decodes a 2xx answer into out (nil:
