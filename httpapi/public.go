@@ -195,8 +195,8 @@ type preferenceRow struct {
 	// Name is the workflow's display name, its id when it declared none;
 	// Description its sentence, or "".
 	Name, Description string
-	Critical   bool
-	Boxes      []preferenceBox
+	Critical          bool
+	Boxes             []preferenceBox
 }
 
 type kindColumn struct{ Kind, Label string }

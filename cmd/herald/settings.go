@@ -68,19 +68,6 @@ func flagUsage(env string) string {
 	return plain(s.meaning) + " (" + s.env + ")"
 }
 
-// settingsTable writes settings as the README's Markdown table.
-func settingsTable(w io.Writer) {
-	fmt.Fprintln(w, "| env | flag | default | meaning |")
-	fmt.Fprintln(w, "|---|---|---|---|")
-	for _, s := range settings {
-		flag := ""
-		if s.flag != "" {
-			flag = "`" + s.flag + "`"
-		}
-		fmt.Fprintf(w, "| `%s` | %s | %s | %s |\n", s.env, flag, s.def, s.meaning)
-	}
-}
-
 // serveHelp writes `herald serve --help`: every setting, flag or not.
 func serveHelp(w io.Writer) {
 	fmt.Fprint(w, `Usage: herald serve [flags]

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -142,5 +144,18 @@ func TestSettings(t *testing.T) {
 		if !strings.Contains(help.String(), s.env) || !strings.Contains(help.String(), s.flag) {
 			t.Errorf("serve --help lacks %s %s", s.env, s.flag)
 		}
+	}
+}
+
+// settingsTable writes settings as the README's Markdown table.
+func settingsTable(w io.Writer) {
+	fmt.Fprintln(w, "| env | flag | default | meaning |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	for _, s := range settings {
+		flag := ""
+		if s.flag != "" {
+			flag = "`" + s.flag + "`"
+		}
+		fmt.Fprintf(w, "| `%s` | %s | %s | %s |\n", s.env, flag, s.def, s.meaning)
 	}
 }
