@@ -11,9 +11,18 @@ LDFLAGS := -X main.buildVersion=$(VERSION) -X main.buildCommit=$(COMMIT)
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/herald
 
-## run: herald serve on the embedded default (./herald-data, 127.0.0.1:8080)
+# The development loop's settings: a .env file beside this Makefile, one
+# HERALD_NAME=value a line (no quotes, no spaces around =; # comments), is
+# read by make run and make devmail and exported to herald. herald itself
+# never reads .env: in production the environment is the service
+# manager's. It is git-ignored.
+-include .env
+export $(shell sed -n 's/^[[:space:]]*\(HERALD_[A-Z0-9_]*\)[[:space:]]*=.*/\1/p' .env 2>/dev/null)
+
+## run: herald serve on the embedded default (./herald-data, 127.0.0.1:8080);
+## ARGS adds flags, e.g. make run ARGS="--public-url http://127.0.0.1:8080"
 run: build
-	./$(BIN) serve
+	./$(BIN) serve $(ARGS)
 
 ## devmail: the development SMTP catcher (127.0.0.1:1025, UI on :8025)
 devmail: build

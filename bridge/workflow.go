@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/heraldhq/herald/bridge/internal/replayhook"
 	"github.com/heraldhq/herald/bridge/wire"
@@ -22,6 +25,8 @@ type Workflow struct {
 	payloadSchema json.RawMessage
 	critical      bool
 	defaults      map[Channel]bool
+	name          string
+	description   string
 }
 
 // WorkflowOption configures a [Workflow] in [NewWorkflow].
@@ -65,6 +70,31 @@ func WithDefaultChannels(channels map[Channel]bool) WorkflowOption {
 	}
 }
 
+// WithName gives the workflow a display name, shown to subscribers on the
+// preference page and to the tenant in GET /v1/workflows instead of its
+// id ("Weekly digest" for weekly_digest). At most [MaxWorkflowName]
+// characters of text without control characters; [NewWorkflow] checks it.
+// The default is none: the id shows.
+func WithName(name string) WorkflowOption {
+	return func(w *Workflow) { w.name = name }
+}
+
+// WithDescription gives the workflow a sentence saying what it sends,
+// shown under its name on the preference page and in GET /v1/workflows.
+// At most [MaxWorkflowDescription] characters, one line; [NewWorkflow]
+// checks it.
+// The default is none.
+func WithDescription(description string) WorkflowOption {
+	return func(w *Workflow) { w.description = description }
+}
+
+// Bounds of a workflow's display text, in characters; the service refuses
+// a sync whose Bridge declares longer ones.
+const (
+	MaxWorkflowName        = 100
+	MaxWorkflowDescription = 500
+)
+
 // NewWorkflow validates and returns a workflow definition. fn is the body
 // of the workflow; it runs from the top on every call the service makes for
 // the run, so it must be deterministic (see the package documentation):
@@ -101,6 +131,15 @@ func NewWorkflow[P any](id string, fn func(ctx *Context, payload P) error, opts 
 	for _, opt := range opts {
 		opt(w)
 	}
+	for _, t := range []struct {
+		what, v string
+		max     int
+	}{{"name", w.name, MaxWorkflowName}, {"description", w.description, MaxWorkflowDescription}} {
+		if !utf8.ValidString(t.v) || utf8.RuneCountInString(t.v) > t.max || strings.ContainsFunc(t.v, unicode.IsControl) {
+			return nil, fmt.Errorf("%w: the %s of %q is not text of at most %d characters without control characters",
+				ErrInvalidWorkflow, t.what, id, t.max)
+		}
+	}
 	if w.payloadSchema != nil {
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(w.payloadSchema, &obj); err != nil || obj == nil {
@@ -129,6 +168,7 @@ func (w *Workflow) ID() string { return w.id }
 // info describes the workflow for discover.
 func (w *Workflow) info() wire.WorkflowInfo {
 	wi := wire.WorkflowInfo{WorkflowID: w.id, PayloadSchema: w.payloadSchema, Critical: w.critical}
+	wi.Name, wi.Description = w.name, w.description
 	if len(w.defaults) > 0 {
 		wi.Preferences = &wire.WorkflowPreferences{Channels: make(map[string]bool, len(w.defaults))}
 		for k, v := range w.defaults {

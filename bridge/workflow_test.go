@@ -3,6 +3,7 @@ package bridge_test
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/heraldhq/herald/bridge"
@@ -101,4 +102,22 @@ func TestRegister(t *testing.T) {
 		}
 	}()
 	reg.MustRegister(a)
+}
+
+func TestWorkflowDisplayTextBounds(t *testing.T) {
+	fn := func(*bridge.Context, struct{}) error { return nil }
+	if _, err := bridge.NewWorkflow("a", fn, bridge.WithName(strings.Repeat("é", bridge.MaxWorkflowName)),
+		bridge.WithDescription(strings.Repeat("d", bridge.MaxWorkflowDescription))); err != nil {
+		t.Fatalf("text at its bounds: %v", err)
+	}
+	for name, opt := range map[string]bridge.WorkflowOption{
+		"long name":         bridge.WithName(strings.Repeat("n", bridge.MaxWorkflowName+1)),
+		"long description":  bridge.WithDescription(strings.Repeat("d", bridge.MaxWorkflowDescription+1)),
+		"not UTF-8":         bridge.WithName("\xff"),
+		"control character": bridge.WithDescription("two\nlines"),
+	} {
+		if _, err := bridge.NewWorkflow("a", fn, opt); !errors.Is(err, bridge.ErrInvalidWorkflow) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
 }

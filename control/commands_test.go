@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -240,6 +241,10 @@ func TestSyncCodes(t *testing.T) {
 		{"bad id and bad preferences", []wire.WorkflowInfo{{WorkflowID: "9bad"},
 			{WorkflowID: "b", Preferences: &wire.WorkflowPreferences{Channels: map[string]bool{"fax": false}}}}, nil,
 			"invalid_preferences", []string{"workflows[0].workflowId", "workflows[1].preferences.channels.fax"}},
+		{"display text over its bounds or with control characters", []wire.WorkflowInfo{
+			{WorkflowID: "a", Name: strings.Repeat("n", 101)}, {WorkflowID: "b", Description: "line\nbreak"},
+			{WorkflowID: "c", Name: strings.Repeat("é", 100), Description: strings.Repeat("d", 500)}}, nil,
+			"validation_failed", []string{"workflows[0].name", "workflows[1].description"}},
 	}
 	for _, c := range cases {
 		rt.discover = func() ([]wire.WorkflowInfo, error) { return c.infos, c.err }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/bridge/wire"
@@ -37,6 +40,9 @@ type Workflow struct {
 	// preferences (DefaultChannels nil for none).
 	Critical        bool
 	DefaultChannels map[string]bool
+	// Name and Description are the workflow's display text; empty for
+	// none.
+	Name, Description string
 }
 
 // Sync asks the tenant's Bridge which workflows it serves, records them,
@@ -96,7 +102,7 @@ func (c *Control) view(wfs []events.SyncedWorkflow) []Workflow {
 	out := make([]Workflow, 0, len(wfs))
 	now := c.now()
 	for _, w := range wfs {
-		v := Workflow{WorkflowID: w.WorkflowID, Schedule: w.Schedule, Critical: w.Critical}
+		v := Workflow{WorkflowID: w.WorkflowID, Schedule: w.Schedule, Critical: w.Critical, Name: w.Name, Description: w.Description}
 		if w.Preferences != nil {
 			v.DefaultChannels = w.Preferences.Channels
 		}
@@ -126,7 +132,8 @@ func (c *Control) synced(ctx context.Context, tenant string) ([]events.SyncedWor
 // (schedule_too_frequent), then the ids and the schedules themselves, all
 // problems listed (invalid_schedule when any schedule is bad, else
 // invalid_preferences when a workflow's default preferences name an
-// unknown kind, else invalid_workflow_id). The schedule of a workflow with a bad id is
+// unknown kind, else validation_failed when a name or description is out
+// of bounds, else invalid_workflow_id). The schedule of a workflow with a bad id is
 // checked only for its frequency.
 func (c *Control) checkDiscovered(infos []wire.WorkflowInfo) ([]events.SyncedWorkflow, error) {
 	if len(infos) > MaxSyncWorkflows {
@@ -180,9 +187,14 @@ func (c *Control) checkDiscovered(infos []wire.WorkflowInfo) ([]events.SyncedWor
 			}
 		}
 		sw := events.SyncedWorkflow{WorkflowID: w.WorkflowID, Schedule: w.Schedule, PayloadSchema: w.PayloadSchema}
+		var badText bool
+		sw.Name, sw.Description, badText = checkDisplayText(&p, field, w)
+		if badText && code == apierr.CodeInvalidWorkflowID {
+			code = apierr.CodeValidationFailed
+		}
 		if pp := checkWorkflowPreferences(&sw, field, w); len(pp) > 0 {
 			p = append(p, pp...)
-			if code == apierr.CodeInvalidWorkflowID {
+			if code == apierr.CodeInvalidWorkflowID || code == apierr.CodeValidationFailed {
 				code = apierr.CodeInvalidPreferences
 			}
 		}
@@ -203,4 +215,27 @@ func clip(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
+}
+
+// Bounds of a workflow's display text, in characters (the Go SDK's
+// bridge.MaxWorkflowName and MaxWorkflowDescription).
+const (
+	maxWorkflowName        = 100
+	maxWorkflowDescription = 500
+)
+
+// checkDisplayText returns a discovered workflow's name and description,
+// adding a problem to p for one that is over its bound, not UTF-8, or
+// holds control characters (it is shown in pages and mails).
+func checkDisplayText(p *apierr.Problems, field string, w wire.WorkflowInfo) (name, description string, bad bool) {
+	for _, t := range []struct {
+		field, v string
+		max      int
+	}{{".name", w.Name, maxWorkflowName}, {".description", w.Description, maxWorkflowDescription}} {
+		if !utf8.ValidString(t.v) || utf8.RuneCountInString(t.v) > t.max || strings.ContainsFunc(t.v, unicode.IsControl) {
+			bad = true
+			p.Add(field+t.field, "must be at most %d characters of text, without control characters", t.max)
+		}
+	}
+	return strings.TrimSpace(w.Name), strings.TrimSpace(w.Description), bad
 }

@@ -151,9 +151,10 @@ func (c *Control) CreateAPIKey(ctx context.Context, tenantID string) (NewAPIKey,
 // RevokeAPIKey revokes a tenant's key by prefix; it is refused at once.
 //
 // A prefix that is not of the minted form is apierr.ErrNotFound at once: it never
-// reaches a subject.
+// reaches a subject; so is a tenant id that is not of the minted form (the
+// admin API names the tenant in its path).
 func (c *Control) RevokeAPIKey(ctx context.Context, tenantID, prefix string) error {
-	if !ValidKeyPrefix(prefix) {
+	if !ValidKeyPrefix(prefix) || !ValidTenantID(tenantID) {
 		return apierr.Errorf(apierr.CodeNotFound, "no API key with this prefix")
 	}
 	subject := eventlog.Subject(tenantID, eventlog.AggAPIKey, prefix)
@@ -190,5 +191,25 @@ func (c *Control) Authenticate(raw string) (string, error) {
 
 // APIKeys lists a tenant's live keys: prefixes and creation times.
 func (c *Control) APIKeys(tenantID string, p projections.Page) ([]projections.APIKey, string, error) {
+	return c.store.APIKeys(tenantID, p)
+}
+
+// Tenants lists every tenant in id order (the admin API).
+func (c *Control) Tenants(p projections.Page) ([]projections.Tenant, string, error) {
+	return c.store.Tenants(p)
+}
+
+// TenantAPIKeys lists the live keys of a tenant the admin names: a tenant
+// id that is not known is apierr.ErrNotFound (tenant_not_found), so that
+// a mistyped id is not taken for a tenant without keys.
+func (c *Control) TenantAPIKeys(tenantID string, p projections.Page) ([]projections.APIKey, string, error) {
+	if !ValidTenantID(tenantID) {
+		return nil, "", apierr.Errorf(apierr.CodeTenantNotFound, "no such tenant")
+	}
+	if _, err := c.store.Tenant(tenantID); errors.Is(err, projections.ErrNotFound) {
+		return nil, "", apierr.Errorf(apierr.CodeTenantNotFound, "tenant %q does not exist", tenantID)
+	} else if err != nil {
+		return nil, "", err
+	}
 	return c.store.APIKeys(tenantID, p)
 }

@@ -29,6 +29,10 @@ type SyncedWorkflow struct {
 	Critical bool `json:"critical,omitempty"`
 	// Preferences holds the workflow's default preferences; nil for none.
 	Preferences *WorkflowPreferences `json:"preferences,omitempty"`
+	// Name and Description are the workflow's display name and sentence,
+	// as the Bridge declared them (bounded by control); empty for none.
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
 }
 
 // WorkflowsSyncedData is the whole list of a sync: it replaces the last.

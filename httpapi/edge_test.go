@@ -97,6 +97,11 @@ func TestEveryIDSlotRefusesTenKilobytes(t *testing.T) {
 	cases := []edgeCase{
 		{"/v1/admin/tenants/{tenantId}/api-keys", "POST", "/v1/admin/tenants/" + esc + "/api-keys", "admin", nil, nil, nf},
 		{"/v1/admin/tenants/{tenantId}/api-keys", "POST", "/v1/admin/tenants/" + dotted + "/api-keys", "admin", nil, nil, nf},
+		{"/v1/admin/tenants/{tenantId}/api-keys", "GET", "/v1/admin/tenants/" + esc + "/api-keys", "admin", nil, nil, nf},
+		{"/v1/admin/tenants/{tenantId}/api-keys", "GET", "/v1/admin/tenants/" + dotted + "/api-keys", "admin", nil, nil, nf},
+		{"/v1/admin/tenants/{tenantId}/api-keys/{prefix}", "DELETE", "/v1/admin/tenants/" + esc + "/api-keys/hk_abcdefgh", "admin", nil, nil, nf},
+		{"/v1/admin/tenants/{tenantId}/api-keys/{prefix}", "DELETE", "/v1/admin/tenants/" + dotted + "/api-keys/" + esc, "admin", nil, nil, nf},
+		{"/v1/admin/tenants", "GET", "/v1/admin/tenants?cursor=" + q, "admin", nil, nil, inv},
 		{"/v1/admin/events", "GET", "/v1/admin/events?tenant=" + q, "admin", nil, nil, inv},
 		{"/v1/api-keys/{prefix}", "DELETE", "/v1/api-keys/" + esc, "tenant", nil, nil, nf},
 		{"/v1/api-keys/{prefix}", "DELETE", "/v1/api-keys/" + dotted, "tenant", nil, nil, nf},

@@ -30,6 +30,10 @@ func inboxOf(ctx context.Context) control.InboxIdentity {
 // is 28 characters; a longer one is no message (404).
 const maxMessageIDChars = 64
 
+// errInboxWantsToken answers a tenant API key on an inbox route.
+var errInboxWantsToken = apierr.New(apierr.CodeUnauthorized,
+	"this route takes a subscriber's inbox token (hit_…, minted by POST /v1/subscribers/{externalId}/inbox-tokens), not a tenant API key")
+
 // inboxAuth authenticates a subscriber route with an inbox token: the
 // Authorization header's, or (when query is set: the stream, which a
 // browser's EventSource opens without headers) ?token=. The tenant's rate
@@ -46,6 +50,12 @@ func (s *Server) inboxAuth(next handlerFunc, query bool) handlerFunc {
 			if werr := s.caughtUp(r); werr == nil {
 				id, err = s.deps.Control.AuthenticateInbox(raw)
 			}
+		}
+		if errors.Is(err, apierr.ErrUnauthenticated) && strings.HasPrefix(raw, "hk_") {
+			// A tenant's API key on a subscriber's route: saying only
+			// "invalid" would send its owner looking for a fault in a
+			// key that may be fine. Whether it is, is not checked.
+			return errInboxWantsToken
 		}
 		if err != nil {
 			return err

@@ -192,8 +192,11 @@ type preferenceBox struct {
 
 type preferenceRow struct {
 	WorkflowID string
-	Critical   bool
-	Boxes      []preferenceBox
+	// Name is the workflow's display name, its id when it declared none;
+	// Description its sentence, or "".
+	Name, Description string
+	Critical          bool
+	Boxes             []preferenceBox
 }
 
 type kindColumn struct{ Kind, Label string }
@@ -203,6 +206,8 @@ type preferenceState struct {
 	doc    preferences.Doc
 	listed []preferences.Listed
 	kinds  []string
+	// text holds each workflow's display name and description, by id.
+	text map[string][2]string
 }
 
 func (s *Server) preferenceState(c links.Claims) (preferenceState, error) {
@@ -215,8 +220,10 @@ func (s *Server) preferenceState(c links.Claims) (preferenceState, error) {
 	if err != nil {
 		return st, err
 	}
+	st.text = make(map[string][2]string, len(wfs))
 	for _, wf := range wfs {
 		st.listed = append(st.listed, preferences.Listed{WorkflowID: wf.WorkflowID, Defaults: wf.Defaults})
+		st.text[wf.WorkflowID] = [2]string{wf.Name, wf.Description}
 	}
 	chs, err := s.deps.Control.Channels(c.Tenant)
 	if err != nil {
@@ -240,10 +247,14 @@ func (st preferenceState) view(saved bool) map[string]any {
 	}
 	var rows []preferenceRow
 	for _, l := range st.listed {
-		row := preferenceRow{WorkflowID: l.WorkflowID, Critical: l.Defaults.Critical}
+		row := preferenceRow{WorkflowID: l.WorkflowID, Name: st.text[l.WorkflowID][0],
+			Description: st.text[l.WorkflowID][1], Critical: l.Defaults.Critical}
+		if row.Name == "" {
+			row.Name = l.WorkflowID
+		}
 		for _, k := range st.kinds {
 			row.Boxes = append(row.Boxes, preferenceBox{Value: l.WorkflowID + "/" + k, ID: "box-" + l.WorkflowID + "-" + k,
-				Label: l.WorkflowID + ": " + kindLabels[k], Checked: preferences.Allows(st.doc, l.WorkflowID, l.Defaults, k),
+				Label: row.Name + ": " + kindLabels[k], Checked: preferences.Allows(st.doc, l.WorkflowID, l.Defaults, k),
 				Locked: l.Defaults.Critical})
 		}
 		rows = append(rows, row)
@@ -294,5 +305,18 @@ func (s *Server) savePreferences(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	s.page(w, http.StatusOK, "preferences", st.view(true))
+	return nil
+}
+
+// docsURL is where the home page sends a reader for the documentation:
+// the docs/ directory of the project's repository.
+const docsURL = "https://github.com/heraldhq/herald/tree/main/docs"
+
+// home answers GET /: a small page saying what runs here, so that a
+// person who opens the server's address in a browser is not met by a
+// JSON 404. It has no script (the same headers as the public pages).
+func (s *Server) home(w http.ResponseWriter, _ *http.Request) error {
+	setPublicHeaders(w)
+	s.page(w, http.StatusOK, "home", map[string]any{"Title": "Herald", "Docs": docsURL})
 	return nil
 }

@@ -185,6 +185,7 @@ type route struct {
 // routes lists every route of the API: the one place they are declared.
 func (s *Server) routes() []route {
 	return []route{
+		{"GET", "/", authNone, s.home},
 		{"GET", "/healthz", authNone, s.healthz},
 		{"GET", "/readyz", authNone, s.readyz},
 		{"GET", "/metrics", authNone, s.metrics},
@@ -192,6 +193,9 @@ func (s *Server) routes() []route {
 
 		{"POST", "/v1/admin/tenants", authAdmin, s.createTenant},
 		{"POST", "/v1/admin/tenants/{tenantId}/api-keys", authAdmin, s.adminCreateAPIKey},
+		{"GET", "/v1/admin/tenants", authAdmin, s.adminListTenants},
+		{"GET", "/v1/admin/tenants/{tenantId}/api-keys", authAdmin, s.adminListAPIKeys},
+		{"DELETE", "/v1/admin/tenants/{tenantId}/api-keys/{prefix}", authAdmin, s.adminRevokeAPIKey},
 		{"GET", "/v1/admin/events", authAdmin, s.adminEvents},
 
 		{"GET", "/v1/api-keys", authTenant, s.listAPIKeys},
@@ -360,6 +364,10 @@ func bearer(r *http.Request) string {
 	return strings.TrimSpace(h[7:])
 }
 
+// errTenantWantsKey answers a subscriber's inbox token on a tenant route.
+var errTenantWantsKey = apierr.New(apierr.CodeUnauthorized,
+	"this route takes a tenant API key (hk_…); an inbox token opens only the /v1/inbox routes")
+
 func (s *Server) tenantAuth(next handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		tenant, err := s.deps.Control.Authenticate(bearer(r))
@@ -369,6 +377,9 @@ func (s *Server) tenantAuth(next handlerFunc) handlerFunc {
 			if werr := s.caughtUp(r); werr == nil {
 				tenant, err = s.deps.Control.Authenticate(bearer(r))
 			}
+		}
+		if errors.Is(err, apierr.ErrUnauthenticated) && strings.HasPrefix(bearer(r), control.InboxTokenPrefix) {
+			return errTenantWantsKey
 		}
 		if err != nil {
 			return err

@@ -81,3 +81,39 @@ func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) error {
 	return removeByPath(w, r, "prefix", s.deps.Control.RevokeAPIKey)
 }
+
+type tenantView struct {
+	TenantID  string `json:"tenantId"`
+	Name      string `json:"name"`
+	CreatedAt string `json:"createdAt"`
+}
+
+func (s *Server) adminListTenants(w http.ResponseWriter, r *http.Request) error {
+	return servePage(s, w, r, s.deps.Control.Tenants, func(t projections.Tenant) tenantView {
+		return tenantView{TenantID: t.TenantID, Name: t.Name, CreatedAt: ts(t.CreatedAt)}
+	})
+}
+
+func (s *Server) adminListAPIKeys(w http.ResponseWriter, r *http.Request) error {
+	tenant, err := pathVar(r, "tenantId")
+	if err != nil {
+		return err
+	}
+	return servePage(s, w, r, func(p projections.Page) ([]projections.APIKey, string, error) {
+		return s.deps.Control.TenantAPIKeys(tenant, p)
+	}, func(k projections.APIKey) apiKeyView {
+		return apiKeyView{Prefix: k.Prefix, CreatedAt: ts(k.CreatedAt)}
+	})
+}
+
+func (s *Server) adminRevokeAPIKey(w http.ResponseWriter, r *http.Request) error {
+	tenant, err := pathVar(r, "tenantId")
+	if err != nil {
+		return err
+	}
+	prefix, err := pathVar(r, "prefix")
+	if err != nil {
+		return err
+	}
+	return noContent(w, s.deps.Control.RevokeAPIKey(r.Context(), tenant, prefix))
+}

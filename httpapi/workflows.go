@@ -14,6 +14,10 @@ type workflowView struct {
 	// (CONTRACT §11); Preferences is null without defaults.
 	Critical    bool                 `json:"critical"`
 	Preferences *workflowPreferences `json:"preferences"`
+	// Name and Description are the workflow's display text as discover
+	// declared it; null when not declared.
+	Name        *string `json:"name"`
+	Description *string `json:"description"`
 }
 
 type workflowPreferences struct {
@@ -27,6 +31,12 @@ type workflowsView struct {
 func viewWorkflows(wfs []control.Workflow) workflowsView {
 	return workflowsView{Workflows: mapSlice(wfs, func(w control.Workflow) workflowView {
 		v := workflowView{WorkflowID: w.WorkflowID, Schedule: w.Schedule, NextRunAt: tsPtr(w.NextRunAt), Critical: w.Critical}
+		if w.Name != "" {
+			v.Name = &w.Name
+		}
+		if w.Description != "" {
+			v.Description = &w.Description
+		}
 		if w.DefaultChannels != nil {
 			v.Preferences = &workflowPreferences{Channels: w.DefaultChannels}
 		}

@@ -21,6 +21,9 @@ var (
 // see it.
 type WorkflowDefaults struct {
 	WorkflowID string `json:"workflowId"`
+	// Name and Description are the workflow's display text (empty: none).
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
 	preferences.Defaults
 }
 
@@ -68,7 +71,8 @@ func applyWorkflowsSynced(tx *bolt.Tx, ev eventlog.Event, d events.WorkflowsSync
 		return err
 	}
 	for _, w := range d.Workflows {
-		v := WorkflowDefaults{WorkflowID: w.WorkflowID, Defaults: preferences.Defaults{Critical: w.Critical}}
+		v := WorkflowDefaults{WorkflowID: w.WorkflowID, Name: w.Name, Description: w.Description,
+			Defaults: preferences.Defaults{Critical: w.Critical}}
 		if w.Preferences != nil {
 			v.Channels = w.Preferences.Channels
 		}

@@ -99,3 +99,12 @@ func (s *Store) APIKeys(tenantID string, p Page) (keys []APIKey, next string, er
 	})
 	return keys, next, err
 }
+
+// Tenants lists every tenant in id order (the admin API's list).
+func (s *Store) Tenants(p Page) (tenants []Tenant, next string, err error) {
+	err = s.view(func(tx *bolt.Tx) error {
+		tenants, next, err = listPrefix(tx.Bucket(bucketTenants), nil, p, decodeJSON[Tenant])
+		return err
+	})
+	return tenants, next, err
+}

@@ -104,6 +104,11 @@ type WorkflowInfo struct {
 	PayloadSchema json.RawMessage      `json:"payloadSchema"`
 	Critical      bool                 `json:"critical,omitempty"`
 	Preferences   *WorkflowPreferences `json:"preferences,omitempty"`
+	// Name and Description are what people see of the workflow (the
+	// preference page, GET /v1/workflows): a short display name and a
+	// sentence. Absent when unset; the page then shows the workflow id.
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
 }
 
 // WorkflowPreferences are a workflow's default preferences: per channel

@@ -16,18 +16,23 @@ import (
 const usage = `herald — notification orchestration
 
 Usage:
-  herald serve [--http ADDR] [--data DIR] [--nats-url URLS] [--nats-creds FILE] [--replicas N] [--sync interval|always] [--memory-limit SIZE]
-  herald tenant create NAME
+  herald serve [--http ADDR] [--data DIR] [--nats-url URLS] [--nats-creds FILE] [--replicas N] [--sync interval|always]
+               [--memory-limit SIZE] [--public-url URL] [--inbox-origins ORIGINS]   (herald serve --help: every setting)
+  herald tenant create NAME | tenant list
+  herald key create TENANT | key list TENANT | key revoke TENANT PREFIX
   herald audit [--tenant ID] [--since RFC3339] [--type EVENT_TYPE] [--follow]
   herald rebuild
   herald devmail [--smtp ADDR] [--http ADDR] [--max N]
   herald bench [--quick] [--json] [--scenarios LIST] [--sync LIST] [--sizes LIST] …  (herald bench -h)
+  herald healthcheck [--http ADDR]   (exits 0 when GET /healthz answers 200; the image's HEALTHCHECK)
   herald version
   herald help
 
 audit and rebuild also take --data, --nats-url and --nats-creds (and audit
---http), like serve. Configuration comes from flags, then HERALD_*
-environment variables, then defaults; see README.md and docs/operations.md.
+--http), like serve; tenant and key take --http and --data (the dir holding
+admin.token, unless HERALD_ADMIN_TOKEN is set) before their arguments.
+Configuration comes from flags, then HERALD_* environment variables, then
+defaults; herald serve --help lists every setting.
 `
 
 // errUsage marks a command line that does not parse; main exits 2.
@@ -54,12 +59,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	switch args[0] {
 	case "serve":
-		return serve(ctx, args[1:], stderr)
+		return serve(ctx, args[1:], stdout, stderr)
 	case "tenant":
-		if len(args) != 3 || args[1] != "create" {
-			return errUsage
-		}
-		return tenantCreate(ctx, args[2], stdout)
+		return tenantCmd(ctx, args[1:], stdout)
+	case "key":
+		return keyCmd(ctx, args[1:], stdout)
+	case "healthcheck":
+		return healthcheckCmd(ctx, args[1:], stdout)
 	case "devmail":
 		return devmailCmd(ctx, args[1:], stderr)
 	case "bench":

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,23 +14,18 @@ import (
 	"github.com/heraldhq/herald/service"
 )
 
-func serve(ctx context.Context, args []string, stderr io.Writer) error {
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f service.Flags
-	fs := newFlagSet("serve")
-	fs.StringVar(&f.HTTPAddr, "http", "", "REST API address (HERALD_HTTP_ADDR)")
-	fs.StringVar(&f.DataDir, "data", "", "data directory (HERALD_DATA_DIR)")
-	fs.StringVar(&f.NATSURL, "nats-url", "", "external NATS URLs, comma separated (HERALD_NATS_URL)")
-	fs.StringVar(&f.NATSCreds, "nats-creds", "", "NATS credentials file (HERALD_NATS_CREDS)")
-	fs.IntVar(&f.Replicas, "replicas", 0, "stream replicas (HERALD_REPLICAS)")
-	fs.StringVar(&f.Sync, "sync", "", "interval or always (HERALD_SYNC)")
-	memFlag := fs.String("memory-limit", "", "the Go runtime's soft memory limit, e.g. 500MiB or off (HERALD_MEMORY_LIMIT; GOMEMLIMIT, when set, wins)")
-	fs.StringVar(&f.PublicURL, "public-url", "", "base URL at which browsers and mailbox providers reach this server, for unsubscribe links (HERALD_PUBLIC_URL)")
-	fs.StringVar(&f.InboxOrigins, "inbox-origins", "", "origins whose pages may call the inbox API, comma separated, or * (HERALD_INBOX_ORIGINS)")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		return fmt.Errorf("%w: serve: %v", errUsage, err)
+	var memFlag string
+	fs := serveFlags(&f, &memFlag)
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		serveHelp(stdout)
+		return nil
+	} else if err != nil || fs.NArg() > 0 {
+		return fmt.Errorf("%w: serve: %v (herald serve --help lists every setting)", errUsage, err)
 	}
 	cfg, err := service.LoadConfig(os.Getenv, f)
-	mem, memErr := resolveMemoryLimit(*memFlag, os.Getenv)
+	mem, memErr := resolveMemoryLimit(memFlag, os.Getenv)
 	if err := errors.Join(err, memErr); err != nil {
 		return fmt.Errorf("configuration:\n%w", err)
 	}
@@ -68,6 +64,22 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	logger.Info("stopped")
 	return runErr
+}
+
+// serveFlags declares serve's flags into f and memoryLimit; their usage
+// comes from the settings table, like serve --help.
+func serveFlags(f *service.Flags, memoryLimit *string) *flag.FlagSet {
+	fs := newFlagSet("serve")
+	fs.StringVar(&f.HTTPAddr, "http", "", flagUsage("HERALD_HTTP_ADDR"))
+	fs.StringVar(&f.DataDir, "data", "", flagUsage("HERALD_DATA_DIR"))
+	fs.StringVar(&f.NATSURL, "nats-url", "", flagUsage("HERALD_NATS_URL"))
+	fs.StringVar(&f.NATSCreds, "nats-creds", "", flagUsage("HERALD_NATS_CREDS"))
+	fs.IntVar(&f.Replicas, "replicas", 0, flagUsage("HERALD_REPLICAS"))
+	fs.StringVar(&f.Sync, "sync", "", flagUsage("HERALD_SYNC"))
+	fs.StringVar(memoryLimit, "memory-limit", "", flagUsage(envMemoryLimit))
+	fs.StringVar(&f.PublicURL, "public-url", "", flagUsage("HERALD_PUBLIC_URL"))
+	fs.StringVar(&f.InboxOrigins, "inbox-origins", "", flagUsage("HERALD_INBOX_ORIGINS"))
+	return fs
 }
 
 // newLogger returns the process logger: JSON lines on stderr; the level

@@ -1,0 +1,314 @@
+package main
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/internal/testnet"
+	"github.com/heraldhq/herald/internal/testsmtp"
+)
+
+// providers is one loopback server speaking the APIs of Twilio, Slack,
+// FCM (with its token endpoint) and a webhook receiver, recording the
+// path of every request it accepted.
+type providers struct {
+	*httptest.Server
+	mu   sync.Mutex
+	hits map[string]int // by provider: sms, chat, push, webhook
+}
+
+func startProviders(t *testing.T) *providers {
+	p := &providers{hits: map[string]int{}}
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		hit := ""
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/Messages.json"):
+			hit = "sms"
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, `{"sid":"SM0123456789abcdef0123456789abcdef"}`)
+		case r.URL.Path == "/api/chat.postMessage":
+			hit = "chat"
+			_, _ = io.WriteString(w, `{"ok":true,"channel":"C0123","ts":"1700000000.000100"}`)
+		case r.URL.Path == "/token":
+			_, _ = io.WriteString(w, `{"access_token":"ya29.test","expires_in":3599,"token_type":"Bearer"}`)
+		case strings.HasSuffix(r.URL.Path, "/messages:send"):
+			hit = "push"
+			_, _ = io.WriteString(w, `{"name":"projects/acme-test/messages/1"}`)
+		case r.URL.Path == "/hook":
+			hit = "webhook"
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			http.NotFound(w, r)
+		}
+		if hit != "" {
+			p.mu.Lock()
+			p.hits[hit]++
+			p.mu.Unlock()
+		}
+	}))
+	t.Cleanup(p.Close)
+	return p
+}
+
+func (p *providers) count(kind string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.hits[kind]
+}
+
+// serviceAccount is an FCM service account whose tokens come from
+// tokenURI, with a fresh RSA key.
+func serviceAccount(t *testing.T, tokenURI string) string {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(map[string]string{"type": "service_account", "project_id": "acme-test",
+		"private_key_id": "k1", "private_key": string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
+		"client_email": "herald@acme-test.iam.gserviceaccount.com", "token_uri": tokenURI})
+	return string(b)
+}
+
+// startExample builds this example Bridge as a program, runs it on addr
+// with secret until the test ends, and returns once it answers.
+func startExample(t *testing.T, addr, secret string) {
+	bin := filepath.Join(t.TempDir(), "bridge")
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "HERALD_SIGNING_SECRET="+secret, "BRIDGE_ADDR="+addr,
+		"DIGEST_RECIPIENT=ops", "DIGEST_SCHEDULE=* * * * * *") // a tick every second
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
+	deadline := time.Now().Add(time.Minute) // a guard against a hang only
+	for {
+		if resp, err := http.Get("http://" + addr + "/"); err == nil {
+			resp.Body.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the example Bridge never answered")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestEveryWorkflowThroughHerald builds the example Bridge, binds it to a
+// running herald service with a channel of every kind (email failing over
+// from a dead SES endpoint to SMTP, SMS, chat and push on loopback servers
+// speaking their providers' APIs, a webhook receiver, the in-app inbox),
+// and drives each of its workflows to the end its doc page describes.
+func TestEveryWorkflowThroughHerald(t *testing.T) {
+	mail := testsmtp.Start(t, testsmtp.Options{})
+	prov := startProviders(t)
+	h := testherald.Start(t, testherald.Options{Env: map[string]string{"HERALD_PUBLIC_URL": "http://herald.test"}})
+	_, key := h.Tenant("Acme")
+	do := func(method, path string, body any, want int) testherald.Response {
+		t.Helper()
+		r := h.Do(method, path, key, body)
+		if r.Status != want {
+			t.Fatalf("%s %s: %d %s", method, path, r.Status, r.Body)
+		}
+		return r
+	}
+	channel := func(channelKey string, priority int, config map[string]any) {
+		do("POST", "/v1/channels", map[string]any{"channelKey": channelKey, "priority": priority, "config": config}, http.StatusCreated)
+	}
+	channel("email-ses", 0, map[string]any{"region": "eu-west-1", "accessKeyId": "AKIDEXAMPLE", "secretAccessKey": "secret",
+		"fromEmail": "hello@acme.test", "endpoint": "http://" + testnet.FreeAddr(t)}) // nothing listens: fails over
+	channel("email-smtp", 1, map[string]any{"host": "127.0.0.1", "port": mail.Port, "fromEmail": "hello@acme.test"})
+	channel("sms-twilio", 0, map[string]any{"accountSid": "AC0123456789abcdef0123456789abcdef", "authToken": "token",
+		"from": "+15550000000", "apiBaseUrl": prov.URL})
+	channel("chat-slack", 0, map[string]any{"botToken": "xoxb-test", "apiBaseUrl": prov.URL})
+	channel("push-fcm", 0, map[string]any{"serviceAccountJson": serviceAccount(t, prov.URL+"/token"), "apiBaseUrl": prov.URL})
+	channel("webhook", 0, map[string]any{"url": prov.URL + "/hook"})
+	channel("in-app", 0, map[string]any{})
+
+	addr := testnet.FreeAddr(t)
+	var bind struct{ SigningSecret string }
+	do("PUT", "/v1/bridge", map[string]string{"webhookUrl": "http://" + addr + "/"}, http.StatusOK).JSON(t, &bind)
+	startExample(t, addr, bind.SigningSecret)
+	var synced struct{ Workflows []map[string]any }
+	do("POST", "/v1/sync", nil, http.StatusOK).JSON(t, &synced)
+	if len(synced.Workflows) != 8 {
+		t.Fatalf("sync: %+v", synced)
+	}
+
+	for id, contacts := range map[string]map[string][]string{
+		"ada": {"email": {"ada@example.com"}, "sms": {"+14155550123"}, "chat": {"U0123ABCD"}, "push": {"device-token-ada"}},
+		"bob": {"email": {"bob@example.com"}},
+		"sam": {"sms": {"+14155550199"}},
+		"ops": {"email": {"ops@example.com"}},
+	} {
+		do("PUT", "/v1/subscribers/"+id, map[string]any{"contacts": contacts, "attributes": map[string]any{"firstName": id}}, http.StatusCreated)
+	}
+	trigger := func(workflow, subscriber string, payload any) string {
+		t.Helper()
+		var tr struct{ Runs []struct{ RunID string } }
+		do("POST", "/v1/events", map[string]any{"workflowId": workflow, "to": map[string]any{"subscriberId": subscriber},
+			"payload": payload}, http.StatusAccepted).JSON(t, &tr)
+		if len(tr.Runs) != 1 {
+			t.Fatalf("trigger %s: %+v", workflow, tr)
+		}
+		return tr.Runs[0].RunID
+	}
+	const wait = time.Minute // a guard against a hang only
+	completed := func(runID string) map[string]any {
+		t.Helper()
+		run := h.WaitRun(key, runID, wait, "completed", "failed", "cancelled")
+		if run["status"] != "completed" {
+			t.Fatalf("run %s of %s: %v", runID, run["workflowId"], run)
+		}
+		return run
+	}
+	mailTo := func(addr, subject string) string {
+		t.Helper()
+		deadline := time.Now().Add(wait)
+		for time.Now().Before(deadline) {
+			for _, m := range mail.Messages() {
+				if len(m.To) == 1 && m.To[0] == addr && strings.Contains(string(m.Data), subject) {
+					return string(m.Data)
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("no mail to %s about %q", addr, subject)
+		return ""
+	}
+	inbox := func(subscriber, subject string) {
+		t.Helper()
+		r := do("GET", "/v1/subscribers/"+subscriber+"/inbox", nil, http.StatusOK)
+		if !strings.Contains(string(r.Body), subject) {
+			t.Fatalf("%s's inbox lacks %q: %s", subscriber, subject, r.Body)
+		}
+	}
+
+	// welcome.
+	{
+		completed(trigger("welcome", "ada", nil))
+		mailTo("ada@example.com", "Welcome to Acme, ada!")
+		completed(trigger("welcome", "sam", nil)) // no e-mail address: a text instead
+		if prov.count("sms") != 1 {
+			t.Errorf("sam's welcome text: %d SMS sent", prov.count("sms"))
+		}
+	}
+	// approval.
+	{
+		runID := trigger("approval", "ada", map[string]any{"title": "Expense #42", "approverId": "bob", "timeout": "1h"})
+		h.WaitRun(key, runID, wait, "waiting")
+		mailTo("bob@example.com", "Approval needed: Expense #42")
+		do("POST", "/v1/events/"+runID+"/signal", map[string]any{"event": "approved", "payload": map[string]any{"by": "bob"}}, http.StatusAccepted)
+		completed(runID)
+		mailTo("ada@example.com", "Approved: Expense #42")
+	}
+	// order_shipped on every kind, email failing over.
+	{
+		runID := trigger("order_shipped", "ada", map[string]any{"orderId": "A-1001", "carrier": "Parcelco"})
+		completed(runID)
+		mailTo("ada@example.com", "Your order A-1001 has shipped")
+		for _, kind := range []string{"sms", "chat", "push", "webhook"} {
+			if prov.count(kind) == 0 {
+				t.Errorf("the %s provider received nothing", kind)
+			}
+		}
+		inbox("ada", "Order A-1001 has shipped")
+		var rows struct{ Data []map[string]any }
+		do("GET", "/v1/deliveries?runId="+runID, nil, http.StatusOK).JSON(t, &rows)
+		tried := map[string]any{}
+		for _, row := range rows.Data {
+			tried[row["channelKey"].(string)] = row["status"]
+		}
+		if tried["email-ses"] != "failed" || tried["email-smtp"] != "sent" {
+			t.Errorf("the email did not fail over from SES to SMTP: %v", tried)
+		}
+	}
+	// reminder after a delay.
+	{
+		completed(trigger("reminder", "ada", map[string]any{"text": "Renew your plan", "after": "1s"}))
+		inbox("ada", "Renew your plan")
+	}
+	// comment_digest.
+	{
+		var runs []string
+		for i := range 3 {
+			runs = append(runs, trigger("comment_digest", "ada", map[string]any{"thread": "t1", "author": "user" + strconv.Itoa(i),
+				"text": "comment " + strconv.Itoa(i), "window": "3s"}))
+		}
+		completed(runs[0])
+		for _, r := range runs[1:] {
+			if run := h.WaitRun(key, r, wait, "digested", "completed", "failed"); run["status"] != "digested" {
+				t.Errorf("a joining run ended %v", run["status"])
+			}
+		}
+		mailTo("ada@example.com", "3 new comments on t1")
+	}
+	// newsletter with footer links and default channels.
+	{
+		run := completed(trigger("newsletter", "ada", map[string]any{"title": "Acme in May", "body": "Dark mode is here."}))
+		body := mailTo("ada@example.com", "Acme in May")
+		if !strings.Contains(body, "http://herald.test/p/") || !strings.Contains(body, "http://herald.test/u/") {
+			t.Errorf("the footer lacks the links:\n%s", body)
+		}
+		steps, _ := run["steps"].([]any)
+		last, _ := steps[len(steps)-1].(map[string]any)
+		if out, _ := last["output"].(map[string]any); out["reason"] != "preference" {
+			t.Errorf("the in-app copy, off by default, was not skipped: %v", last)
+		}
+	}
+	// password_reset is critical.
+	{
+		do("PATCH", "/v1/subscribers/ada/preferences", map[string]any{"channels": map[string]bool{"email": false}}, http.StatusOK)
+		completed(trigger("password_reset", "ada", map[string]any{"resetUrl": "https://acme.test/reset/x"}))
+		body := mailTo("ada@example.com", "Reset your password")
+		if !strings.Contains(body, "http://herald.test/p/") || strings.Contains(body, "/u/") {
+			t.Errorf("a critical e-mail's footer has the preference link only:\n%s", body)
+		}
+	}
+	// daily_digest on its schedule.
+	{
+		deadline := time.Now().Add(wait)
+		for {
+			var list struct{ Data []map[string]any }
+			do("GET", "/v1/runs?status=completed&limit=500", nil, http.StatusOK).JSON(t, &list)
+			found := false
+			for _, r := range list.Data {
+				found = found || r["workflowId"] == "daily_digest"
+			}
+			if found {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no daily_digest run completed")
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		mailTo("ops@example.com", "Acme daily digest for")
+	}
+}
