@@ -7,6 +7,7 @@ import (
 
 	"github.com/heraldhq/herald/delivery/fcm"
 	"github.com/heraldhq/herald/delivery/provider"
+	"github.com/heraldhq/herald/delivery/resend"
 	"github.com/heraldhq/herald/delivery/ses"
 	"github.com/heraldhq/herald/delivery/slack"
 	"github.com/heraldhq/herald/delivery/smtp"
@@ -23,6 +24,7 @@ import (
 var registry = map[string]provider.New{
 	smtp.ChannelKey:    smtp.New,
 	ses.ChannelKey:     ses.New,
+	resend.ChannelKey:  resend.New,
 	twilio.ChannelKey:  twilio.New,
 	slack.ChannelKey:   slack.New,
 	fcm.ChannelKey:     fcm.New,
