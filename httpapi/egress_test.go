@@ -44,13 +44,18 @@ var notDestinations = map[string]bool{
 	"username": true, "password": true, "fromEmail": true, "fromName": true, // email-smtp
 	"region": true, "accessKeyId": true, "secretAccessKey": true, // email-ses
 	"accountSid": true, "authToken": true, "from": true, // sms-twilio
-	"botToken": true, // chat-slack
-	"secret":   true, // webhook
+	"botToken": true,                        // chat-slack
+	"secret":   true,                        // webhook
+	"apiKey":   true, "webhookSecret": true, // email-resend
 }
 
 // looksLikeDestination: a field named so, or checked as a URL, is a
 // destination whatever the list above says.
 var looksLikeDestination = regexp.MustCompile(`(?i)(url|uri|host|endpoint|server|webhook)`)
+
+// keyLike: a field named as a key or secret (webhookSecret, the key that
+// checks a provider's webhooks) names no place, whatever else it says.
+var keyLike = regexp.MustCompile(`(Secret|Key)$`)
 
 // destValue is a value of a field of kind d naming host.
 func destValue(t *testing.T, d delivery.Dest, host string) string {
@@ -72,7 +77,8 @@ func destValue(t *testing.T, d delivery.Dest, host string) string {
 // sampleConfig is a valid config of e whose every destination is public.
 func sampleConfig(t *testing.T, e delivery.CatalogEntry) map[string]any {
 	t.Helper()
-	samples := map[string]any{"region": "eu-west-1", "secret": "whsec_c2VjcmV0", "from": "+15550100"}
+	samples := map[string]any{"region": "eu-west-1", "secret": "whsec_c2VjcmV0", "from": "+15550100",
+		"webhookSecret": "whsec_c2VjcmV0"}
 	config := map[string]any{}
 	for _, f := range e.Fields {
 		switch {
@@ -134,7 +140,8 @@ func TestEveryCatalogDestinationRefusedAtConfiguration(t *testing.T) {
 			if f.Type != delivery.TypeString {
 				continue
 			}
-			looks := looksLikeDestination.MatchString(f.Name) || strings.HasPrefix(f.Check.Pattern, "^https?://")
+			looks := looksLikeDestination.MatchString(f.Name) && !keyLike.MatchString(f.Name) ||
+				strings.HasPrefix(f.Check.Pattern, "^https?://")
 			switch {
 			case f.Dest == delivery.NoDest && (looks || !notDestinations[f.Name]):
 				t.Errorf("%s: field %s is not marked as a destination (delivery.Field.Dest) nor listed in notDestinations", e.ChannelKey, f.Name)
