@@ -85,8 +85,8 @@ func (h *hookReceiver) ofType(typ string) []map[string]any {
 }
 
 const (
-	resendSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
-	inboundPublic    = "https://herald.example"
+	resendSecret  = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	inboundPublic = "https://herald.example"
 )
 
 type inboundFixture struct {
@@ -318,6 +318,10 @@ func TestResendBounceEndToEnd(t *testing.T) {
 	}
 	if status, _ := f.post(f.inboundPath(), resendSecret, "msg_late", resendBody("email.delivered", cyID, "")); status != 200 {
 		t.Fatalf("the new URL: %d", status)
+	}
+	// A body over 1 MiB is refused before anything is read into it.
+	if status, _ := f.post(f.inboundPath(), resendSecret, "msg_big", `{"x":"`+strings.Repeat("a", 2<<20)+`"}`); status != 413 {
+		t.Fatalf("a 2 MiB body: %d", status)
 	}
 	// Garbage tokens are a 404 that says nothing.
 	if status, _ := f.post("/in/nope", resendSecret, "x", "{}"); status != 404 {

@@ -99,15 +99,6 @@ func For(channelKey string) (Verifier, bool) {
 	return v, ok
 }
 
-// ChannelKeys lists the channel keys with a verifier.
-func ChannelKeys() []string {
-	out := make([]string, 0, len(verifiers))
-	for k := range verifiers {
-		out = append(out, k)
-	}
-	return out
-}
-
 // configString is a string field of the config, "" when absent.
 func configString(config map[string]any, name string) string {
 	s, _ := config[name].(string)

@@ -33,7 +33,7 @@ func verifyTwilio(_ context.Context, r Request, _ Deps) (Result, error) {
 	if err != nil {
 		return Result{}, ErrSignature
 	}
-	if !hmac.Equal([]byte(sig), []byte(TwilioSignature(token, r.URL, form))) {
+	if !hmac.Equal([]byte(sig), []byte(twilioSignature(token, r.URL, form))) {
 		return Result{}, ErrSignature
 	}
 	sid, status := form.Get("MessageSid"), form.Get("MessageStatus")
@@ -52,8 +52,8 @@ func verifyTwilio(_ context.Context, r Request, _ Deps) (Result, error) {
 	return Result{Reports: keep([]Report{rep})}, nil
 }
 
-// TwilioSignature is the X-Twilio-Signature of a form posted to rawURL.
-func TwilioSignature(authToken, rawURL string, form url.Values) string {
+// twilioSignature is the X-Twilio-Signature of a form posted to rawURL.
+func twilioSignature(authToken, rawURL string, form url.Values) string {
 	var b strings.Builder
 	b.WriteString(rawURL)
 	keys := make([]string, 0, len(form))
@@ -305,12 +305,4 @@ func verifyMailgun(_ context.Context, r Request, _ Deps) (Result, error) {
 		return Result{}, nil
 	}
 	return Result{Reports: keep([]Report{rep})}, nil
-}
-
-// MailgunSignature is the signature of a Mailgun webhook (for tests and
-// documentation).
-func MailgunSignature(key, timestamp, token string) string {
-	mac := hmac.New(sha256.New, []byte(key))
-	mac.Write([]byte(timestamp + token))
-	return hex.EncodeToString(mac.Sum(nil))
 }
