@@ -323,6 +323,21 @@ func TestResendBounceEndToEnd(t *testing.T) {
 	if status, _ := f.post(f.inboundPath(), resendSecret, "msg_big", `{"x":"`+strings.Repeat("a", 2<<20)+`"}`); status != 413 {
 		t.Fatalf("a 2 MiB body: %d", status)
 	}
+	// herald audit shows the reports, none holding an address; erasing
+	// the bounced subscriber keeps its row's events and its suppression.
+	audit := f.h.Do("GET", "/v1/admin/events?type=DeliveryReported", f.h.AdminToken(), nil)
+	if audit.Status != 200 || strings.Count(string(audit.Body), "\n") != 4 || strings.Contains(string(audit.Body), "example.com") {
+		t.Fatalf("audit of the reports: %d %s", audit.Status, audit.Body)
+	}
+	f.call("DELETE", "/v1/subscribers/ada?erase=true", nil, 204)
+	if r := f.rows(runID); r[0].Status != "bounced" || len(r[0].Events) != 1 || r[0].Address != "" {
+		t.Fatalf("the bounced row after erasure: %+v", r)
+	}
+	var supl struct{ Data []map[string]any }
+	f.call("GET", "/v1/suppressions", nil, 200).JSON(t, &supl)
+	if len(supl.Data) != 2 {
+		t.Fatalf("suppressions after erasure: %v", supl.Data)
+	}
 	// Garbage tokens are a 404 that says nothing.
 	if status, _ := f.post("/in/nope", resendSecret, "x", "{}"); status != 404 {
 		t.Fatalf("a bad token: %d", status)
