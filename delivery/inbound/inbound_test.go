@@ -157,10 +157,16 @@ func resendEvent(typ, id, bounce string) string {
 func TestResend(t *testing.T) {
 	tampered := resendReq(t, "msg_1", now, resendEvent("email.bounced", "em_1", "Permanent"))
 	tampered.Body = []byte(resendEvent("email.bounced", "em_2", "Permanent"))
+	standard := resendReq(t, "msg_s", now, resendEvent("email.delivered", "em_1", ""))
+	for _, h := range []string{"id", "timestamp", "signature"} {
+		standard.Header.Set("webhook-"+h, standard.Header.Get("svix-"+h))
+		standard.Header.Del("svix-" + h)
+	}
 	noSecret := resendReq(t, "msg_1", now, resendEvent("email.delivered", "em_1", ""))
 	noSecret.Config = map[string]any{}
 	run(t, "email-resend", inbound.Deps{}, []verifyCase{
 		{"delivered", resendReq(t, "msg_1", now, resendEvent("email.delivered", "em_1", "")), []string{"delivered@em_1#msg_1"}},
+		{"webhook- headers", standard, []string{"delivered@em_1#msg_s"}},
 		{"hard bounce", resendReq(t, "msg_2", now, resendEvent("email.bounced", "em_1", "Permanent")), []string{"bounced/hard@em_1#msg_2"}},
 		{"soft bounce", resendReq(t, "msg_3", now, resendEvent("email.bounced", "em_1", "Transient")), []string{"bounced/soft@em_1#msg_3"}},
 		{"complained", resendReq(t, "msg_4", now, resendEvent("email.complained", "em_1", "")), []string{"complained@em_1#msg_4"}},

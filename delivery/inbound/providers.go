@@ -80,12 +80,11 @@ func verifyResend(_ context.Context, r Request, _ Deps) (Result, error) {
 	if err != nil {
 		return Result{}, ErrSignature
 	}
-	id := r.Header.Get("svix-id")
+	// Svix names the standard's three headers svix-*; either set works.
+	id, ts, sig := r.Header.Get("svix-id"), r.Header.Get("svix-timestamp"), r.Header.Get("svix-signature")
 	if id == "" {
-		id = r.Header.Get(webhooksig.HeaderID)
+		id, ts, sig = r.Header.Get(webhooksig.HeaderID), r.Header.Get(webhooksig.HeaderTimestamp), r.Header.Get(webhooksig.HeaderSignature)
 	}
-	ts := r.Header.Get("svix-timestamp") + r.Header.Get(webhooksig.HeaderTimestamp)
-	sig := r.Header.Get("svix-signature") + " " + r.Header.Get(webhooksig.HeaderSignature)
 	if secret.Verify(id, ts, sig, r.Body, r.Now) != nil {
 		return Result{}, ErrSignature
 	}
