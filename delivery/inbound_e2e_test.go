@@ -2,11 +2,17 @@ package delivery_test
 
 import (
 	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha1"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -352,5 +358,81 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 			t.Fatalf("no %s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// texted sends one SMS.
+var texted = bridge.MustWorkflow("texted", func(ctx *bridge.Context, _ any) error {
+	_, err := bridge.Send(ctx, "sms", "sms", func(context.Context) (bridge.SendContent, error) {
+		return bridge.SendContent{Body: "Your code is 1234"}, nil
+	})
+	return err
+})
+
+// TestTwilioStatusCallbackEndToEnd: Twilio signs the URL it calls, query
+// included, with the channel's auth token: an SMS sent through a loopback
+// Twilio API, then its status callbacks posted to the inboundUrl with a
+// query: undelivered is recorded failed (with its error code), a
+// callback signed over another URL is 401, a sent callback is 202.
+func TestTwilioStatusCallbackEndToEnd(t *testing.T) {
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, `{"sid":"SM0123456789abcdef0123456789abcdef","status":"queued"}`)
+	}))
+	t.Cleanup(api.Close)
+	h := testherald.Start(t, testherald.Options{Env: map[string]string{"HERALD_PUBLIC_URL": inboundPublic}})
+	_, key := h.Tenant("Acme")
+	f := &inboundFixture{t: t, h: h, key: key}
+	const authToken = "twilio-auth-token-5e1f"
+	f.call("POST", "/v1/channels", map[string]any{"channelKey": "sms-twilio", "config": map[string]any{
+		"accountSid": "AC123", "authToken": authToken, "from": "+15550100", "apiBaseUrl": api.URL}}, 201)
+	f.call("PUT", "/v1/subscribers/ada", map[string]any{"contacts": map[string]any{"sms": []string{"+14155550123"}}}, 201)
+	h.Bridge(key, bridge.NewRegistry().MustRegister(texted))
+	var tr struct{ Runs []struct{ RunID string } }
+	f.call("POST", "/v1/events", map[string]any{"workflowId": "texted", "to": map[string]any{"subscriberId": "ada"}}, 202).JSON(t, &tr)
+	h.WaitRun(key, tr.Runs[0].RunID, 20*time.Second, "completed")
+
+	var chs []struct{ ChannelKey, InboundURL string }
+	f.call("GET", "/v1/channels", nil, 200).JSON(t, &chs)
+	inURL := chs[0].InboundURL + "?site=eu"
+	post := func(signedURL string, status string) int {
+		form := url.Values{"MessageSid": {"SM0123456789abcdef0123456789abcdef"}, "MessageStatus": {status},
+			"ErrorCode": {"30003"}, "AccountSid": {"AC123"}, "To": {"+14155550123"}}
+		keys := make([]string, 0, len(form))
+		for k := range form {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		s := signedURL
+		for _, k := range keys {
+			s += k + form.Get(k)
+		}
+		mac := hmac.New(sha1.New, []byte(authToken))
+		mac.Write([]byte(s))
+		req, _ := http.NewRequest("POST", h.URL()+strings.TrimPrefix(inURL, inboundPublic), strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-Twilio-Signature", base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+		resp, err := h.Client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if st := post(chs[0].InboundURL, "undelivered"); st != 401 {
+		t.Fatalf("signed without the query: %d", st)
+	}
+	if st := post(inURL, "sent"); st != 202 {
+		t.Fatalf("sent: %d", st)
+	}
+	if st := post(inURL, "undelivered"); st != 200 {
+		t.Fatalf("undelivered: %d", st)
+	}
+	r := f.rows(tr.Runs[0].RunID)
+	if len(r) != 1 || r[0].Status != "failed" || len(r[0].Events) != 1 || r[0].Events[0].Detail != "30003" {
+		t.Fatalf("row %+v", r)
+	}
+	if sup := f.suppressions(); len(sup) != 0 {
+		t.Fatalf("an undelivered SMS suppressed: %v", sup)
 	}
 }
