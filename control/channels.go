@@ -10,6 +10,7 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/projections"
+	"github.com/heraldhq/herald/secrets"
 )
 
 // ChannelInput is the command of POST /v1/channels.
@@ -219,4 +220,29 @@ func channelNotFound(key string) error { return channelErr(projections.ErrNotFou
 // channel does not exist.
 func channelErr(err error, key string) error {
 	return notFound(err, apierr.CodeChannelNotFound, "no channel %.64q is configured", key)
+}
+
+// RotateInboundToken gives one of the tenant's channels a new inbound
+// generation: the inbound URLs shown before stop opening, and the
+// channel's view shows a new one. It returns the channel as the
+// projections hold it. Errors: apierr.ErrNotFound (channel_not_found).
+func (c *Control) RotateInboundToken(ctx context.Context, tenant, channelKey string) (projections.Channel, error) {
+	if _, known := delivery.LookupChannel(channelKey); !known {
+		return projections.Channel{}, channelNotFound(channelKey)
+	}
+	gen, err := secrets.NewToken("", 22)
+	if err != nil {
+		return projections.Channel{}, err
+	}
+	subject := eventlog.Subject(tenant, eventlog.AggChannel, channelKey)
+	err = c.appendIfFound(ctx, tenant, subject, events.ChannelInboundRotated,
+		events.ChannelInboundRotatedData{ChannelKey: channelKey, Generation: gen},
+		func() error {
+			_, err := c.store.Channel(tenant, channelKey)
+			return channelErr(err, channelKey)
+		})
+	if err != nil {
+		return projections.Channel{}, err
+	}
+	return c.store.Channel(tenant, channelKey)
 }

@@ -261,6 +261,20 @@ var catalog = []CatalogEntry{
 			fromEmail, {Name: "fromName", Type: TypeString}, optionalSecret("webhookSigningKey"), baseURL("apiBaseUrl")},
 	},
 	{
+		ChannelKey: "email-resend",
+		Kind:       KindEmail,
+		Label:      "Email (Resend)",
+		Fields: []Field{
+			secret("apiKey"),
+			{Name: "fromEmail", Type: TypeString, Required: true, Check: Check{Email: true}},
+			{Name: "fromName", Type: TypeString},
+			// webhookSecret is the signing secret of the Resend webhook
+			// that posts to the channel's inbound URL.
+			{Name: "webhookSecret", Type: TypeString, Secret: true, Check: Check{Pattern: whsecPattern, Means: whsecMeans}},
+			baseURL("apiBaseUrl"),
+		},
+	},
+	{
 		ChannelKey: "sms-twilio",
 		Kind:       KindSMS,
 		Label:      "SMS (Twilio)",

@@ -47,6 +47,12 @@ func TestCatalogJSON(t *testing.T) {
 		`{"name":"fromName","type":"string","required":false,"secret":false},` +
 		`{"name":"webhookSigningKey","type":"string","required":false,"secret":true},` +
 		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
+		`{"channelKey":"email-resend","kind":"email","label":"Email (Resend)","fields":[` +
+		`{"name":"apiKey","type":"string","required":true,"secret":true},` +
+		`{"name":"fromEmail","type":"string","required":true,"secret":false},` +
+		`{"name":"fromName","type":"string","required":false,"secret":false},` +
+		`{"name":"webhookSecret","type":"string","required":false,"secret":true},` +
+		`{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},` +
 		`{"channelKey":"sms-twilio","kind":"sms","label":"SMS (Twilio)","fields":[` +
 		`{"name":"accountSid","type":"string","required":true,"secret":false},` +
 		`{"name":"authToken","type":"string","required":true,"secret":true},` +

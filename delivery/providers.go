@@ -12,6 +12,7 @@ import (
 	"github.com/heraldhq/herald/delivery/mailgun"
 	"github.com/heraldhq/herald/delivery/postmark"
 	"github.com/heraldhq/herald/delivery/provider"
+	"github.com/heraldhq/herald/delivery/resend"
 	"github.com/heraldhq/herald/delivery/sendgrid"
 	"github.com/heraldhq/herald/delivery/ses"
 	"github.com/heraldhq/herald/delivery/slack"
@@ -43,6 +44,7 @@ var registry = map[string]provider.New{
 	vonage.ChannelKey:   vonage.New,
 	expo.ChannelKey:     expo.New,
 	apns.ChannelKey:     apns.New,
+	resend.ChannelKey:   resend.New,
 }
 
 // providers returns the constructors a Service uses: the registry, the

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/apierr"
+	"github.com/heraldhq/herald/delivery/inbound"
 	"github.com/heraldhq/herald/delivery/provider"
 	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/eventlog"
@@ -97,6 +98,16 @@ type Config struct {
 	// workflows (CONTRACT §12). Zero, or a Maker without a public URL: no
 	// List-Unsubscribe header.
 	Links *links.Maker
+	// Inbound is what the verifiers of provider events may reach (the
+	// SNS certificates of SES events). Zero: SES events are refused.
+	Inbound inbound.Deps
+	// ConfirmSNS answers an SNS subscription confirmation (a GET of its
+	// SubscribeURL, an allowed Amazon URL). Zero: it is logged, not
+	// answered.
+	ConfirmSNS func(ctx context.Context, subscribeURL string) error
+	// Reported, when set, is told of every provider report recorded: the
+	// channel key and the status (metrics).
+	Reported func(channelKey, status string)
 }
 
 func (c *Config) setDefaults() {

@@ -124,6 +124,13 @@ func (s *Service) suppressedReason(tenant, kind, address string) (string, error)
 // recordTimeout); a failure is logged, not returned: the send's own
 // outcome is recorded already.
 func (s *Service) suppressBounce(ctx context.Context, tenant, kind, address, attemptID string, log *slog.Logger) {
+	s.suppressFor(ctx, tenant, kind, address, attemptID, events.SuppressionHardBounce, attemptID+".suppress", log)
+}
+
+// suppressFor suppresses address of kind with reason, after attempt
+// attemptID; msgID dedupes the append. As suppressBounce, an address
+// already suppressed is left as it is.
+func (s *Service) suppressFor(ctx context.Context, tenant, kind, address, attemptID, reason, msgID string, log *slog.Logger) {
 	addr, err := NormalizeAddress(kind, address)
 	if err != nil {
 		return
@@ -143,8 +150,8 @@ func (s *Service) suppressBounce(ctx context.Context, tenant, kind, address, att
 			return err // nil: suppressed already
 		}
 		seq, err := s.cfg.Log.Append(ctx, eventlog.Record{Subject: subject, Type: events.SuppressionAdded,
-			Tenant: tenant, MsgID: attemptID + ".suppress",
-			Data: events.SuppressionAddedData{Kind: kind, Address: addr, Reason: events.SuppressionHardBounce,
+			Tenant: tenant, MsgID: msgID,
+			Data: events.SuppressionAddedData{Kind: kind, Address: addr, Reason: reason,
 				AttemptID: attemptID},
 			Expect: true, ExpectSeq: last})
 		if err != nil {
@@ -153,8 +160,8 @@ func (s *Service) suppressBounce(ctx context.Context, tenant, kind, address, att
 		return s.cfg.Store.WaitFor(ctx, seq)
 	})
 	if err != nil {
-		log.Error("delivery: the address the provider says does not exist could not be suppressed", "err", err)
+		log.Error("delivery: the address could not be suppressed", "reason", reason, "err", err)
 		return
 	}
-	log.Info("delivery: address suppressed after a hard bounce", "kind", kind)
+	log.Info("delivery: address suppressed", "reason", reason, "kind", kind)
 }

@@ -15,6 +15,10 @@ const (
 	ChannelUpdated = "ChannelUpdated"
 	// ChannelDeleted: DELETE /v1/channels/{key}.
 	ChannelDeleted = "ChannelDeleted"
+	// ChannelInboundRotated: POST /v1/channels/{key}/inbound-token gave
+	// the channel a new inbound generation: the inbound URLs shown before
+	// stop opening.
+	ChannelInboundRotated = "ChannelInboundRotated"
 	// BridgeConfigured: PUT /v1/bridge registered the Bridge URL with a new
 	// signing secret.
 	BridgeConfigured = "BridgeConfigured"
@@ -56,6 +60,14 @@ type ChannelUpdatedData struct {
 // ChannelDeletedData is the payload of ChannelDeleted.
 type ChannelDeletedData struct {
 	ChannelKey string `json:"channelKey"`
+}
+
+// ChannelInboundRotatedData is the payload of ChannelInboundRotated.
+// Generation is random and alone opens nothing: an inbound token is
+// sealed by the service's keys over (tenant, channel, generation).
+type ChannelInboundRotatedData struct {
+	ChannelKey string `json:"channelKey"`
+	Generation string `json:"generation"`
 }
 
 // BridgeConfiguredData is the payload of BridgeConfigured. Each one

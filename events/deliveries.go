@@ -98,3 +98,52 @@ type DeliverySkippedData struct {
 	// Reason is why: "no_address", "suppressed".
 	Reason string `json:"reason"`
 }
+
+// DeliveryReported: the provider of a sent message reported what became
+// of it afterwards (delivered, bounced, …), through the channel's inbound
+// URL. It lives on a subject of its own under the aggregate delivery,
+// ReportSubjectID(channelKey, providerEventID), appended only while that
+// subject is empty: a provider's retries of one event are recorded once.
+// It holds no address and nothing of the message: erasing a subscriber
+// leaves nothing of theirs in it.
+const DeliveryReported = "DeliveryReported"
+
+// Statuses a provider reports of a sent message.
+const (
+	ReportDelivered  = "delivered"
+	ReportBounced    = "bounced"
+	ReportComplained = "complained"
+	ReportOpened     = "opened"
+	ReportClicked    = "clicked"
+	ReportFailed     = "failed"
+)
+
+// Bounce types of a ReportBounced.
+const (
+	BounceHard = "hard" // the address does not exist or refuses mail for good
+	BounceSoft = "soft" // a mailbox full, a server down for now
+)
+
+// DeliveryReportedData is the payload of DeliveryReported.
+type DeliveryReportedData struct {
+	// AttemptID is the ledger row of the sent message the report is of.
+	AttemptID  string `json:"attemptId"`
+	ChannelKey string `json:"channelKey"`
+	// Status is one of the Report constants.
+	Status string `json:"status"`
+	// Bounce is BounceHard or BounceSoft for a ReportBounced, else empty.
+	Bounce string `json:"bounce,omitempty"`
+	// ProviderEventID is the provider's id of its event (the dedupe key).
+	ProviderEventID string `json:"providerEventId"`
+	// Detail is a short code the provider gave (an error code, a bounce
+	// sub-type); never free text that could quote the recipient.
+	Detail string `json:"detail,omitempty"`
+}
+
+// ReportSubjectID is the id, under the aggregate delivery, of the subject
+// of one provider event: "report:<channelKey>:<providerEventID>". An
+// idempotency key is "<runId>:<stepId>" with a minted run id, which never
+// starts with "report:".
+func ReportSubjectID(channelKey, providerEventID string) string {
+	return "report:" + channelKey + ":" + providerEventID
+}

@@ -35,6 +35,9 @@ const (
 	// SuppressionHardBounce: a provider answered that the address does
 	// not exist (an SMTP 5.1.1-class rejection of the recipient).
 	SuppressionHardBounce = "hard_bounce"
+	// SuppressionComplaint: the recipient marked a message as spam, as
+	// the provider reported (DeliveryReported, status complained).
+	SuppressionComplaint = "complaint"
 )
 
 // SuppressionAddedData is the payload of SuppressionAdded. Address is
@@ -43,8 +46,9 @@ type SuppressionAddedData struct {
 	Kind    string `json:"kind"`
 	Address string `json:"address"`
 	Reason  string `json:"reason"`
-	// AttemptID is the delivery attempt whose rejection added a
-	// hard_bounce suppression; empty otherwise.
+	// AttemptID is the delivery attempt whose rejection (or the
+	// provider's later report of it) added a hard_bounce or complaint
+	// suppression; empty otherwise.
 	AttemptID string `json:"attemptId,omitempty"`
 }
 

@@ -111,6 +111,18 @@ const (
 	WebhookAll          = "*"
 )
 
+// The webhook event types of what providers report of a sent message
+// (DeliveryReported): one per status but failed, which is
+// HookDeliveryFailed.
+const (
+	HookDeliveryDelivered  = "delivery.delivered"
+	HookDeliveryBounced    = "delivery.bounced"
+	HookDeliveryComplained = "delivery.complained"
+	HookDeliveryOpened     = "delivery.opened"
+	HookDeliveryClicked    = "delivery.clicked"
+)
+
 // WebhookTypes lists every webhook event type.
 var WebhookTypes = []string{HookRunCompleted, HookRunFailed, HookRunCancelled, HookDeliverySent,
-	HookDeliveryFailed, HookDeliverySkipped, HookInboxRead, HookInboxArchived}
+	HookDeliveryFailed, HookDeliverySkipped, HookInboxRead, HookInboxArchived,
+	HookDeliveryDelivered, HookDeliveryBounced, HookDeliveryComplained, HookDeliveryOpened, HookDeliveryClicked}

@@ -108,7 +108,7 @@ func TestChannelSecretsNeverInClear(t *testing.T) {
 		for _, f := range e.Fields {
 			if f.Secret {
 				v := "Sec-" + e.ChannelKey + "-" + f.Name + "-c0ffee91"
-				if e.ChannelKey == "webhook" {
+				if strings.HasPrefix(f.Check.Pattern, "^whsec_") {
 					v = "whsec_" + base64.StdEncoding.EncodeToString([]byte(v))
 				}
 				if f.Dest != delivery.NoDest {
@@ -295,6 +295,8 @@ func otherEntryConfig(channelKey string) map[string]any {
 		return map[string]any{"teamId": "ABCDE12345", "keyId": "KEY1234567", "topic": "com.example.app", "apiBaseUrl": "http://127.0.0.1:9"}
 	case "webhook":
 		return map[string]any{"url": "http://127.0.0.1:9/hook"}
+	case "email-resend":
+		return map[string]any{"fromEmail": "no-reply@example.com", "apiBaseUrl": "http://127.0.0.1:9"}
 	}
 	return map[string]any{}
 }

@@ -43,6 +43,9 @@ type channelView struct {
 	Priority   int    `json:"priority"`
 	Configured bool   `json:"configured"`
 	CreatedAt  string `json:"createdAt"`
+	// InboundURL is where the channel's provider posts its delivery
+	// events; absent without a public URL.
+	InboundURL string `json:"inboundUrl,omitempty"`
 }
 
 // safeView builds the safe view of ch. configured says whether the stored
@@ -69,7 +72,9 @@ func safeView(ch projections.Channel) channelView {
 func (s *Server) listChannels(w http.ResponseWriter, r *http.Request) error {
 	return serveOne(s, w, r, func() ([]projections.Channel, error) {
 		return s.deps.Control.Channels(tenantOf(r.Context()))
-	}, func(chs []projections.Channel) []channelView { return mapSlice(chs, safeView) })
+	}, func(chs []projections.Channel) []channelView {
+		return mapSlice(chs, s.channelView(tenantOf(r.Context())))
+	})
 }
 
 type createChannelRequest struct {
@@ -92,7 +97,7 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, safeView(ch))
+	writeJSON(w, http.StatusCreated, s.channelView(tenantOf(r.Context()))(ch))
 	return nil
 }
 
@@ -112,7 +117,7 @@ func (s *Server) patchChannel(w http.ResponseWriter, r *http.Request) error {
 	}
 	ch, err := s.deps.Control.UpdateChannel(r.Context(), tenantOf(r.Context()), key,
 		control.ChannelPatch{Config: req.Config, Enabled: req.Enabled})
-	return reply(w, http.StatusOK, ch, err, safeView)
+	return reply(w, http.StatusOK, ch, err, s.channelView(tenantOf(r.Context())))
 }
 
 func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) error {

@@ -115,6 +115,12 @@ func TestChannelCatalog(t *testing.T) {
 		{"name":"fromName","type":"string","required":false,"secret":false},
 		{"name":"webhookSigningKey","type":"string","required":false,"secret":true},
 		{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},
+		{"channelKey":"email-resend","kind":"email","label":"Email (Resend)","fields":[
+		{"name":"apiKey","type":"string","required":true,"secret":true},
+		{"name":"fromEmail","type":"string","required":true,"secret":false},
+		{"name":"fromName","type":"string","required":false,"secret":false},
+		{"name":"webhookSecret","type":"string","required":false,"secret":true},
+		{"name":"apiBaseUrl","type":"string","required":false,"secret":false}]},
 		{"channelKey":"sms-twilio","kind":"sms","label":"SMS (Twilio)","fields":[
 		{"name":"accountSid","type":"string","required":true,"secret":false},
 		{"name":"authToken","type":"string","required":true,"secret":true},
@@ -245,7 +251,7 @@ func TestChannelValidation(t *testing.T) {
 		code   string
 		fields []string
 	}{
-		{"unknown channelKey", map[string]any{"channelKey": "sms-vonage", "config": map[string]any{}}, 404, "unknown_channel", nil},
+		{"unknown channelKey", map[string]any{"channelKey": "sms-nowhere", "config": map[string]any{}}, 404, "unknown_channel", nil},
 		{"unknown channelKey, no config", `{"channelKey":"nope"}`, 404, "unknown_channel", nil},
 		{"case-sensitive channelKey", map[string]any{"channelKey": "Email-SMTP", "config": map[string]any{}}, 404, "unknown_channel", nil},
 		{"no channelKey", map[string]any{"config": map[string]any{}}, 422, "validation_failed", []string{"channelKey"}},

@@ -36,9 +36,17 @@ type deliveryView struct {
 	ProviderMessageID *string            `json:"providerMessageId"`
 	Error             *deliveryErrorView `json:"error"`
 	// Reason is why a skipped send was skipped; absent otherwise.
-	Reason    string `json:"reason,omitempty"`
-	CreatedAt string `json:"createdAt"`
-	UpdatedAt string `json:"updatedAt"`
+	Reason string `json:"reason,omitempty"`
+	// Events are what the provider reported since, oldest first.
+	Events    []deliveryEventView `json:"events"`
+	CreatedAt string              `json:"createdAt"`
+	UpdatedAt string              `json:"updatedAt"`
+}
+
+type deliveryEventView struct {
+	Type   string `json:"type"`
+	At     string `json:"at"`
+	Detail string `json:"detail,omitempty"`
 }
 
 type deliveryErrorView struct {
@@ -48,7 +56,11 @@ type deliveryErrorView struct {
 
 func newDeliveryView(d projections.Delivery) deliveryView {
 	v := deliveryView{DeliveryAttempt: d.DeliveryAttempt, Address: d.Address,
-		Status: d.Status, Reason: d.Reason, CreatedAt: ts(d.CreatedAt), UpdatedAt: ts(d.UpdatedAt)}
+		Status: d.Status, Reason: d.Reason, CreatedAt: ts(d.CreatedAt), UpdatedAt: ts(d.UpdatedAt),
+		Events: make([]deliveryEventView, 0, len(d.Events))}
+	for _, e := range d.Events {
+		v.Events = append(v.Events, deliveryEventView{Type: e.Type, At: ts(e.At), Detail: e.Detail})
+	}
 	if d.ProviderMessageID != "" {
 		v.ProviderMessageID = &d.ProviderMessageID
 	}

@@ -52,6 +52,7 @@ var notDestinations = map[string]bool{
 	"domain": true, "webhookSigningKey": true, // email-mailgun
 	"apiSecret": true, "signatureSecret": true, // sms-vonage
 	"accessToken": true, "teamId": true, "keyId": true, "privateKey": true, "topic": true, // push-expo, push-apns
+	"webhookSecret": true, // email-resend
 }
 
 // looksLikeDestination: a field named so, or checked as a URL, is a
@@ -84,7 +85,7 @@ func destValue(t *testing.T, d delivery.Dest, host string) string {
 func sampleConfig(t *testing.T, e delivery.CatalogEntry) map[string]any {
 	t.Helper()
 	samples := map[string]any{"region": "eu-west-1", "secret": "whsec_c2VjcmV0", "from": "+15550100",
-		"teamId": "ABCDE12345", "keyId": "KEY1234567"}
+		"teamId": "ABCDE12345", "keyId": "KEY1234567", "webhookSecret": "whsec_c2VjcmV0"}
 	config := map[string]any{}
 	for _, f := range e.Fields {
 		switch {

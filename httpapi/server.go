@@ -17,6 +17,7 @@ import (
 	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/delivery/inbound"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/inboxfeed"
 	"github.com/heraldhq/herald/preferences/links"
@@ -79,6 +80,9 @@ type Deps struct {
 	// Links opens the tokens of the public pages (/u/{token},
 	// /p/{token}). Zero: those pages answer 404.
 	Links *links.Maker
+	// Inbound opens the tokens of the inbound URLs (POST /in/{token}) and
+	// makes the URLs channels show. Zero: no inbound URL; /in/ answers 404.
+	Inbound *inbound.Tokens
 	// Feed serves GET /v1/inbox/stream; nil answers it 503 not_ready.
 	Feed *inboxfeed.Feed
 	// Tail serves GET /v1/tail; nil answers it 503 not_ready.
@@ -100,6 +104,8 @@ type Server struct {
 	limits   *tenantLimits
 	// public limits the public pages per subscriber (see publicRate).
 	public *tenantLimits
+	// inbound limits the inbound URLs per channel (see inboundRate).
+	inbound *tenantLimits
 }
 
 // New builds the router with every route of the contract.
@@ -116,6 +122,7 @@ func New(cfg Config, deps Deps) *Server {
 	s := &Server{cfg: cfg, deps: deps, logger: cfg.Logger}
 	s.limits = newTenantLimits(cfg.RateLimit)
 	s.public = newTenantLimits(publicRate)
+	s.inbound = newTenantLimits(inboundRate)
 	r := s.newRouter()
 	s.internal = r
 	if cfg.SeparateInternal {
@@ -236,6 +243,8 @@ func (s *Server) routes() []route {
 		{"POST", "/v1/channels", authTenant, s.createChannel},
 		{"PATCH", "/v1/channels/{key}", authTenant, s.patchChannel},
 		{"DELETE", "/v1/channels/{key}", authTenant, s.deleteChannel},
+		{"POST", "/v1/channels/{key}/inbound-token", authTenant, s.rotateInboundToken},
+		{"POST", "/in/{token}", authNone, s.hearInbound},
 
 		{"PUT", "/v1/bridge", authTenant, s.putBridge},
 		{"GET", "/v1/bridge", authTenant, s.getBridge},

@@ -148,7 +148,9 @@ func WebhookData(store *projections.Store) webhooks.Renderer {
 				return nil, err
 			}
 			v = viewRun(st)
-		case events.HookDeliverySent, events.HookDeliveryFailed, events.HookDeliverySkipped:
+		case events.HookDeliverySent, events.HookDeliveryFailed, events.HookDeliverySkipped,
+			events.HookDeliveryDelivered, events.HookDeliveryBounced, events.HookDeliveryComplained,
+			events.HookDeliveryOpened, events.HookDeliveryClicked:
 			row, err := store.DeliveryByAttempt(tenant, ref.AttemptID)
 			if err != nil {
 				return nil, err

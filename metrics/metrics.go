@@ -48,6 +48,8 @@ type Metrics struct {
 	turnsAside   prometheus.Counter
 	// webhookAttempts counts outbound webhook attempts by outcome.
 	webhookAttempts *prometheus.CounterVec
+	// reports counts providers' reports by channel and status (reports.go).
+	reports *prometheus.CounterVec
 	// consumerRestarts counts consumptions started anew (see failover.go).
 	consumerRestarts *prometheus.CounterVec
 }
@@ -115,6 +117,7 @@ func New() *Metrics {
 	}
 	m.registerWebhooks()
 	m.registerFailover()
+	m.registerReports()
 	m.reg.MustRegister(m.httpRequests, m.httpDuration, m.eventsAppended, m.runsStarted, finished, deliveries,
 		m.bridgeCalls, m.wakeLateness, m.turnsAside, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

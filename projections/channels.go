@@ -32,13 +32,18 @@ type Channel struct {
 	// Sealed maps each secret field present in the config to its sealed
 	// value.
 	Sealed map[string]string `json:"sealed"`
+	// InboundGeneration is the channel's current inbound generation
+	// (ChannelInboundRotated): an inbound token names it. Empty until the
+	// first rotation.
+	InboundGeneration string `json:"inboundGeneration,omitempty"`
 }
 
 func channelModels() (map[string]applyFunc, [][]byte) {
 	return map[string]applyFunc{
-		events.ChannelConfigured: decoded(applyChannelConfigured),
-		events.ChannelUpdated:    decoded(applyChannelUpdated),
-		events.ChannelDeleted:    decoded(applyChannelDeleted),
+		events.ChannelConfigured:     decoded(applyChannelConfigured),
+		events.ChannelUpdated:        decoded(applyChannelUpdated),
+		events.ChannelDeleted:        decoded(applyChannelDeleted),
+		events.ChannelInboundRotated: decoded(applyChannelInboundRotated),
 	}, [][]byte{bucketChannels}
 }
 
@@ -74,6 +79,18 @@ func applyChannelUpdated(tx *bolt.Tx, ev eventlog.Event, d events.ChannelUpdated
 	if d.Enabled != nil {
 		ch.Enabled = *d.Enabled
 	}
+	ch.UpdatedAt = ev.At
+	return putJSON(b, k, ch)
+}
+
+func applyChannelInboundRotated(tx *bolt.Tx, ev eventlog.Event, d events.ChannelInboundRotatedData) error {
+	b := tx.Bucket(bucketChannels)
+	k := key(ev.TenantID, d.ChannelKey)
+	var ch Channel
+	if ok, err := getJSON(b, k, &ch); err != nil || !ok {
+		return err
+	}
+	ch.InboundGeneration = d.Generation
 	ch.UpdatedAt = ev.At
 	return putJSON(b, k, ch)
 }

@@ -20,6 +20,9 @@ var (
 	bucketDeliveryAttempts = []byte("delivery_attempts")
 	// deliveries_by_run: tenant\x00runId\x00<seq> → empty.
 	bucketDeliveriesByRun = []byte("deliveries_by_run")
+	// deliveries_by_provider_id: tenant\x00channelKey\x00providerMessageId
+	// → <seq>, to find the row a provider's report names.
+	bucketDeliveriesByProviderID = []byte("deliveries_by_provider_id")
 )
 
 // Statuses of a delivery attempt.
@@ -39,9 +42,36 @@ type Delivery struct {
 	ProviderMessageID string         `json:"providerMessageId,omitempty"`
 	Error             *DeliveryError `json:"error,omitempty"`
 	// Reason is why a skipped row was skipped ("no_address", "suppressed").
-	Reason    string    `json:"reason,omitempty"`
-	CreatedAt time.Time `json:"createdAt"`
-	UpdatedAt time.Time `json:"updatedAt"`
+	Reason string `json:"reason,omitempty"`
+	// Events are what the provider reported of the sent message, oldest
+	// first (DeliveryReported).
+	Events    []DeliveryEvent `json:"events,omitempty"`
+	CreatedAt time.Time       `json:"createdAt"`
+	UpdatedAt time.Time       `json:"updatedAt"`
+}
+
+// DeliveryEvent is one report of a provider on a sent message.
+type DeliveryEvent struct {
+	Type string    `json:"type"`
+	At   time.Time `json:"at"`
+	// Detail is the bounce type of a bounce ("hard", "soft"), else the
+	// provider's short code, if any.
+	Detail string `json:"detail,omitempty"`
+}
+
+// MaxDeliveryEvents bounds the events kept on one row: a message opened
+// a thousand times keeps its first reports and every change of status.
+const MaxDeliveryEvents = 100
+
+// reportRank orders the statuses a report may give a row: a report never
+// moves a row back (a late "delivered" after a bounce), and opens and
+// clicks add an event but leave the status as it is.
+var reportRank = map[string]int{
+	DeliverySent:            0,
+	events.ReportDelivered:  1,
+	events.ReportFailed:     2,
+	events.ReportBounced:    2,
+	events.ReportComplained: 3,
 }
 
 // DeliveryError is why an attempt failed.
@@ -57,8 +87,9 @@ func deliveryModels() (map[string]applyFunc, [][]byte) {
 			events.DeliverySent:      decoded(applyDeliverySent),
 			events.DeliveryFailed:    decoded(applyDeliveryFailed),
 			events.DeliverySkipped:   decoded(applyDeliverySkipped),
+			events.DeliveryReported:  decoded(applyDeliveryReported),
 		}, [][]byte{bucketDeliveries, bucketDeliveryAttempts,
-			bucketDeliveriesByRun}
+			bucketDeliveriesByRun, bucketDeliveriesByProviderID}
 }
 
 func seqID(seq uint64) string { return fmt.Sprintf("%016x", seq) }
@@ -103,10 +134,40 @@ func putDelivery(tx *bolt.Tx, ev eventlog.Event, row Delivery) error {
 }
 
 func applyDeliverySent(tx *bolt.Tx, ev eventlog.Event, d events.DeliverySentData) error {
-	return updateDelivery(tx, ev.TenantID, d.AttemptID, func(row *Delivery) {
+	var channelKey string
+	if err := updateDelivery(tx, ev.TenantID, d.AttemptID, func(row *Delivery) {
 		row.Status = DeliverySent
 		row.ProviderMessageID = d.ProviderMessageID
 		row.Error = nil
+		row.UpdatedAt = ev.At
+		channelKey = row.ChannelKey
+	}); err != nil {
+		return err
+	}
+	id := tx.Bucket(bucketDeliveryAttempts).Get(key(ev.TenantID, d.AttemptID))
+	if id == nil || d.ProviderMessageID == "" || channelKey == "" {
+		return nil
+	}
+	return tx.Bucket(bucketDeliveriesByProviderID).Put(
+		key(ev.TenantID, channelKey+"\x00"+d.ProviderMessageID), append([]byte{}, id...))
+}
+
+// applyDeliveryReported adds a provider's report to its row: an event,
+// and the status when it ranks above the row's (see reportRank).
+func applyDeliveryReported(tx *bolt.Tx, ev eventlog.Event, d events.DeliveryReportedData) error {
+	return updateDelivery(tx, ev.TenantID, d.AttemptID, func(row *Delivery) {
+		detail := d.Detail
+		if d.Bounce != "" {
+			detail = d.Bounce
+		}
+		r, ranked := reportRank[d.Status]
+		moves := ranked && r > reportRank[row.Status]
+		if len(row.Events) < MaxDeliveryEvents || moves {
+			row.Events = append(row.Events, DeliveryEvent{Type: d.Status, At: ev.At, Detail: detail})
+		}
+		if moves {
+			row.Status = d.Status
+		}
 		row.UpdatedAt = ev.At
 	})
 }
@@ -133,6 +194,24 @@ func updateDelivery(tx *bolt.Tx, tenant, attemptID string, change func(*Delivery
 	}
 	change(&row)
 	return putJSON(b, k, row)
+}
+
+// DeliveryByProviderID returns the row of the message a channel's
+// provider knows as providerMessageID, or ErrNotFound.
+func (s *Store) DeliveryByProviderID(tenant, channelKey, providerMessageID string) (Delivery, error) {
+	var row Delivery
+	err := s.view(func(tx *bolt.Tx) error {
+		id := tx.Bucket(bucketDeliveriesByProviderID).Get(key(tenant, channelKey+"\x00"+providerMessageID))
+		if id == nil {
+			return ErrNotFound
+		}
+		ok, err := getJSON(tx.Bucket(bucketDeliveries), key(tenant, string(id)), &row)
+		if err == nil && !ok {
+			err = ErrNotFound
+		}
+		return err
+	})
+	return row, err
 }
 
 // Deliveries lists a tenant's delivery attempts oldest first: one run's

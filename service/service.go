@@ -16,6 +16,7 @@ import (
 
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/delivery/inbound"
 	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/embedded"
 	"github.com/heraldhq/herald/engine"
@@ -194,6 +195,11 @@ func (s *Service) listen() (err error) {
 // newDelivery returns the delivery service: the providers, the ledger.
 func (s *Service) newDelivery(tokens *links.Maker) (*delivery.Service, error) {
 	policy := s.egressPolicy()
+	// SNS certificates and confirmations come from Amazon's public hosts
+	// only (inbound.AllowedSNSURL), and through a dialer that refuses
+	// private addresses whatever the tenant egress setting.
+	sns := inbound.NewCertFetcher()
+	sns.Client = egress.Policy{}.Client(10 * time.Second)
 	return delivery.NewService(delivery.Config{
 		Log: s.log, Store: s.store, Keys: s.keys, Logger: s.logger, Links: tokens,
 		HTTPClient: policy.Client(0),
@@ -203,6 +209,9 @@ func (s *Service) newDelivery(tokens *links.Maker) (*delivery.Service, error) {
 		// Embedded NATS lives in the data dir, whose lock admits one
 		// process: attempts left in flight by an earlier one are dead.
 		Process: s.process, SoleProcess: s.cfg.Embedded(), Alive: s.presence.Alive,
+		Inbound:    inbound.Deps{SNSCertificate: sns.Certificate},
+		ConfirmSNS: sns.Confirm,
+		Reported:   s.metrics.DeliveryReported,
 	})
 }
 
@@ -301,7 +310,7 @@ func (s *Service) serve(tokens *links.Maker) {
 		InboxHeartbeat:   cfg.InboxHeartbeat,
 		InboxOrigins:     cfg.InboxOrigins,
 	}, httpapi.Deps{Control: s.ctl, Store: s.store, Log: s.log, Delivery: s.delivery, Links: tokens, Feed: s.feed,
-		Tail: s.tail})
+		Tail: s.tail, Inbound: inbound.NewTokens(s.keys, s.cfg.PublicURL)})
 	s.http = s.newHTTPServer(api.Handler())
 	s.http.RegisterOnShutdown(api.StopStreams)
 	s.sampleMetrics()

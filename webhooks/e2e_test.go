@@ -18,7 +18,7 @@ import (
 )
 
 // TestEveryEventTypeArrivesSigned: an endpoint subscribed to "*" receives
-// each of the eight event types, signed so that an implementation of the
+// each of the event types, signed so that an implementation of the
 // specification of its own verifies it; the first try of every message is
 // answered 500, and the retry carries the same webhook-id. The data is the
 // resource exactly as the API shows it.
@@ -31,6 +31,9 @@ func TestEveryEventTypeArrivesSigned(t *testing.T) {
 		}
 		return http.StatusNoContent
 	})
+	// A message sent before the endpoint exists (its delivery.sent is not
+	// the endpoint's), of which the provider reports later.
+	reportedAttempt, _ := f.inApp("run_reported")
 	hookID, secret := f.webhook(recv.URL, "*")
 
 	// Runs: one completes, one fails (a step failing with no retries
@@ -79,6 +82,19 @@ func TestEveryEventTypeArrivesSigned(t *testing.T) {
 		if _, err := h.Log().Append(context.Background(), eventlog.Record{
 			Subject: eventlog.Subject(f.tenant, eventlog.AggInbox, "ada"), Type: events.InboxMessagesMarked, Tenant: f.tenant,
 			Data: events.InboxMessagesMarkedData{SubscriberID: "ada", Mark: mark, MessageIDs: []string{msgID}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Provider reports, as the inbound URL records them.
+	for _, st := range []string{events.ReportDelivered, events.ReportBounced, events.ReportComplained,
+		events.ReportOpened, events.ReportClicked} {
+		if _, err := h.Log().Append(context.Background(), eventlog.Record{
+			Subject: eventlog.Subject(f.tenant, eventlog.AggDelivery, events.ReportSubjectID("in-app", "ev-"+st)),
+			Type:    events.DeliveryReported, Tenant: f.tenant, Expect: true,
+			Data: events.DeliveryReportedData{AttemptID: reportedAttempt, ChannelKey: "in-app", Status: st,
+				ProviderEventID: "ev-" + st},
 		}); err != nil {
 			t.Fatal(err)
 		}

@@ -82,6 +82,16 @@ func refs(ev eventlog.Event) ([]Ref, error) {
 		typ := map[string]string{events.DeliverySent: events.HookDeliverySent, events.DeliveryFailed: events.HookDeliveryFailed,
 			events.DeliverySkipped: events.HookDeliverySkipped}[ev.Type]
 		return []Ref{{Type: typ, AttemptID: d.AttemptID}}, nil
+	case events.DeliveryReported:
+		var d events.DeliveryReportedData
+		if err := ev.Decode(&d); err != nil {
+			return nil, err
+		}
+		typ, ok := reportTypes[d.Status]
+		if !ok {
+			return nil, nil
+		}
+		return []Ref{{Type: typ, AttemptID: d.AttemptID}}, nil
 	case events.InboxMessagesMarked:
 		var d events.InboxMessagesMarkedData
 		if err := ev.Decode(&d); err != nil {
@@ -115,6 +125,19 @@ var sourceTypes = map[string][]string{
 	events.DeliveryFailed:      {events.HookDeliveryFailed},
 	events.DeliverySkipped:     {events.HookDeliverySkipped},
 	events.InboxMessagesMarked: {events.HookInboxRead, events.HookInboxArchived},
+	events.DeliveryReported: {events.HookDeliveryDelivered, events.HookDeliveryBounced, events.HookDeliveryComplained,
+		events.HookDeliveryOpened, events.HookDeliveryClicked, events.HookDeliveryFailed},
+}
+
+// reportTypes maps the status of a provider's report to its webhook
+// event type.
+var reportTypes = map[string]string{
+	events.ReportDelivered:  events.HookDeliveryDelivered,
+	events.ReportBounced:    events.HookDeliveryBounced,
+	events.ReportComplained: events.HookDeliveryComplained,
+	events.ReportOpened:     events.HookDeliveryOpened,
+	events.ReportClicked:    events.HookDeliveryClicked,
+	events.ReportFailed:     events.HookDeliveryFailed,
 }
 
 // backoff is the delay before the attempt after the n-th failed one

@@ -73,3 +73,37 @@ func (s Secret) SetHeaders(h http.Header, id string, ts time.Time, body []byte) 
 	h.Set(HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
 	h.Set(HeaderSignature, s.Sign(id, ts, body))
 }
+
+// Tolerance is how far a signed timestamp may be from now for Verify: the
+// standard's five minutes, so a captured message cannot be replayed later.
+const Tolerance = 5 * time.Minute
+
+// ErrBadSignature: Verify refused a message. The error says nothing of
+// the key.
+var ErrBadSignature = errors.New("webhooksig: the signature does not verify")
+
+// Verify checks a message received with its three header values (from the
+// webhook- headers, or Svix's svix- headers, which carry the same): the
+// timestamp within Tolerance of now, and one of the space-separated
+// "v1,<base64>" signatures of signature matching body. Anything else is
+// ErrBadSignature.
+func (s Secret) Verify(id, timestamp, signature string, body []byte, now time.Time) error {
+	if id == "" || len(s.key) == 0 {
+		return ErrBadSignature
+	}
+	sec, err := strconv.ParseInt(timestamp, 10, 64)
+	if err != nil {
+		return ErrBadSignature
+	}
+	ts := time.Unix(sec, 0)
+	if ts.Before(now.Add(-Tolerance)) || ts.After(now.Add(Tolerance)) {
+		return ErrBadSignature
+	}
+	want := []byte(s.Sign(id, ts, body))
+	for _, sig := range strings.Fields(signature) {
+		if hmac.Equal([]byte(sig), want) {
+			return nil
+		}
+	}
+	return ErrBadSignature
+}

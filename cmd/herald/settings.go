@@ -25,7 +25,7 @@ var settings = []setting{
 	{"HERALD_NATS_CREDS", "--nats-creds", "empty", "credentials file for the external cluster"},
 	{"HERALD_REPLICAS", "--replicas", "`1`", "stream replicas (3 on a cluster)"},
 	{"HERALD_SYNC", "--sync", "`interval`", "`always` fsyncs every write before acknowledging it"},
-	{"HERALD_PUBLIC_URL", "--public-url", "empty = no links", "base URL at which browsers and mailbox providers reach the server: emails of non-critical workflows get `List-Unsubscribe` (one-click, RFC 8058) and Bridges get unsubscribe and preference page links (docs/preferences.md); set it in development too (`http://127.0.0.1:8080`) to try them"},
+	{"HERALD_PUBLIC_URL", "--public-url", "empty = no links", "base URL at which browsers and mailbox providers reach the server: emails of non-critical workflows get `List-Unsubscribe` (one-click, RFC 8058) and Bridges get unsubscribe and preference page links (docs/preferences.md); every channel gets an `inboundUrl` where its provider reports deliveries, bounces and complaints (docs/channels.md); set it in development too (`http://127.0.0.1:8080`) to try them"},
 	{"HERALD_INBOX_ORIGINS", "--inbox-origins", "empty = none", "comma-separated origins (`https://app.example.com`) whose pages may call the in-app inbox routes and load `/inbox.js`, or `*` (docs/inbox.md)"},
 	{"HERALD_MEMORY_LIMIT", "--memory-limit", "empty = none", "the Go runtime's soft memory limit, e.g. `500MiB`, or `off`; `GOMEMLIMIT`, when set, wins; under a limit with `HERALD_CACHE_MIB` unset the engine's caches take a quarter of it (docs/operations.md)"},
 	{"HERALD_MASTER_KEY", "", "generated `DATA_DIR/master.key` (embedded only)", "base64 of 32 bytes, the AES-256-GCM key for secrets at rest"},

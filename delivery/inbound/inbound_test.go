@@ -1,0 +1,503 @@
+package inbound_test
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/delivery/inbound"
+	"github.com/heraldhq/herald/secrets"
+	"github.com/heraldhq/herald/webhooksig"
+)
+
+var now = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+
+// want is what one case must map to: the reports' "status/bounce@message#event".
+type verifyCase struct {
+	name string
+	req  inbound.Request
+	want []string // nil: no report; "ERR:signature" / "ERR:malformed"
+}
+
+func summary(res inbound.Result) []string {
+	var out []string
+	for _, r := range res.Reports {
+		s := r.Status
+		if r.Bounce != "" {
+			s += "/" + r.Bounce
+		}
+		out = append(out, s+"@"+r.MessageID+"#"+r.EventID)
+	}
+	if res.Confirm != "" {
+		out = append(out, "confirm "+res.Confirm)
+	}
+	return out
+}
+
+func run(t *testing.T, channelKey string, d inbound.Deps, cases []verifyCase) {
+	t.Helper()
+	v, ok := inbound.For(channelKey)
+	if !ok {
+		t.Fatalf("no verifier for %s", channelKey)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.req.Now.IsZero() {
+				c.req.Now = now
+			}
+			if c.req.Header == nil {
+				c.req.Header = http.Header{}
+			}
+			res, err := v(context.Background(), c.req, d)
+			var got []string
+			switch {
+			case errors.Is(err, inbound.ErrSignature):
+				got = []string{"ERR:signature"}
+			case errors.Is(err, inbound.ErrMalformed):
+				got = []string{"ERR:malformed"}
+			case err != nil:
+				t.Fatalf("unexpected error %v", err)
+			default:
+				got = summary(res)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Fatalf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+const inURL = "https://herald.example/in/tok"
+
+func TestTwilio(t *testing.T) {
+	cfg := map[string]any{"authToken": "tw-secret"}
+	signed := func(form url.Values) inbound.Request {
+		h := http.Header{}
+		h.Set("X-Twilio-Signature", twilioSig("tw-secret", inURL, form))
+		return inbound.Request{URL: inURL, Header: h, Body: []byte(form.Encode()), Config: cfg}
+	}
+	form := func(status string) url.Values {
+		return url.Values{"MessageSid": {"SM1"}, "MessageStatus": {status}, "ErrorCode": {"30003"}, "To": {"+14155550123"}}
+	}
+	tampered := signed(form("delivered"))
+	tampered.Body = []byte(strings.Replace(string(tampered.Body), "SM1", "SM2", 1))
+	otherURL := signed(form("delivered"))
+	otherURL.URL = inURL + "x"
+	noKey := signed(form("delivered"))
+	noKey.Config = map[string]any{}
+	run(t, "sms-twilio", inbound.Deps{}, []verifyCase{
+		{"delivered", signed(form("delivered")), []string{"delivered@SM1#SM1:delivered"}},
+		{"undelivered", signed(form("undelivered")), []string{"failed@SM1#SM1:undelivered"}},
+		{"failed", signed(form("failed")), []string{"failed@SM1#SM1:failed"}},
+		{"sent is no outcome", signed(form("sent")), nil},
+		{"tampered", tampered, []string{"ERR:signature"}},
+		{"another url", otherURL, []string{"ERR:signature"}},
+		{"no auth token", noKey, []string{"ERR:signature"}},
+		{"unsigned", inbound.Request{URL: inURL, Body: []byte(form("delivered").Encode()), Config: cfg}, []string{"ERR:signature"}},
+	})
+}
+
+// twilioSig is Twilio's documented scheme, written out here on its own.
+func twilioSig(token, u string, form url.Values) string {
+	s := u
+	for _, k := range []string{"ErrorCode", "MessageSid", "MessageStatus", "To"} {
+		if v, ok := form[k]; ok {
+			s += k + v[0]
+		}
+	}
+	mac := hmac.New(sha1.New, []byte(token))
+	mac.Write([]byte(s))
+	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
+const whsec = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+func resendReq(t *testing.T, id string, at time.Time, body string) inbound.Request {
+	s, err := webhooksig.ParseSecret(whsec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := http.Header{}
+	h.Set("svix-id", id)
+	h.Set("svix-timestamp", fmt.Sprint(at.Unix()))
+	h.Set("svix-signature", s.Sign(id, at, []byte(body)))
+	return inbound.Request{URL: inURL, Header: h, Body: []byte(body), Config: map[string]any{"webhookSecret": whsec}}
+}
+
+// ResendEvent is a Resend webhook body of type typ on email id.
+func resendEvent(typ, id, bounce string) string {
+	b := ""
+	if bounce != "" {
+		b = `,"bounce":{"message":"no such user","subType":"General","type":"` + bounce + `"}`
+	}
+	return `{"type":"` + typ + `","created_at":"2026-11-27T12:00:00.000Z","data":{"email_id":"` + id +
+		`","from":"a@example.com","to":["ada@example.com"],"subject":"Hi"` + b + `}}`
+}
+
+func TestResend(t *testing.T) {
+	tampered := resendReq(t, "msg_1", now, resendEvent("email.bounced", "em_1", "Permanent"))
+	tampered.Body = []byte(resendEvent("email.bounced", "em_2", "Permanent"))
+	standard := resendReq(t, "msg_s", now, resendEvent("email.delivered", "em_1", ""))
+	for _, h := range []string{"id", "timestamp", "signature"} {
+		standard.Header.Set("webhook-"+h, standard.Header.Get("svix-"+h))
+		standard.Header.Del("svix-" + h)
+	}
+	noSecret := resendReq(t, "msg_1", now, resendEvent("email.delivered", "em_1", ""))
+	noSecret.Config = map[string]any{}
+	run(t, "email-resend", inbound.Deps{}, []verifyCase{
+		{"delivered", resendReq(t, "msg_1", now, resendEvent("email.delivered", "em_1", "")), []string{"delivered@em_1#msg_1"}},
+		{"webhook- headers", standard, []string{"delivered@em_1#msg_s"}},
+		{"hard bounce", resendReq(t, "msg_2", now, resendEvent("email.bounced", "em_1", "Permanent")), []string{"bounced/hard@em_1#msg_2"}},
+		{"soft bounce", resendReq(t, "msg_3", now, resendEvent("email.bounced", "em_1", "Transient")), []string{"bounced/soft@em_1#msg_3"}},
+		{"complained", resendReq(t, "msg_4", now, resendEvent("email.complained", "em_1", "")), []string{"complained@em_1#msg_4"}},
+		{"opened", resendReq(t, "msg_5", now, resendEvent("email.opened", "em_1", "")), []string{"opened@em_1#msg_5"}},
+		{"clicked", resendReq(t, "msg_6", now, resendEvent("email.clicked", "em_1", "")), []string{"clicked@em_1#msg_6"}},
+		{"sent is no outcome", resendReq(t, "msg_7", now, resendEvent("email.sent", "em_1", "")), nil},
+		{"tampered", tampered, []string{"ERR:signature"}},
+		{"stale", resendReq(t, "msg_8", now.Add(-time.Hour), resendEvent("email.delivered", "em_1", "")), []string{"ERR:signature"}},
+		{"no secret", noSecret, []string{"ERR:signature"}},
+		{"signed, not JSON", resendReq(t, "msg_9", now, "nope"), []string{"ERR:malformed"}},
+	})
+}
+
+func TestSendGrid(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, _ := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	cfg := map[string]any{"webhookPublicKey": base64.StdEncoding.EncodeToString(der)}
+	signed := func(body string) inbound.Request {
+		ts := "1700000000"
+		sum := sha256.Sum256([]byte(ts + body))
+		sig, err := ecdsa.SignASN1(rand.Reader, key, sum[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := http.Header{}
+		h.Set(inbound.SendGridSignatureHeader, base64.StdEncoding.EncodeToString(sig))
+		h.Set(inbound.SendGridTimestampHeader, ts)
+		return inbound.Request{URL: inURL, Header: h, Body: []byte(body), Config: cfg}
+	}
+	ev := func(event, id, typ string) string {
+		return `{"email":"ada@example.com","timestamp":1700000000,"event":"` + event + `","sg_event_id":"` + id +
+			`","sg_message_id":"X1.filter0001.16648.5515E0B88.0","type":"` + typ + `"}`
+	}
+	all := "[" + strings.Join([]string{ev("processed", "e0", ""), ev("delivered", "e1", ""), ev("bounce", "e2", "bounce"),
+		ev("bounce", "e3", "blocked"), ev("dropped", "e4", ""), ev("spamreport", "e5", ""), ev("open", "e6", ""),
+		ev("click", "e7", "")}, ",") + "]"
+	tampered := signed(all)
+	tampered.Body = bytes.Replace(tampered.Body, []byte("e2"), []byte("e9"), 1)
+	other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	otherDER, _ := x509.MarshalPKIXPublicKey(&other.PublicKey)
+	wrongKey := signed(all)
+	wrongKey.Config = map[string]any{"webhookPublicKey": base64.StdEncoding.EncodeToString(otherDER)}
+	run(t, "email-sendgrid", inbound.Deps{}, []verifyCase{
+		{"every status", signed(all), []string{"delivered@X1#e1", "bounced/hard@X1#e2", "bounced/soft@X1#e3",
+			"failed@X1#e4", "complained@X1#e5", "opened@X1#e6", "clicked@X1#e7"}},
+		{"tampered", tampered, []string{"ERR:signature"}},
+		{"another key", wrongKey, []string{"ERR:signature"}},
+	})
+}
+
+func TestPostmark(t *testing.T) {
+	req := func(body string) inbound.Request {
+		return inbound.Request{URL: inURL, Body: []byte(body), Config: map[string]any{"serverToken": "x"}}
+	}
+	run(t, "email-postmark", inbound.Deps{}, []verifyCase{
+		{"delivery", req(`{"RecordType":"Delivery","MessageID":"pm1","Recipient":"ada@example.com","DeliveredAt":"2026-11-27T12:00:00Z"}`),
+			[]string{"delivered@pm1#Delivery:pm1:2026-11-27T12:00:00Z"}},
+		{"hard bounce", req(`{"RecordType":"Bounce","ID":4323372036,"Type":"HardBounce","TypeCode":1,"MessageID":"pm1"}`),
+			[]string{"bounced/hard@pm1#Bounce:4323372036"}},
+		{"soft bounce", req(`{"RecordType":"Bounce","ID":7,"Type":"SoftBounce","TypeCode":4096,"MessageID":"pm1"}`),
+			[]string{"bounced/soft@pm1#Bounce:7"}},
+		{"complaint", req(`{"RecordType":"SpamComplaint","ID":8,"Type":"SpamComplaint","MessageID":"pm1"}`),
+			[]string{"complained@pm1#SpamComplaint:8"}},
+		{"open", req(`{"RecordType":"Open","MessageID":"pm1","ReceivedAt":"2026-11-27T12:01:00Z"}`),
+			[]string{"opened@pm1#Open:pm1:2026-11-27T12:01:00Z"}},
+		{"click", req(`{"RecordType":"Click","MessageID":"pm1","ReceivedAt":"2026-11-27T12:02:00Z"}`),
+			[]string{"clicked@pm1#Click:pm1:2026-11-27T12:02:00Z"}},
+		{"subscription change", req(`{"RecordType":"SubscriptionChange","MessageID":"pm1"}`), nil},
+		{"not JSON", req(`<xml/>`), []string{"ERR:malformed"}},
+	})
+}
+
+func TestMailgun(t *testing.T) {
+	const key = "mg-signing-key"
+	body := func(sig, event, severity string) string {
+		return `{"signature":{"timestamp":"1700000000","token":"tok123","signature":"` + sig + `"},"event-data":{"id":"ev-` +
+			event + `","event":"` + event + `","severity":"` + severity + `","recipient":"ada@example.com","message":{"headers":{"message-id":"20261127.1@mg.example.com"}}}}`
+	}
+	// Mailgun's scheme: the hex HMAC-SHA256 of timestamp and token.
+	mac := hmac.New(sha256.New, []byte(key))
+	mac.Write([]byte("1700000000tok123"))
+	good := hex.EncodeToString(mac.Sum(nil))
+	req := func(b string) inbound.Request {
+		return inbound.Request{URL: inURL, Body: []byte(b), Config: map[string]any{"webhookSigningKey": key}}
+	}
+	noKey := req(body(good, "delivered", ""))
+	noKey.Config = map[string]any{}
+	run(t, "email-mailgun", inbound.Deps{}, []verifyCase{
+		{"delivered", req(body(good, "delivered", "")), []string{"delivered@20261127.1@mg.example.com#ev-delivered"}},
+		{"permanent failure", req(body(good, "failed", "permanent")), []string{"bounced/hard@20261127.1@mg.example.com#ev-failed"}},
+		{"temporary failure", req(body(good, "failed", "temporary")), nil},
+		{"complained", req(body(good, "complained", "")), []string{"complained@20261127.1@mg.example.com#ev-complained"}},
+		{"opened", req(body(good, "opened", "")), []string{"opened@20261127.1@mg.example.com#ev-opened"}},
+		{"clicked", req(body(good, "clicked", "")), []string{"clicked@20261127.1@mg.example.com#ev-clicked"}},
+		{"bad signature", req(body(strings.Repeat("0", 64), "delivered", "")), []string{"ERR:signature"}},
+		{"no key", noKey, []string{"ERR:signature"}},
+	})
+}
+
+// snsSigner signs SNS messages with a certificate of its own, served by
+// the injected fetcher only at an allowed URL.
+type snsSigner struct {
+	key     *rsa.PrivateKey
+	cert    *x509.Certificate
+	fetched []string
+}
+
+const certURL = "https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-test.pem"
+
+func newSNSSigner(t *testing.T) *snsSigner {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "sns.amazonaws.com"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	return &snsSigner{key: key, cert: cert}
+}
+
+func (s *snsSigner) deps() inbound.Deps {
+	return inbound.Deps{SNSCertificate: func(_ context.Context, u string) (*x509.Certificate, error) {
+		s.fetched = append(s.fetched, u)
+		if u != certURL {
+			return nil, errors.New("no such certificate")
+		}
+		return s.cert, nil
+	}}
+}
+
+// sign fills m's Signature over the documented string to sign.
+func (s *snsSigner) sign(t *testing.T, m map[string]string) inbound.Request {
+	var fields []string
+	if m["Type"] == "Notification" {
+		fields = []string{"Message", "MessageId", "Subject", "Timestamp", "TopicArn", "Type"}
+	} else {
+		fields = []string{"Message", "MessageId", "SubscribeURL", "Timestamp", "Token", "TopicArn", "Type"}
+	}
+	var b strings.Builder
+	for _, f := range fields {
+		if v, ok := m[f]; ok {
+			b.WriteString(f + "\n" + v + "\n")
+		}
+	}
+	var sig []byte
+	var err error
+	if m["SignatureVersion"] == "1" {
+		sum := sha1.Sum([]byte(b.String()))
+		sig, err = rsa.SignPKCS1v15(rand.Reader, s.key, crypto.SHA1, sum[:])
+	} else {
+		sum := sha256.Sum256([]byte(b.String()))
+		sig, err = rsa.SignPKCS1v15(rand.Reader, s.key, crypto.SHA256, sum[:])
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	m["Signature"] = base64.StdEncoding.EncodeToString(sig)
+	body, _ := json.Marshal(m)
+	return inbound.Request{URL: inURL, Body: body, Config: map[string]any{"region": "eu-west-1"}}
+}
+
+func TestAllowedSNSURL(t *testing.T) {
+	for u, want := range map[string]bool{
+		certURL: true,
+		"https://sns.cn-north-1.amazonaws.com.cn/x.pem":          true,
+		"http://sns.eu-west-1.amazonaws.com/x.pem":               false,
+		"https://sns.eu-west-1.amazonaws.com.evil.example/x.pem": false,
+		"https://evil.example/sns.eu-west-1.amazonaws.com/x.pem": false,
+		"https://user@sns.eu-west-1.amazonaws.com/x.pem":         false,
+		"https://sns.eu-west-1.amazonaws.com:8443/x.pem":         false,
+		"https://169.254.169.254/latest/meta-data":               false,
+		"https://s3.amazonaws.com/x.pem":                         false,
+	} {
+		if got := inbound.AllowedSNSURL(u); got != want {
+			t.Errorf("%s: %v, want %v", u, got, want)
+		}
+	}
+}
+
+func TestTokens(t *testing.T) {
+	k, _ := secrets.NewKeyring(bytes.Repeat([]byte{7}, secrets.KeySize))
+	tk := inbound.NewTokens(k, "https://herald.example/")
+	c := inbound.Claims{Tenant: "ten_a", ChannelKey: "email-resend", Seq: 42, Generation: "g1"}
+	u, err := tk.URL(c)
+	if err != nil || !strings.HasPrefix(u, "https://herald.example/in/") {
+		t.Fatalf("%s %v", u, err)
+	}
+	tok := strings.TrimPrefix(u, "https://herald.example/in/")
+	if strings.Contains(tok, "ten_a") || strings.Contains(tok, "resend") || strings.ContainsAny(tok, "/?#%+ ") {
+		t.Fatalf("token %s is not opaque and URL-safe", tok)
+	}
+	if got, err := tk.Open(tok); err != nil || got != c {
+		t.Fatalf("open: %+v %v", got, err)
+	}
+	for i := range tok {
+		b := []byte(tok)
+		b[i] ^= 1
+		if _, err := tk.Open(string(b)); !errors.Is(err, inbound.ErrInvalidToken) {
+			t.Fatalf("byte %d changed: %v", i, err)
+		}
+	}
+	// A token of another purpose (an unsubscribe link's) does not open.
+	other, _ := k.SealClaims("", "unsubscribe", c)
+	if _, err := tk.Open(other); !errors.Is(err, inbound.ErrInvalidToken) {
+		t.Fatal("a token of another purpose opened")
+	}
+}
+
+// sesNotification is an SNS Notification of an SES event.
+func sesNotification(id, version, sesEvent string) map[string]string {
+	return map[string]string{"Type": "Notification", "MessageId": id, "TopicArn": "arn:aws:sns:eu-west-1:123456789012:ses",
+		"Message": sesEvent, "Timestamp": "2026-11-27T12:00:00.000Z", "SignatureVersion": version, "SigningCertURL": certURL}
+}
+
+func sesEvent(typ, extra string) string {
+	return `{"eventType":"` + typ + `","mail":{"messageId":"ses-1","destination":["ada@example.com"]}` + extra + `}`
+}
+
+func TestSES(t *testing.T) {
+	s := newSNSSigner(t)
+	tampered := s.sign(t, sesNotification("n1", "2", sesEvent("Delivery", "")))
+	tampered.Body = bytes.Replace(tampered.Body, []byte("Delivery"), []byte("Complaint"), 1)
+	badHost := sesNotification("n1", "2", sesEvent("Delivery", ""))
+	badHost["SigningCertURL"] = "https://evil.example/cert.pem"
+	confirm := map[string]string{"Type": "SubscriptionConfirmation", "MessageId": "c1", "Token": "tok",
+		"TopicArn": "arn:aws:sns:eu-west-1:123456789012:ses", "Message": "You have chosen to subscribe",
+		"SubscribeURL": "https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription&Token=tok",
+		"Timestamp":    "2026-11-27T12:00:00.000Z", "SignatureVersion": "1", "SigningCertURL": certURL}
+	evilConfirm := map[string]string{}
+	for k, v := range confirm {
+		evilConfirm[k] = v
+	}
+	evilConfirm["SubscribeURL"] = "http://127.0.0.1:9/steal"
+	subject := sesNotification("n9", "1", sesEvent("Open", ""))
+	subject["Subject"] = "Amazon SES Email Event Notification"
+	run(t, "email-ses", s.deps(), []verifyCase{
+		{"delivery v2", s.sign(t, sesNotification("n1", "2", sesEvent("Delivery", ""))), []string{"delivered@ses-1#n1"}},
+		{"hard bounce v1", s.sign(t, sesNotification("n2", "1", sesEvent("Bounce", `,"bounce":{"bounceType":"Permanent","bounceSubType":"General"}`))),
+			[]string{"bounced/hard@ses-1#n2"}},
+		{"soft bounce", s.sign(t, sesNotification("n3", "2", sesEvent("Bounce", `,"bounce":{"bounceType":"Transient","bounceSubType":"MailboxFull"}`))),
+			[]string{"bounced/soft@ses-1#n3"}},
+		{"complaint (notification)", s.sign(t, sesNotification("n4", "2",
+			`{"notificationType":"Complaint","mail":{"messageId":"ses-1"},"complaint":{"feedbackId":"f"}}`)),
+			[]string{"complained@ses-1#n4"}},
+		{"open with subject", s.sign(t, subject), []string{"opened@ses-1#n9"}},
+		{"click", s.sign(t, sesNotification("n5", "2", sesEvent("Click", ""))), []string{"clicked@ses-1#n5"}},
+		{"reject", s.sign(t, sesNotification("n6", "2", sesEvent("Reject", ""))), []string{"failed@ses-1#n6"}},
+		{"send is no outcome", s.sign(t, sesNotification("n7", "2", sesEvent("Send", ""))), nil},
+		{"subscription confirmation", s.sign(t, confirm), []string{"confirm " + confirm["SubscribeURL"]}},
+		{"confirmation to another host", s.sign(t, evilConfirm), []string{"ERR:malformed"}},
+		{"tampered", tampered, []string{"ERR:signature"}},
+		{"certificate from another host", s.sign(t, badHost), []string{"ERR:signature"}},
+	})
+	for _, u := range s.fetched {
+		if u != certURL {
+			t.Fatalf("fetched %s", u)
+		}
+	}
+	// With no certificate source, nothing is heard.
+	run(t, "email-ses", inbound.Deps{}, []verifyCase{
+		{"no fetcher", s.sign(t, sesNotification("n1", "2", sesEvent("Delivery", ""))), []string{"ERR:signature"}},
+	})
+}
+
+func vonageJWT(secret string, body []byte) string {
+	sum := sha256.Sum256(body)
+	h := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
+	c := base64.RawURLEncoding.EncodeToString([]byte(`{"iat":1700000000,"jti":"j1","iss":"Vonage","payload_hash":"` + hex.EncodeToString(sum[:]) + `","api_key":"k"}`))
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(h + "." + c))
+	return h + "." + c + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+}
+
+func TestVonage(t *testing.T) {
+	const secret = "vonage-signature-secret"
+	req := func(status string) inbound.Request {
+		body := []byte(`{"message_uuid":"aaaaaaaa-bbbb-cccc-dddd-0123456789ab","to":"447700900000","from":"Herald","timestamp":"2026-11-27T12:00:00Z","status":"` + status + `","channel":"sms"}`)
+		h := http.Header{}
+		h.Set("Authorization", "Bearer "+vonageJWT(secret, body))
+		return inbound.Request{URL: inURL, Header: h, Body: body, Config: map[string]any{"signatureSecret": secret}}
+	}
+	const uuid = "aaaaaaaa-bbbb-cccc-dddd-0123456789ab"
+	tampered := req("delivered")
+	tampered.Body = bytes.Replace(tampered.Body, []byte("delivered"), []byte("rejected!"), 1)
+	wrong := req("delivered")
+	wrong.Config = map[string]any{"signatureSecret": "other"}
+	run(t, "sms-vonage", inbound.Deps{}, []verifyCase{
+		{"delivered", req("delivered"), []string{"delivered@" + uuid + "#" + uuid + ":delivered"}},
+		{"rejected", req("rejected"), []string{"failed@" + uuid + "#" + uuid + ":rejected"}},
+		{"undeliverable", req("undeliverable"), []string{"failed@" + uuid + "#" + uuid + ":undeliverable"}},
+		{"submitted is no outcome", req("submitted"), nil},
+		{"tampered body", tampered, []string{"ERR:signature"}},
+		{"another secret", wrong, []string{"ERR:signature"}},
+	})
+}
+
+// TestCertFetcherFetchesOnlyFromAmazon: the default fetcher refuses any
+// URL but an https one of an SNS host before dialling (a message could
+// otherwise make Herald call a host of the sender's choice), and so does
+// the subscription confirmation.
+func TestCertFetcherFetchesOnlyFromAmazon(t *testing.T) {
+	f := inbound.NewCertFetcher()
+	dialled := false
+	f.Client = &http.Client{Transport: roundTripper(func(*http.Request) (*http.Response, error) {
+		dialled = true
+		return nil, errors.New("no network in tests")
+	})}
+	for _, u := range []string{"http://127.0.0.1/cert.pem", "https://169.254.169.254/latest/meta-data",
+		"https://sns.eu-west-1.amazonaws.com.evil.example/c.pem", "file:///etc/passwd"} {
+		if _, err := f.Certificate(context.Background(), u); err == nil {
+			t.Fatalf("%s: fetched", u)
+		}
+		if err := f.Confirm(context.Background(), u); err == nil {
+			t.Fatalf("%s: confirmed", u)
+		}
+	}
+	if dialled {
+		t.Fatal("a refused URL was dialled")
+	}
+	if _, err := f.Certificate(context.Background(), certURL); err == nil || !dialled {
+		t.Fatalf("an allowed URL is fetched: %v %v", err, dialled)
+	}
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

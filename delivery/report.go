@@ -1,0 +1,132 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+
+	"github.com/heraldhq/herald/delivery/inbound"
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/projections"
+)
+
+// ErrNoInbound: the channel's provider reports nothing Herald hears (its
+// catalog key has no verifier).
+var ErrNoInbound = errors.New("delivery: this channel's provider reports no events to herald")
+
+// Heard is what became of a request to an inbound URL.
+type Heard struct {
+	// Recorded counts the reports recorded now; Ignored those that name
+	// no message of the channel's or were recorded before.
+	Recorded, Ignored int
+}
+
+// Hear verifies a provider's request to the inbound URL of channel ch of
+// tenant and records each report it holds that names a message sent on
+// that channel: a DeliveryReported on the subject of the provider's event
+// id, appended only while that subject is empty, so the provider's
+// retries record nothing more. A hard bounce or a complaint recorded now
+// suppresses the row's address. An SNS subscription confirmation is
+// answered.
+//
+// Errors: ErrNoInbound, inbound.ErrSignature (nothing is recorded),
+// inbound.ErrMalformed, or the log's.
+func (s *Service) Hear(ctx context.Context, tenant string, ch projections.Channel, req inbound.Request) (Heard, error) {
+	verify, ok := inbound.For(ch.ChannelKey)
+	if !ok {
+		return Heard{}, ErrNoInbound
+	}
+	config, err := OpenChannelConfig(s.cfg.Keys, tenant, ch)
+	if err != nil {
+		return Heard{}, err
+	}
+	req.Config = config
+	res, err := verify(ctx, req, s.cfg.Inbound)
+	if err != nil {
+		return Heard{}, err
+	}
+	log := s.cfg.Logger.With("tenant", tenant, "channelKey", ch.ChannelKey)
+	if res.Confirm != "" {
+		if s.cfg.ConfirmSNS == nil {
+			log.Warn("delivery: an SNS subscription asks to be confirmed; confirm it in the AWS console")
+		} else if err := s.cfg.ConfirmSNS(ctx, res.Confirm); err != nil {
+			log.Warn("delivery: the SNS subscription could not be confirmed", "err", err)
+			return Heard{}, err
+		} else {
+			log.Info("delivery: SNS subscription confirmed")
+		}
+	}
+	var h Heard
+	var last uint64
+	for _, rep := range res.Reports {
+		row, err := s.reportedRow(tenant, ch.ChannelKey, rep.MessageID)
+		if errors.Is(err, projections.ErrNotFound) {
+			h.Ignored++
+			continue
+		}
+		if err != nil {
+			return h, err
+		}
+		seq, err := s.cfg.Log.Append(ctx, eventlog.Record{
+			Subject: eventlog.Subject(tenant, eventlog.AggDelivery, events.ReportSubjectID(ch.ChannelKey, rep.EventID)),
+			Type:    events.DeliveryReported, Tenant: tenant, Expect: true,
+			Data: events.DeliveryReportedData{AttemptID: row.AttemptID, ChannelKey: ch.ChannelKey, Status: rep.Status,
+				Bounce: rep.Bounce, ProviderEventID: rep.EventID, Detail: rep.Detail}})
+		if errors.Is(err, eventlog.ErrConflict) {
+			h.Ignored++ // recorded before: a provider's retry
+			continue
+		}
+		if err != nil {
+			return h, err
+		}
+		h.Recorded++
+		last = seq
+		if s.cfg.Reported != nil {
+			s.cfg.Reported(ch.ChannelKey, rep.Status)
+		}
+		s.suppressReported(ctx, tenant, row, rep, log)
+	}
+	if last != 0 {
+		// A read right after the answer shows the reports.
+		if err := s.cfg.Store.WaitFor(ctx, last); err != nil {
+			log.Debug("delivery: reports recorded, projections not caught up yet", "err", err)
+		}
+	}
+	return h, nil
+}
+
+// reportedRow finds the row of the message a channel's provider knows
+// as id: as recorded, or with the angle brackets of a Message-ID header
+// one side wrote and the other did not.
+func (s *Service) reportedRow(tenant, channelKey, id string) (projections.Delivery, error) {
+	bare := strings.TrimSuffix(strings.TrimPrefix(id, "<"), ">")
+	var err error
+	for _, c := range []string{id, bare, "<" + bare + ">"} {
+		var row projections.Delivery
+		if row, err = s.cfg.Store.DeliveryByProviderID(tenant, channelKey, c); !errors.Is(err, projections.ErrNotFound) {
+			return row, err
+		}
+	}
+	return projections.Delivery{}, err
+}
+
+// suppressReported suppresses the address of row after a hard bounce or
+// a complaint (CONTRACT §14): no later send mails it.
+func (s *Service) suppressReported(ctx context.Context, tenant string, row projections.Delivery, rep inbound.Report, log *slog.Logger) {
+	var reason string
+	switch {
+	case rep.Status == events.ReportBounced && rep.Bounce == events.BounceHard:
+		reason = events.SuppressionHardBounce
+	case rep.Status == events.ReportComplained:
+		reason = events.SuppressionComplaint
+	default:
+		return
+	}
+	if row.Address == "" || !SuppressibleKind(row.Kind) {
+		return
+	}
+	s.suppressFor(ctx, tenant, row.Kind, row.Address, row.AttemptID, reason,
+		row.AttemptID+".report."+reason, log)
+}
