@@ -72,6 +72,9 @@ type Subscriber struct {
 	Contacts     map[string][]string `json:"contacts,omitempty"` // kind → addresses, e.g. "email"
 	Locale       string              `json:"locale,omitempty"`
 	Attributes   map[string]any      `json:"attributes,omitempty"`
+	// Timezone is the subscriber's IANA time zone name ("Europe/Paris");
+	// empty when it has none (its time is then UTC).
+	Timezone string `json:"timezone,omitempty"`
 }
 
 // CompletedStep is one entry of ExecuteRequest.Steps: a step the engine has
