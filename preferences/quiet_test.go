@@ -204,13 +204,13 @@ func TestPatchQuietHours(t *testing.T) {
 		t.Fatal("a document with quiet hours only is empty")
 	}
 	for body, fields := range map[string][]string{
-		`{"quietHours":true}`:                                   {"quietHours"},
-		`{"quietHours":{"start":"22:00"}}`:                      {"quietHours.end"},
-		`{"quietHours":{}}`:                                     {"quietHours.start", "quietHours.end"},
-		`{"quietHours":{"start":"24:00","end":"7:30"}}`:         {"quietHours.end", "quietHours.start"},
-		`{"quietHours":{"start":"08:00","end":"08:00"}}`:        {"quietHours"},
-		`{"quietHours":{"start":1,"end":"08:00"}}`:              {"quietHours.start"},
-		`{"quietHours":{"start":"01:00","end":"08:00","x":1}}`:  {"quietHours.x"},
+		`{"quietHours":true}`:                                  {"quietHours"},
+		`{"quietHours":{"start":"22:00"}}`:                     {"quietHours.end"},
+		`{"quietHours":{}}`:                                    {"quietHours.start", "quietHours.end"},
+		`{"quietHours":{"start":"24:00","end":"7:30"}}`:        {"quietHours.end", "quietHours.start"},
+		`{"quietHours":{"start":"08:00","end":"08:00"}}`:       {"quietHours"},
+		`{"quietHours":{"start":1,"end":"08:00"}}`:             {"quietHours.start"},
+		`{"quietHours":{"start":"01:00","end":"08:00","x":1}}`: {"quietHours.x"},
 		`{"quietHours":{"start":"01:00","end":"08:00"},"y":1}`: {"y"},
 	} {
 		doc, p := preferences.Patch(set, json.RawMessage(body))

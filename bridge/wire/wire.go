@@ -249,6 +249,9 @@ type SendResult struct {
 	Status            string     `json:"status"`
 	Reason            SkipReason `json:"reason,omitempty"`
 	ProviderMessageID string     `json:"providerMessageId,omitempty"`
+	// HeldUntil is set when the subscriber's quiet hours held the send:
+	// it went out once they ended, at this instant.
+	HeldUntil *time.Time `json:"heldUntil,omitempty"`
 }
 
 // Skipped reports whether the service skipped the send (Reason says why):
