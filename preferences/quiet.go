@@ -41,9 +41,6 @@ func digits(s string) bool {
 	return true
 }
 
-// String is c as "HH:MM".
-func (c Clock) String() string { return fmt.Sprintf("%02d:%02d", int(c)/60, int(c)%60) }
-
 // valid reports whether q's clocks parse and differ (a window that ends
 // when it starts would hold nothing, or everything).
 func (q QuietHours) valid() error {
