@@ -30,7 +30,13 @@ func (t *turn) send(ctx context.Context, s *wire.Step) (verdict, error) {
 	if !held {
 		h, err := delivery.QuietHold(ctx, t.e.store, t.tenant, t.st.WorkflowID, recipient, s.Channel, t.seen, t.e.now())
 		if err != nil {
-			return verdict{}, err
+			// Read as a delivery's own reads are (the projections lag,
+			// or failed): the step is tried again.
+			if isCanceled(ctx, err) {
+				return verdict{}, err
+			}
+			f := delivery.Classify(err)
+			return t.retry(ctx, s.StepID, string(s.Type), f.Code, f.Message)
 		}
 		if h.Held() {
 			return goOn, t.holdSend(ctx, s.StepID, h)
