@@ -194,6 +194,13 @@ func TestExecuteDescribesSteps(t *testing.T) {
 		{"delay until, in UTC", func(ctx *bridge.Context, _ any) error {
 			return bridge.DelayUntil(ctx, "d", until)
 		}, `{"stepId":"d","type":"delay","until":"2025-01-02T02:04:05Z"}`},
+		{"delay until a local time", func(ctx *bridge.Context, _ any) error {
+			return bridge.DelayUntilLocal(ctx, "d", "09:00")
+		}, `{"stepId":"d","type":"delay","until":{"localTime":"09:00"}}`},
+		{"digest on a schedule", func(ctx *bridge.Context, _ any) error {
+			_, err := bridge.Digest(ctx, "g", 0, bridge.DigestCron("0 9 * * 1-5"), bridge.DigestKey("k"))
+			return err
+		}, `{"stepId":"g","type":"digest","cron":"0 9 * * 1-5","key":"k"}`},
 		{"wait with timeout", func(ctx *bridge.Context, _ any) error {
 			_, _, err := bridge.WaitForEvent[any](ctx, "w", "approved", time.Hour)
 			return err
@@ -351,6 +358,12 @@ func TestExecuteFailures(t *testing.T) {
 			status: 500, code: "workflow_failed", msg: "workflow panicked: oops"},
 		{name: "invalid step arguments", fn: func(ctx *bridge.Context, _ any) error { return bridge.Delay(ctx, "d", -time.Second) },
 			status: 500, code: "step_failed", stepID: "d", msg: "negative delay"},
+		{name: "a local time that is not HH:MM", fn: func(ctx *bridge.Context, _ any) error { return bridge.DelayUntilLocal(ctx, "d", "9am") },
+			status: 500, code: "step_failed", stepID: "d", msg: "local time is not HH:MM"},
+		{name: "a cron digest with a window", fn: func(ctx *bridge.Context, _ any) error {
+			_, err := bridge.Digest(ctx, "g", time.Minute, bridge.DigestCron("@daily"))
+			return err
+		}, status: 500, code: "step_failed", stepID: "g", msg: "a cron digest takes no window"},
 		{name: "send on no channel", fn: func(ctx *bridge.Context, _ any) error {
 			_, err := bridge.Send(ctx, "s", "", func(context.Context) (bridge.SendContent, error) { return bridge.SendContent{}, nil })
 			return err

@@ -145,6 +145,23 @@ func DelayUntil(ctx *Context, stepID string, t time.Time) error {
 	return ctx.answer(wire.Step{StepID: stepID, Type: wire.StepDelay, Until: &until})
 }
 
+// DelayUntilLocal is a step that pauses the run until the next time the
+// subscriber's clock reads localTime ("HH:MM", 00:00 to 23:59), in its
+// time zone (UTC when it has none, and for a run without a subscriber).
+// The service picks the instant when it records the step, in calendar
+// days: 09:00 stays 09:00 across a daylight saving change. A localTime
+// that is not HH:MM is invalid.
+func DelayUntilLocal(ctx *Context, stepID, localTime string) error {
+	rec, err := ctx.begin(stepID, wire.StepDelay)
+	if err != nil || rec != nil {
+		return err
+	}
+	if _, _, ok := wire.ParseLocalTime(localTime); !ok {
+		return ctx.invalid(stepID, "local time is not HH:MM, 00:00 to 23:59")
+	}
+	return ctx.answer(wire.Step{StepID: stepID, Type: wire.StepDelay, LocalTime: localTime})
+}
+
 // WaitForEvent is a step that suspends the run until a signal named event
 // reaches it (POST /v1/events/{runId}/signal), or until timeout elapses; 0
 // means no timeout, and a negative timeout is invalid. Signals are buffered
@@ -191,7 +208,7 @@ func WaitForEvent[T any](ctx *Context, stepID, event string, timeout time.Durati
 // DigestOption configures a [Digest] step.
 type DigestOption func(*digestOptions)
 
-type digestOptions struct{ key *string }
+type digestOptions struct{ key, cron *string }
 
 // DigestKey splits the digests of one workflow and subscriber by key: runs
 // gather only with runs of the same key. An empty key is the same as none.
@@ -203,21 +220,40 @@ func DigestKey(key string) DigestOption {
 	}
 }
 
+// DigestCron closes the digest at the next instant of a cron expression
+// (5 fields, 6 with seconds first, or a tag like @daily) in the
+// subscriber's time zone (UTC when it has none) instead of after a
+// window: DigestCron("0 9 * * 1-5") sends at 9 in the morning on
+// weekdays, the subscriber's time. [Digest]'s window must then be 0. The
+// service checks the expression; one it cannot read fails the run.
+func DigestCron(expr string) DigestOption {
+	return func(o *digestOptions) { o.cron = &expr }
+}
+
 // Digest is a step that gathers the runs of this workflow and subscriber
 // (and [DigestKey], when given) that reach it within window, which must be
-// positive. The run that opens the window resumes after it with every
+// positive (or 0 with [DigestCron]). The run that opens the window resumes after it with every
 // gathered payload, its own included; the runs that join end there with the
 // status digested and run no further step.
 func Digest(ctx *Context, stepID string, window time.Duration, opts ...DigestOption) (DigestResult, error) {
 	if res, done, err := recorded[DigestResult](ctx, stepID, wire.StepDigest); done || err != nil {
 		return res, err
 	}
-	if window <= 0 {
-		return DigestResult{}, ctx.invalid(stepID, "window must be positive")
-	}
 	var o digestOptions
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.cron != nil {
+		switch {
+		case window != 0:
+			return DigestResult{}, ctx.invalid(stepID, "a cron digest takes no window")
+		case *o.cron == "":
+			return DigestResult{}, ctx.invalid(stepID, "empty cron")
+		}
+		return DigestResult{}, ctx.answer(wire.Step{StepID: stepID, Type: wire.StepDigest, Cron: o.cron, Key: o.key})
+	}
+	if window <= 0 {
+		return DigestResult{}, ctx.invalid(stepID, "window must be positive")
 	}
 	w := wire.DurationOf(window)
 	return DigestResult{}, ctx.answer(wire.Step{StepID: stepID, Type: wire.StepDigest, Window: &w, Key: o.key})

@@ -6,7 +6,8 @@ import "github.com/heraldhq/herald/bridge/wire"
 // shapes: what a step records is what the service sends back on replay.
 type (
 	// Subscriber is the run's single recipient as the service forwards it:
-	// its id, contacts (kind → addresses), locale and attributes.
+	// its id, contacts (kind → addresses), locale, attributes and time
+	// zone.
 	Subscriber = wire.Subscriber
 	// SendContent is what a [Send] step delivers: a subject and a body.
 	SendContent = wire.SendContent

@@ -342,8 +342,10 @@ func check(s *wire.Step) error {
 		}
 	case wire.StepDelay:
 		switch {
-		case (s.Seconds == nil) == (s.Until == nil):
-			problem = "not exactly one of seconds and until"
+		case count(s.Seconds != nil, s.Until != nil, s.LocalTime != "") != 1:
+			problem = "not exactly one of seconds, until and until.localTime"
+		case s.LocalTime != "" && !validLocalTime(s.LocalTime):
+			problem = "an until.localTime that is not HH:MM"
 		case s.Seconds != nil && (*s.Seconds < 0 || *s.Seconds > wire.MaxSeconds):
 			problem = "seconds out of range"
 		}
@@ -352,7 +354,12 @@ func check(s *wire.Step) error {
 			problem = "no event"
 		}
 	case wire.StepDigest:
-		if s.Window == nil || s.Window.Duration() <= 0 {
+		switch {
+		case s.Window != nil && s.Cron != nil:
+			problem = "both a window and a cron"
+		case s.Cron != nil && *s.Cron == "":
+			problem = "an empty cron"
+		case s.Cron == nil && (s.Window == nil || s.Window.Duration() <= 0):
 			problem = "no positive window"
 		}
 	case wire.StepThrottle:
@@ -369,6 +376,19 @@ func check(s *wire.Step) error {
 	return nil
 }
 
+// count is how many of conds hold.
+func count(conds ...bool) int {
+	n := 0
+	for _, c := range conds {
+		if c {
+			n++
+		}
+	}
+	return n
+}
+
+func validLocalTime(s string) bool { _, _, ok := wire.ParseLocalTime(s); return ok }
+
 // Bounds on what a Bridge answers. An answer over one of them fails the
 // run terminally with [apierr.CodeInvalidStep]: retrying would only get the same
 // answer, and the engine could not record it (event subjects and messages
@@ -376,7 +396,7 @@ func check(s *wire.Step) error {
 // never the text that broke the bound.
 const (
 	// MaxIDChars bounds, in characters, a step's stepId, event, channel,
-	// to and key, and the stepId of a 500 answer.
+	// to, key and cron, and the stepId of a 500 answer.
 	MaxIDChars = 256
 	// MaxOutputBytes bounds a run step's output, in bytes of JSON.
 	MaxOutputBytes = 1 << 20
@@ -399,7 +419,7 @@ func bounds(s *wire.Step) error {
 	for _, f := range []struct {
 		name string
 		v    *string
-	}{{"stepId", &s.StepID}, {"event", &s.Event}, {"channel", &s.Channel}, {"to", s.To}, {"key", s.Key}} {
+	}{{"stepId", &s.StepID}, {"event", &s.Event}, {"channel", &s.Channel}, {"to", s.To}, {"key", s.Key}, {"cron", s.Cron}} {
 		if f.v != nil && !validID(*f.v) {
 			return fmt.Errorf("invalid step from the bridge: %s is over %d characters", f.name, MaxIDChars)
 		}

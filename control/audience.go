@@ -20,6 +20,7 @@ const (
 	MaxPushTokenChars   = 4096 // a push address (device token): CONTRACT §10
 	MaxAttributesBytes  = 64 << 10
 	MaxLocaleChars      = 64
+	MaxTimezoneChars    = 64 // the longest IANA name is 32
 	MaxKindChars        = 64
 	MaxTopicNameChars   = 256
 	MaxTopicDescChars   = 1024

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/heraldhq/herald/apierr"
@@ -24,12 +25,14 @@ import (
 //   - Contacts: a kind given a non-empty list overwrites that kind, `[]`
 //     or null clears it, a kind not given is kept. Contacts itself
 //     omitted or null mentions no kind.
-//   - Locale (a string) and Attributes (an object): omitted keeps the
-//     current value, null clears it, a value overwrites it.
+//   - Locale (a string), Attributes (an object) and Timezone (an IANA
+//     time zone name): omitted keeps the current value, null clears it,
+//     a value overwrites it.
 type SubscriberInput struct {
 	Contacts   map[string]json.RawMessage
 	Locale     json.RawMessage
 	Attributes json.RawMessage
+	Timezone   json.RawMessage
 }
 
 // subscriberPatch is a validated SubscriberInput.
@@ -39,6 +42,8 @@ type subscriberPatch struct {
 	locale     *string
 	setAttrs   bool
 	attributes json.RawMessage // nil clears
+	setTZ      bool
+	timezone   *string // nil clears
 }
 
 // parseSubscriberInput validates in on its own, naming each bad field.
@@ -129,7 +134,39 @@ func parseSubscriberInput(in SubscriberInput) (subscriberPatch, apierr.Problems)
 			}
 		}
 	}
+	if in.Timezone != nil {
+		patch.setTZ = true
+		if !isNull(in.Timezone) {
+			var tz string
+			if err := json.Unmarshal(in.Timezone, &tz); err != nil {
+				p.Add("timezone", "must be a string")
+			} else if msg := timezoneProblem(tz); msg != "" {
+				p.Add("timezone", "%s", msg)
+			} else {
+				patch.timezone = &tz
+			}
+		}
+	}
 	return patch, p
+}
+
+// timezoneProblem says what is wrong with tz as a subscriber's time zone,
+// or "". time.LoadLocation also takes "" and "Local" (the server's own
+// zone, which means nothing to a subscriber), and reads a name as a path
+// into the zone database: the name is bounded and both are refused.
+func timezoneProblem(tz string) string {
+	switch {
+	case tz == "":
+		return "must not be empty (null clears it)"
+	case len(tz) > MaxTimezoneChars:
+		return fmt.Sprintf("must be at most %d characters", MaxTimezoneChars)
+	case tz == "Local":
+		return "must be an IANA time zone name, as in Europe/Paris"
+	}
+	if _, err := time.LoadLocation(tz); err != nil {
+		return "must be an IANA time zone name, as in Europe/Paris"
+	}
+	return ""
 }
 
 // addressProblem says what is wrong with an address of kind, or "".
@@ -194,6 +231,7 @@ func (patch subscriberPatch) apply(externalID string, cur *projections.Subscribe
 		maps.Copy(next.Contacts, cur.Contacts)
 		next.Locale = cur.Locale
 		next.Attributes = cur.Attributes
+		next.Timezone = cur.Timezone
 	}
 	for kind, addrs := range patch.contacts {
 		if len(addrs) == 0 {
@@ -208,6 +246,9 @@ func (patch subscriberPatch) apply(externalID string, cur *projections.Subscribe
 	if patch.setAttrs {
 		next.Attributes = patch.attributes
 	}
+	if patch.setTZ {
+		next.Timezone = patch.timezone
+	}
 	var p apierr.Problems
 	if len(next.Contacts) > MaxContactKinds {
 		p.Add("contacts", "would have %d kinds; at most %d are allowed", len(next.Contacts), MaxContactKinds)
@@ -218,7 +259,8 @@ func (patch subscriberPatch) apply(externalID string, cur *projections.Subscribe
 // sameSubscriber reports whether next is cur's state already.
 func sameSubscriber(cur projections.Subscriber, next events.SubscriberUpsertedData) bool {
 	return maps.EqualFunc(cur.Contacts, next.Contacts, slices.Equal) &&
-		equalPtr(cur.Locale, next.Locale) && bytes.Equal(cur.Attributes, next.Attributes)
+		equalPtr(cur.Locale, next.Locale) && bytes.Equal(cur.Attributes, next.Attributes) &&
+		equalPtr(cur.Timezone, next.Timezone)
 }
 
 func equalPtr[T comparable](a, b *T) bool {

@@ -137,6 +137,9 @@ func (t *turn) stepAnswer(ctx context.Context, s *wire.Step) (verdict, error) {
 		return t.send(ctx, s)
 	case wire.StepDelay:
 		until := s.ResumeAt(now)
+		if s.LocalTime != "" {
+			until = t.nextLocal(s.LocalTime, now)
+		}
 		if !until.After(now) {
 			return goOn, t.record(ctx, events.StepCompleted, events.StepCompletedData{StepID: s.StepID, Type: string(s.Type), Output: jsonNull})
 		}

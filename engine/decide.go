@@ -45,6 +45,11 @@ func Decide(s *runstate.State, now time.Time) Action {
 	pending := s.Pending()
 	switch s.Status {
 	case runstate.Sleeping:
+		if !now.Before(*s.WakeAt) && pending.Type == "send" {
+			// A send held by quiet hours: its time came, ask the
+			// Bridge for it again and send it.
+			return Action{Kind: ActExecute}
+		}
 		if !now.Before(*s.WakeAt) {
 			return Action{Kind: ActResume, StepID: pending.StepID, StepType: pending.Type, Output: jsonNull}
 		}

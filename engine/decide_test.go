@@ -18,6 +18,7 @@ func TestDecide(t *testing.T) {
 	sleeping := runstate.Step{StepID: "d", Type: "delay", Status: runstate.StepSleeping, Attempts: 1}
 	waiting := runstate.Step{StepID: "w", Type: "waitForEvent", Status: runstate.StepWaiting, Attempts: 1}
 	retrying := runstate.Step{StepID: "a", Type: "run", Status: runstate.StepRetrying, Attempts: 1}
+	held := runstate.Step{StepID: "s", Type: "send", Status: runstate.StepSleeping, Attempts: 1, HeldUntil: &future}
 	withSignals := func(s *runstate.State, sigs ...runstate.Signal) *runstate.State {
 		s.WaitEvent, s.Signals = "approved", sigs
 		return s
@@ -34,6 +35,8 @@ func TestDecide(t *testing.T) {
 		{"retry due", base(runstate.Running, &past, retrying), Action{Kind: ActExecute}},
 		{"sleep not due", base(runstate.Sleeping, &future, sleeping), Action{Kind: ActWait, At: future}},
 		{"sleep due", base(runstate.Sleeping, &now, sleeping), Action{Kind: ActResume, StepID: "d", StepType: "delay", Output: jsonNull}},
+		{"held send not due", base(runstate.Sleeping, &future, held), Action{Kind: ActWait, At: future}},
+		{"held send due: the Bridge is asked for it again", base(runstate.Sleeping, &now, held), Action{Kind: ActExecute}},
 		{"wait, no signal, no timeout", withSignals(base(runstate.Waiting, nil, waiting)), Action{Kind: ActWait}},
 		{"wait, no signal, timeout ahead", withSignals(base(runstate.Waiting, &future, waiting)), Action{Kind: ActWait, At: future}},
 		{"wait timed out", withSignals(base(runstate.Waiting, &past, waiting)),

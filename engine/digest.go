@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/bridge/wire"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/schedule"
 )
 
 // digestAttempts bounds the re-reads of a digest subject that other runs
@@ -227,6 +229,13 @@ func (t *turn) digest(ctx context.Context, s *wire.Step) (verdict, error) {
 	if s.Key != nil {
 		key = *s.Key
 	}
+	var sched schedule.Schedule
+	if s.Cron != nil {
+		var err error
+		if sched, err = schedule.ParseIn(*s.Cron, t.location()); err != nil {
+			return t.fail(ctx, s.StepID, apierr.CodeInvalidStep, "digest cron: "+err.Error())
+		}
+	}
 	id := events.DigestID(t.st.WorkflowID, sub, key)
 	subject := eventlog.Subject(t.tenant, eventlog.AggDigest, id)
 	payload, err := t.e.payload(ctx, t.tenant, t.st.TransactionID)
@@ -259,7 +268,7 @@ func (t *turn) digest(ctx context.Context, s *wire.Step) (verdict, error) {
 			joined = w.opened.Window
 			rec.Type, rec.Data = events.DigestJoined, events.DigestJoinedData{Window: joined, RunID: runID, Payload: payload}
 		} else {
-			joined, closesAt = "", now.Add(s.Window.Duration()).UTC()
+			joined, closesAt = "", closing(s, sched, now)
 			rec.Type, rec.Data = events.DigestOpened, events.DigestOpenedData{Window: runID, StepID: s.StepID, ClosesAt: closesAt}
 		}
 		_, err := t.e.log.Append(ctx, rec)
@@ -272,6 +281,21 @@ func (t *turn) digest(ctx context.Context, s *wire.Step) (verdict, error) {
 		return t.digested(ctx, s.StepID, joined)
 	}
 	return goOn, t.sleepDigest(ctx, s.StepID, id, closesAt)
+}
+
+// closing is when a window the step opens at now closes: after its
+// window, or at its schedule's next instant.
+func closing(s *wire.Step, sched schedule.Schedule, now time.Time) time.Time {
+	if s.Cron == nil {
+		return now.Add(s.Window.Duration()).UTC()
+	}
+	at, err := sched.Next(now)
+	if err != nil {
+		// An expression that never ticks again (a date in the past)
+		// closes at once.
+		return now.UTC()
+	}
+	return at.UTC()
 }
 
 // digested ends the run: it joined window, whose opener completes the

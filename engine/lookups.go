@@ -102,6 +102,9 @@ func (e *Engine) subscriber(tenant string, id *string) *wire.Subscriber {
 	if s.Locale != nil {
 		sub.Locale = *s.Locale
 	}
+	if s.Timezone != nil {
+		sub.Timezone = *s.Timezone
+	}
 	if len(s.Attributes) > 0 {
 		_ = json.Unmarshal(s.Attributes, &sub.Attributes)
 	}

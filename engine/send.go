@@ -3,11 +3,13 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/bridge/wire"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/preferences"
 )
 
 // send hands a send step to delivery under the key <runId>:<stepId>, so
@@ -24,6 +26,22 @@ func (t *turn) send(ctx context.Context, s *wire.Step) (verdict, error) {
 	case s.Channel != delivery.KindWebhook: // a webhook needs no recipient
 		return t.fail(ctx, s.StepID, apierr.CodeNoAddress, "the run has no subscriber and the send step names no `to`")
 	}
+	heldUntil, held := t.st.HeldSend(s.StepID)
+	if !held {
+		h, err := delivery.QuietHold(ctx, t.e.store, t.tenant, t.st.WorkflowID, recipient, s.Channel, t.seen, t.e.now())
+		if err != nil {
+			// Read as a delivery's own reads are (the projections lag,
+			// or failed): the step is tried again.
+			if isCanceled(ctx, err) {
+				return verdict{}, err
+			}
+			f := delivery.Classify(err)
+			return t.retry(ctx, s.StepID, string(s.Type), f.Code, f.Message)
+		}
+		if h.Held() {
+			return goOn, t.holdSend(ctx, s.StepID, h)
+		}
+	}
 	res, err := t.e.deliver.Deliver(ctx, t.tenant, delivery.Request{
 		IdempotencyKey: t.st.RunID + ":" + s.StepID, RunID: t.st.RunID, StepID: s.StepID,
 		SubscriberID: recipient, Channel: s.Channel, Content: s.Content, WorkflowID: t.st.WorkflowID,
@@ -38,7 +56,11 @@ func (t *turn) send(ctx context.Context, s *wire.Step) (verdict, error) {
 		}
 		return t.retry(ctx, s.StepID, string(s.Type), f.Code, f.Message)
 	}
-	out, err := sendResult(res)
+	var until *time.Time
+	if held {
+		until = &heldUntil
+	}
+	out, err := sendResult(res, until)
 	if err != nil {
 		return verdict{}, err
 	}
@@ -48,7 +70,20 @@ func (t *turn) send(ctx context.Context, s *wire.Step) (verdict, error) {
 
 // sendResult is the output of a send step: the wire's SendResult of the
 // delivery's result (the two share their JSON names).
-func sendResult(res delivery.Result) (json.RawMessage, error) {
+func sendResult(res delivery.Result, heldUntil *time.Time) (json.RawMessage, error) {
 	return json.Marshal(wire.SendResult{AttemptID: res.AttemptID, Status: res.Status,
-		Reason: wire.SkipReason(res.Reason), ProviderMessageID: res.ProviderMessageID})
+		Reason: wire.SkipReason(res.Reason), ProviderMessageID: res.ProviderMessageID, HeldUntil: heldUntil})
+}
+
+// holdSend records that quiet hours hold the send stepID until h.Until:
+// the run sleeps, and at h.Until asks the Bridge for the step again and
+// sends it (see Decide). The decision is on record, so a crash neither
+// loses the hold nor takes it again.
+func (t *turn) holdSend(ctx context.Context, stepID string, h preferences.Hold) error {
+	window, err := json.Marshal(h.Window)
+	if err != nil {
+		return err
+	}
+	return t.record(ctx, events.RunSleeping, events.RunSleepingData{StepID: stepID, Until: h.Until.UTC(),
+		Type: string(wire.StepSend), Reason: events.SleepQuietHours, QuietHours: window, Timezone: h.Timezone})
 }

@@ -39,6 +39,9 @@ type SubscriberUpsertedData struct {
 	Locale *string `json:"locale,omitempty"`
 	// Attributes is a compact JSON object, or empty when there is none.
 	Attributes json.RawMessage `json:"attributes,omitempty"`
+	// Timezone is an IANA time zone name, nil when the subscriber has
+	// none (UTC is then its time).
+	Timezone *string `json:"timezone,omitempty"`
 }
 
 // SubscriberDeletedData removes a subscriber and every subscription it

@@ -75,11 +75,24 @@ type StepFailedData struct {
 type RunSleepingData struct {
 	StepID string    `json:"stepId"`
 	Until  time.Time `json:"until"`
-	// Type is the sleeping step's type: "delay" (when empty) or "digest".
+	// Type is the sleeping step's type: "delay" (when empty), "digest",
+	// or "send" (a send held by the subscriber's quiet hours until Until).
 	Type string `json:"type,omitempty"`
 	// Digest is the DigestID of the window a digest step waits out.
 	Digest string `json:"digest,omitempty"`
+	// Reason says why a send sleeps: SleepQuietHours. The decision is
+	// recorded, never taken again: the send goes at Until whatever the
+	// subscriber's preferences say by then.
+	Reason string `json:"reason,omitempty"`
+	// QuietHours is the window that held the send ({"start","end"}), read
+	// in Timezone (empty: UTC).
+	QuietHours json.RawMessage `json:"quietHours,omitempty"`
+	Timezone   string          `json:"timezone,omitempty"`
 }
+
+// SleepQuietHours: a send held until the end of the subscriber's quiet
+// hours (RunSleepingData.Reason).
+const SleepQuietHours = "quiet_hours"
 
 // RunWaitingData: the run waits for a signal named Event, or for
 // TimeoutAt when set.

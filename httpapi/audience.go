@@ -17,6 +17,7 @@ type subscriberView struct {
 	Contacts     map[string][]string `json:"contacts"`
 	Locale       *string             `json:"locale"`
 	Attributes   json.RawMessage     `json:"attributes"`
+	Timezone     *string             `json:"timezone"`
 	CreatedAt    string              `json:"createdAt"`
 	UpdatedAt    string              `json:"updatedAt"`
 }
@@ -27,7 +28,7 @@ func viewSubscriber(s projections.Subscriber) subscriberView {
 		contacts = map[string][]string{}
 	}
 	return subscriberView{SubscriberID: s.SubscriberID, Contacts: contacts, Locale: s.Locale,
-		Attributes: s.Attributes, CreatedAt: ts(s.CreatedAt), UpdatedAt: ts(s.UpdatedAt)}
+		Attributes: s.Attributes, Timezone: s.Timezone, CreatedAt: ts(s.CreatedAt), UpdatedAt: ts(s.UpdatedAt)}
 }
 
 type topicView struct {
@@ -77,6 +78,7 @@ type subscriberRequest struct {
 	Contacts   map[string]json.RawMessage `json:"contacts"`
 	Locale     json.RawMessage            `json:"locale"`
 	Attributes json.RawMessage            `json:"attributes"`
+	Timezone   json.RawMessage            `json:"timezone"`
 }
 
 func (s *Server) putSubscriber(w http.ResponseWriter, r *http.Request) error {

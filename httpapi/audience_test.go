@@ -101,7 +101,7 @@ func TestSubscriberUpsertMergeGetListDelete(t *testing.T) {
 	_, key := h.Tenant("Acme")
 
 	r := h.Do("PUT", sub("u1"), key, `{"contacts":{"email":["a@x.io"],"sms":["+15550001"]},"locale":"en","attributes":{"plan":"pro"}}`)
-	s := created[subscriberBody](t, r, "attributes", "contacts", "createdAt", "locale", "subscriberId", "updatedAt")
+	s := created[subscriberBody](t, r, "attributes", "contacts", "createdAt", "locale", "subscriberId", "timezone", "updatedAt")
 	if s.SubscriberID != "u1" || s.Contacts["email"][0] != "a@x.io" || *s.Locale != "en" || s.Attributes["plan"] != "pro" {
 		t.Fatalf("created %+v", s)
 	}

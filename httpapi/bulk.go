@@ -204,6 +204,7 @@ type bulkSubscriberItem struct {
 	Contacts     map[string]json.RawMessage `json:"contacts"`
 	Locale       json.RawMessage            `json:"locale"`
 	Attributes   json.RawMessage            `json:"attributes"`
+	Timezone     json.RawMessage            `json:"timezone"`
 	Topics       []string                   `json:"topics"`
 }
 
@@ -258,7 +259,7 @@ func decodeSubscriberItem(raw json.RawMessage, it *bulkSubscriberItem) error {
 // bulkSubscriberItem's (names are case-sensitive).
 func knownField(key, _ []byte) bool {
 	switch string(key) {
-	case "subscriberId", "contacts", "locale", "attributes", "topics":
+	case "subscriberId", "contacts", "locale", "attributes", "timezone", "topics":
 		return true
 	}
 	return false
@@ -283,7 +284,8 @@ func (s *Server) bulkSubscribers(w http.ResponseWriter, r *http.Request) error {
 		}
 		out[i].SubscriberID = echoID(it.SubscriberID)
 		items = append(items, control.BulkSubscriber{ExternalID: it.SubscriberID, Topics: it.Topics,
-			Input: control.SubscriberInput{Contacts: it.Contacts, Locale: it.Locale, Attributes: it.Attributes}})
+			Input: control.SubscriberInput{Contacts: it.Contacts, Locale: it.Locale, Attributes: it.Attributes,
+				Timezone: it.Timezone}})
 		index = append(index, i)
 	}
 	if len(items) > 0 {

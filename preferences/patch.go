@@ -45,6 +45,14 @@ func Patch(cur Doc, body json.RawMessage) (Doc, apierr.Problems) {
 				continue
 			}
 			patchWorkflows(&p, next.Workflows, raw)
+		case "quietHours":
+			if isNull(raw) {
+				next.QuietHours = nil
+				continue
+			}
+			if q, ok := patchQuietHours(&p, raw); ok {
+				next.QuietHours = &q
+			}
 		default:
 			p.Add(clip(k), "is not a known field")
 		}
@@ -56,6 +64,53 @@ func Patch(cur Doc, body json.RawMessage) (Doc, apierr.Problems) {
 		return Doc{}, p
 	}
 	return next, nil
+}
+
+// patchQuietHours reads raw, the value of "quietHours": an object of
+// exactly "start" and "end", each "HH:MM", different. It is a whole
+// value, not merged: a window is its two ends.
+func patchQuietHours(p *apierr.Problems, raw json.RawMessage) (QuietHours, bool) {
+	obj, ok := object(raw)
+	if !ok {
+		p.Add("quietHours", "must be an object {\"start\":\"HH:MM\",\"end\":\"HH:MM\"} or null")
+		return QuietHours{}, false
+	}
+	var q QuietHours
+	n := len(*p)
+	for _, k := range sortedKeys(obj) {
+		var v string
+		switch k {
+		case "start", "end":
+			if json.Unmarshal(obj[k], &v) != nil {
+				p.Add("quietHours."+k, "must be a time of day \"HH:MM\"")
+				continue
+			}
+			if _, err := ParseClock(v); err != nil {
+				p.Add("quietHours."+k, "must be a time of day \"HH:MM\", 00:00 to 23:59")
+				continue
+			}
+			if k == "start" {
+				q.Start = v
+			} else {
+				q.End = v
+			}
+		default:
+			p.Add("quietHours."+clip(k), "is not a known field")
+		}
+	}
+	for _, k := range []string{"start", "end"} {
+		if _, given := obj[k]; !given {
+			p.Add("quietHours."+k, "is required")
+		}
+	}
+	if len(*p) > n {
+		return QuietHours{}, false
+	}
+	if q.Start == q.End {
+		p.Add("quietHours", "must end at another time than it starts")
+		return QuietHours{}, false
+	}
+	return q, true
 }
 
 // patchWorkflows merges raw, the value of "workflows", into ws.

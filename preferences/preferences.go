@@ -28,6 +28,8 @@ type Doc struct {
 	// Workflows maps a workflow id to the subscriber's switches for it. A
 	// workflow with nothing set is absent.
 	Workflows map[string]Workflow `json:"workflows"`
+	// QuietHours is nil when unset (see [QuietHold]).
+	QuietHours *QuietHours `json:"quietHours,omitempty"`
 }
 
 // Workflow is a subscriber's preferences for one workflow.
@@ -43,7 +45,9 @@ type Workflow struct {
 func (w Workflow) empty() bool { return w.Enabled == nil && len(w.Channels) == 0 }
 
 // Empty reports whether d sets nothing.
-func (d Doc) Empty() bool { return len(d.Channels) == 0 && len(d.Workflows) == 0 }
+func (d Doc) Empty() bool {
+	return len(d.Channels) == 0 && len(d.Workflows) == 0 && d.QuietHours == nil
+}
 
 // Clone returns a deep copy of d with non-nil maps.
 func (d Doc) Clone() Doc {
@@ -59,11 +63,18 @@ func (d Doc) Clone() Doc {
 		}
 		out.Workflows[id] = c
 	}
+	if d.QuietHours != nil {
+		q := *d.QuietHours
+		out.QuietHours = &q
+	}
 	return out
 }
 
 // Equal reports whether a and b set the same values.
 func Equal(a, b Doc) bool {
+	if (a.QuietHours == nil) != (b.QuietHours == nil) || a.QuietHours != nil && *a.QuietHours != *b.QuietHours {
+		return false
+	}
 	return maps.Equal(a.Channels, b.Channels) && maps.EqualFunc(a.Workflows, b.Workflows, func(x, y Workflow) bool {
 		return (x.Enabled == nil) == (y.Enabled == nil) && (x.Enabled == nil || *x.Enabled == *y.Enabled) &&
 			maps.Equal(x.Channels, y.Channels)

@@ -31,8 +31,10 @@ type Subscriber struct {
 	Locale *string `json:"locale,omitempty"`
 	// Attributes is a compact JSON object, or nil when there is none.
 	Attributes json.RawMessage `json:"attributes,omitempty"`
-	CreatedAt  time.Time       `json:"createdAt"`
-	UpdatedAt  time.Time       `json:"updatedAt"`
+	// Timezone is an IANA time zone name, nil when the subscriber has none.
+	Timezone  *string   `json:"timezone,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
 	// Seq is the stream sequence of the subscriber's last event: a writer
 	// may expect it instead of asking the log for the subject's last one.
 	Seq uint64 `json:"seq"`
@@ -135,7 +137,7 @@ func applySubscriberUpserted(tx *bolt.Tx, ev eventlog.Event) error {
 		contacts = map[string][]string{}
 	}
 	return putJSON(b, k, Subscriber{SubscriberID: d.SubscriberID, Contacts: contacts, Locale: d.Locale,
-		Attributes: d.Attributes, CreatedAt: created, UpdatedAt: ev.At, Seq: ev.Seq, TokenEpoch: cur.TokenEpoch})
+		Attributes: d.Attributes, Timezone: d.Timezone, CreatedAt: created, UpdatedAt: ev.At, Seq: ev.Seq, TokenEpoch: cur.TokenEpoch})
 }
 
 // applyInboxTokensRevoked starts a new token epoch for the subscriber and

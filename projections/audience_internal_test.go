@@ -14,13 +14,14 @@ import (
 // data is byte for byte json.Marshal's of the Subscriber, and the data the
 // splice cannot take (no contacts, another shape) is left to json.Marshal.
 func TestSubscriberRowAsMarshalWritesIt(t *testing.T) {
-	fr := "fr"
+	fr, paris := "fr", "Europe/Paris"
 	at := time.Date(2026, 11, 24, 7, 55, 1, 120000000, time.UTC)
 	created := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, d := range []events.SubscriberUpsertedData{
 		{SubscriberID: "a", Contacts: map[string][]string{}},
 		{SubscriberID: "a<b>&", Contacts: map[string][]string{"sms": {"+1"}, "email": {"a@x.io", "b@x.io"}}, Locale: &fr,
 			Attributes: json.RawMessage(`{"plan":"<pro>","n":[1,2]}`)},
+		{SubscriberID: "z", Contacts: map[string][]string{}, Locale: &fr, Timezone: &paris},
 	} {
 		data, err := json.Marshal(d)
 		if err != nil {
@@ -34,7 +35,7 @@ func TestSubscriberRowAsMarshalWritesIt(t *testing.T) {
 		for _, epoch := range []uint64{0, 7} {
 			row, ok := subscriberRow(ev, back, created, epoch)
 			want, _ := json.Marshal(Subscriber{SubscriberID: back.SubscriberID, Contacts: back.Contacts, Locale: back.Locale,
-				Attributes: back.Attributes, CreatedAt: created, UpdatedAt: at, Seq: 42, TokenEpoch: epoch})
+				Attributes: back.Attributes, Timezone: back.Timezone, CreatedAt: created, UpdatedAt: at, Seq: 42, TokenEpoch: epoch})
 			if !ok || !bytes.Equal(row, want) {
 				t.Errorf("row of %s (epoch %d) = %s %v\nwant %s", data, epoch, row, ok, want)
 			}

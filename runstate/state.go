@@ -56,6 +56,9 @@ type Step struct {
 	Attempts int             `json:"attempts"`
 	Output   json.RawMessage `json:"output,omitempty"`
 	Error    *Error          `json:"error,omitempty"`
+	// HeldUntil is when a send held by quiet hours was released: set when
+	// it was held, kept through its tries.
+	HeldUntil *time.Time `json:"heldUntil,omitempty"`
 }
 
 // Signal is a buffered external event not yet consumed by a wait.
@@ -155,6 +158,10 @@ func (s *State) Apply(ev events.Event) error {
 			st := s.current(d.StepID, cmp.Or(d.Type, "delay"))
 			st.Status = StepSleeping
 			st.Attempts++
+			if d.Type == "send" {
+				until := d.Until
+				st.HeldUntil = &until
+			}
 			s.Status, s.WakeAt, s.WaitEvent, s.Digest = Sleeping, &d.Until, "", d.Digest
 		}
 	case events.RunWaiting:
@@ -304,6 +311,15 @@ func (s *State) CompletedSteps() []Step {
 		}
 	}
 	return out
+}
+
+// HeldSend returns when the send stepID, the step in progress, was held
+// until by quiet hours; false when it was not held.
+func (s *State) HeldSend(stepID string) (time.Time, bool) {
+	if p := s.Pending(); p != nil && p.StepID == stepID && p.HeldUntil != nil {
+		return *p.HeldUntil, true
+	}
+	return time.Time{}, false
 }
 
 // Pending returns the step in progress, or nil.

@@ -300,3 +300,40 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// A send held by quiet hours sleeps; the instant it was held until stays
+// on the step through a failed try, and the step completes as a send.
+func TestHeldSend(t *testing.T) {
+	until := t0.Add(time.Hour)
+	typ, d := started()
+	st, err := runstate.Fold(history(t, typ, d,
+		events.RunSleeping, events.RunSleepingData{StepID: "mail", Until: until, Type: "send", Reason: events.SleepQuietHours},
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at, ok := st.HeldSend("mail"); st.Status != runstate.Sleeping || !ok || !at.Equal(until) || st.Pending().Type != "send" {
+		t.Fatalf("held: %+v", st)
+	}
+	if _, ok := st.HeldSend("other"); ok {
+		t.Fatal("another step reads as held")
+	}
+	evs := history(t, typ, d,
+		events.RunSleeping, events.RunSleepingData{StepID: "mail", Until: until, Type: "send", Reason: events.SleepQuietHours},
+		events.StepFailed, events.StepFailedData{StepID: "mail", Type: "send", Attempt: 2, Code: "provider_error", RetryAt: until.Add(time.Second)},
+	)
+	if st, err = runstate.Fold(evs); err != nil {
+		t.Fatal(err)
+	}
+	if at, ok := st.HeldSend("mail"); !ok || !at.Equal(until) || st.Status != runstate.Running {
+		t.Fatalf("after a failed try: %+v", st)
+	}
+	evs = append(evs, history(t, typ, d, typ, d, typ, d,
+		events.StepCompleted, events.StepCompletedData{StepID: "mail", Type: "send", Output: json.RawMessage(`{"status":"sent"}`)})[3])
+	if st, err = runstate.Fold(evs); err != nil {
+		t.Fatal(err)
+	}
+	if s := st.Steps[0]; len(st.Steps) != 1 || s.Status != runstate.StepDone || s.HeldUntil == nil || st.Pending() != nil {
+		t.Fatalf("completed: %+v", st)
+	}
+}

@@ -23,8 +23,12 @@ type Schedule struct {
 }
 
 // Parse parses a workflow's schedule.
-func Parse(s string) (Schedule, error) {
-	sch := Schedule{Expr: strings.TrimSpace(s), Loc: time.UTC}
+func Parse(s string) (Schedule, error) { return ParseIn(s, time.UTC) }
+
+// ParseIn parses a schedule read in loc unless it names its own zone (a
+// digest's schedule, read in its subscriber's zone).
+func ParseIn(s string, loc *time.Location) (Schedule, error) {
+	sch := Schedule{Expr: strings.TrimSpace(s), Loc: loc}
 	for _, p := range []string{"CRON_TZ=", "TZ="} {
 		if rest, ok := strings.CutPrefix(sch.Expr, p); ok {
 			zone, expr, _ := strings.Cut(rest, " ")

@@ -42,6 +42,29 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// TestParseInZone: a schedule without a zone of its own is read in the
+// zone given, its ticks in wall-clock time across daylight saving changes.
+func TestParseInZone(t *testing.T) {
+	paris, _ := time.LoadLocation("Europe/Paris")
+	for _, c := range []struct {
+		in         string
+		from, want time.Time
+	}{
+		{"0 9 * * 1-5", time.Date(2026, 6, 5, 8, 0, 0, 0, time.UTC), time.Date(2026, 6, 8, 7, 0, 0, 0, time.UTC)},           // Friday after 9 CEST: Monday
+		{"0 9 * * *", time.Date(2026, 3, 28, 8, 0, 0, 0, time.UTC), time.Date(2026, 3, 29, 7, 0, 0, 0, time.UTC)},           // across spring forward
+		{"0 9 * * *", time.Date(2026, 10, 24, 7, 0, 0, 0, time.UTC), time.Date(2026, 10, 25, 8, 0, 0, 0, time.UTC)},         // across fall back
+		{"CRON_TZ=UTC 0 9 * * *", time.Date(2026, 6, 5, 8, 0, 0, 0, time.UTC), time.Date(2026, 6, 5, 9, 0, 0, 0, time.UTC)}, // its own zone wins
+	} {
+		sch, err := schedule.ParseIn(c.in, paris)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if next, err := sch.Next(c.from); err != nil || !next.Equal(c.want) {
+			t.Errorf("%q after %v: %v (%v), want %v", c.in, c.from, next, err, c.want)
+		}
+	}
+}
+
 func TestMinInterval(t *testing.T) {
 	from := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	for in, want := range map[string]time.Duration{

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"regexp"
 	"time"
 )
@@ -73,6 +74,9 @@ type Subscriber struct {
 	Contacts     map[string][]string `json:"contacts,omitempty"` // kind → addresses, e.g. "email"
 	Locale       string              `json:"locale,omitempty"`
 	Attributes   map[string]any      `json:"attributes,omitempty"`
+	// Timezone is the subscriber's IANA time zone name ("Europe/Paris");
+	// empty when it has none (its time is then UTC).
+	Timezone string `json:"timezone,omitempty"`
 }
 
 // CompletedStep is one entry of ExecuteRequest.Steps: a step the engine has
@@ -155,9 +159,10 @@ type ErrorInfo struct {
 //     object of the kind's content (EmailContent, SMSContent, … at most
 //     256 KiB), and To, a subscriber id overriding the run's recipient
 //     (nil: the run's subscriber).
-//   - delay: exactly one of Seconds and Until.
+//   - delay: exactly one of Seconds, Until and LocalTime.
 //   - waitForEvent: Event, and Timeout (nil: wait forever).
-//   - digest: Window, and Key (nil: one digest per workflow and subscriber).
+//   - digest: exactly one of Window and Cron, and Key (nil: one digest per
+//     workflow and subscriber).
 //   - throttle: Limit (at least 1), Window (positive, at most
 //     MaxThrottleWindow), and Key (nil: one count per workflow and
 //     subscriber).
@@ -177,6 +182,66 @@ type Step struct {
 	Window  *Duration       `json:"window,omitempty"`
 	Key     *string         `json:"key,omitempty"`
 	Limit   *int64          `json:"limit,omitempty"`
+	// LocalTime ("HH:MM") is a delay until the next time the subscriber's
+	// clock reads it, in its time zone (UTC without one); on the wire
+	// "until":{"localTime":"09:00"}.
+	LocalTime string `json:"-"`
+	// Cron is a digest's schedule: the window closes at the expression's
+	// next instant in the subscriber's time zone (UTC without one).
+	Cron *string `json:"cron,omitempty"`
+}
+
+// localUntil is the "until" of a delay to a local time.
+type localUntil struct {
+	LocalTime string `json:"localTime"`
+}
+
+// UnmarshalJSON reads a step, whose "until" is either an RFC 3339 instant
+// (Until) or {"localTime":"HH:MM"} (LocalTime).
+func (s *Step) UnmarshalJSON(b []byte) error {
+	type plain Step // no methods: the default decoding
+	var v struct {
+		plain
+		Until json.RawMessage `json:"until"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*s = Step(v.plain)
+	u := bytes.TrimSpace(v.Until)
+	switch {
+	case len(u) == 0 || bytes.Equal(u, []byte("null")):
+	case u[0] == '{':
+		var l localUntil
+		if err := json.Unmarshal(u, &l); err != nil {
+			return err
+		}
+		if l.LocalTime == "" {
+			return errors.New("wire: until is an object without localTime")
+		}
+		s.LocalTime = l.LocalTime
+	default:
+		var t time.Time
+		if err := json.Unmarshal(u, &t); err != nil {
+			return err
+		}
+		s.Until = &t
+	}
+	return nil
+}
+
+// ParseLocalTime reads a local time of day "HH:MM", 00:00 to 23:59.
+func ParseLocalTime(s string) (hour, minute int, ok bool) {
+	if len(s) != 5 || s[2] != ':' {
+		return 0, 0, false
+	}
+	for _, i := range []int{0, 1, 3, 4} {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, 0, false
+		}
+	}
+	hour, minute = int(s[0]-'0')*10+int(s[1]-'0'), int(s[3]-'0')*10+int(s[4]-'0')
+	return hour, minute, hour < 24 && minute < 60
 }
 
 // ResumeAt returns when a delay step ends: Until when set, else now plus
@@ -219,6 +284,12 @@ func (s Step) MarshalJSON() ([]byte, error) {
 			Content json.RawMessage `json:"content"`
 		}{h, s.Channel, s.To, orNull(s.Content)})
 	case StepDelay:
+		if s.LocalTime != "" {
+			return Marshal(struct {
+				head
+				Until localUntil `json:"until"`
+			}{h, localUntil{s.LocalTime}})
+		}
 		return Marshal(struct {
 			head
 			Seconds *float64   `json:"seconds,omitempty"`
@@ -231,6 +302,13 @@ func (s Step) MarshalJSON() ([]byte, error) {
 			Timeout *Duration `json:"timeout"`
 		}{h, s.Event, s.Timeout})
 	case StepDigest:
+		if s.Cron != nil {
+			return Marshal(struct {
+				head
+				Cron string  `json:"cron"`
+				Key  *string `json:"key"`
+			}{h, *s.Cron, s.Key})
+		}
 		return Marshal(struct {
 			head
 			Window *Duration `json:"window"`
@@ -263,6 +341,9 @@ type SendResult struct {
 	Status            string     `json:"status"`
 	Reason            SkipReason `json:"reason,omitempty"`
 	ProviderMessageID string     `json:"providerMessageId,omitempty"`
+	// HeldUntil is set when the subscriber's quiet hours held the send:
+	// it went out once they ended, at this instant.
+	HeldUntil *time.Time `json:"heldUntil,omitempty"`
 }
 
 // Skipped reports whether the service skipped the send (Reason says why):

@@ -11,6 +11,10 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	// The zone database inside the binary: subscribers' time zones
+	// resolve on a host (or a scratch container) that has none.
+	_ "time/tzdata"
 )
 
 const usage = `herald — notification orchestration
