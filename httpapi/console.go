@@ -120,6 +120,9 @@ func (s *Server) tail(w http.ResponseWriter, r *http.Request) error {
 			out.raw(": keep-alive\n\n")
 		case ev, ok := <-l.C:
 			if !ok {
+				if l.Overflowed() {
+					s.logger.Debug("live tail dropped: its client fell behind", "tenant", tenantOf(r.Context()))
+				}
 				return nil
 			}
 			out.event(ev.Seq, "event", viewEvent(ev))
