@@ -215,7 +215,8 @@ function describe(ev, d) {
     case "StepCompleted": return stepDone(d);
     case "StepFailed": return [facts([["Step", d.stepId || "(the Bridge call)"], ["Type", d.type], ["Attempt", d.attempt],
       ["Retry at", when(d.retryAt)]]), h("p", { class: "error" }, d.code + ": " + d.message)];
-    case "RunSleeping": return facts([["Step", d.stepId], ["Type", d.type || "delay"], ["Until", when(d.until)]]);
+    case "RunSleeping": return facts([["Step", d.stepId], ["Type", d.type || "delay"], ["Until", when(d.until)],
+      ["Why", d.reason === "quiet_hours" ? "held for the subscriber's quiet hours" + (d.timezone ? " (" + d.timezone + ")" : "") : d.reason]]);
     case "RunWaiting": return facts([["Step", d.stepId], ["Event", d.event], ["Timeout", when(d.timeoutAt || d.until)]]);
     case "SignalReceived": return [facts([["Event", d.event]]), d.payload !== undefined ? json(d.payload) : null];
     case "RunCompleted": return d && d.step ? stepDone(d.step) : null;
@@ -291,8 +292,9 @@ async function runPage(id) {
     table(["Step", "Type", "Status", "Attempts", "Output or error"], run.steps.map((s) => [h("code", {}, s.stepId || "(the Bridge call)"), s.type,
       status(s.status), s.attempts, s.error ? h("span", { class: "error" }, s.error.code + ": " + s.error.message) : (s.output === null ? "" : json(s.output))])),
     h("h2", {}, "Deliveries"),
-    table(["Step", "Channel", "Kind", "Status", "Provider message id", "Reason or error"], dels.data.map((d) => [d.stepId, d.channelKey, d.kind,
-      status(d.status), d.providerMessageId || "", d.reason || (d.error ? d.error.code + ": " + d.error.message : "")])),
+    table(["Step", "Channel", "Kind", "Status", "Provider message id", "Reason or error", "Heard from the provider"], dels.data.map((d) => [d.stepId, d.channelKey, d.kind,
+      status(d.status), d.providerMessageId || "", d.reason || (d.error ? d.error.code + ": " + d.error.message : ""),
+      (d.events || []).map((e) => e.type + (e.detail ? " (" + e.detail + ")" : "") + " " + when(e.at)).join("; ")])),
     h("h2", {}, "Timeline"), evs.truncated ? h("p", { class: "muted" }, "The first events only: this run has more.") : null, timeline);
   if (!["completed", "failed", "cancelled", "digested"].includes(run.status)) {
     let timer = null;
@@ -358,7 +360,8 @@ function whyBox(id) {
     try {
       const e = await api("/v1/subscribers/" + enc(id) + "/explain" + (select.value ? "?workflowId=" + enc(select.value) : ""));
       out.replaceChildren(table(["Kind", "Goes out", "Why not", "Channels tried"], e.kinds.map((k) => [k.kind,
-        k.sends ? "yes" : "no", k.reason ? h("code", {}, k.reason) : "", k.channels.join(", ")])));
+        k.sends ? (k.heldUntil ? "held for quiet hours until " + when(k.heldUntil) : "yes") : "no",
+        k.reason ? h("code", {}, k.reason) : "", k.channels.join(", ")])));
     } catch (err) {
       out.replaceChildren(failure(err));
     }
@@ -384,8 +387,9 @@ async function workflowsPage() {
   } catch (e) {
     return show("Workflows", failure(e));
   }
-  show("Workflows", table(["Workflow", "Schedule", "Next tick", "Critical", "Default channels", "Payload schema"],
-    wf.workflows.map((w) => [h("code", {}, w.workflowId), w.schedule || "", when(w.nextRunAt), w.critical ? "yes" : "no",
+  show("Workflows", table(["Workflow", "Name", "Schedule", "Next tick", "Critical", "Default channels", "Payload schema"],
+    wf.workflows.map((w) => [h("code", {}, w.workflowId), w.name ? [h("strong", {}, w.name), w.description ? h("p", { class: "muted" }, w.description) : null] : "",
+      w.schedule || "", when(w.nextRunAt), w.critical ? "yes" : "no",
       w.preferences ? Object.entries(w.preferences.channels).map(([k, v]) => k + (v ? " on" : " off")).join(", ") : "",
       w.payloadSchema ? json(w.payloadSchema) : ""])));
 }

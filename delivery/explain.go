@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // ReasonNoChannel: the tenant has no enabled channel of the kind; the
@@ -20,6 +21,9 @@ type Explanation struct {
 	Reason string `json:"reason,omitempty"`
 	// Channels are the keys of the channels it would try, in order.
 	Channels []string `json:"channels"`
+	// HeldUntil, when set, is the end of the subscriber's quiet hours: a
+	// send made now would wait until then, then go out (Sends).
+	HeldUntil *time.Time `json:"heldUntil,omitempty"`
 }
 
 // explained are the kinds Explain answers for: every kind a subscriber
@@ -27,8 +31,10 @@ type Explanation struct {
 var explained = []string{KindEmail, KindSMS, KindChat, KindPush, KindInApp}
 
 // Explain says, for each kind, whether a send of workflowID's run to the
-// subscriber would go out now, and why not. It decides through the same
-// steps a send takes (resolve) and records nothing.
+// subscriber would go out now, why not, and whether the subscriber's
+// quiet hours would hold it. It decides through the same steps a send
+// takes (resolve, then QuietHold as the engine asks it) and records
+// nothing.
 func (s *Service) Explain(ctx context.Context, tenant, subscriberID, workflowID string) ([]Explanation, error) {
 	out := make([]Explanation, 0, len(explained))
 	for _, kind := range explained {
@@ -44,6 +50,15 @@ func (s *Service) Explain(ctx context.Context, tenant, subscriberID, workflowID 
 				e.Channels = append(e.Channels, ch.ChannelKey)
 			}
 			e.Reason, e.Sends = p.skip, p.skip == ""
+		}
+		if e.Sends {
+			hold, err := QuietHold(ctx, s.cfg.Store, tenant, workflowID, subscriberID, kind, 0, time.Now())
+			if err != nil {
+				return nil, err
+			}
+			if hold.Held() {
+				e.HeldUntil = &hold.Until
+			}
 		}
 		out = append(out, e)
 	}

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/heraldhq/herald/internal/testherald"
 )
@@ -58,6 +59,24 @@ func TestExplainSaysWhyASendWouldNotGoOut(t *testing.T) {
 	}
 	expect(explain("ada", "welcome"), "email", false, "preference")
 	expect(explain("ada", "other"), "email", true, "")
+
+	// Quiet hours around now (UTC: ada has no time zone) hold the send.
+	now := time.Now().UTC()
+	if r := h.Do("PATCH", "/v1/subscribers/ada/preferences", key, map[string]any{"quietHours": map[string]any{
+		"start": now.Add(-time.Hour).Format("15:04"), "end": now.Add(time.Hour).Format("15:04")}}); r.Status != http.StatusOK {
+		t.Fatalf("quiet hours: %d %s", r.Status, r.Body)
+	}
+	held := explain("ada", "other")
+	expect(held, "email", true, "")
+	if until, _ := held["email"]["heldUntil"].(string); until == "" {
+		t.Fatalf("a send inside quiet hours is not said to be held: %v", held["email"])
+	}
+	if r := h.Do("PATCH", "/v1/subscribers/ada/preferences", key, map[string]any{"quietHours": nil}); r.Status != http.StatusOK {
+		t.Fatalf("quiet hours: %d %s", r.Status, r.Body)
+	}
+	if _, ok := explain("ada", "other")["email"]["heldUntil"]; ok {
+		t.Fatal("a send outside quiet hours is said to be held")
+	}
 
 	if r := h.Do("PUT", "/v1/suppressions/email/ada@example.com", key, map[string]any{}); r.Status/100 != 2 {
 		t.Fatalf("suppression: %d %s", r.Status, r.Body)
