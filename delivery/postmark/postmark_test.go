@@ -101,7 +101,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := p.(*Provider).endpoint; got != "https://api.postmarkapp.com/email" {
+	if got := p.(*Provider).Endpoint; got != "https://api.postmarkapp.com/email" {
 		t.Fatalf("default endpoint %q", got)
 	}
 }
