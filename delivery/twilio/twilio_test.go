@@ -117,7 +117,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := p.(*Provider).endpoint; got != DefaultBaseURL+"/2010-04-01/Accounts/"+sid+"/Messages.json" {
+	if got := p.(*Provider).Endpoint; got != DefaultBaseURL+"/2010-04-01/Accounts/"+sid+"/Messages.json" {
 		t.Fatalf("default endpoint %q", got)
 	}
 }
