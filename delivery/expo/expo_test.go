@@ -92,7 +92,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := p.(*Provider).endpoint; got != "https://exp.host/--/api/v2/push/send" {
+	if got := p.(*Provider).Endpoint; got != "https://exp.host/--/api/v2/push/send" {
 		t.Fatalf("default endpoint %q", got)
 	}
 }
