@@ -156,12 +156,7 @@ func TestInboxComponentResumesAfterADrop(t *testing.T) {
 	f := newInboxFixture(t, testherald.Options{}, "ada")
 	f.send("ada", "Before the drop")
 	tok := f.token("ada")
-	upstream, err := url.Parse(f.h.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp := httputil.NewSingleHostReverseProxy(upstream)
-	rp.FlushInterval = -1
+	rp := f.reverseProxy()
 	var (
 		mu      sync.Mutex
 		gate    chan struct{} // while set, stream requests wait for it to close
@@ -242,12 +237,7 @@ func TestInboxComponentKeepsTheStreamsNewerCounts(t *testing.T) {
 	f.send("ada", "First")
 	f.send("ada", "Second")
 	tok := f.token("ada")
-	upstream, err := url.Parse(f.h.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp := httputil.NewSingleHostReverseProxy(upstream)
-	rp.FlushInterval = -1
+	rp := f.reverseProxy()
 	var (
 		mu       sync.Mutex
 		hold     bool
@@ -314,4 +304,16 @@ func TestInboxComponentKeepsTheStreamsNewerCounts(t *testing.T) {
 	if c := f.counts(tok); c.Unread != 2 {
 		t.Fatalf("the service counts %d unread", c.Unread)
 	}
+}
+
+// reverseProxy is a proxy to the service, as a browser may meet one
+// between it and Herald: it passes each event of a stream on at once.
+func (f *inboxFixture) reverseProxy() *httputil.ReverseProxy {
+	upstream, err := url.Parse(f.h.URL())
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(upstream)
+	rp.FlushInterval = -1
+	return rp
 }

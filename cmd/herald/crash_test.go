@@ -70,6 +70,31 @@ func newAPI(t *testing.T, base, key string) api {
 	return api{t: t, c: c}
 }
 
+// childAdmin is the admin's client of the child serving addr from
+// dataDir, where it wrote its admin token.
+func childAdmin(t *testing.T, dataDir, addr string) *testapi.Client {
+	t.Helper()
+	token, err := os.ReadFile(filepath.Join(dataDir, service.AdminTokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newAPI(t, "http://"+addr, strings.TrimSpace(string(token))).c
+}
+
+// newMailTenant creates the tenant name through admin, gives it an
+// email-smtp channel to mail, and returns its client of the API at base.
+func newMailTenant(t *testing.T, admin *testapi.Client, base, name string, mail *testsmtp.Catcher) (api, testapi.Tenant) {
+	t.Helper()
+	tn, err := admin.CreateTenant(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newAPI(t, base, tn.APIKey)
+	a.must("POST", "/v1/channels", map[string]any{"channelKey": "email-smtp",
+		"config": map[string]any{"host": mail.Host, "port": mail.Port, "fromEmail": "noreply@herald.test"}}, 201)
+	return a, tn
+}
+
 // do sends a request; status 0 is no answer (the child was killed).
 func (a api) do(method, path string, body any) (int, []byte) {
 	a.t.Helper()
@@ -175,19 +200,7 @@ func newCrashWorld(t *testing.T) *crashWorld {
 	// The SMTP sink.
 	mail := testsmtp.StartCatcher(t, 100000)
 	w.inbox = mail.Inbox()
-	// The tenant.
-	token, err := os.ReadFile(filepath.Join(w.dataDir, service.AdminTokenFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin := newAPI(t, "http://"+w.addr, strings.TrimSpace(string(token)))
-	tn, err := admin.c.CreateTenant(context.Background(), "Crash")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.api = newAPI(t, "http://"+w.addr, tn.APIKey)
-	w.api.must("POST", "/v1/channels", map[string]any{"channelKey": "email-smtp",
-		"config": map[string]any{"host": mail.Host, "port": mail.Port, "fromEmail": "noreply@herald.test"}}, 201)
+	w.api, _ = newMailTenant(t, childAdmin(t, w.dataDir, w.addr), "http://"+w.addr, "Crash", mail)
 	// The Bridge: `work` counts executions per run, then a delay, then a send.
 	count := func(runID string) {
 		w.mark(runID, false)

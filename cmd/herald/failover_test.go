@@ -78,13 +78,7 @@ func TestClusterFailoverMidFanout(t *testing.T) {
 
 	mail := testsmtp.StartCatcher(t, 2*failoverRuns)
 	admin := testapi.New("http://"+a.Addr, "hadm_failover_test_admin_token_0123456789")
-	tn, err := admin.CreateTenant(context.Background(), "Failover")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ta := newAPI(t, "http://"+a.Addr, tn.APIKey)
-	ta.must("POST", "/v1/channels", map[string]any{"channelKey": "email-smtp",
-		"config": map[string]any{"host": mail.Host, "port": mail.Port, "fromEmail": "noreply@herald.test"}}, 201)
+	ta, tn := newMailTenant(t, admin, "http://"+a.Addr, "Failover", mail)
 	var begunMu sync.Mutex
 	begun := map[string]time.Time{} // run id → its first `work` callback
 	ping := bridge.MustWorkflow("ping", func(ctx *bridge.Context, _ any) error {

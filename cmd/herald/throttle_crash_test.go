@@ -7,10 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,7 +16,6 @@ import (
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/internal/testnet"
 	"github.com/heraldhq/herald/internal/testsmtp"
-	"github.com/heraldhq/herald/service"
 )
 
 // SIGKILL while runs of one subscriber are under way at and after a
@@ -41,18 +37,7 @@ func TestCrashWhileThrottledRunsAreUnderWay(t *testing.T) {
 	dataDir, addr := t.TempDir(), testnet.FreeAddr(t)
 	child := startChild(t, dataDir, addr)
 	mail := testsmtp.StartCatcher(t, 1000)
-	token, err := os.ReadFile(filepath.Join(dataDir, service.AdminTokenFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin := newAPI(t, "http://"+addr, strings.TrimSpace(string(token)))
-	tn, err := admin.c.CreateTenant(context.Background(), "Throttle")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := newAPI(t, "http://"+addr, tn.APIKey)
-	a.must("POST", "/v1/channels", map[string]any{"channelKey": "email-smtp",
-		"config": map[string]any{"host": mail.Host, "port": mail.Port, "fromEmail": "noreply@herald.test"}}, 201)
+	a, _ := newMailTenant(t, childAdmin(t, dataDir, addr), "http://"+addr, "Throttle", mail)
 	a.must("PUT", "/v1/subscribers/u1", map[string]any{"contacts": map[string]any{"email": []string{"u1@example.com"}}}, 200, 201)
 
 	// The Bridge: a little work before and after the throttle step, so

@@ -58,11 +58,7 @@ func keyBody() string {
 	return base64.StdEncoding.EncodeToString(der)[8:48]
 }
 
-var message = provider.Message{
-	Tenant: "t1", WorkflowID: "w", RunID: "run_1", StepID: "push", SubscriberID: "u1",
-	IdempotencyKey: "run_1:push", To: deviceToken,
-	Content: json.RawMessage(`{"title":"Hello","body":"World","data":{"orderId":"42","aps":"not ours"}}`),
-}
+var message = providertest.Message("push", deviceToken, `{"title":"Hello","body":"World","data":{"orderId":"42","aps":"not ours"}}`)
 
 func config(base string) map[string]any {
 	return map[string]any{"teamId": teamID, "keyId": keyID, "privateKey": p8(), "topic": topic, "apiBaseUrl": base}
@@ -147,17 +143,12 @@ func harness() providertest.Harness {
 // TestExactRequestOverHTTP2: the request APNs documents, over HTTP/2 with
 // TLS as APNs serves it.
 func TestExactRequestOverHTTP2(t *testing.T) {
-	type seen struct {
-		proto  int
-		path   string
-		header http.Header
-		body   []byte
-	}
-	got := make(chan seen, 2)
+	protos := make(chan int, 2)
+	record, got := providertest.Record(func(w http.ResponseWriter) {})
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		got <- seen{r.ProtoMajor, r.URL.Path, r.Header.Clone(), b}
+		protos <- r.ProtoMajor
 		w.Header().Set("apns-id", r.Header.Get("Apns-Id"))
+		record(w, r)
 	}))
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
@@ -172,33 +163,28 @@ func TestExactRequestOverHTTP2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if proto := <-protos; proto != 2 {
+		t.Fatalf("HTTP/%d, want HTTP/2", proto)
+	}
 	r := <-got
-	if r.proto != 2 {
-		t.Fatalf("HTTP/%d, want HTTP/2", r.proto)
-	}
-	if r.path != "/3/device/"+deviceToken {
-		t.Fatalf("path %s", r.path)
-	}
-	if _, err := verifyToken(r.header.Get("Authorization")); err != nil {
+	r.Check(t, providertest.Want{
+		URI:    "/3/device/" + deviceToken,
+		Header: map[string]string{"Apns-Topic": topic, "Apns-Push-Type": "alert", "Apns-Priority": "10", "Content-Type": "application/json"},
+		Body:   `{"aps":{"alert":{"body":"World","title":"Hello"},"sound":"default"},"orderId":"42"}`,
+	})
+	if _, err := verifyToken(r.Header.Get("Authorization")); err != nil {
 		t.Fatalf("provider token: %v", err)
 	}
-	for h, want := range map[string]string{"Apns-Topic": topic, "Apns-Push-Type": "alert", "Apns-Priority": "10", "Content-Type": "application/json"} {
-		if r.header.Get(h) != want {
-			t.Errorf("%s = %q, want %q", h, r.header.Get(h), want)
-		}
-	}
-	if id == "" || id != r.header.Get("Apns-Id") || len(id) != 36 || len(r.header.Get("Apns-Collapse-Id")) != 32 {
-		t.Fatalf("id %q, apns-id %q, apns-collapse-id %q", id, r.header.Get("Apns-Id"), r.header.Get("Apns-Collapse-Id"))
-	}
-	if want := `{"aps":{"alert":{"body":"World","title":"Hello"},"sound":"default"},"orderId":"42"}`; string(r.body) != want {
-		t.Fatalf("body %s, want %s", r.body, want)
+	if id == "" || id != r.Header.Get("Apns-Id") || len(id) != 36 || len(r.Header.Get("Apns-Collapse-Id")) != 32 {
+		t.Fatalf("id %q, apns-id %q, apns-collapse-id %q", id, r.Header.Get("Apns-Id"), r.Header.Get("Apns-Collapse-Id"))
 	}
 
 	// Another try of the same send carries the same ids; another send not.
 	again, _ := p.Send(context.Background(), message)
+	<-protos
 	r2 := <-got
-	if again != id || r2.header.Get("Apns-Collapse-Id") != r.header.Get("Apns-Collapse-Id") {
-		t.Fatalf("a retry's ids %q %q differ", again, r2.header.Get("Apns-Collapse-Id"))
+	if again != id || r2.Header.Get("Apns-Collapse-Id") != r.Header.Get("Apns-Collapse-Id") {
+		t.Fatalf("a retry's ids %q %q differ", again, r2.Header.Get("Apns-Collapse-Id"))
 	}
 	other := message
 	other.IdempotencyKey = "run_2:push"
@@ -259,7 +245,7 @@ func TestProviderTokenCached(t *testing.T) {
 }
 
 func TestNewServerAndKey(t *testing.T) {
-	deps := provider.Deps{HTTPClient: http.DefaultClient, Logger: slog.New(slog.DiscardHandler), Now: time.Now}
+	deps := providertest.Deps()
 	cfg := config("")
 	delete(cfg, "apiBaseUrl")
 	p, err := New(cfg, deps)
@@ -277,27 +263,15 @@ func TestNewServerAndKey(t *testing.T) {
 		t.Fatalf("a bare key body: %v", err)
 	}
 	rsaLike := "-----BEGIN PRIVATE KEY-----\nMIIBVAIBADANBgkqhkiG9w0BAQEFAASCAT4wggE6AgEAAkEA\n-----END PRIVATE KEY-----\n"
-	for name, patch := range map[string]map[string]any{
+	c := config("")
+	delete(c, "apiBaseUrl")
+	providertest.BadConfigs(t, New, c, map[string]map[string]any{
 		"not a key":         {"privateKey": "hello"},
 		"not an EC key":     {"privateKey": rsaLike},
 		"production a text": {"production": "yes"},
 		"base with a path":  {"apiBaseUrl": "https://api.push.apple.com/3"},
 		"team not a string": {"teamId": 7},
-	} {
-		c := config("")
-		delete(c, "apiBaseUrl")
-		for k, v := range patch {
-			c[k] = v
-		}
-		_, err := New(c, deps)
-		if err == nil {
-			t.Errorf("%s: New succeeded", name)
-			continue
-		}
-		if strings.Contains(err.Error(), keyBody()) {
-			t.Errorf("%s: the error shows the key", name)
-		}
-	}
+	}, keyBody())
 }
 
 // TestDeviceTokenChecked: a token that is not hexadecimal never reaches

@@ -39,9 +39,7 @@ const ChannelKey = "chat-discord"
 
 // Provider posts to one Discord webhook. It is safe for concurrent use.
 type Provider struct {
-	endpoint string
-	client   *http.Client
-	log      *slog.Logger
+	provider.HTTP
 }
 
 var _ provider.New = New
@@ -56,7 +54,7 @@ func New(config map[string]any, deps provider.Deps) (provider.Provider, error) {
 	q := u.Query()
 	q.Set("wait", "true")
 	u.RawQuery = q.Encode()
-	return &Provider{endpoint: u.String(), client: deps.HTTPClient, log: deps.Logger}, nil
+	return &Provider{HTTP: provider.NewHTTP("discord", u.String(), deps)}, nil
 }
 
 type execute struct {
@@ -81,7 +79,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	if err != nil {
 		return "", provider.Failf(provider.ErrRejected, err, "chat content blocks are not JSON")
 	}
-	ans, err := provider.Post(ctx, p.client, "discord", p.endpoint, http.Header{
+	ans, err := p.Post(ctx, http.Header{
 		"Content-Type": {"application/json"},
 	}, b)
 	if err != nil {
@@ -94,13 +92,13 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 		}
 		if status != http.StatusNoContent && (ans.ReadErr != nil || json.Unmarshal(ans.Body, &msg) != nil || msg.ID == "") {
 			// Posted; only the answer is unreadable.
-			p.log.LogAttrs(ctx, slog.LevelWarn, "discord posted a message without a readable id", slog.Int("status", status))
+			p.Log.LogAttrs(ctx, slog.LevelWarn, "discord posted a message without a readable id", slog.Int("status", status))
 		}
 		return msg.ID, nil
 	}
 	var de discordError
 	_ = json.Unmarshal(ans.Body, &de)
-	p.log.LogAttrs(ctx, slog.LevelWarn, "discord refused a message",
+	p.Log.LogAttrs(ctx, slog.LevelWarn, "discord refused a message",
 		slog.Int("status", status), slog.Int("code", de.Code), slog.String("message", de.Message))
 	kind := provider.ErrNotSent
 	if status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge {

@@ -1,16 +1,11 @@
 package discord
 
 import (
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/heraldhq/herald/delivery/provider"
 	"github.com/heraldhq/herald/delivery/provider/providertest"
 )
 
@@ -19,11 +14,7 @@ const (
 	token    = "mZ4h0yQ-wB9Vtoken_9f8e7d6c5b4a39281706f5e4d3c2b1a0"
 )
 
-var message = provider.Message{
-	Tenant: "t1", WorkflowID: "w", RunID: "run_1", StepID: "chat", SubscriberID: "u1",
-	IdempotencyKey: "run_1:chat", To: "general",
-	Content: json.RawMessage(`{"body":"Deploy **done**"}`),
-}
+var message = providertest.Message("chat", "general", `{"body":"Deploy **done**"}`)
 
 func config(base string) map[string]any {
 	return map[string]any{"webhookUrl": base + hookPath + token}
@@ -71,57 +62,28 @@ func harness() providertest.Harness {
 }
 
 func TestExactRequest(t *testing.T) {
-	handler, got := providertest.Record(func(w http.ResponseWriter) { _, _ = io.WriteString(w, `{"id":"42"}`) })
-	base, deps := providertest.Loopback(t, handler)
-	cfg := config(base)
+	rec := providertest.NewRecorder(t, func(w http.ResponseWriter) { _, _ = io.WriteString(w, `{"id":"42"}`) })
+	cfg := config(rec.Base)
 	cfg["webhookUrl"] = cfg["webhookUrl"].(string) + "?thread_id=99"
-	p, err := New(cfg, deps)
-	if err != nil {
-		t.Fatal(err)
-	}
 	m := message
 	m.Content = json.RawMessage(`{"body":"Deploy","blocks":[{"title":"v1.2","color":5814783}]}`)
-	if id, err := p.Send(context.Background(), m); err != nil || id != "42" {
-		t.Fatalf("Send = %q, %v", id, err)
-	}
-	r := <-got
-	if r.Method != http.MethodPost || r.URI != hookPath+token+"?thread_id=99&wait=true" {
-		t.Fatalf("request %s %s", r.Method, r.URI)
-	}
-	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
-		t.Fatalf("Content-Type %q", ct)
-	}
-	if want := `{"content":"Deploy","embeds":[{"title":"v1.2","color":5814783}]}`; string(r.Body) != want {
-		t.Fatalf("body %s, want %s", r.Body, want)
-	}
+	rec.Exchange(rec.Provider(New, cfg), m, "42", providertest.Want{
+		URI:    hookPath + token + "?thread_id=99&wait=true",
+		Header: map[string]string{"Content-Type": "application/json"},
+		Body:   `{"content":"Deploy","embeds":[{"title":"v1.2","color":5814783}]}`,
+	})
 }
 
 // TestNoContent: a 204 (a webhook that does not wait) is posted, with no id.
 func TestNoContent(t *testing.T) {
-	base, deps := providertest.Loopback(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	p, err := New(config(base), deps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if id, err := p.Send(context.Background(), message); err != nil || id != "" {
-		t.Fatalf("Send = %q, %v", id, err)
-	}
+	rec := providertest.NewRecorder(t, func(w http.ResponseWriter) { w.WriteHeader(http.StatusNoContent) })
+	rec.Exchange(rec.Provider(New, config(rec.Base)), message, "", providertest.Want{})
 }
 
 func TestNewRefusesBadConfig(t *testing.T) {
-	deps := provider.Deps{HTTPClient: http.DefaultClient, Logger: slog.New(slog.DiscardHandler), Now: time.Now}
-	for name, cfg := range map[string]map[string]any{
+	providertest.BadConfigs(t, New, nil, map[string]map[string]any{
 		"not a URL":        {"webhookUrl": "discord.com/api/webhooks/1/x"},
 		"base with a path": {"webhookUrl": "https://discord.com/api/webhooks/1/x", "apiBaseUrl": "https://discord.com/api"},
 		"absent":           {},
-	} {
-		_, err := New(cfg, deps)
-		if err == nil {
-			t.Errorf("%s: New succeeded", name)
-			continue
-		}
-		if strings.Contains(err.Error(), "discord.com") {
-			t.Errorf("%s: the error quotes the URL: %v", name, err)
-		}
-	}
+	}, "discord.com")
 }

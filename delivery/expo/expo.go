@@ -44,10 +44,8 @@ const DefaultBaseURL = "https://exp.host"
 // Provider sends push notifications through Expo with one access token,
 // or none. It is safe for concurrent use.
 type Provider struct {
-	endpoint string
-	token    string // "" when the project needs none
-	client   *http.Client
-	log      *slog.Logger
+	provider.HTTP
+	token string // "" when the project needs none
 }
 
 var _ provider.New = New
@@ -55,15 +53,12 @@ var _ provider.New = New
 // New builds the provider from the fields accessToken (secret, optional)
 // and apiBaseUrl (optional).
 func New(config map[string]any, deps provider.Deps) (provider.Provider, error) {
-	token, err := provider.ConfigString(config, "accessToken", false)
-	if err != nil {
+	f := provider.ReadFields(config)
+	p := &Provider{token: f.String("accessToken", false), HTTP: provider.NewHTTP("expo", f.BaseURL("apiBaseUrl", DefaultBaseURL)+"/--/api/v2/push/send", deps)}
+	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	base, err := provider.ConfigBaseURL(config, "apiBaseUrl", DefaultBaseURL)
-	if err != nil {
-		return nil, err
-	}
-	return &Provider{endpoint: base + "/--/api/v2/push/send", token: token, client: deps.HTTPClient, log: deps.Logger}, nil
+	return p, nil
 }
 
 type pushMessage struct {
@@ -105,7 +100,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	if p.token != "" {
 		header.Set("Authorization", "Bearer "+p.token)
 	}
-	ans, err := provider.Post(ctx, p.client, "expo", p.endpoint, header, b)
+	ans, err := p.Post(ctx, header, b)
 	if err != nil {
 		return "", err
 	}
@@ -115,10 +110,10 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 		code := ""
 		if len(a.Errors) > 0 {
 			code = a.Errors[0].Code
-			p.log.LogAttrs(ctx, slog.LevelWarn, "expo refused a request", slog.Int("status", ans.Status),
+			p.Log.LogAttrs(ctx, slog.LevelWarn, "expo refused a request", slog.Int("status", ans.Status),
 				slog.String("code", code), slog.String("message", a.Errors[0].Message))
 		} else {
-			p.log.LogAttrs(ctx, slog.LevelWarn, "expo refused a request", slog.Int("status", ans.Status))
+			p.Log.LogAttrs(ctx, slog.LevelWarn, "expo refused a request", slog.Int("status", ans.Status))
 		}
 		kind := provider.ErrNotSent
 		if ans.Status == http.StatusBadRequest {
@@ -143,7 +138,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	}
 	code := t.Details.Error
 	// Expo's message quotes the token; the log is the operator's.
-	p.log.LogAttrs(ctx, slog.LevelWarn, "expo refused a message", slog.String("error", code), slog.String("message", t.Message))
+	p.Log.LogAttrs(ctx, slog.LevelWarn, "expo refused a message", slog.String("error", code), slog.String("message", t.Message))
 	public := "expo ticket error"
 	if publicCode(code) {
 		public += " " + code

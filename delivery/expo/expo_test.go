@@ -1,26 +1,17 @@
 package expo
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"testing"
-	"time"
 
-	"github.com/heraldhq/herald/delivery/provider"
 	"github.com/heraldhq/herald/delivery/provider/providertest"
 )
 
 const accessToken = "expo-access-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
 
-var message = provider.Message{
-	Tenant: "t1", WorkflowID: "w", RunID: "run_1", StepID: "push", SubscriberID: "u1",
-	IdempotencyKey: "run_1:push", To: "ExponentPushToken[xxxxxxxxxxxxxxxxxxxxxx]",
-	Content: json.RawMessage(`{"title":"Hello","body":"World","data":{"orderId":"42"}}`),
-}
+var message = providertest.Message("push", "ExponentPushToken[xxxxxxxxxxxxxxxxxxxxxx]", `{"title":"Hello","body":"World","data":{"orderId":"42"}}`)
 
 func config(base string) map[string]any {
 	return map[string]any{"accessToken": accessToken, "apiBaseUrl": base}
@@ -76,55 +67,32 @@ func harness() providertest.Harness {
 }
 
 func TestExactRequest(t *testing.T) {
-	handler, got := providertest.Record(func(w http.ResponseWriter) {
+	rec := providertest.NewRecorder(t, func(w http.ResponseWriter) {
 		// A single ticket, not a list, is answered as well.
 		_, _ = io.WriteString(w, `{"data":{"status":"ok","id":"T1"}}`)
 	})
-	base, deps := providertest.Loopback(t, handler)
-	p, err := New(config(base), deps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if id, err := p.Send(context.Background(), message); err != nil || id != "T1" {
-		t.Fatalf("Send = %q, %v", id, err)
-	}
-	r := <-got
-	if r.Method != http.MethodPost || r.URI != "/--/api/v2/push/send" {
-		t.Fatalf("request %s %s", r.Method, r.URI)
-	}
-	if r.Header.Get("Authorization") != "Bearer "+accessToken || r.Header.Get("Content-Type") != "application/json" {
-		t.Fatalf("headers %v", r.Header)
-	}
-	const want = `[{"to":"ExponentPushToken[xxxxxxxxxxxxxxxxxxxxxx]","title":"Hello","body":"World","data":{"orderId":"42"}}]`
-	if string(r.Body) != want {
-		t.Fatalf("body %s, want %s", r.Body, want)
-	}
+	rec.Exchange(rec.Provider(New, config(rec.Base)), message, "T1", providertest.Want{
+		URI:    "/--/api/v2/push/send",
+		Header: map[string]string{"Authorization": "Bearer " + accessToken, "Content-Type": "application/json"},
+		Body:   `[{"to":"ExponentPushToken[xxxxxxxxxxxxxxxxxxxxxx]","title":"Hello","body":"World","data":{"orderId":"42"}}]`,
+	})
 
 	// Without an access token, no Authorization header.
-	p, _ = New(map[string]any{"apiBaseUrl": base}, deps)
-	if _, err := p.Send(context.Background(), message); err != nil {
-		t.Fatal(err)
-	}
-	if h := (<-got).Header; h.Get("Authorization") != "" {
-		t.Fatalf("Authorization %q without a token", h.Get("Authorization"))
-	}
+	rec.Exchange(rec.Provider(New, map[string]any{"apiBaseUrl": rec.Base}), message, "T1", providertest.Want{
+		Header: map[string]string{"Authorization": ""},
+	})
 }
 
 func TestNewRefusesBadConfig(t *testing.T) {
-	deps := provider.Deps{HTTPClient: http.DefaultClient, Logger: slog.New(slog.DiscardHandler), Now: time.Now}
-	for name, cfg := range map[string]map[string]any{
+	providertest.BadConfigs(t, New, nil, map[string]map[string]any{
 		"base url with a path": {"apiBaseUrl": "https://exp.host/--/api"},
 		"token not a string":   {"accessToken": 1},
-	} {
-		if _, err := New(cfg, deps); err == nil {
-			t.Errorf("%s: New succeeded", name)
-		}
-	}
-	p, err := New(map[string]any{}, deps)
+	})
+	p, err := New(map[string]any{}, providertest.Deps())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := p.(*Provider).endpoint; got != "https://exp.host/--/api/v2/push/send" {
+	if got := p.(*Provider).Endpoint; got != "https://exp.host/--/api/v2/push/send" {
 		t.Fatalf("default endpoint %q", got)
 	}
 }

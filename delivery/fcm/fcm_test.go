@@ -12,7 +12,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -66,11 +65,7 @@ func serviceAccountJSON(t testing.TB, tokenURI string) string {
 	return string(b)
 }
 
-var testMessage = provider.Message{
-	Tenant: "t1", WorkflowID: "w", RunID: "run_1", StepID: "push", SubscriberID: "u1",
-	IdempotencyKey: "run_1:push", To: deviceToken,
-	Content: json.RawMessage(`{"title":"Deploy","body":"done <ok>","data":{"runId":"run_1","url":"/runs/1"}}`),
-}
+var testMessage = providertest.Message("push", deviceToken, `{"title":"Deploy","body":"done <ok>","data":{"runId":"run_1","url":"/runs/1"}}`)
 
 // checkAssertion verifies a JWT-bearer token request as Google's token
 // endpoint does: the grant type, the RS256 signature by the account's key,
@@ -165,7 +160,7 @@ func harness(t testing.TB) providertest.Harness {
 			fcmError(503, "UNAVAILABLE", "UNAVAILABLE"),
 		},
 		Rejected: []providertest.Answer{
-			unregistered(fcmError(404, "NOT_FOUND", "UNREGISTERED")),
+			providertest.BadAddress(fcmError(404, "NOT_FOUND", "UNREGISTERED")),
 			fcmError(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT"),
 		},
 	}
@@ -191,17 +186,11 @@ func TestExactRequestAndTokenReuse(t *testing.T) {
 	if err != nil || id != "projects/"+project+"/messages/1" {
 		t.Fatalf("Send = %q, %v", id, err)
 	}
-	r := <-got
-	if r.Method != http.MethodPost || r.URI != "/v1/projects/"+project+"/messages:send" {
-		t.Fatalf("request %s %s", r.Method, r.URI)
-	}
-	if ctype, auth := r.Header.Get("Content-Type"), r.Header.Get("Authorization"); ctype != "application/json; charset=utf-8" || auth != "Bearer "+accessToken {
-		t.Fatalf("Content-Type %q, Authorization %q", ctype, auth)
-	}
-	const want = `{"message":{"token":"` + deviceToken + `","notification":{"title":"Deploy","body":"done \u003cok\u003e"},"data":{"runId":"run_1","url":"/runs/1"}}}`
-	if string(r.Body) != want {
-		t.Fatalf("body %s\nwant %s", r.Body, want)
-	}
+	(<-got).Check(t, providertest.Want{
+		URI:    "/v1/projects/" + project + "/messages:send",
+		Header: map[string]string{"Content-Type": "application/json; charset=utf-8", "Authorization": "Bearer " + accessToken},
+		Body:   `{"message":{"token":"` + deviceToken + `","notification":{"title":"Deploy","body":"done \u003cok\u003e"},"data":{"runId":"run_1","url":"/runs/1"}}}`,
+	})
 
 	// The access token is reused until FCM refuses it.
 	if _, err := p.Send(context.Background(), testMessage); err != nil {
@@ -269,7 +258,7 @@ func TestTokenRequestHonoursTheSendContext(t *testing.T) {
 
 func TestNewRefusesBadServiceAccounts(t *testing.T) {
 	_, pemKey := testKey(t)
-	deps := provider.Deps{HTTPClient: http.DefaultClient, Logger: slog.New(slog.DiscardHandler), Now: time.Now}
+	deps := providertest.Deps()
 	good := func() map[string]any {
 		var m map[string]any
 		_ = json.Unmarshal([]byte(serviceAccountJSON(t, "https://oauth2.googleapis.com/token")), &m)
@@ -304,10 +293,4 @@ func TestNewRefusesBadServiceAccounts(t *testing.T) {
 func isKind(err, kind error) bool {
 	var e *provider.Error
 	return err != nil && errors.As(err, &e) && e.Kind == kind
-}
-
-// unregistered marks the answer of a token that no longer exists.
-func unregistered(a providertest.Answer) providertest.Answer {
-	a.BadAddress = true
-	return a
 }

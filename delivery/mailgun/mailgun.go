@@ -51,11 +51,9 @@ const DefaultBaseURL = "https://api.mailgun.net"
 // Provider sends email through one Mailgun domain. It is safe for
 // concurrent use.
 type Provider struct {
-	endpoint string
-	auth     string // the Authorization header
-	from     string
-	client   *http.Client
-	log      *slog.Logger
+	provider.HTTP
+	auth string // the Authorization header
+	from string
 }
 
 var _ provider.New = New
@@ -64,30 +62,18 @@ var _ provider.New = New
 // fromEmail, fromName, webhookSigningKey (secret) and apiBaseUrl
 // (optional).
 func New(config map[string]any, deps provider.Deps) (provider.Provider, error) {
-	p := &Provider{client: deps.HTTPClient, log: deps.Logger}
-	key, err := provider.ConfigString(config, "apiKey", true)
-	if err != nil {
-		return nil, err
-	}
-	p.auth = "Basic " + base64.StdEncoding.EncodeToString([]byte("api:"+key))
-	domain, err := provider.ConfigString(config, "domain", true)
-	if err != nil {
-		return nil, err
-	}
+	f := provider.ReadFields(config)
+	key, domain := f.String("apiKey", true), f.String("domain", true)
 	if strings.ContainsAny(domain, "/?#%@:\\ ") {
-		return nil, fmt.Errorf("domain: not a domain name")
+		f.Fail(fmt.Errorf("domain: not a domain name"))
 	}
-	if p.from, err = provider.ConfigFrom(config); err != nil {
+	p := &Provider{HTTP: provider.NewHTTP("mailgun", "", deps),
+		auth: "Basic " + base64.StdEncoding.EncodeToString([]byte("api:"+key)), from: f.From()}
+	f.String("webhookSigningKey", false)
+	p.Endpoint = f.BaseURL("apiBaseUrl", DefaultBaseURL) + "/v3/" + domain + "/messages"
+	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	if _, err := provider.ConfigString(config, "webhookSigningKey", false); err != nil {
-		return nil, err
-	}
-	base, err := provider.ConfigBaseURL(config, "apiBaseUrl", DefaultBaseURL)
-	if err != nil {
-		return nil, err
-	}
-	p.endpoint = base + "/v3/" + domain + "/messages"
 	return p, nil
 }
 
@@ -123,7 +109,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 		_ = w.WriteField(f[0], f[1]) // a bytes.Buffer does not fail
 	}
 	_ = w.Close()
-	ans, err := provider.Post(ctx, p.client, "mailgun", p.endpoint, http.Header{
+	ans, err := p.Post(ctx, http.Header{
 		"Content-Type":  {w.FormDataContentType()},
 		"Accept":        {"application/json"},
 		"Authorization": {p.auth},
@@ -138,12 +124,12 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	decodeErr := json.Unmarshal(ans.Body, &a)
 	if ans.Status == http.StatusOK {
 		if ans.ReadErr != nil || decodeErr != nil || a.ID == "" {
-			p.log.LogAttrs(ctx, slog.LevelWarn, "mailgun accepted a message without a readable id")
+			p.Log.LogAttrs(ctx, slog.LevelWarn, "mailgun accepted a message without a readable id")
 		}
 		return strings.TrimSuffix(strings.TrimPrefix(a.ID, "<"), ">"), nil
 	}
 	// Mailgun's message may quote the recipient; the log is the operator's.
-	p.log.LogAttrs(ctx, slog.LevelWarn, "mailgun refused a message", slog.Int("status", ans.Status), slog.String("message", a.Message))
+	p.Log.LogAttrs(ctx, slog.LevelWarn, "mailgun refused a message", slog.Int("status", ans.Status), slog.String("message", a.Message))
 	if ans.Status == http.StatusBadRequest || ans.Status == http.StatusRequestEntityTooLarge {
 		return "", provider.Failf(provider.ErrRejected, nil, "mailgun answered %d", ans.Status)
 	}

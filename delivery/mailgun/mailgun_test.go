@@ -2,17 +2,14 @@ package mailgun
 
 import (
 	"bytes"
-	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"testing"
-	"time"
 
-	"github.com/heraldhq/herald/delivery/provider"
 	"github.com/heraldhq/herald/delivery/provider/providertest"
 )
 
@@ -21,12 +18,7 @@ const (
 	signingKey = "whk-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
 )
 
-var message = provider.Message{
-	Tenant: "t1", WorkflowID: "w", RunID: "run_1", StepID: "mail", SubscriberID: "u1",
-	IdempotencyKey: "run_1:mail", To: "ada@example.com",
-	Content:         json.RawMessage(`{"subject":"Welcome","html":"<p>Hi</p>","text":"Hi","replyTo":"Support <help@example.com>"}`),
-	ListUnsubscribe: "https://herald.example.com/u/tok",
-}
+var message = providertest.EmailMessage()
 
 func config(base string) map[string]any {
 	return map[string]any{"apiKey": apiKey, "domain": "mg.example.com", "fromEmail": "news@example.com", "fromName": "Acme",
@@ -77,24 +69,13 @@ func harness() providertest.Harness {
 }
 
 func TestExactRequest(t *testing.T) {
-	handler, got := providertest.Record(func(w http.ResponseWriter) {
+	rec := providertest.NewRecorder(t, func(w http.ResponseWriter) {
 		_, _ = io.WriteString(w, `{"id":"<m-1@mg.example.com>","message":"Queued. Thank you."}`)
 	})
-	base, deps := providertest.Loopback(t, handler)
-	p, err := New(config(base), deps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if id, err := p.Send(context.Background(), message); err != nil || id != "m-1@mg.example.com" {
-		t.Fatalf("Send = %q, %v", id, err)
-	}
-	r := <-got
-	if r.Method != http.MethodPost || r.URI != "/v3/mg.example.com/messages" {
-		t.Fatalf("request %s %s", r.Method, r.URI)
-	}
-	if user, pass, ok := (&http.Request{Header: r.Header}).BasicAuth(); !ok || user != "api" || pass != apiKey {
-		t.Fatalf("basic auth %v %q", ok, user)
-	}
+	r := rec.Exchange(rec.Provider(New, config(rec.Base)), message, "m-1@mg.example.com", providertest.Want{
+		URI:    "/v3/mg.example.com/messages",
+		Header: map[string]string{"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte("api:"+apiKey))},
+	})
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" {
 		t.Fatalf("Content-Type %q", r.Header.Get("Content-Type"))
@@ -119,19 +100,10 @@ func TestExactRequest(t *testing.T) {
 }
 
 func TestNewRefusesBadConfig(t *testing.T) {
-	deps := provider.Deps{HTTPClient: http.DefaultClient, Logger: slog.New(slog.DiscardHandler), Now: time.Now}
-	for name, patch := range map[string]map[string]any{
+	providertest.BadConfigs(t, New, config("https://api.eu.mailgun.net"), map[string]map[string]any{
 		"domain with a slash":  {"domain": "mg.example.com/../x"},
 		"from with a name":     {"fromEmail": "Ada <ada@example.com>"},
 		"base url with a path": {"apiBaseUrl": "https://api.mailgun.net/v3"},
 		"key not a string":     {"apiKey": 42},
-	} {
-		cfg := config("https://api.eu.mailgun.net")
-		for k, v := range patch {
-			cfg[k] = v
-		}
-		if _, err := New(cfg, deps); err == nil {
-			t.Errorf("%s: New succeeded", name)
-		}
-	}
+	})
 }

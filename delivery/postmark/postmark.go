@@ -56,12 +56,10 @@ var rejectCodes = map[int]bool{
 // Provider sends email through one Postmark server. It is safe for
 // concurrent use.
 type Provider struct {
-	endpoint      string
+	provider.HTTP
 	token         string
 	from          string // "Name <address>" or the address
 	messageStream string
-	client        *http.Client
-	log           *slog.Logger
 }
 
 var _ provider.New = New
@@ -69,22 +67,12 @@ var _ provider.New = New
 // New builds the provider from the fields serverToken (secret), fromEmail,
 // fromName, messageStream and apiBaseUrl (optional).
 func New(config map[string]any, deps provider.Deps) (provider.Provider, error) {
-	p := &Provider{client: deps.HTTPClient, log: deps.Logger}
-	var err error
-	if p.token, err = provider.ConfigString(config, "serverToken", true); err != nil {
+	f := provider.ReadFields(config)
+	p := &Provider{token: f.String("serverToken", true), from: f.From(), messageStream: f.String("messageStream", false),
+		HTTP: provider.NewHTTP("postmark", f.BaseURL("apiBaseUrl", DefaultBaseURL)+"/email", deps)}
+	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	if p.from, err = provider.ConfigFrom(config); err != nil {
-		return nil, err
-	}
-	if p.messageStream, err = provider.ConfigString(config, "messageStream", false); err != nil {
-		return nil, err
-	}
-	base, err := provider.ConfigBaseURL(config, "apiBaseUrl", DefaultBaseURL)
-	if err != nil {
-		return nil, err
-	}
-	p.endpoint = base + "/email"
 	return p, nil
 }
 
@@ -132,7 +120,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	if err != nil {
 		return "", provider.Failf(provider.ErrRejected, err, "postmark: the message cannot be encoded")
 	}
-	ans, err := provider.Post(ctx, p.client, "postmark", p.endpoint, http.Header{
+	ans, err := p.Post(ctx, http.Header{
 		"Accept":                  {"application/json"},
 		"Content-Type":            {"application/json"},
 		"X-Postmark-Server-Token": {p.token},
@@ -144,12 +132,12 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	decodeErr := json.Unmarshal(ans.Body, &a)
 	if ans.Status == http.StatusOK && a.ErrorCode == 0 {
 		if ans.ReadErr != nil || decodeErr != nil || a.MessageID == "" {
-			p.log.LogAttrs(ctx, slog.LevelWarn, "postmark accepted a message without a readable MessageID")
+			p.Log.LogAttrs(ctx, slog.LevelWarn, "postmark accepted a message without a readable MessageID")
 		}
 		return a.MessageID, nil
 	}
 	// Postmark's message may quote the recipient; the log is the operator's.
-	p.log.LogAttrs(ctx, slog.LevelWarn, "postmark refused a message",
+	p.Log.LogAttrs(ctx, slog.LevelWarn, "postmark refused a message",
 		slog.Int("status", ans.Status), slog.Int("errorCode", a.ErrorCode), slog.String("message", a.Message))
 	if ans.Status == http.StatusUnprocessableEntity && rejectCodes[a.ErrorCode] {
 		return "", provider.Failf(provider.ErrRejected, nil, "postmark answered %d, ErrorCode %d", ans.Status, a.ErrorCode)

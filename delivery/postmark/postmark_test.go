@@ -1,26 +1,17 @@
 package postmark
 
 import (
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"testing"
-	"time"
 
-	"github.com/heraldhq/herald/delivery/provider"
 	"github.com/heraldhq/herald/delivery/provider/providertest"
 )
 
 const token = "pm-server-token-3b1f8a2c-9d4e-4f5a-8b6c-7d8e9f0a1b2c"
 
-var message = provider.Message{
-	Tenant: "t1", WorkflowID: "w", RunID: "run_1", StepID: "mail", SubscriberID: "u1",
-	IdempotencyKey: "run_1:mail", To: "ada@example.com",
-	Content:         json.RawMessage(`{"subject":"Welcome","html":"<p>Hi</p>","text":"Hi","replyTo":"Support <help@example.com>"}`),
-	ListUnsubscribe: "https://herald.example.com/u/tok",
-}
+var message = providertest.EmailMessage()
 
 func config(base string) map[string]any {
 	return map[string]any{"serverToken": token, "fromEmail": "news@example.com", "fromName": "Acme, Inc.", "apiBaseUrl": base}
@@ -72,73 +63,45 @@ func harness() providertest.Harness {
 }
 
 func TestExactRequest(t *testing.T) {
-	handler, got := providertest.Record(func(w http.ResponseWriter) {
+	rec := providertest.NewRecorder(t, func(w http.ResponseWriter) {
 		_, _ = io.WriteString(w, `{"MessageID":"m-1","ErrorCode":0,"Message":"OK"}`)
 	})
-	base, deps := providertest.Loopback(t, handler)
-	cfg := config(base)
+	cfg := config(rec.Base)
 	cfg["messageStream"] = "broadcast"
-	p, err := New(cfg, deps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if id, err := p.Send(context.Background(), message); err != nil || id != "m-1" {
-		t.Fatalf("Send = %q, %v", id, err)
-	}
-	r := <-got
-	if r.Method != http.MethodPost || r.URI != "/email" {
-		t.Fatalf("request %s %s", r.Method, r.URI)
-	}
-	if r.Header.Get("X-Postmark-Server-Token") != token || r.Header.Get("Accept") != "application/json" ||
-		r.Header.Get("Content-Type") != "application/json" {
-		t.Fatalf("headers %v", r.Header)
-	}
-	const want = `{"From":"\"Acme, Inc.\" \u003cnews@example.com\u003e","To":"ada@example.com","Subject":"Welcome",` +
-		`"HtmlBody":"\u003cp\u003eHi\u003c/p\u003e","TextBody":"Hi","ReplyTo":"\"Support\" \u003chelp@example.com\u003e",` +
-		`"Headers":[{"Name":"List-Unsubscribe","Value":"\u003chttps://herald.example.com/u/tok\u003e"},` +
-		`{"Name":"List-Unsubscribe-Post","Value":"List-Unsubscribe=One-Click"}],"MessageStream":"broadcast"}`
-	if string(r.Body) != want {
-		t.Fatalf("body\n got %s\nwant %s", r.Body, want)
-	}
+	rec.Exchange(rec.Provider(New, cfg), message, "m-1", providertest.Want{
+		URI:    "/email",
+		Header: map[string]string{"X-Postmark-Server-Token": token, "Accept": "application/json", "Content-Type": "application/json"},
+		Body: `{"From":"\"Acme, Inc.\" \u003cnews@example.com\u003e","To":"ada@example.com","Subject":"Welcome",` +
+			`"HtmlBody":"\u003cp\u003eHi\u003c/p\u003e","TextBody":"Hi","ReplyTo":"\"Support\" \u003chelp@example.com\u003e",` +
+			`"Headers":[{"Name":"List-Unsubscribe","Value":"\u003chttps://herald.example.com/u/tok\u003e"},` +
+			`{"Name":"List-Unsubscribe-Post","Value":"List-Unsubscribe=One-Click"}],"MessageStream":"broadcast"}`,
+	})
 
 	// A body alone follows the SMTP provider's rule: text unless it looks
 	// like HTML; no name, no stream, no unsubscribe.
-	cfg = config(base)
+	cfg = config(rec.Base)
 	delete(cfg, "fromName")
-	p, _ = New(cfg, deps)
 	m := message
 	m.Content, m.ListUnsubscribe = json.RawMessage(`{"subject":"S","body":"plain"}`), ""
-	if _, err := p.Send(context.Background(), m); err != nil {
-		t.Fatal(err)
-	}
-	if b := string((<-got).Body); b != `{"From":"news@example.com","To":"ada@example.com","Subject":"S","TextBody":"plain"}` {
-		t.Fatalf("body %s", b)
-	}
+	rec.Exchange(rec.Provider(New, cfg), m, "m-1", providertest.Want{
+		Body: `{"From":"news@example.com","To":"ada@example.com","Subject":"S","TextBody":"plain"}`,
+	})
 }
 
 func TestNewRefusesBadConfig(t *testing.T) {
-	deps := provider.Deps{HTTPClient: http.DefaultClient, Logger: slog.New(slog.DiscardHandler), Now: time.Now}
-	for name, patch := range map[string]map[string]any{
+	providertest.BadConfigs(t, New, config("https://api.postmarkapp.com"), map[string]map[string]any{
 		"from with a name":     {"fromEmail": "Ada <ada@example.com>"},
 		"from name line break": {"fromName": "A\r\nBcc: x@y"},
 		"base url with a path": {"apiBaseUrl": "https://api.postmarkapp.com/email"},
 		"token not a string":   {"serverToken": 42},
-	} {
-		cfg := config("https://api.postmarkapp.com")
-		for k, v := range patch {
-			cfg[k] = v
-		}
-		if _, err := New(cfg, deps); err == nil {
-			t.Errorf("%s: New succeeded", name)
-		}
-	}
+	})
 	cfg := config("")
 	delete(cfg, "apiBaseUrl")
-	p, err := New(cfg, deps)
+	p, err := New(cfg, providertest.Deps())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := p.(*Provider).endpoint; got != "https://api.postmarkapp.com/email" {
+	if got := p.(*Provider).Endpoint; got != "https://api.postmarkapp.com/email" {
 		t.Fatalf("default endpoint %q", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 )
 
@@ -42,4 +43,25 @@ func Post(ctx context.Context, client *http.Client, name, endpoint string, heade
 	defer resp.Body.Close()
 	b, readErr := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer))
 	return Answer{Status: resp.StatusCode, Header: resp.Header, Body: b, ReadErr: readErr}, nil
+}
+
+// HTTP is what a provider whose API is HTTP holds to reach it: its name
+// (in the errors of Post), the endpoint it posts to, and the client and
+// logger of its Deps. Such a provider embeds it.
+type HTTP struct {
+	Name     string
+	Endpoint string
+	Client   *http.Client
+	Log      *slog.Logger
+}
+
+// NewHTTP is the HTTP of the provider name, posting to endpoint with
+// deps's client and logger.
+func NewHTTP(name, endpoint string, deps Deps) HTTP {
+	return HTTP{Name: name, Endpoint: endpoint, Client: deps.HTTPClient, Log: deps.Logger}
+}
+
+// Post posts body to h.Endpoint with header, as the function Post does.
+func (h HTTP) Post(ctx context.Context, header http.Header, body []byte) (Answer, error) {
+	return Post(ctx, h.Client, h.Name, h.Endpoint, header, body)
 }

@@ -50,11 +50,9 @@ const DefaultBaseURL = "https://api.sendgrid.com"
 // Provider sends email with one SendGrid API key. It is safe for
 // concurrent use.
 type Provider struct {
-	endpoint string
-	apiKey   string
-	from     address
-	client   *http.Client
-	log      *slog.Logger
+	provider.HTTP
+	apiKey string
+	from   address
 }
 
 var _ provider.New = New
@@ -62,24 +60,15 @@ var _ provider.New = New
 // New builds the provider from the fields apiKey (secret), fromEmail,
 // fromName, webhookPublicKey and apiBaseUrl (optional).
 func New(config map[string]any, deps provider.Deps) (provider.Provider, error) {
-	p := &Provider{client: deps.HTTPClient, log: deps.Logger}
-	var err error
-	if p.apiKey, err = provider.ConfigString(config, "apiKey", true); err != nil {
+	f := provider.ReadFields(config)
+	p := &Provider{HTTP: provider.NewHTTP("sendgrid", "", deps), apiKey: f.String("apiKey", true)}
+	f.From() // checks both fields, read below as SendGrid takes them
+	p.from = address{Email: f.String("fromEmail", true), Name: f.String("fromName", false)}
+	f.String("webhookPublicKey", false)
+	p.Endpoint = f.BaseURL("apiBaseUrl", DefaultBaseURL) + "/v3/mail/send"
+	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	if _, err := provider.ConfigFrom(config); err != nil { // checks both fields
-		return nil, err
-	}
-	p.from.Email, _ = provider.ConfigString(config, "fromEmail", true)
-	p.from.Name, _ = provider.ConfigString(config, "fromName", false)
-	if _, err := provider.ConfigString(config, "webhookPublicKey", false); err != nil {
-		return nil, err
-	}
-	base, err := provider.ConfigBaseURL(config, "apiBaseUrl", DefaultBaseURL)
-	if err != nil {
-		return nil, err
-	}
-	p.endpoint = base + "/v3/mail/send"
 	return p, nil
 }
 
@@ -142,7 +131,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	if err != nil {
 		return "", provider.Failf(provider.ErrRejected, err, "sendgrid: the message cannot be encoded")
 	}
-	ans, err := provider.Post(ctx, p.client, "sendgrid", p.endpoint, http.Header{
+	ans, err := p.Post(ctx, http.Header{
 		"Content-Type":  {"application/json"},
 		"Authorization": {"Bearer " + p.apiKey},
 	}, b)
@@ -152,7 +141,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	if ans.Status == http.StatusAccepted || ans.Status == http.StatusOK {
 		id := ans.Header.Get("X-Message-Id")
 		if id == "" {
-			p.log.LogAttrs(ctx, slog.LevelWarn, "sendgrid accepted a message without an X-Message-Id")
+			p.Log.LogAttrs(ctx, slog.LevelWarn, "sendgrid accepted a message without an X-Message-Id")
 		}
 		return id, nil
 	}
@@ -163,7 +152,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 		fields, texts = append(fields, e.Field), append(texts, e.Message)
 	}
 	// SendGrid's messages may quote the recipient; the log is the operator's.
-	p.log.LogAttrs(ctx, slog.LevelWarn, "sendgrid refused a message", slog.Int("status", ans.Status),
+	p.Log.LogAttrs(ctx, slog.LevelWarn, "sendgrid refused a message", slog.Int("status", ans.Status),
 		slog.String("fields", strings.Join(fields, ",")), slog.String("messages", strings.Join(texts, "; ")))
 	public := fmt.Sprintf("sendgrid answered %d", ans.Status)
 	if f := publicFields(fields); f != "" {

@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/delivery/provider"
 	"github.com/heraldhq/herald/delivery/provider/providertest"
@@ -16,12 +14,7 @@ import (
 
 const apiKey = "SG.aBcDeFgHiJkLmNoPqRsTuV.wXyZ0123456789abcdefghijklmnopqrstuvwxyzAB"
 
-var message = provider.Message{
-	Tenant: "t1", WorkflowID: "w", RunID: "run_1", StepID: "mail", SubscriberID: "u1",
-	IdempotencyKey: "run_1:mail", To: "ada@example.com",
-	Content:         json.RawMessage(`{"subject":"Welcome","html":"<p>Hi</p>","text":"Hi","replyTo":"Support <help@example.com>"}`),
-	ListUnsubscribe: "https://herald.example.com/u/tok",
-}
+var message = providertest.EmailMessage()
 
 func config(base string) map[string]any {
 	return map[string]any{"apiKey": apiKey, "fromEmail": "news@example.com", "fromName": "Acme", "apiBaseUrl": base,
@@ -73,32 +66,18 @@ func harness() providertest.Harness {
 }
 
 func TestExactRequest(t *testing.T) {
-	handler, got := providertest.Record(func(w http.ResponseWriter) {
+	rec := providertest.NewRecorder(t, func(w http.ResponseWriter) {
 		w.Header().Set("X-Message-Id", "id-1")
 		w.WriteHeader(http.StatusAccepted)
 	})
-	base, deps := providertest.Loopback(t, handler)
-	p, err := New(config(base), deps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if id, err := p.Send(context.Background(), message); err != nil || id != "id-1" {
-		t.Fatalf("Send = %q, %v", id, err)
-	}
-	r := <-got
-	if r.Method != http.MethodPost || r.URI != "/v3/mail/send" {
-		t.Fatalf("request %s %s", r.Method, r.URI)
-	}
-	if r.Header.Get("Authorization") != "Bearer "+apiKey || r.Header.Get("Content-Type") != "application/json" {
-		t.Fatalf("headers %v", r.Header)
-	}
-	const want = `{"personalizations":[{"to":[{"email":"ada@example.com"}]}],"from":{"email":"news@example.com","name":"Acme"},` +
-		`"reply_to":{"email":"help@example.com","name":"Support"},"subject":"Welcome",` +
-		`"content":[{"type":"text/plain","value":"Hi"},{"type":"text/html","value":"\u003cp\u003eHi\u003c/p\u003e"}],` +
-		`"headers":{"List-Unsubscribe":"\u003chttps://herald.example.com/u/tok\u003e","List-Unsubscribe-Post":"List-Unsubscribe=One-Click"}}`
-	if string(r.Body) != want {
-		t.Fatalf("body\n got %s\nwant %s", r.Body, want)
-	}
+	rec.Exchange(rec.Provider(New, config(rec.Base)), message, "id-1", providertest.Want{
+		URI:    "/v3/mail/send",
+		Header: map[string]string{"Authorization": "Bearer " + apiKey, "Content-Type": "application/json"},
+		Body: `{"personalizations":[{"to":[{"email":"ada@example.com"}]}],"from":{"email":"news@example.com","name":"Acme"},` +
+			`"reply_to":{"email":"help@example.com","name":"Support"},"subject":"Welcome",` +
+			`"content":[{"type":"text/plain","value":"Hi"},{"type":"text/html","value":"\u003cp\u003eHi\u003c/p\u003e"}],` +
+			`"headers":{"List-Unsubscribe":"\u003chttps://herald.example.com/u/tok\u003e","List-Unsubscribe-Post":"List-Unsubscribe=One-Click"}}`,
+	})
 }
 
 // TestErrorNamesFieldsNotValues: the tenant sees the fields SendGrid
@@ -121,19 +100,10 @@ func TestErrorNamesFieldsNotValues(t *testing.T) {
 }
 
 func TestNewRefusesBadConfig(t *testing.T) {
-	deps := provider.Deps{HTTPClient: http.DefaultClient, Logger: slog.New(slog.DiscardHandler), Now: time.Now}
-	for name, patch := range map[string]map[string]any{
+	providertest.BadConfigs(t, New, config("https://api.sendgrid.com"), map[string]map[string]any{
 		"from with a name":     {"fromEmail": "Ada <ada@example.com>"},
 		"base url with a path": {"apiBaseUrl": "https://api.sendgrid.com/v3"},
 		"key not a string":     {"apiKey": 42},
 		"public key not text":  {"webhookPublicKey": true},
-	} {
-		cfg := config("https://api.sendgrid.com")
-		for k, v := range patch {
-			cfg[k] = v
-		}
-		if _, err := New(cfg, deps); err == nil {
-			t.Errorf("%s: New succeeded", name)
-		}
-	}
+	})
 }

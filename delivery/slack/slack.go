@@ -59,10 +59,8 @@ var rejectErrors = map[string]bool{
 // Provider posts messages with one bot token. It is safe for concurrent
 // use.
 type Provider struct {
-	endpoint string
-	token    string
-	client   *http.Client
-	log      *slog.Logger
+	provider.HTTP
+	token string
 }
 
 var _ provider.New = New
@@ -70,15 +68,12 @@ var _ provider.New = New
 // New builds the provider from the fields botToken (secret) and apiBaseUrl
 // (optional).
 func New(config map[string]any, deps provider.Deps) (provider.Provider, error) {
-	token, err := provider.ConfigString(config, "botToken", true)
-	if err != nil {
+	f := provider.ReadFields(config)
+	p := &Provider{token: f.String("botToken", true), HTTP: provider.NewHTTP("slack", f.BaseURL("apiBaseUrl", DefaultBaseURL)+"/api/chat.postMessage", deps)}
+	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	base, err := provider.ConfigBaseURL(config, "apiBaseUrl", DefaultBaseURL)
-	if err != nil {
-		return nil, err
-	}
-	return &Provider{endpoint: base + "/api/chat.postMessage", token: token, client: deps.HTTPClient, log: deps.Logger}, nil
+	return p, nil
 }
 
 type postMessage struct {
@@ -105,7 +100,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	if err != nil {
 		return "", provider.Failf(provider.ErrRejected, err, "chat content blocks are not JSON")
 	}
-	ans, err := provider.Post(ctx, p.client, "slack", p.endpoint, http.Header{
+	ans, err := p.Post(ctx, http.Header{
 		"Content-Type":  {"application/json; charset=utf-8"},
 		"Authorization": {"Bearer " + p.token},
 	}, b)
@@ -113,7 +108,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 		return "", err
 	}
 	if ans.Status != http.StatusOK {
-		p.log.LogAttrs(ctx, slog.LevelWarn, "slack did not take a message", slog.Int("status", ans.Status))
+		p.Log.LogAttrs(ctx, slog.LevelWarn, "slack did not take a message", slog.Int("status", ans.Status))
 		return "", provider.Failf(provider.ErrNotSent, nil, "slack answered %d", ans.Status)
 	}
 	var a answer
@@ -123,7 +118,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	if a.OK {
 		return a.TS, nil
 	}
-	p.log.LogAttrs(ctx, slog.LevelWarn, "slack refused a message", slog.String("error", a.Error))
+	p.Log.LogAttrs(ctx, slog.LevelWarn, "slack refused a message", slog.String("error", a.Error))
 	public := fmt.Sprintf("slack answered ok:false, %s", publicName(a.Error))
 	if rejectErrors[a.Error] {
 		return "", provider.Failf(provider.ErrRejected, nil, "%s", public)

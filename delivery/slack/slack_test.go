@@ -2,7 +2,6 @@ package slack
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -15,11 +14,8 @@ import (
 
 const token = "xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOpQrStUvWx"
 
-var message = provider.Message{
-	Tenant: "t1", WorkflowID: "w", RunID: "run_1", StepID: "chat", SubscriberID: "u1",
-	IdempotencyKey: "run_1:chat", To: "C0123456789",
-	Content: json.RawMessage(`{"body":"Deploy <done> & \"green\"","blocks":[{"type":"section","text":{"type":"mrkdwn","text":"*Deploy* done"}}]}`),
-}
+var message = providertest.Message("chat", "C0123456789",
+	`{"body":"Deploy <done> & \"green\"","blocks":[{"type":"section","text":{"type":"mrkdwn","text":"*Deploy* done"}}]}`)
 
 // slackError is Slack's documented failure: HTTP 200, ok false, a name.
 func slackError(name string) providertest.Answer {
@@ -74,29 +70,14 @@ func harness(t testing.TB) providertest.Harness {
 }
 
 func TestExactRequest(t *testing.T) {
-	handler, got := providertest.Record(func(w http.ResponseWriter) {
+	rec := providertest.NewRecorder(t, func(w http.ResponseWriter) {
 		_, _ = io.WriteString(w, `{"ok":true,"channel":"C0123456789","ts":"1.2"}`)
 	})
-	base, deps := providertest.Loopback(t, handler)
-	p, err := New(config(base+"/"), deps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := p.Send(context.Background(), message)
-	if err != nil || id != "1.2" {
-		t.Fatalf("Send = %q, %v", id, err)
-	}
-	r := <-got
-	if r.Method != http.MethodPost || r.URI != "/api/chat.postMessage" {
-		t.Fatalf("request %s %s", r.Method, r.URI)
-	}
-	if ctype, auth := r.Header.Get("Content-Type"), r.Header.Get("Authorization"); ctype != "application/json; charset=utf-8" || auth != "Bearer "+token {
-		t.Fatalf("Content-Type %q, Authorization %q", ctype, auth)
-	}
-	const want = `{"channel":"C0123456789","text":"Deploy \u003cdone\u003e \u0026 \"green\"","blocks":[{"type":"section","text":{"type":"mrkdwn","text":"*Deploy* done"}}]}`
-	if string(r.Body) != want {
-		t.Fatalf("body %s\nwant %s", r.Body, want)
-	}
+	r := rec.Exchange(rec.Provider(New, config(rec.Base+"/")), message, "1.2", providertest.Want{
+		URI:    "/api/chat.postMessage",
+		Header: map[string]string{"Content-Type": "application/json; charset=utf-8", "Authorization": "Bearer " + token},
+		Body:   `{"channel":"C0123456789","text":"Deploy \u003cdone\u003e \u0026 \"green\"","blocks":[{"type":"section","text":{"type":"mrkdwn","text":"*Deploy* done"}}]}`,
+	})
 	// The token is in the header only, never in the body.
 	if strings.Contains(string(r.Body), token) {
 		t.Fatal("the token is in the body")

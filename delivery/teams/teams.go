@@ -40,9 +40,7 @@ const ChannelKey = "chat-teams"
 
 // Provider posts to one Teams webhook. It is safe for concurrent use.
 type Provider struct {
-	endpoint string
-	client   *http.Client
-	log      *slog.Logger
+	provider.HTTP
 }
 
 var _ provider.New = New
@@ -54,7 +52,7 @@ func New(config map[string]any, deps provider.Deps) (provider.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Provider{endpoint: u.String(), client: deps.HTTPClient, log: deps.Logger}, nil
+	return &Provider{HTTP: provider.NewHTTP("teams", u.String(), deps)}, nil
 }
 
 type card struct {
@@ -94,7 +92,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	if err != nil {
 		return "", provider.Failf(provider.ErrRejected, err, "chat content blocks are not JSON")
 	}
-	ans, err := provider.Post(ctx, p.client, "teams", p.endpoint, http.Header{
+	ans, err := p.Post(ctx, http.Header{
 		"Content-Type": {"application/json"},
 	}, b)
 	if err != nil {
@@ -105,13 +103,13 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 		if bytes.Contains(ans.Body, []byte("returned HTTP error")) {
 			// A legacy connector met an error behind the webhook and
 			// said so in a 200: nothing was posted.
-			p.log.LogAttrs(ctx, slog.LevelWarn, "teams webhook reported an error in its answer", slog.Int("status", status))
+			p.Log.LogAttrs(ctx, slog.LevelWarn, "teams webhook reported an error in its answer", slog.Int("status", status))
 			return "", provider.Failf(provider.ErrNotSent, nil, "teams answered %d with an error", status)
 		}
 		return "", nil
 	}
 	// Teams's text is not logged: it may quote the webhook's URL.
-	p.log.LogAttrs(ctx, slog.LevelWarn, "teams refused a message", slog.Int("status", status))
+	p.Log.LogAttrs(ctx, slog.LevelWarn, "teams refused a message", slog.Int("status", status))
 	if status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge {
 		return "", provider.Failf(provider.ErrRejected, nil, "teams answered %d", status)
 	}

@@ -1,16 +1,12 @@
 package teams
 
 import (
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/heraldhq/herald/delivery/provider"
 	"github.com/heraldhq/herald/delivery/provider/providertest"
 )
 
@@ -20,11 +16,7 @@ const (
 	sig      = "sig-Qm9vZ2llV29vZ2llU2VjcmV0"
 )
 
-var message = provider.Message{
-	Tenant: "t1", WorkflowID: "w", RunID: "run_1", StepID: "chat", SubscriberID: "u1",
-	IdempotencyKey: "run_1:chat", To: "general",
-	Content: json.RawMessage(`{"body":"Deploy *done* <at>all</at>"}`),
-}
+var message = providertest.Message("chat", "general", `{"body":"Deploy *done* <at>all</at>"}`)
 
 func config(base string) map[string]any {
 	return map[string]any{"webhookUrl": base + hookPath + "?api-version=2016-06-01&sig=" + sig}
@@ -66,75 +58,39 @@ func harness() providertest.Harness {
 }
 
 func TestExactRequest(t *testing.T) {
-	handler, got := providertest.Record(func(w http.ResponseWriter) { _, _ = io.WriteString(w, "1") })
-	base, deps := providertest.Loopback(t, handler)
-	p, err := New(config(base), deps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if id, err := p.Send(context.Background(), message); err != nil || id != "" {
-		t.Fatalf("Send = %q, %v", id, err)
-	}
-	r := <-got
-	if r.Method != http.MethodPost || r.URI != hookPath+"?api-version=2016-06-01&sig="+sig {
-		t.Fatalf("request %s %s", r.Method, r.URI)
-	}
-	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
-		t.Fatalf("Content-Type %q", ct)
-	}
-	const want = `{"type":"message","attachments":[{"contentType":"application/vnd.microsoft.card.adaptive","contentUrl":null,` +
-		`"content":{"$schema":"http://adaptivecards.io/schemas/adaptive-card.json","type":"AdaptiveCard","version":"1.4",` +
-		`"body":[{"text":"Deploy *done* \u003cat\u003eall\u003c/at\u003e","type":"TextBlock","wrap":true}]}}]}`
-	if string(r.Body) != want {
-		t.Fatalf("body\n got %s\nwant %s", r.Body, want)
-	}
+	rec := providertest.NewRecorder(t, func(w http.ResponseWriter) { _, _ = io.WriteString(w, "1") })
+	p := rec.Provider(New, config(rec.Base))
+	rec.Exchange(p, message, "", providertest.Want{
+		URI:    hookPath + "?api-version=2016-06-01&sig=" + sig,
+		Header: map[string]string{"Content-Type": "application/json"},
+		Body: `{"type":"message","attachments":[{"contentType":"application/vnd.microsoft.card.adaptive","contentUrl":null,` +
+			`"content":{"$schema":"http://adaptivecards.io/schemas/adaptive-card.json","type":"AdaptiveCard","version":"1.4",` +
+			`"body":[{"text":"Deploy *done* \u003cat\u003eall\u003c/at\u003e","type":"TextBlock","wrap":true}]}}]}`,
+	})
 
 	// Blocks are the card's elements, the body its fallback text.
 	m := message
 	m.Content = json.RawMessage(`{"body":"fallback","blocks":[{"type":"TextBlock","text":"Hi","size":"Large"}]}`)
-	if _, err := p.Send(context.Background(), m); err != nil {
-		t.Fatal(err)
-	}
-	if b := string((<-got).Body); !strings.Contains(b, `"body":[{"type":"TextBlock","text":"Hi","size":"Large"}],"fallbackText":"fallback"`) {
-		t.Fatalf("body with blocks: %s", b)
+	if _, r := rec.Send(p, m); !strings.Contains(string(r.Body), `"body":[{"type":"TextBlock","text":"Hi","size":"Large"}],"fallbackText":"fallback"`) {
+		t.Fatalf("body with blocks: %s", r.Body)
 	}
 }
 
 // TestAPIBaseURL: apiBaseUrl replaces the webhook's scheme and host and
 // keeps its path and query.
 func TestAPIBaseURL(t *testing.T) {
-	handler, got := providertest.Record(func(w http.ResponseWriter) { w.WriteHeader(http.StatusAccepted) })
-	base, deps := providertest.Loopback(t, handler)
+	rec := providertest.NewRecorder(t, func(w http.ResponseWriter) { w.WriteHeader(http.StatusAccepted) })
 	cfg := config("https://prod-12.westeurope.logic.azure.com:443")
-	cfg["apiBaseUrl"] = base
-	p, err := New(cfg, deps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Send(context.Background(), message); err != nil {
-		t.Fatal(err)
-	}
-	if r := <-got; r.URI != hookPath+"?api-version=2016-06-01&sig="+sig {
-		t.Fatalf("request to %s", r.URI)
-	}
+	cfg["apiBaseUrl"] = rec.Base
+	rec.Exchange(rec.Provider(New, cfg), message, "", providertest.Want{URI: hookPath + "?api-version=2016-06-01&sig=" + sig})
 }
 
 func TestNewRefusesBadConfig(t *testing.T) {
-	deps := provider.Deps{HTTPClient: http.DefaultClient, Logger: slog.New(slog.DiscardHandler), Now: time.Now}
-	for name, cfg := range map[string]map[string]any{
+	providertest.BadConfigs(t, New, nil, map[string]map[string]any{
 		"not a URL":          {"webhookUrl": "outlook.office.com/webhook/x"},
 		"ftp":                {"webhookUrl": "ftp://outlook.office.com/webhook/x"},
 		"user info":          {"webhookUrl": "https://a:b@outlook.office.com/webhook/x"},
 		"base with a path":   {"webhookUrl": "https://outlook.office.com/webhook/x", "apiBaseUrl": "http://127.0.0.1:1/x"},
 		"webhook not a text": {"webhookUrl": 7},
-	} {
-		_, err := New(cfg, deps)
-		if err == nil {
-			t.Errorf("%s: New succeeded", name)
-			continue
-		}
-		if strings.Contains(err.Error(), "outlook") {
-			t.Errorf("%s: the error quotes the URL: %v", name, err)
-		}
-	}
+	}, "outlook")
 }

@@ -60,12 +60,10 @@ var badNumberCodes = map[int]bool{21211: true, 21217: true, 21614: true}
 // Provider sends SMS through one Twilio account. It is safe for concurrent
 // use.
 type Provider struct {
-	endpoint   string // the Messages.json URL
+	provider.HTTP
 	accountSID string
 	authToken  string
 	from       string
-	client     *http.Client
-	log        *slog.Logger
 }
 
 var _ provider.New = New
@@ -74,25 +72,16 @@ var _ provider.New = New
 // from (an E.164 number or sender id, or a Messaging Service SID "MG…")
 // and apiBaseUrl (optional).
 func New(config map[string]any, deps provider.Deps) (provider.Provider, error) {
-	p := &Provider{client: deps.HTTPClient, log: deps.Logger}
-	var err error
-	if p.accountSID, err = provider.ConfigString(config, "accountSid", true); err != nil {
-		return nil, err
-	}
+	f := provider.ReadFields(config)
+	p := &Provider{HTTP: provider.NewHTTP("twilio", "", deps), accountSID: f.String("accountSid", true)}
 	if strings.ContainsAny(p.accountSID, "/?#%") {
-		return nil, fmt.Errorf("accountSid: not an account SID")
+		f.Fail(fmt.Errorf("accountSid: not an account SID"))
 	}
-	if p.authToken, err = provider.ConfigString(config, "authToken", true); err != nil {
+	p.authToken, p.from = f.String("authToken", true), f.String("from", true)
+	p.Endpoint = f.BaseURL("apiBaseUrl", DefaultBaseURL) + "/2010-04-01/Accounts/" + p.accountSID + "/Messages.json"
+	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	if p.from, err = provider.ConfigString(config, "from", true); err != nil {
-		return nil, err
-	}
-	base, err := provider.ConfigBaseURL(config, "apiBaseUrl", DefaultBaseURL)
-	if err != nil {
-		return nil, err
-	}
-	p.endpoint = base + "/2010-04-01/Accounts/" + p.accountSID + "/Messages.json"
 	return p, nil
 }
 
@@ -116,7 +105,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	} else {
 		form.Set("From", p.from)
 	}
-	ans, err := provider.Post(ctx, p.client, "twilio", p.endpoint, http.Header{
+	ans, err := p.Post(ctx, http.Header{
 		"Content-Type":  {"application/x-www-form-urlencoded"},
 		"Accept":        {"application/json"},
 		"Authorization": {"Basic " + base64.StdEncoding.EncodeToString([]byte(p.accountSID+":"+p.authToken))},
@@ -131,7 +120,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 		}
 		if ans.ReadErr != nil || json.Unmarshal(ans.Body, &ok) != nil || ok.SID == "" {
 			// Twilio accepted the message; only its answer is unreadable.
-			p.log.LogAttrs(ctx, slog.LevelWarn, "twilio accepted a message without a readable sid",
+			p.Log.LogAttrs(ctx, slog.LevelWarn, "twilio accepted a message without a readable sid",
 				slog.Int("status", status))
 		}
 		return ok.SID, nil
@@ -139,7 +128,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	var te twilioError
 	_ = json.Unmarshal(ans.Body, &te)
 	// Twilio's message may quote the recipient; the log is the operator's.
-	p.log.LogAttrs(ctx, slog.LevelWarn, "twilio refused a message",
+	p.Log.LogAttrs(ctx, slog.LevelWarn, "twilio refused a message",
 		slog.Int("status", status), slog.Int("code", te.Code), slog.String("message", te.Message))
 	if status >= 400 && status < 500 && badNumberCodes[te.Code] {
 		return "", provider.Failf(provider.ErrRejected, provider.ErrBadAddress, "twilio answered %d, error %d", status, te.Code)

@@ -1,16 +1,13 @@
 package twilio
 
 import (
-	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"testing"
-	"time"
 
-	"github.com/heraldhq/herald/delivery/provider"
 	"github.com/heraldhq/herald/delivery/provider/providertest"
 )
 
@@ -19,11 +16,7 @@ const (
 	token = "tok_9f8e7d6c5b4a39281706f5e4d3c2b1a0"
 )
 
-var message = provider.Message{
-	Tenant: "t1", WorkflowID: "w", RunID: "run_1", StepID: "sms", SubscriberID: "u1",
-	IdempotencyKey: "run_1:sms", To: "+14155550123",
-	Content: json.RawMessage(`{"body":"Your code is 1234 & more"}`),
-}
+var message = providertest.Message("sms", "+14155550123", `{"body":"Your code is 1234 & more"}`)
 
 // errorAnswer is Twilio's documented error answer.
 func errorAnswer(name string, status, code int, msg string) providertest.Answer {
@@ -71,9 +64,9 @@ func harness(t testing.TB) providertest.Harness {
 			errorAnswer("21408", 400, 21408, "Permission to send an SMS has not been enabled for the region"),
 		},
 		Rejected: []providertest.Answer{
-			badNumber(errorAnswer("21211", 400, 21211, "The 'To' number +1415 is not a valid phone number.")),
-			badNumber(errorAnswer("21217", 400, 21217, "Phone number does not appear to be valid")),
-			badNumber(errorAnswer("21614", 400, 21614, "'To' number is not a valid mobile number")),
+			providertest.BadAddress(errorAnswer("21211", 400, 21211, "The 'To' number +1415 is not a valid phone number.")),
+			providertest.BadAddress(errorAnswer("21217", 400, 21217, "Phone number does not appear to be valid")),
+			providertest.BadAddress(errorAnswer("21614", 400, 21614, "'To' number is not a valid mobile number")),
 			errorAnswer("21610", 400, 21610, "Attempt to send to unsubscribed recipient"),
 			errorAnswer("21612", 400, 21612, "The 'To' phone number is not currently reachable"),
 		},
@@ -81,45 +74,27 @@ func harness(t testing.TB) providertest.Harness {
 }
 
 func TestExactRequest(t *testing.T) {
-	handler, got := providertest.Record(func(w http.ResponseWriter) {
+	rec := providertest.NewRecorder(t, func(w http.ResponseWriter) {
 		w.WriteHeader(http.StatusCreated)
 		_, _ = io.WriteString(w, `{"sid":"SMabc"}`)
 	})
-	base, deps := providertest.Loopback(t, handler)
-	p, err := New(config(base), deps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := p.Send(context.Background(), message)
-	if err != nil || id != "SMabc" {
-		t.Fatalf("Send = %q, %v", id, err)
-	}
-	r := <-got
-	if r.Method != http.MethodPost || r.URI != "/2010-04-01/Accounts/"+sid+"/Messages.json" {
-		t.Fatalf("request %s %s", r.Method, r.URI)
-	}
-	if ctype := r.Header.Get("Content-Type"); ctype != "application/x-www-form-urlencoded" {
-		t.Fatalf("Content-Type %q", ctype)
-	}
-	if user, pass, ok := (&http.Request{Header: r.Header}).BasicAuth(); !ok || user != sid || pass != token {
-		t.Fatalf("basic auth %v %q", ok, user)
-	}
+	r := rec.Exchange(rec.Provider(New, config(rec.Base)), message, "SMabc", providertest.Want{
+		URI: "/2010-04-01/Accounts/" + sid + "/Messages.json",
+		Header: map[string]string{
+			"Content-Type":  "application/x-www-form-urlencoded",
+			"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte(sid+":"+token)),
+		},
+	})
 	want := url.Values{"To": {"+14155550123"}, "From": {"+15005550006"}, "Body": {"Your code is 1234 & more"}}
 	if form := formOf(r); form.Encode() != want.Encode() {
 		t.Fatalf("form %v, want %v", form, want)
 	}
 
 	// A Messaging Service SID goes as MessagingServiceSid.
-	cfg := config(base)
+	cfg := config(rec.Base)
 	cfg["from"] = "MG0123456789abcdef0123456789abcdef"
-	p, err = New(cfg, deps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Send(context.Background(), message); err != nil {
-		t.Fatal(err)
-	}
-	if f := formOf(<-got); f.Get("MessagingServiceSid") != cfg["from"] || f.Has("From") {
+	_, r = rec.Send(rec.Provider(New, cfg), message)
+	if f := formOf(r); f.Get("MessagingServiceSid") != cfg["from"] || f.Has("From") {
 		t.Fatalf("form %v", f)
 	}
 }
@@ -130,35 +105,19 @@ func formOf(r providertest.Request) url.Values {
 }
 
 func TestNewRefusesBadConfig(t *testing.T) {
-	deps := provider.Deps{HTTPClient: http.DefaultClient, Logger: slog.New(slog.DiscardHandler), Now: time.Now}
-	for name, patch := range map[string]map[string]any{
+	cfg := config("")
+	delete(cfg, "apiBaseUrl")
+	providertest.BadConfigs(t, New, cfg, map[string]map[string]any{
 		"base url with a path": {"apiBaseUrl": "https://api.twilio.com/2010-04-01"},
 		"base url not http":    {"apiBaseUrl": "ftp://api.twilio.com"},
 		"sid with a slash":     {"accountSid": "AC1/../x"},
 		"token not a string":   {"authToken": 42},
-	} {
-		cfg := config("")
-		delete(cfg, "apiBaseUrl")
-		for k, v := range patch {
-			cfg[k] = v
-		}
-		if _, err := New(cfg, deps); err == nil {
-			t.Errorf("%s: New succeeded", name)
-		}
-	}
-	cfg := config("")
-	delete(cfg, "apiBaseUrl")
-	p, err := New(cfg, deps)
+	})
+	p, err := New(cfg, providertest.Deps())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := p.(*Provider).endpoint; got != DefaultBaseURL+"/2010-04-01/Accounts/"+sid+"/Messages.json" {
+	if got := p.(*Provider).Endpoint; got != DefaultBaseURL+"/2010-04-01/Accounts/"+sid+"/Messages.json" {
 		t.Fatalf("default endpoint %q", got)
 	}
-}
-
-// badNumber marks an answer that says the 'To' number does not exist.
-func badNumber(a providertest.Answer) providertest.Answer {
-	a.BadAddress = true
-	return a
 }

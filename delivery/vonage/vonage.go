@@ -63,11 +63,9 @@ const badNumberStatus = "33"
 // Provider sends SMS through one Vonage account. It is safe for concurrent
 // use.
 type Provider struct {
-	endpoint          string
+	provider.HTTP
 	apiKey, apiSecret string
 	from              string
-	client            *http.Client
-	log               *slog.Logger
 }
 
 var _ provider.New = New
@@ -76,25 +74,14 @@ var _ provider.New = New
 // from (a number or an alphanumeric sender id), signatureSecret (secret,
 // optional) and apiBaseUrl (optional).
 func New(config map[string]any, deps provider.Deps) (provider.Provider, error) {
-	p := &Provider{client: deps.HTTPClient, log: deps.Logger}
-	var err error
-	if p.apiKey, err = provider.ConfigString(config, "apiKey", true); err != nil {
+	f := provider.ReadFields(config)
+	p := &Provider{HTTP: provider.NewHTTP("vonage", "", deps),
+		apiKey: f.String("apiKey", true), apiSecret: f.String("apiSecret", true), from: f.String("from", true)}
+	f.String("signatureSecret", false)
+	p.Endpoint = f.BaseURL("apiBaseUrl", DefaultBaseURL) + "/sms/json"
+	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	if p.apiSecret, err = provider.ConfigString(config, "apiSecret", true); err != nil {
-		return nil, err
-	}
-	if p.from, err = provider.ConfigString(config, "from", true); err != nil {
-		return nil, err
-	}
-	if _, err := provider.ConfigString(config, "signatureSecret", false); err != nil {
-		return nil, err
-	}
-	base, err := provider.ConfigBaseURL(config, "apiBaseUrl", DefaultBaseURL)
-	if err != nil {
-		return nil, err
-	}
-	p.endpoint = base + "/sms/json"
 	return p, nil
 }
 
@@ -123,7 +110,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 		"to": {strings.TrimPrefix(m.To, "+")}, "text": {c.Body}, "type": {typ},
 		"client-ref": {hex.EncodeToString(ref[:16])},
 	}
-	ans, err := provider.Post(ctx, p.client, "vonage", p.endpoint, http.Header{
+	ans, err := p.Post(ctx, http.Header{
 		"Content-Type": {"application/x-www-form-urlencoded"},
 		"Accept":       {"application/json"},
 	}, []byte(form.Encode()))
@@ -131,7 +118,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 		return "", err
 	}
 	if ans.Status != http.StatusOK {
-		p.log.LogAttrs(ctx, slog.LevelWarn, "vonage did not take a message", slog.Int("status", ans.Status))
+		p.Log.LogAttrs(ctx, slog.LevelWarn, "vonage did not take a message", slog.Int("status", ans.Status))
 		return "", provider.Failf(provider.ErrNotSent, nil, "vonage answered %d", ans.Status)
 	}
 	var a answer
@@ -148,7 +135,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 			continue
 		}
 		// Vonage's text may quote the number; the log is the operator's.
-		p.log.LogAttrs(ctx, slog.LevelWarn, "vonage refused a message",
+		p.Log.LogAttrs(ctx, slog.LevelWarn, "vonage refused a message",
 			slog.String("status", part.Status), slog.String("error", part.ErrorText))
 		st := publicStatus(part.Status)
 		switch {

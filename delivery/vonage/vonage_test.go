@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/delivery/provider"
 	"github.com/heraldhq/herald/delivery/provider/providertest"
@@ -22,11 +20,7 @@ const (
 	sigSecret = "sig-0a1b2c3d4e5f60718293a4b5c6d7e8f9"
 )
 
-var message = provider.Message{
-	Tenant: "t1", WorkflowID: "w", RunID: "run_1", StepID: "sms", SubscriberID: "u1",
-	IdempotencyKey: "run_1:sms", To: "+447700900000",
-	Content: json.RawMessage(`{"body":"Your code is 1234 & more"}`),
-}
+var message = providertest.Message("sms", "+447700900000", `{"body":"Your code is 1234 & more"}`)
 
 func config(base string) map[string]any {
 	return map[string]any{"apiKey": apiKey, "apiSecret": apiSecret, "from": "Acme", "signatureSecret": sigSecret, "apiBaseUrl": base}
@@ -81,21 +75,13 @@ func harness() providertest.Harness {
 }
 
 func TestExactRequest(t *testing.T) {
-	handler, got := providertest.Record(func(w http.ResponseWriter) {
+	rec := providertest.NewRecorder(t, func(w http.ResponseWriter) {
 		_, _ = io.WriteString(w, `{"message-count":"2","messages":[{"status":"0","message-id":"A1"},{"status":"0","message-id":"A2"}]}`)
 	})
-	base, deps := providertest.Loopback(t, handler)
-	p, err := New(config(base), deps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if id, err := p.Send(context.Background(), message); err != nil || id != "A1" {
-		t.Fatalf("Send = %q, %v", id, err)
-	}
-	r := <-got
-	if r.Method != http.MethodPost || r.URI != "/sms/json" || r.Header.Get("Content-Type") != "application/x-www-form-urlencoded" {
-		t.Fatalf("request %s %s %v", r.Method, r.URI, r.Header)
-	}
+	p := rec.Provider(New, config(rec.Base))
+	r := rec.Exchange(p, message, "A1", providertest.Want{
+		URI: "/sms/json", Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"},
+	})
 	form, _ := url.ParseQuery(string(r.Body))
 	want := url.Values{"api_key": {apiKey}, "api_secret": {apiSecret}, "from": {"Acme"}, "to": {"447700900000"},
 		"text": {"Your code is 1234 & more"}, "type": {"text"}, "client-ref": {form.Get("client-ref")}}
@@ -107,10 +93,8 @@ func TestExactRequest(t *testing.T) {
 	// the same client-ref.
 	m := message
 	m.Content = json.RawMessage(`{"body":"Grüße"}`)
-	if _, err := p.Send(context.Background(), m); err != nil {
-		t.Fatal(err)
-	}
-	again, _ := url.ParseQuery(string((<-got).Body))
+	_, r = rec.Send(p, m)
+	again, _ := url.ParseQuery(string(r.Body))
 	if again.Get("type") != "unicode" || again.Get("client-ref") != form.Get("client-ref") {
 		t.Fatalf("form %v", again)
 	}
@@ -130,18 +114,9 @@ func TestLaterPartRefused(t *testing.T) {
 }
 
 func TestNewRefusesBadConfig(t *testing.T) {
-	deps := provider.Deps{HTTPClient: http.DefaultClient, Logger: slog.New(slog.DiscardHandler), Now: time.Now}
-	for name, patch := range map[string]map[string]any{
+	providertest.BadConfigs(t, New, config("https://rest.nexmo.com"), map[string]map[string]any{
 		"base url with a path": {"apiBaseUrl": "https://rest.nexmo.com/sms"},
 		"secret not a string":  {"apiSecret": 42},
 		"empty from":           {"from": ""},
-	} {
-		cfg := config("https://rest.nexmo.com")
-		for k, v := range patch {
-			cfg[k] = v
-		}
-		if _, err := New(cfg, deps); err == nil {
-			t.Errorf("%s: New succeeded", name)
-		}
-	}
+	})
 }

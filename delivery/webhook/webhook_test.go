@@ -1,11 +1,8 @@
 package webhook
 
 import (
-	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -60,32 +57,19 @@ func harness(t testing.TB) providertest.Harness {
 }
 
 func TestExactRequest(t *testing.T) {
-	handler, got := providertest.Record(func(w http.ResponseWriter) { w.WriteHeader(http.StatusOK) })
-	base, deps := providertest.Loopback(t, handler)
+	rec := providertest.NewRecorder(t, func(w http.ResponseWriter) { w.WriteHeader(http.StatusOK) })
 	now := time.Unix(1614265330, 0)
-	deps.Now = func() time.Time { return now }
-	p, err := New(map[string]any{"url": base + "/in?src=herald", "secret": secret}, deps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := p.Send(context.Background(), message)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := <-got
+	rec.Deps.Now = func() time.Time { return now }
+	p := rec.Provider(New, map[string]any{"url": rec.Base + "/in?src=herald", "secret": secret})
+	id, r := rec.Send(p, message)
 	const wantBody = `{"type":"message","tenantId":"t1","workflowId":"welcome","runId":"run_1","stepId":"hook","subscriberId":"u1","data":{"order":42,"items":["a"]}}`
-	if r.Method != http.MethodPost || r.URI != "/in?src=herald" || string(r.Body) != wantBody {
-		t.Fatalf("request %s %s %s", r.Method, r.URI, r.Body)
-	}
-	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
-		t.Fatalf("Content-Type %q", ct)
-	}
+	r.Check(t, providertest.Want{
+		URI: "/in?src=herald", Body: wantBody,
+		Header: map[string]string{"Content-Type": "application/json", "webhook-timestamp": "1614265330"},
+	})
 	wantID := r.Header.Get("webhook-id")
 	if id != wantID || len(wantID) != len("msg_")+32 || wantID[:4] != "msg_" {
 		t.Fatalf("id %q, webhook-id %q", id, wantID)
-	}
-	if ts := r.Header.Get("webhook-timestamp"); ts != "1614265330" {
-		t.Fatalf("webhook-timestamp %q", ts)
 	}
 	// Verified as a receiver would: recompute from the published secret.
 	s, _ := webhooksig.ParseSecret(secret)
@@ -95,42 +79,23 @@ func TestExactRequest(t *testing.T) {
 
 	// A retry of the same send step carries the same webhook-id.
 	now = now.Add(time.Minute)
-	if id2, err := p.Send(context.Background(), message); err != nil || id2 != id {
-		t.Fatalf("retry: id %q err %v, want the same id %q", id2, err, id)
-	}
-	if r2 := <-got; r2.Header.Get("webhook-id") != wantID || r2.Header.Get("webhook-timestamp") != "1614265390" {
-		t.Fatalf("retry headers %v", r2.Header)
-	}
+	rec.Exchange(p, message, id, providertest.Want{Header: map[string]string{"webhook-id": wantID, "webhook-timestamp": "1614265390"}})
 }
 
 func TestUnsignedWithoutSecret(t *testing.T) {
-	handler, got := providertest.Record(func(http.ResponseWriter) {})
-	base, deps := providertest.Loopback(t, handler)
-	p, err := New(map[string]any{"url": base}, deps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Send(context.Background(), message); err != nil {
-		t.Fatal(err)
-	}
-	h := (<-got).Header
+	rec := providertest.NewRecorder(t, func(http.ResponseWriter) {})
+	_, r := rec.Send(rec.Provider(New, map[string]any{"url": rec.Base}), message)
+	h := r.Header
 	if h.Get("webhook-signature") != "" || h.Get("webhook-id") == "" || h.Get("webhook-timestamp") == "" {
 		t.Fatalf("headers without a secret: %v", h)
 	}
 }
 
 func TestNewRefusesBadConfig(t *testing.T) {
-	deps := provider.Deps{HTTPClient: http.DefaultClient, Logger: slog.New(slog.DiscardHandler), Now: time.Now}
-	for name, config := range map[string]map[string]any{
+	providertest.BadConfigs(t, New, nil, map[string]map[string]any{
 		"relative url": {"url": "/hooks"},
 		"ftp url":      {"url": "ftp://example.com/x"},
 		"url type":     {"url": 42},
 		"bad secret":   {"url": "https://example.com/x", "secret": "whsec_!!not-base64-secret"},
-	} {
-		if _, err := New(config, deps); err == nil {
-			t.Errorf("%s: New succeeded", name)
-		} else if s, _ := config["secret"].(string); s != "" && strings.Contains(err.Error(), s) {
-			t.Errorf("%s: the error holds the secret", name)
-		}
-	}
+	}, "whsec_!!not-base64-secret")
 }

@@ -420,11 +420,7 @@ func (s *suite) requiredConfig(t *testing.T) {
 		t.Run(field, func(t *testing.T) {
 			config := s.h.Config("http://127.0.0.1:1")
 			delete(config, field)
-			_, err := s.h.New(config, provider.Deps{
-				HTTPClient: http.DefaultClient,
-				Logger:     slog.New(slog.DiscardHandler),
-				Now:        time.Now,
-			})
+			_, err := s.h.New(config, Deps())
 			if err == nil {
 				t.Fatalf("New without %s succeeded", field)
 			}
