@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/heraldhq/herald/apierr"
 )
 
 // ReasonNoChannel: the tenant has no enabled channel of the kind; the
 // send would fail (no_channel), not be skipped.
-const ReasonNoChannel = "no_channel"
+const ReasonNoChannel = apierr.CodeNoChannel
 
 // Explanation is what a send of one channel kind to a subscriber would do
 // if it were made now.
