@@ -85,14 +85,20 @@ var errBridgeRequired = apierr.New(apierr.CodeBridgeNotConfigured,
 // trigger's runs and starts nothing new; repeated with another request it
 // is refused (409 transaction_mismatch).
 //
-// Errors: a *apierr.ValidationError naming each bad field; 409
-// bridge_not_configured before the tenant registered a Bridge.
+// Errors: a *apierr.ValidationError naming each bad field (its code
+// invalid_payload when the payload breaks the workflow's payloadSchema);
+// 409 bridge_not_configured before the tenant registered a Bridge.
 func (c *Control) Trigger(ctx context.Context, tenant string, cmd TriggerCommand) (TriggerResult, error) {
 	acc, err := cmd.validate()
 	if err != nil {
 		return TriggerResult{}, err
 	}
 	if err := c.bridgeConfigured(ctx, tenant); err != nil {
+		return TriggerResult{}, err
+	}
+	// A payload the workflow's schema refuses starts nothing: checked
+	// before anything is armed or appended.
+	if err := c.checkTriggerPayload(ctx, tenant, acc.WorkflowID, acc.Payload); err != nil {
 		return TriggerResult{}, err
 	}
 	// The runtime readies the trigger's completion before it is accepted
