@@ -174,7 +174,7 @@ func TestSlowTenantDoesNotDelayAnotherTenant(t *testing.T) {
 
 // workBacklog sums, over the work consumers, the messages waiting on the
 // server and those taken by a process (delivered, not yet acknowledged).
-func workBacklog(t *testing.T, h *testherald.Herald) (pending, taken int) {
+func workBacklog(t testing.TB, h *testherald.Herald) (pending, taken int) {
 	t.Helper()
 	r := h.Do("GET", "/metrics", "", nil)
 	for _, line := range strings.Split(string(r.Body), "\n") {
