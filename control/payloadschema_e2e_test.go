@@ -146,9 +146,26 @@ func TestUnenforceableSchemaRefusesTheSyncE2E(t *testing.T) {
 	if r := h.Do("POST", "/v1/events", key, map[string]any{"workflowId": "w", "to": map[string]any{"subscriberId": "u1"}}); r.Status != http.StatusUnprocessableEntity {
 		t.Fatalf("trigger against the last good schema: %d %s", r.Status, r.Body)
 	}
+	first := h.Do("POST", "/v1/events", key, map[string]any{"workflowId": "w", "to": map[string]any{"subscriberId": "u1"},
+		"transactionId": "t1", "payload": map[string]any{"a": 1}})
+	if first.Status != http.StatusAccepted {
+		t.Fatalf("good trigger: %d %s", first.Status, first.Body)
+	}
+
+	// A new version of the schema applies to new triggers; a repeat of a
+	// trigger accepted under the last one still answers its runs.
+	serve(bridge.NewRegistry().MustRegister(bridge.MustWorkflow("w", noop, bridge.WithPayloadSchema(json.RawMessage(`{"required":["b"]}`)))))
+	if r := h.Do("POST", "/v1/sync", key, nil); r.Status != http.StatusOK {
+		t.Fatalf("sync: %d %s", r.Status, r.Body)
+	}
 	if r := h.Do("POST", "/v1/events", key, map[string]any{"workflowId": "w", "to": map[string]any{"subscriberId": "u1"},
-		"payload": map[string]any{"a": 1}}); r.Status != http.StatusAccepted {
-		t.Fatalf("good trigger: %d %s", r.Status, r.Body)
+		"transactionId": "t2", "payload": map[string]any{"a": 1}}); r.Status != http.StatusUnprocessableEntity || r.ErrorCode() != "invalid_payload" {
+		t.Fatalf("a trigger against the new schema: %d %s", r.Status, r.Body)
+	}
+	repeat := h.Do("POST", "/v1/events", key, map[string]any{"workflowId": "w", "to": map[string]any{"subscriberId": "u1"},
+		"transactionId": "t1", "payload": map[string]any{"a": 1}})
+	if repeat.Status != http.StatusAccepted || string(repeat.Body) != string(first.Body) {
+		t.Fatalf("repeat of a trigger accepted before the schema changed: %d %s, first %s", repeat.Status, repeat.Body, first.Body)
 	}
 }
 

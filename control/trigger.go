@@ -98,8 +98,12 @@ func (c *Control) Trigger(ctx context.Context, tenant string, cmd TriggerCommand
 	}
 	// A payload the workflow's schema refuses starts nothing: checked
 	// before anything is armed or appended.
+	// A repeat of a trigger accepted before the schema changed still
+	// answers the first trigger's runs.
 	if err := c.checkTriggerPayload(ctx, tenant, acc.WorkflowID, acc.Payload); err != nil {
-		return TriggerResult{}, err
+		if same, ferr := c.acceptedBefore(ctx, tenant, acc); ferr != nil || !same {
+			return TriggerResult{}, err
+		}
 	}
 	// The runtime readies the trigger's completion before it is accepted
 	// (for one subscriber: the run's first work message; see the engine's
@@ -272,4 +276,18 @@ func (c *Control) bridgeConfigured(ctx context.Context, tenant string) error {
 		return errBridgeRequired
 	}
 	return err
+}
+
+// acceptedBefore reports whether acc's transaction was accepted already
+// with the same request.
+func (c *Control) acceptedBefore(ctx context.Context, tenant string, acc events.TriggerAcceptedData) (bool, error) {
+	first, ok, err := c.log.First(ctx, eventlog.Subject(tenant, eventlog.AggTransaction, acc.TransactionID))
+	if err != nil || !ok {
+		return false, err
+	}
+	var accepted events.TriggerAcceptedData
+	if err := first.Decode(&accepted); err != nil {
+		return false, err
+	}
+	return sameRequest(accepted, acc)
 }
