@@ -194,3 +194,18 @@ func TestCheckPayloadConcurrently(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// BenchmarkCheckPayload is the check a trigger of a workflow with a
+// schema adds: the compiled schema from the cache, a 200-byte payload
+// validated against the schema of TestPayloadSchemaEnforcedAtTriggerE2E.
+func BenchmarkCheckPayload(b *testing.B) {
+	ws := projections.WorkflowSchema{Digest: b.Name(), Schema: json.RawMessage(`{"type":"object","required":["orderId","items"],
+		"properties":{"orderId":{"type":"string"},"items":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/item"}}},
+		"$defs":{"item":{"type":"object","required":["sku"],"properties":{"sku":{"type":"string"},"qty":{"type":"integer","minimum":1}}}}}`)}
+	payload := json.RawMessage(`{"orderId":"ord_0123456789","items":[{"sku":"sku-1","qty":2},{"sku":"sku-2","qty":1},{"sku":"sku-3","qty":5}],"note":"leave it at the door, please: the bell is broken"}`)
+	for b.Loop() {
+		if p := schemaOf(ws, nil).check(context.Background(), payload); len(p) > 0 {
+			b.Fatal(p)
+		}
+	}
+}
