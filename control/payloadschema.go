@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	jptr "github.com/qri-io/jsonpointer"
 	"github.com/qri-io/jsonschema"
 
 	"github.com/heraldhq/herald/apierr"
@@ -28,6 +30,10 @@ const (
 	// per value of the payload. Without it a few $defs each referring to
 	// the next twice would cost 2^n.
 	MaxPayloadSchemaNodes = 10_000
+	// MaxPayloadCheckWork bounds a trigger's check: the payload's values
+	// times the schema's size (MaxPayloadSchemaNodes' count) is at most
+	// this, a bound of the schemas the validator applies.
+	MaxPayloadCheckWork = 4_000_000
 	// maxPayloadProblems bounds the problems a refused payload names.
 	maxPayloadProblems = 100
 	// maxCompiledSchemas bounds the compiled schemas kept in memory.
@@ -42,6 +48,37 @@ const (
 func init() {
 	jsonschema.LoadDraft2019_09()
 	jsonschema.GetSchemaRegistry()
+	jsonschema.RegisterKeyword("uniqueItems", func() jsonschema.Keyword { return new(uniqueItems) })
+}
+
+// uniqueItems replaces qri-io's uniqueItems keyword, which compares every
+// pair of items (a 256 KiB payload array would take minutes) and refuses
+// repeated items even for "uniqueItems": false. Items are equal when their
+// JSON encodings are (encoding/json sorts object keys; numbers are
+// float64): one pass.
+type uniqueItems bool
+
+func (u *uniqueItems) Register(string, *jsonschema.SchemaRegistry) {}
+
+func (u *uniqueItems) Resolve(jptr.Pointer, string) *jsonschema.Schema { return nil }
+
+func (u *uniqueItems) ValidateKeyword(_ context.Context, st *jsonschema.ValidationState, data any) {
+	arr, ok := data.([]any)
+	if !bool(*u) || !ok {
+		return
+	}
+	seen := make(map[string]bool, len(arr))
+	for _, item := range arr {
+		k, err := json.Marshal(item)
+		if err != nil {
+			continue
+		}
+		if seen[string(k)] {
+			st.AddError(data, "array items must be unique")
+			return
+		}
+		seen[string(k)] = true
+	}
 }
 
 // Keywords of a schema whose values are schemas; every other keyword's
@@ -81,32 +118,38 @@ func checkPayloadSchema(raw json.RawMessage) string {
 	if len(raw) > MaxPayloadSchemaBytes {
 		return fmt.Sprintf("is over %d bytes", MaxPayloadSchemaBytes)
 	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return "is not JSON"
-	}
-	root, ok := v.(map[string]any)
-	if !ok {
-		return "must be a JSON object"
-	}
-	doc := schemaDoc{nodes: map[string]bool{}, refs: map[string][]string{}, under: map[string]int{}}
-	if msg := doc.walk(root, "#"); msg != "" {
-		return msg
-	}
-	for _, targets := range doc.refs {
-		for _, t := range targets {
-			if !doc.nodes[t] {
-				return fmt.Sprintf("$ref %q names no schema of this document (definitions go under $defs)", t)
-			}
-		}
-	}
-	if msg := doc.expand(); msg != "" {
+	if _, msg := schemaSize(raw); msg != "" {
 		return msg
 	}
 	if _, err := compileSchema(raw); err != nil {
 		return err.Error()
 	}
 	return ""
+}
+
+// schemaSize returns the schemas raw holds with each $ref counted as the
+// schema it names, or what is refused in it.
+func schemaSize(raw json.RawMessage) (int, string) {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return 0, "is not JSON"
+	}
+	root, ok := v.(map[string]any)
+	if !ok {
+		return 0, "must be a JSON object"
+	}
+	doc := schemaDoc{nodes: map[string]bool{}, refs: map[string][]string{}, under: map[string]int{}}
+	if msg := doc.walk(root, "#"); msg != "" {
+		return 0, msg
+	}
+	for _, targets := range doc.refs {
+		for _, t := range targets {
+			if !doc.nodes[t] {
+				return 0, fmt.Sprintf("$ref %q names no schema of this document (definitions go under $defs)", t)
+			}
+		}
+	}
+	return doc.expand()
 }
 
 // walk records the schema v at pointer p and the schemas under it, and
@@ -182,9 +225,10 @@ func (d *schemaDoc) walk(v any, p string) string {
 	return ""
 }
 
-// expand refuses a cycle of $refs and a schema over MaxPayloadSchemaNodes
-// once each $ref counts as the schema it points to.
-func (d *schemaDoc) expand() string {
+// expand returns the schema's size once each $ref counts as the schema it
+// points to; it refuses a cycle of $refs and a size over
+// MaxPayloadSchemaNodes.
+func (d *schemaDoc) expand() (int, string) {
 	const (
 		visiting = -1
 		over     = MaxPayloadSchemaNodes + 1
@@ -212,12 +256,12 @@ func (d *schemaDoc) expand() string {
 	}
 	n, msg := visit("#")
 	if msg != "" {
-		return msg
+		return 0, msg
 	}
 	if n > MaxPayloadSchemaNodes {
-		return fmt.Sprintf("holds more than %d schemas once its $refs are expanded", MaxPayloadSchemaNodes)
+		return 0, fmt.Sprintf("holds more than %d schemas once its $refs are expanded", MaxPayloadSchemaNodes)
 	}
-	return ""
+	return n, ""
 }
 
 func pointerToken(s string) string {
@@ -231,6 +275,8 @@ func pointerToken(s string) string {
 type compiledSchema struct {
 	mu     sync.Mutex
 	schema *jsonschema.Schema
+	// size is the schema's count with its $refs expanded (schemaSize).
+	size int
 }
 
 // compileSchema decodes raw into a qri-io schema and validates an empty
@@ -241,12 +287,16 @@ func compileSchema(raw json.RawMessage) (cs *compiledSchema, err error) {
 			cs, err = nil, fmt.Errorf("does not compile: %v", r)
 		}
 	}()
+	size, msg := schemaSize(raw)
+	if msg != "" {
+		return nil, errors.New(msg)
+	}
 	s := new(jsonschema.Schema)
 	if err := json.Unmarshal(raw, s); err != nil {
 		return nil, fmt.Errorf("does not compile: %v", err)
 	}
 	s.Validate(context.Background(), map[string]any{})
-	return &compiledSchema{schema: s}, nil
+	return &compiledSchema{schema: s, size: size}, nil
 }
 
 // compiled caches compiled payload schemas by their digest (the hex
@@ -309,6 +359,10 @@ func (cs *compiledSchema) check(ctx context.Context, payload json.RawMessage) (p
 	var inst any
 	if err := json.Unmarshal(payload, &inst); err != nil {
 		return []apierr.FieldProblem{{Field: "payload", Problem: "must be a JSON object"}}
+	}
+	if n := countValues(inst); n*cs.size > MaxPayloadCheckWork {
+		return []apierr.FieldProblem{{Field: "payload", Problem: fmt.Sprintf(
+			"is too large to check against the workflow's payloadSchema: %d values × %d schemas is over %d", n, cs.size, MaxPayloadCheckWork)}}
 	}
 	var errs []jsonschema.KeyError
 	func() {
@@ -435,4 +489,20 @@ func fieldName(inst any, tokens []string) string {
 		b.WriteString("[" + strings.TrimSuffix(q.String(), "\n") + "]")
 	}
 	return b.String()
+}
+
+// countValues counts the JSON values of v, v included.
+func countValues(v any) int {
+	n := 1
+	switch v := v.(type) {
+	case map[string]any:
+		for _, c := range v {
+			n += countValues(c)
+		}
+	case []any:
+		for _, c := range v {
+			n += countValues(c)
+		}
+	}
+	return n
 }

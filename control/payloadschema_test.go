@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -207,5 +208,62 @@ func BenchmarkCheckPayload(b *testing.B) {
 		if p := schemaOf(ws, nil).check(context.Background(), payload); len(p) > 0 {
 			b.Fatal(p)
 		}
+	}
+}
+
+// uniqueItems is herald's own: one pass over the items (qri-io's compares
+// every pair), items equal as JSON values, and false allows repeats.
+func TestCheckPayloadUniqueItems(t *testing.T) {
+	cs, err := compileSchema(json.RawMessage(`{"properties":{"tags":{"uniqueItems":true},"any":{"uniqueItems":false}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := make([]string, 60000)
+	for i := range big {
+		big[i] = strconv.Itoa(i)
+	}
+	cases := []struct {
+		payload string
+		want    []apierr.FieldProblem
+	}{
+		{`{"tags":["a","b"],"any":[1,1]}`, nil},
+		{`{"tags":["a","b","a"]}`, []apierr.FieldProblem{{Field: "payload.tags", Problem: "must not repeat an item"}}},
+		{`{"tags":[{"a":1,"b":[2]},{"b":[2],"a":1.0}]}`, []apierr.FieldProblem{{Field: "payload.tags", Problem: "must not repeat an item"}}},
+		{`{"tags":[1,"1",true,null,{}]}`, nil},
+		// 60,000 items: n² comparisons would take minutes.
+		{`{"tags":[` + strings.Join(big, ",") + `]}`, nil},
+	}
+	for _, c := range cases {
+		if got := cs.check(context.Background(), json.RawMessage(c.payload)); !slices.Equal(got, c.want) {
+			t.Errorf("%.60s: %v; want %v", c.payload, got, c.want)
+		}
+	}
+}
+
+// A payload whose values times the schema's size is over
+// MaxPayloadCheckWork is refused without being checked.
+func TestCheckPayloadWorkBound(t *testing.T) {
+	var props []string
+	for i := range 999 {
+		props = append(props, fmt.Sprintf(`"p%d":{"type":"string"}`, i))
+	}
+	cs, err := compileSchema(json.RawMessage(`{"properties":{"items":{"items":{"properties":{` + strings.Join(props, ",") + `}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs.size != 1002 {
+		t.Fatalf("size %d, want 1002", cs.size)
+	}
+	items := func(n int) string {
+		return `{"items":[` + strings.TrimSuffix(strings.Repeat(`{"p1":"x"},`, n), ",") + `]}`
+	}
+	// 1 + 1 + 2,000 × 2 values = 4,002 values × 1,002 schemas: over.
+	got := cs.check(context.Background(), json.RawMessage(items(2000)))
+	if len(got) != 1 || got[0].Field != "payload" || !strings.Contains(got[0].Problem, "too large to check") {
+		t.Fatalf("over the bound: %v", got)
+	}
+	// 1,000 values × 1,002 schemas: under.
+	if got := cs.check(context.Background(), json.RawMessage(items(499))); len(got) != 0 {
+		t.Fatalf("under the bound: %v", got)
 	}
 }
