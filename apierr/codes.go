@@ -59,6 +59,12 @@ const (
 	CodeScheduleTooFrequent = "schedule_too_frequent"
 	CodeInvalidPreferences  = "invalid_preferences"
 
+	// CodeInvalidPayloadSchema: a sync refused for a workflow's
+	// payloadSchema herald cannot enforce. CodeInvalidPayload: a trigger
+	// whose payload the workflow's payloadSchema refuses.
+	CodeInvalidPayloadSchema = "invalid_payload_schema"
+	CodeInvalidPayload       = "invalid_payload"
+
 	// A send (POST /v1/deliver, a send step, a delivery attempt).
 	CodeNoChannel           = "no_channel"           // no enabled channel of the kind
 	CodeNoAddress           = "no_address"           // no recipient at all (a skip reason too)
@@ -147,6 +153,9 @@ var table = map[string]int{
 	CodeTooManySchedules:    http.StatusUnprocessableEntity,
 	CodeScheduleTooFrequent: http.StatusUnprocessableEntity,
 	CodeInvalidPreferences:  http.StatusUnprocessableEntity,
+
+	CodeInvalidPayloadSchema: http.StatusUnprocessableEntity,
+	CodeInvalidPayload:       http.StatusUnprocessableEntity,
 
 	CodeNoChannel:             http.StatusUnprocessableEntity,
 	CodeNoAddress:             http.StatusUnprocessableEntity,

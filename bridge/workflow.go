@@ -41,9 +41,15 @@ func WithSchedule(cron string) WorkflowOption {
 	return func(w *Workflow) { w.schedule = cron }
 }
 
-// WithPayloadSchema attaches a JSON Schema for the trigger payload, reported by
-// discover. It is reserved: the service does not enforce it yet. schema must
-// be a JSON object; [NewWorkflow] checks it.
+// WithPayloadSchema attaches a JSON Schema (draft 2019-09) for the trigger
+// payload, reported by discover. After a sync the service checks every
+// trigger of the workflow against it: a payload it refuses is answered 422
+// invalid_payload and starts nothing. schema must be a JSON object;
+// [NewWorkflow] checks it. The service refuses the sync (422
+// invalid_payload_schema) for a schema over 64 KiB, one using $id,
+// $anchor, $recursiveRef or $recursiveAnchor, a $ref that is not a pointer
+// into the schema itself ("#/$defs/item"), or a cycle of $refs; see the
+// Bridge protocol's "Payload schema".
 func WithPayloadSchema(schema json.RawMessage) WorkflowOption {
 	return func(w *Workflow) { w.payloadSchema = schema }
 }

@@ -52,7 +52,8 @@ type Workflow struct {
 // Errors: 409 bridge_not_configured; 502 bridge_unreachable or
 // bridge_rejected when the Bridge gave no answer or refused; a
 // *apierr.ValidationError whose code names what was wrong with the
-// answer (apierr.CodeInvalidWorkflowID, apierr.CodeInvalidSchedule, CodeTooMany…,
+// answer (apierr.CodeInvalidWorkflowID, apierr.CodeInvalidSchedule,
+// apierr.CodeInvalidPayloadSchema, CodeTooMany…,
 // apierr.CodeScheduleTooFrequent).
 func (c *Control) Sync(ctx context.Context, tenant string) ([]Workflow, error) {
 	url, secret, err := c.BridgeSecret(ctx, tenant)
@@ -131,9 +132,11 @@ func (c *Control) synced(ctx context.Context, tenant string) ([]events.SyncedWor
 // (too_many_workflows, too_many_schedules), the schedules' frequency
 // (schedule_too_frequent), then the ids and the schedules themselves, all
 // problems listed (invalid_schedule when any schedule is bad, else
-// invalid_preferences when a workflow's default preferences name an
-// unknown kind, else validation_failed when a name or description is out
-// of bounds, else invalid_workflow_id). The schedule of a workflow with a bad id is
+// invalid_payload_schema when a workflow's payloadSchema cannot be
+// enforced (see checkPayloadSchema), else invalid_preferences when a
+// workflow's default preferences name an unknown kind, else
+// validation_failed when a name or description is out of bounds, else
+// invalid_workflow_id). The schedule of a workflow with a bad id is
 // checked only for its frequency.
 func (c *Control) checkDiscovered(infos []wire.WorkflowInfo) ([]events.SyncedWorkflow, error) {
 	if len(infos) > MaxSyncWorkflows {
@@ -191,6 +194,14 @@ func (c *Control) checkDiscovered(infos []wire.WorkflowInfo) ([]events.SyncedWor
 		sw.Name, sw.Description, badText = checkDisplayText(&p, field, w)
 		if badText && code == apierr.CodeInvalidWorkflowID {
 			code = apierr.CodeValidationFailed
+		}
+		if len(w.PayloadSchema) > 0 && string(w.PayloadSchema) != "null" {
+			if msg := checkPayloadSchema(w.PayloadSchema); msg != "" {
+				p.Add(field+".payloadSchema", "%s", msg)
+				if code == apierr.CodeInvalidWorkflowID || code == apierr.CodeValidationFailed || code == apierr.CodeInvalidPreferences {
+					code = apierr.CodeInvalidPayloadSchema
+				}
+			}
 		}
 		if pp := checkWorkflowPreferences(&sw, field, w); len(pp) > 0 {
 			p = append(p, pp...)

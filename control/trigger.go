@@ -91,8 +91,9 @@ var errBridgeRequired = apierr.New(apierr.CodeBridgeNotConfigured,
 // trigger's runs and starts nothing new; repeated with another request it
 // is refused (409 transaction_mismatch).
 //
-// Errors: a *apierr.ValidationError naming each bad field; 409
-// bridge_not_configured before the tenant registered a Bridge.
+// Errors: a *apierr.ValidationError naming each bad field (its code
+// invalid_payload when the payload breaks the workflow's payloadSchema);
+// 409 bridge_not_configured before the tenant registered a Bridge.
 func (c *Control) Trigger(ctx context.Context, tenant string, cmd TriggerCommand) (TriggerResult, error) {
 	acc, err := cmd.validate()
 	if err != nil {
@@ -100,6 +101,15 @@ func (c *Control) Trigger(ctx context.Context, tenant string, cmd TriggerCommand
 	}
 	if err := c.bridgeConfigured(ctx, tenant); err != nil {
 		return TriggerResult{}, err
+	}
+	// A payload the workflow's schema refuses starts nothing: checked
+	// before anything is armed or appended.
+	// A repeat of a trigger accepted before the schema changed still
+	// answers the first trigger's runs.
+	if err := c.checkTriggerPayload(ctx, tenant, acc.WorkflowID, acc.Payload); err != nil {
+		if same, ferr := c.acceptedBefore(ctx, tenant, acc); ferr != nil || !same {
+			return TriggerResult{}, err
+		}
 	}
 	// The runtime readies the trigger's completion before it is accepted
 	// (for one subscriber: the run's first work message; see the engine's
@@ -272,4 +282,18 @@ func (c *Control) bridgeConfigured(ctx context.Context, tenant string) error {
 		return errBridgeRequired
 	}
 	return err
+}
+
+// acceptedBefore reports whether acc's transaction was accepted already
+// with the same request.
+func (c *Control) acceptedBefore(ctx context.Context, tenant string, acc events.TriggerAcceptedData) (bool, error) {
+	first, ok, err := c.log.First(ctx, eventlog.Subject(tenant, eventlog.AggTransaction, acc.TransactionID))
+	if err != nil || !ok {
+		return false, err
+	}
+	var accepted events.TriggerAcceptedData
+	if err := first.Decode(&accepted); err != nil {
+		return false, err
+	}
+	return sameRequest(accepted, acc)
 }

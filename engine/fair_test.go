@@ -14,6 +14,7 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/internal/testsmtp"
 )
 
 // gauge tracks how many callbacks run at once, and the most at once, and
@@ -174,7 +175,7 @@ func TestSlowTenantDoesNotDelayAnotherTenant(t *testing.T) {
 
 // workBacklog sums, over the work consumers, the messages waiting on the
 // server and those taken by a process (delivered, not yet acknowledged).
-func workBacklog(t *testing.T, h *testherald.Herald) (pending, taken int) {
+func workBacklog(t testing.TB, h *testherald.Herald) (pending, taken int) {
 	t.Helper()
 	r := h.Do("GET", "/metrics", "", nil)
 	for _, line := range strings.Split(string(r.Body), "\n") {
@@ -227,4 +228,82 @@ func TestTenantConcurrencySetting(t *testing.T) {
 	if _, most, calls := g.read(); most != 1 || calls != 3 {
 		t.Fatalf("%d calls, %d at once; want 3 calls, one at a time", calls, most)
 	}
+}
+
+// A tenant whose backlog (a topic fan-out of 30 runs) is many times the
+// workers cannot take them all: with 6 workers and
+// HERALD_TENANT_CONCURRENCY=2 its Bridge never sees more than 2 calls at
+// once, while another tenant's run (a `run` step, then an email to an
+// SMTP server on loopback) completes and its message arrives, the noisy
+// calls all still held. Counts and an order of events: no duration is
+// compared.
+func TestTenantOverItsCapLeavesWorkersToOthers(t *testing.T) {
+	const holdFor, noisyRuns, limit = 25 * time.Second, 30, 2
+	var g gauge
+	release := make(chan struct{})
+	unhold := sync.OnceFunc(func() { close(release) })
+	defer unhold()
+	noisy := bridge.MustWorkflow("noisy", func(ctx *bridge.Context, _ any) error {
+		_, err := bridge.Run(ctx, "hold", func(context.Context) (int, error) {
+			g.enter()
+			defer g.leave()
+			select {
+			case <-release:
+			case <-time.After(holdFor):
+			}
+			return 1, nil
+		})
+		return err
+	})
+	quiet := bridge.MustWorkflow("quiet", func(ctx *bridge.Context, _ any) error {
+		name, err := bridge.Run(ctx, "load", func(context.Context) (string, error) { return "Ada", nil })
+		if err != nil {
+			return err
+		}
+		_, err = bridge.Send(ctx, "email", "email", func(context.Context) (bridge.SendContent, error) {
+			return bridge.SendContent{Subject: "Hello " + name, Body: "b"}, nil
+		})
+		return err
+	})
+	m := testsmtp.Start(t, testsmtp.Options{})
+	h := testherald.Start(t, testherald.Options{Env: map[string]string{"HERALD_WORKERS": "6", "HERALD_TENANT_CONCURRENCY": strconv.Itoa(limit)}})
+	noisyTenant, noisyKey := h.Tenant("Noisy")
+	quietTenant, quietKey := h.Tenant("Quiet")
+	h.MailChannel(quietKey, m.Port)
+	h.Bridge(noisyKey, bridge.NewRegistry().MustRegister(noisy))
+	h.Bridge(quietKey, bridge.NewRegistry().MustRegister(quiet))
+	h.SeedTopic(noisyTenant, "all", noisyRuns, "example.com")
+	h.SeedTopic(quietTenant, "one", 1, "example.com")
+
+	if r := h.Do("POST", "/v1/events", noisyKey, map[string]any{"workflowId": "noisy", "to": map[string]any{"topics": []string{"all"}}}); r.Status != http.StatusAccepted {
+		t.Fatalf("noisy trigger: %d %s", r.Status, r.Body)
+	}
+	for deadline := time.Now().Add(holdFor); ; {
+		now, _, _ := g.read()
+		pending, taken := workBacklog(t, h)
+		if now >= limit && pending == 0 && taken >= noisyRuns {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the noisy runs never all reached the engine: %d calls under way, %d pending, %d taken", now, pending, taken)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	r := h.Do("POST", "/v1/events", quietKey, map[string]any{"workflowId": "quiet", "to": map[string]any{"subscriberId": "s0000000"}})
+	if r.Status != http.StatusAccepted {
+		t.Fatalf("quiet trigger: %d %s", r.Status, r.Body)
+	}
+	var res struct{ Runs []struct{ RunID string } }
+	r.JSON(t, &res)
+	run := h.WaitRun(quietKey, res.Runs[0].RunID, holdFor, "completed", "failed")
+	if run["status"] != "completed" || m.Accepted() != 1 {
+		t.Fatalf("quiet run %v, %d messages", run, m.Accepted())
+	}
+	if n := g.returnedBefore(time.Now()); n > 0 {
+		t.Fatalf("the quiet run completed only after %d noisy calls returned: it waited for a worker the noisy tenant held", n)
+	}
+	if _, most, calls := g.read(); most > limit || calls != limit {
+		t.Fatalf("noisy calls: %d at most at once, %d begun while the quiet run went through; want at most %d, exactly %d", most, calls, limit, limit)
+	}
+	unhold()
 }

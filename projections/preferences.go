@@ -31,7 +31,7 @@ func preferenceModels() (map[string]applyFunc, [][]byte) {
 	return map[string]applyFunc{
 		events.SubscriberPreferencesUpdated: decoded(applyPreferencesUpdated),
 		events.WorkflowsSynced:              decoded(applyWorkflowsSynced),
-	}, [][]byte{bucketPreferences, bucketWorkflowDefaults}
+	}, [][]byte{bucketPreferences, bucketWorkflowDefaults, bucketWorkflowSchemas}
 }
 
 // applyPreferencesUpdated stores the subscriber's preferences and moves
@@ -63,9 +63,12 @@ func deletePreferences(tx *bolt.Tx, tenant, externalID string) error {
 	return tx.Bucket(bucketPreferences).Delete(key(tenant, externalID))
 }
 
-// applyWorkflowsSynced replaces the tenant's workflow defaults with the
-// sync's.
+// applyWorkflowsSynced replaces the tenant's workflow defaults and payload
+// schemas with the sync's.
 func applyWorkflowsSynced(tx *bolt.Tx, ev eventlog.Event, d events.WorkflowsSyncedData) error {
+	if err := applyWorkflowSchemas(tx, ev, d); err != nil {
+		return err
+	}
 	b := tx.Bucket(bucketWorkflowDefaults)
 	if err := deletePrefix(b, key(ev.TenantID, "")); err != nil {
 		return err
