@@ -359,7 +359,7 @@ func TestExecuteFailures(t *testing.T) {
 		{name: "invalid step arguments", fn: func(ctx *bridge.Context, _ any) error { return bridge.Delay(ctx, "d", -time.Second) },
 			status: 500, code: "step_failed", stepID: "d", msg: "negative delay"},
 		{name: "a local time that is not HH:MM", fn: func(ctx *bridge.Context, _ any) error { return bridge.DelayUntilLocal(ctx, "d", "9am") },
-			status: 500, code: "step_failed", stepID: "d", msg: "local time is not HH:MM"},
+			status: 500, code: "step_failed", stepID: "d", msg: `local time "9am" is not HH:MM`},
 		{name: "a cron digest with a window", fn: func(ctx *bridge.Context, _ any) error {
 			_, err := bridge.Digest(ctx, "g", time.Minute, bridge.DigestCron("@daily"))
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/bridge/wire"
@@ -157,7 +158,7 @@ func DelayUntilLocal(ctx *Context, stepID, localTime string) error {
 		return err
 	}
 	if _, _, ok := wire.ParseLocalTime(localTime); !ok {
-		return ctx.invalid(stepID, "local time is not HH:MM, 00:00 to 23:59")
+		return ctx.invalid(stepID, fmt.Sprintf("local time %q is not HH:MM, 00:00 to 23:59", localTime))
 	}
 	return ctx.answer(wire.Step{StepID: stepID, Type: wire.StepDelay, LocalTime: localTime})
 }
@@ -224,8 +225,9 @@ func DigestKey(key string) DigestOption {
 // (5 fields, 6 with seconds first, or a tag like @daily) in the
 // subscriber's time zone (UTC when it has none) instead of after a
 // window: DigestCron("0 9 * * 1-5") sends at 9 in the morning on
-// weekdays, the subscriber's time. [Digest]'s window must then be 0. The
-// service checks the expression; one it cannot read fails the run.
+// weekdays, the subscriber's time. [Digest]'s window must then be 0, and
+// expr not blank. The service checks the expression; one it cannot read
+// fails the run.
 func DigestCron(expr string) DigestOption {
 	return func(o *digestOptions) { o.cron = &expr }
 }
@@ -247,7 +249,7 @@ func Digest(ctx *Context, stepID string, window time.Duration, opts ...DigestOpt
 		switch {
 		case window != 0:
 			return DigestResult{}, ctx.invalid(stepID, "a cron digest takes no window")
-		case *o.cron == "":
+		case strings.TrimSpace(*o.cron) == "":
 			return DigestResult{}, ctx.invalid(stepID, "empty cron")
 		}
 		return DigestResult{}, ctx.answer(wire.Step{StepID: stepID, Type: wire.StepDigest, Cron: o.cron, Key: o.key})

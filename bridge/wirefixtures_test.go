@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,10 +37,9 @@ type wireFixture struct {
 		Body    json.RawMessage   `json:"body"`
 		RawBody *string           `json:"rawBody"`
 	} `json:"request"`
-	Repeat    int             `json:"repeat"`
-	PendingIn []string        `json:"pendingIn"`
-	Status    int             `json:"status"`
-	Body      json.RawMessage `json:"body"`
+	Repeat int             `json:"repeat"`
+	Status int             `json:"status"`
+	Body   json.RawMessage `json:"body"`
 }
 
 // fixtureWorkflows are the workflows the fixtures name, as the TypeScript
@@ -106,10 +104,64 @@ func fixtureWorkflows() map[string]*Workflow {
 		})
 		return err
 	})
-	// fx_time goes on with a delay until 09:00 local time and a digest at
-	// a cron schedule (pending in Go: see the fixtures' pendingIn).
 	timed := MustWorkflow("fx_time", func(ctx *Context, _ struct{}) error {
-		return DelayUntil(ctx, "until", time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC))
+		if err := DelayUntil(ctx, "until", time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)); err != nil {
+			return err
+		}
+		if err := DelayUntilLocal(ctx, "morning", "09:00"); err != nil {
+			return err
+		}
+		_, err := Digest(ctx, "weekday", 0, DigestCron("0 9 * * 1-5"))
+		return err
+	})
+	throttle := MustWorkflow("fx_throttle", func(ctx *Context, p struct {
+		Key string `json:"key"`
+	}) error {
+		t, err := Throttle(ctx, "cap", 3, time.Hour, ThrottleKey(p.Key))
+		if err != nil || t.Throttled {
+			return err
+		}
+		_, err = Notify(ctx, "mail", func(context.Context) (EmailContent, error) {
+			return EmailContent{Subject: "Not throttled"}, nil
+		})
+		return err
+	})
+	// fx_args calls a step with the invalid arguments its payload names.
+	args := MustWorkflow("fx_args", func(ctx *Context, p struct {
+		Case string `json:"case"`
+	}) error {
+		var err error
+		switch p.Case {
+		case "limit":
+			_, err = Throttle(ctx, "bad", 0, time.Hour)
+		case "window":
+			_, err = Throttle(ctx, "bad", 3, 32*24*time.Hour)
+		case "localTime":
+			err = DelayUntilLocal(ctx, "bad", "9am")
+		case "cronAndWindow":
+			_, err = Digest(ctx, "bad", time.Minute, DigestCron("@daily"))
+		case "emptyCron":
+			_, err = Digest(ctx, "bad", 0, DigestCron(" "))
+		}
+		return err
+	})
+	named := MustWorkflow("fx_named", func(*Context, struct{}) error { return nil },
+		WithName("Weekly digest"), WithDescription("What happened in your projects this week, on Monday at 9."))
+	zone := MustWorkflow("fx_zone", func(ctx *Context, _ struct{}) error {
+		res, err := Notify(ctx, "mail", func(context.Context) (EmailContent, error) {
+			return EmailContent{Subject: "Hi"}, nil
+		})
+		if err != nil {
+			return err
+		}
+		_, err = Run(ctx, "seen", func(context.Context) (map[string]any, error) {
+			tz := ""
+			if ctx.Subscriber != nil {
+				tz = ctx.Subscriber.Timezone
+			}
+			return map[string]any{"timezone": tz, "heldUntil": res.HeldUntil}, nil
+		})
+		return err
 	})
 	dup := MustWorkflow("fx_dup", func(ctx *Context, _ struct{}) error {
 		if _, err := Run(ctx, "a", func(context.Context) (int, error) { return 1, nil }); err != nil {
@@ -133,7 +185,7 @@ func fixtureWorkflows() map[string]*Workflow {
 		return err
 	})
 	out := map[string]*Workflow{}
-	for _, w := range []*Workflow{steps, schedule, kinds, timed, dup, throws, invalid} {
+	for _, w := range []*Workflow{steps, schedule, kinds, timed, throttle, args, named, zone, dup, throws, invalid} {
 		out[w.ID()] = w
 	}
 	return out
@@ -160,16 +212,10 @@ func TestWireFixtures(t *testing.T) {
 			reg := NewRegistry()
 			for _, id := range fx.Workflows {
 				w, ok := workflows[id]
-				if !ok && slices.Contains(fx.PendingIn, "go") {
-					t.Skipf("the Go SDK cannot define %s yet (pendingIn)", id)
-				}
 				if !ok {
 					t.Fatalf("no fixture workflow %q", id)
 				}
 				reg.MustRegister(w)
-			}
-			if slices.Contains(fx.PendingIn, "go") {
-				t.Skip("pending in the Go SDK")
 			}
 			h := Serve(reg, Options{SigningKey: fixtureSecret, Now: func() time.Time { return time.Unix(fx.Now, 0) }})
 			body := fixtureBody(t, &fx)
@@ -238,6 +284,52 @@ func dropUnspecifiedMessage(got, want any) {
 	if ge != nil && we != nil {
 		if _, ok := we["message"]; !ok {
 			delete(ge, "message")
+		}
+	}
+}
+
+// TestWorkflowTextFixture runs testdata/workflow-text.json, the bounds of
+// a workflow's display text, which the TypeScript SDK's test runs too:
+// both refuse the same text with the same error.
+func TestWorkflowTextFixture(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "workflow-text.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct {
+		Description string `json:"description"`
+		Cases       []struct {
+			Case  string  `json:"case"`
+			Field string  `json:"field"`
+			Text  string  `json:"text"`
+			Times int     `json:"times"`
+			Error *string `json:"error"`
+		} `json:"cases"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&fx); err != nil || len(fx.Cases) == 0 {
+		t.Fatalf("workflow-text.json: %d cases, %v", len(fx.Cases), err)
+	}
+	for _, c := range fx.Cases {
+		text := strings.Repeat(c.Text, c.Times)
+		var opt WorkflowOption
+		switch c.Field {
+		case "name":
+			opt = WithName(text)
+		case "description":
+			opt = WithDescription(text)
+		default:
+			t.Fatalf("%s: unknown field %q", c.Case, c.Field)
+		}
+		_, err := NewWorkflow("fx_text", func(*Context, struct{}) error { return nil }, opt)
+		switch {
+		case c.Error == nil && err != nil:
+			t.Errorf("%s: %v", c.Case, err)
+		case c.Error != nil && (err == nil || err.Error() != *c.Error):
+			t.Errorf("%s: error %v, want %s", c.Case, err, *c.Error)
+		case c.Error != nil && !errors.Is(err, ErrInvalidWorkflow):
+			t.Errorf("%s: %v is not ErrInvalidWorkflow", c.Case, err)
 		}
 	}
 }

@@ -6,7 +6,7 @@
  *
  * @packageDocumentation
  */
-export { workflow } from "./workflow.js";
+export { workflow, MAX_WORKFLOW_NAME, MAX_WORKFLOW_DESCRIPTION } from "./workflow.js";
 export type { Workflow, WorkflowFunction, WorkflowInfo, WorkflowOptions } from "./workflow.js";
 export { createHandler, nodeListener, serve, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_REPLAY_ENTRIES } from "./handler.js";
 export type { BridgeOptions, ServeOptions } from "./handler.js";

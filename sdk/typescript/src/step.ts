@@ -33,8 +33,11 @@ export type DigestOptions =
 
 /** Options of a throttle step. */
 export interface ThrottleOptions {
+  /** The runs allowed within the window, at least 1: the step reports `throttled` from the run after them. */
   limit: number;
+  /** How far back the step counts: positive, at most 31 days. */
   window: Duration;
+  /** Splits the counts of one workflow and subscriber: a run counts only with runs of the same key. Empty or null: none. */
   key?: string | null;
 }
 
@@ -81,6 +84,9 @@ export class Suspended extends Error {
 }
 
 const LOCAL_TIME = /^([01][0-9]|2[0-3]):[0-5][0-9]$/;
+
+// The longest throttle window the service counts over, in seconds.
+const MAX_THROTTLE_WINDOW = 31 * 24 * 3600;
 
 /**
  * Execution is one call of a workflow function against a run's history: it
@@ -232,7 +238,7 @@ export class Execution {
     if (this.begin(stepId, "delay")) return;
     if (d !== null && typeof d === "object" && "localTime" in d) {
       if (typeof d.localTime !== "string" || !LOCAL_TIME.test(d.localTime)) {
-        throw this.invalid(stepId, "localTime must be HH:MM (00:00 to 23:59), not " + goQuote(String(d.localTime)));
+        throw this.invalid(stepId, `local time ${goQuote(String(d.localTime))} is not HH:MM, 00:00 to 23:59`);
       }
       throw this.answer({ stepId, type: "delay", until: { localTime: d.localTime } });
     }
@@ -270,7 +276,7 @@ export class Execution {
     if (rec) return rec.output;
     const key = opts?.key || null;
     if (opts?.cron !== undefined && opts?.window !== undefined) {
-      throw this.invalid(stepId, "a digest closes after a window or at a cron schedule, not both");
+      throw this.invalid(stepId, "a cron digest takes no window");
     }
     if (opts?.cron !== undefined) {
       if (typeof opts.cron !== "string" || opts.cron.trim() === "") throw this.invalid(stepId, "empty cron");
@@ -284,10 +290,14 @@ export class Execution {
     const rec = this.begin(stepId, "throttle");
     if (rec) return rec.output as ThrottleResult;
     const limit = opts?.limit;
-    if (typeof limit !== "number" || !Number.isSafeInteger(limit) || limit < 1) {
-      throw this.invalid(stepId, "limit must be a positive integer");
+    if (typeof limit !== "number" || !Number.isSafeInteger(limit)) throw this.invalid(stepId, "limit must be an integer");
+    if (limit < 1) throw this.invalid(stepId, "limit must be at least 1");
+    const s = opts.window === undefined ? undefined : toSeconds(opts.window);
+    if (s === undefined && typeof opts.window === "string") throw this.invalid(stepId, "invalid duration " + goQuote(opts.window));
+    if (s === undefined || s <= 0 || s > MAX_THROTTLE_WINDOW) {
+      throw this.invalid(stepId, "window must be positive and at most 31 days");
     }
-    const window = this.positive(stepId, opts.window);
+    const window = s;
     throw this.answer({ stepId, type: "throttle", limit, window, key: opts.key || null });
   }
 

@@ -12,7 +12,18 @@ export interface WorkflowOptions {
   channels?: Partial<Record<ChannelKind, boolean>>;
   /** A cron expression: the service starts a run (with no subscriber) on each tick. null: triggered by events. */
   schedule?: string | null;
+  /**
+   * A display name, shown to subscribers on the preference page and to the tenant in GET /v1/workflows
+   * instead of the id ("Weekly digest" for weekly_digest): at most 100 characters, no control characters.
+   */
+  name?: string;
+  /** A sentence saying what the workflow sends, shown under its name: at most 500 characters, one line. */
+  description?: string;
 }
+
+/** Bounds of a workflow's display text, in characters (Unicode code points); the service refuses a sync with longer ones. */
+export const MAX_WORKFLOW_NAME = 100;
+export const MAX_WORKFLOW_DESCRIPTION = 500;
 
 /** The workflow function: it runs from the top on every call the service makes for the run. */
 export type WorkflowFunction<P> = (ctx: WorkflowContext<P>) => Promise<void> | void;
@@ -31,6 +42,8 @@ export interface WorkflowInfo {
   payloadSchema: JsonValue;
   critical?: true;
   preferences?: { channels: Record<string, boolean> };
+  name?: string;
+  description?: string;
 }
 
 const ID_PATTERN = /^([a-zA-Z]|_[a-zA-Z0-9])[a-zA-Z0-9_]*$/;
@@ -41,7 +54,8 @@ const ID_PATTERN = /^([a-zA-Z]|_[a-zA-Z0-9])[a-zA-Z0-9_]*$/;
  * deterministic: do I/O and read the clock only inside steps. `Payload`
  * types the trigger payload the function receives.
  *
- * It throws when the id is invalid, fn is not a function, or the payload
+ * It throws when the id is invalid, fn is not a function, the name or the
+ * description is too long or holds a control character, or the payload
  * schema is not a JSON object.
  */
 export function workflow<Payload = Record<string, unknown>>(
@@ -52,6 +66,14 @@ export function workflow<Payload = Record<string, unknown>>(
   }
   if (typeof fn !== "function") {
     throw new Error(`bridge: invalid workflow: ${goQuote(id)} has a nil function`);
+  }
+  for (const [what, v, max] of [
+    ["name", options.name, MAX_WORKFLOW_NAME],
+    ["description", options.description, MAX_WORKFLOW_DESCRIPTION],
+  ] as const) {
+    if (v !== undefined && !isText(v, max)) {
+      throw new Error(`bridge: invalid workflow: the ${what} of ${goQuote(id)} is not text of at most ${max} characters without control characters`);
+    }
   }
   const schema = options.payloadSchema;
   if (schema != null && (typeof schema !== "object" || Array.isArray(schema))) {
@@ -69,6 +91,8 @@ export function workflow<Payload = Record<string, unknown>>(
     critical: options.critical === true,
     channels: { ...(options.channels ?? {}) },
     schedule: options.schedule || null,
+    name: options.name ?? "",
+    description: options.description ?? "",
   };
   return Object.freeze({ id, fn, options: Object.freeze(opts) });
 }
@@ -81,9 +105,25 @@ export function infoOf(w: Workflow<any>): WorkflowInfo {
     payloadSchema: (w.options.payloadSchema ?? null) as JsonValue,
   };
   if (w.options.critical) info.critical = true;
+  if (w.options.name) info.name = w.options.name;
+  if (w.options.description) info.description = w.options.description;
   const channels = Object.entries(w.options.channels ?? {}).filter(([, v]) => typeof v === "boolean");
   if (channels.length > 0) info.preferences = { channels: Object.fromEntries(channels) as Record<string, boolean> };
   return info;
+}
+
+// isText: a string of at most max code points, none a control character
+// (C0, DEL, C1: what Go's unicode.IsControl reports) or a lone surrogate
+// (text that is not valid Unicode, as Go refuses invalid UTF-8).
+function isText(v: unknown, max: number): boolean {
+  if (typeof v !== "string") return false;
+  let n = 0;
+  for (const c of v) {
+    // A lone surrogate comes out of the iteration as itself.
+    const cp = c.codePointAt(0)!;
+    if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || (cp >= 0xd800 && cp <= 0xdfff) || ++n > max) return false;
+  }
+  return true;
 }
 
 /** registry indexes workflows by id, refusing a duplicate id. */

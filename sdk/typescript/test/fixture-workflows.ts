@@ -36,10 +36,41 @@ const fxTime = workflow("fx_time", async ({ step }) => {
   await step.digest("weekday", { cron: "0 9 * * 1-5" });
 });
 
-const fxThrottle = workflow("fx_throttle", async ({ step }) => {
-  const t = await step.throttle("cap", { limit: 3, window: "1h", key: null });
+const fxThrottle = workflow<{ key?: string }>("fx_throttle", async ({ step, payload }) => {
+  const t = await step.throttle("cap", { limit: 3, window: "1h", key: payload.key ?? null });
   if (t.throttled) return;
   await step.email("mail", () => ({ subject: "Not throttled" }));
+});
+
+// fx_args calls a step with the invalid arguments its payload names.
+const fxArgs = workflow<{ case?: string }>("fx_args", async ({ step, payload }) => {
+  switch (payload.case) {
+    case "limit":
+      await step.throttle("bad", { limit: 0, window: "1h" });
+      break;
+    case "window":
+      await step.throttle("bad", { limit: 3, window: "32d" });
+      break;
+    case "localTime":
+      await step.delay("bad", { localTime: "9am" });
+      break;
+    case "cronAndWindow":
+      await step.digest("bad", { window: "1m", cron: "@daily" } as any);
+      break;
+    case "emptyCron":
+      await step.digest("bad", { cron: " " });
+      break;
+  }
+});
+
+const fxNamed = workflow("fx_named", () => {}, {
+  name: "Weekly digest",
+  description: "What happened in your projects this week, on Monday at 9.",
+});
+
+const fxZone = workflow("fx_zone", async ({ step, subscriber }) => {
+  const res = await step.email("mail", () => ({ subject: "Hi" }));
+  await step.run("seen", () => ({ timezone: subscriber?.timezone ?? "", heldUntil: res.heldUntil ?? null }));
 });
 
 const fxDup = workflow("fx_dup", async ({ step }) => {
@@ -60,5 +91,5 @@ const fxInvalid = workflow("fx_invalid", async ({ step }) => {
 });
 
 export const fixtureWorkflows: Record<string, Workflow<any>> = Object.fromEntries(
-  [fxSteps, fxSchedule, fxKinds, fxTime, fxThrottle, fxDup, fxThrows, fxInvalid].map((w) => [w.id, w]),
+  [fxSteps, fxSchedule, fxKinds, fxTime, fxThrottle, fxArgs, fxNamed, fxZone, fxDup, fxThrows, fxInvalid].map((w) => [w.id, w]),
 );

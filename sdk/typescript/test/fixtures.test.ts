@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { createHandler, sign } from "@heraldhq/bridge";
+import { createHandler, sign, workflow } from "@heraldhq/bridge";
 import { fixtureWorkflows } from "./fixture-workflows.js";
 
 // build/ → the repository root.
@@ -19,7 +19,6 @@ interface Fixture {
   workflows: string[];
   request: { headers: Record<string, string>; body?: unknown; rawBody?: string };
   repeat?: number;
-  pendingIn?: string[];
   status: number;
   body: any;
 }
@@ -32,8 +31,8 @@ test("the fixtures are there", () => {
 
 for (const file of files) {
   const fx: Fixture = JSON.parse(readFileSync(join(dir, file), "utf8"));
-  test(`fixture ${file}: ${fx.description}`, { skip: fx.pendingIn?.includes("typescript") }, async () => {
-    const known = new Set(["description", "now", "workflows", "request", "repeat", "pendingIn", "status", "body"]);
+  test(`fixture ${file}: ${fx.description}`, async () => {
+    const known = new Set(["description", "now", "workflows", "request", "repeat", "status", "body"]);
     for (const k of Object.keys(fx)) assert.ok(known.has(k), `unknown field ${k}`);
     const workflows = fx.workflows.map((id) => {
       const w = fixtureWorkflows[id];
@@ -59,3 +58,16 @@ for (const file of files) {
     assert.deepEqual(got, fx.body, fx.description);
   });
 }
+
+// bridge/testdata/workflow-text.json: the bounds of a workflow's display
+// text, which the Go SDK's TestWorkflowTextFixture runs too.
+test("workflow-text.json: the display text both SDKs refuse, with the same error", () => {
+  const fx: { cases: { case: string; field: "name" | "description"; text: string; times: number; error: string | null }[] } =
+    JSON.parse(readFileSync(join(dir, "..", "workflow-text.json"), "utf8"));
+  assert.ok(fx.cases.length > 0);
+  for (const c of fx.cases) {
+    const define = () => workflow("fx_text", () => {}, { [c.field]: c.text.repeat(c.times) });
+    if (c.error === null) assert.doesNotThrow(define, c.case);
+    else assert.throws(define, { message: c.error }, c.case);
+  }
+});

@@ -96,11 +96,18 @@ test("step arguments are checked", async () => {
   const cases: [string, (s: any) => Promise<unknown>, string][] = [
     ["negative delay", (s) => s.delay("d", -1), "negative delay"],
     ["bad duration", (s) => s.delay("d", "soon"), 'invalid duration "soon"'],
-    ["bad local time", (s) => s.delay("d", { localTime: "9am" }), 'localTime must be HH:MM (00:00 to 23:59), not "9am"'],
+    ["local time not a string", (s) => s.delay("d", { localTime: 9 }), 'local time "9" is not HH:MM, 00:00 to 23:59'],
+    ["local time 24:00", (s) => s.delay("d", { localTime: "24:00" }), 'local time "24:00" is not HH:MM, 00:00 to 23:59'],
     ["bad until", (s) => s.delay("d", { until: "never" }), "zero time, or a time outside the years 1 to 9999"],
     ["zero window", (s) => s.digest("d", { window: 0 }), "window must be positive"],
-    ["window and cron", (s) => s.digest("d", { window: "1m", cron: "* * * * *" }), "a digest closes after a window or at a cron schedule, not both"],
-    ["limit", (s) => s.throttle("d", { limit: 0, window: "1h" }), "limit must be a positive integer"],
+    ["cron not a string", (s) => s.digest("d", { cron: 5 }), "empty cron"],
+    // The cases both SDKs can express are shared wire fixtures (invalid-*.json); these are JavaScript's own.
+    ["fractional limit", (s) => s.throttle("d", { limit: 2.5, window: "1h" }), "limit must be an integer"],
+    ["no limit", (s) => s.throttle("d", { window: "1h" }), "limit must be an integer"],
+    ["negative limit", (s) => s.throttle("d", { limit: -1, window: "1h" }), "limit must be at least 1"],
+    ["no throttle window", (s) => s.throttle("d", { limit: 3 }), "window must be positive and at most 31 days"],
+    ["throttle window of 31 days and a second", (s) => s.throttle("d", { limit: 3, window: 31 * 86400 + 1 }), "window must be positive and at most 31 days"],
+    ["bad throttle window", (s) => s.throttle("d", { limit: 3, window: "an hour" }), 'invalid duration "an hour"'],
     ["negative timeout", (s) => s.waitForEvent("d", { event: "e", timeout: -5 }), "negative timeout"],
     ["empty recipient", (s) => s.email("d", () => ({ subject: "x" }), { to: "" }), "empty recipient in To"],
   ];
@@ -168,6 +175,23 @@ test("definitions are checked", () => {
   assert.throws(() => workflow("_", () => {}), /invalid workflow id/);
   assert.throws(() => workflow("ok", () => {}, { payloadSchema: [] as any }), /payload schema of "ok" is not a JSON object/);
   assert.throws(() => createHandler({ workflows: [welcome, welcome], signingSecret: SECRET }), /duplicate workflow id: "welcome"/);
+});
+
+test("display text is Unicode text, counted in code points", () => {
+  // JavaScript's own cases; the ones Go shares are in bridge/testdata/workflow-text.json.
+  const refused = 'bridge: invalid workflow: the name of "t" is not text of at most 100 characters without control characters';
+  assert.throws(() => workflow("t", () => {}, { name: "lone \ud800 surrogate" }), { message: refused });
+  assert.throws(() => workflow("t", () => {}, { name: 42 as any }), { message: refused });
+  assert.doesNotThrow(() => workflow("t", () => {}, { name: "" }));
+  assert.doesNotThrow(() => workflow("t", () => {}, { name: "a\u{1F4EC}".repeat(50) }));
+});
+
+test("a throttle window of 31 days is the longest", async () => {
+  const w = workflow("month", async ({ step }) => {
+    await step.throttle("t", { limit: 1, window: "31d", key: "" });
+  });
+  const r = await call(createHandler({ workflows: [w], signingSecret: SECRET }), { action: "execute", workflowId: "month" });
+  assert.deepEqual(r.body, { status: "step", step: { stepId: "t", type: "throttle", limit: 1, window: 31 * 86400, key: null } });
 });
 
 test("serve answers over HTTP on its path only, and refuses a body too large", async () => {

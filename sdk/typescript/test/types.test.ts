@@ -41,4 +41,10 @@ export const typed = workflow<{ orderId: string; total: number }>("typed", async
 // @ts-expect-error an unknown channel kind in the defaults
 workflow("bad_defaults", () => {}, { channels: { fax: true } });
 
+workflow("named", () => {}, { name: "Weekly digest", description: "Every Monday at 9." });
+// Not called: a name that is not text also throws when defined.
+export const badName = () =>
+  // @ts-expect-error a name is text
+  workflow("bad_name", () => {}, { name: 7 });
+
 test("the type checks above compiled", () => {});
