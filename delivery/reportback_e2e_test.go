@@ -109,6 +109,10 @@ func TestEveryProviderReportLandsOnItsSend(t *testing.T) {
 			if len(rows) != 1 || rows[0].Status != c.want || len(rows[0].Events) != 1 || rows[0].Events[0].Type != c.want {
 				t.Fatalf("after the report: %+v, want %s", rows, c.want)
 			}
+			// Every bounce here is a hard one: the address is suppressed.
+			if sup := f.suppressions(); c.want == "bounced" && sup[c.to] != "hard_bounce" || c.want != "bounced" && len(sup) != 0 {
+				t.Fatalf("suppressions %v", sup)
+			}
 		})
 	}
 }
