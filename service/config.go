@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -72,6 +73,11 @@ type Config struct {
 	// variable: tests set RootCAs to trust a loopback server. Zero: the
 	// system's roots.
 	ProviderTLS *tls.Config
+	// SNSClient fetches SNS signing certificates and confirms SNS
+	// subscriptions (SES events). It has no environment variable: tests
+	// answer for Amazon's hosts with it. Zero: Amazon's public hosts,
+	// through a dialer that refuses private addresses.
+	SNSClient *http.Client
 	// CronMinInterval is the shortest interval between two ticks of a
 	// workflow schedule that a sync accepts (HERALD_CRON_MIN_INTERVAL).
 	// Default 1m with HERALD_NATS_URL (production), 1s embedded

@@ -200,6 +200,9 @@ func (s *Service) newDelivery(tokens *links.Maker) (*delivery.Service, error) {
 	// private addresses whatever the tenant egress setting.
 	sns := inbound.NewCertFetcher()
 	sns.Client = egress.Policy{}.Client(10 * time.Second)
+	if s.cfg.SNSClient != nil {
+		sns.Client = s.cfg.SNSClient
+	}
 	return delivery.NewService(delivery.Config{
 		Log: s.log, Store: s.store, Keys: s.keys, Logger: s.logger, Links: tokens,
 		HTTPClient: policy.Client(0),

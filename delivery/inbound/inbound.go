@@ -9,7 +9,8 @@
 // A provider that signs its events is heard only when the channel holds
 // the key: Twilio (X-Twilio-Signature, the authToken), Resend (Svix
 // headers, webhookSecret), SendGrid (ECDSA, webhookPublicKey), Mailgun
-// (HMAC, webhookSigningKey), Vonage (a signed JWT, signatureSecret). SES
+// (HMAC, webhookSigningKey), Vonage (the sig of its SMS API delivery
+// receipts, signatureSecret). SES
 // posts through SNS, whose messages carry an RSA signature checked with
 // Amazon's certificate. Postmark signs nothing: the unguessable token of
 // the URL is its check.

@@ -7,10 +7,12 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/hmac"
+	"crypto/md5"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha1"
 	"crypto/sha256"
+	"crypto/sha512"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/base64"
@@ -21,6 +23,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -217,6 +220,14 @@ func TestSendGrid(t *testing.T) {
 			"failed@X1#e4", "complained@X1#e5", "opened@X1#e6", "clicked@X1#e7"}},
 		{"tampered", tampered, []string{"ERR:signature"}},
 		{"another key", wrongKey, []string{"ERR:signature"}},
+		// Today's sg_message_id: the X-Message-Id, then ".recvd-…"; an
+		// older X-Message-Id held dots of its own.
+		{"recvd suffix", signed(`[{"event":"delivered","sg_event_id":"r1","sg_message_id":"W86EgYT6SQKk0lRflfLRsA.recvd-5f7b89cdb5-dvzvd-1-6567E4A0-7.0"}]`),
+			[]string{"delivered@W86EgYT6SQKk0lRflfLRsA#r1"}},
+		{"older id with dots", signed(`[{"event":"delivered","sg_event_id":"r2","sg_message_id":"14c5d75ce93.dfd.64b469.filter0001.16648.5515E0B88.0"}]`),
+			[]string{"delivered@14c5d75ce93.dfd.64b469#r2"}},
+		{"bare id", signed(`[{"event":"delivered","sg_event_id":"r3","sg_message_id":"W86EgYT6SQKk0lRflfLRsA"}]`),
+			[]string{"delivered@W86EgYT6SQKk0lRflfLRsA#r3"}},
 	})
 }
 
@@ -438,35 +449,81 @@ func TestSES(t *testing.T) {
 	})
 }
 
-func vonageJWT(secret string, body []byte) string {
-	sum := sha256.Sum256(body)
-	h := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
-	c := base64.RawURLEncoding.EncodeToString([]byte(`{"iat":1700000000,"jti":"j1","iss":"Vonage","payload_hash":"` + hex.EncodeToString(sum[:]) + `","api_key":"k"}`))
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(h + "." + c))
-	return h + "." + c + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+// vonageSigned is a Vonage SMS API delivery receipt, signed as Vonage
+// documents it: the parameters but sig sorted by name as "&name=value"
+// ('&' and '=' in values made '_'), then the MD5 of that followed by the
+// secret ("MD5 hash", the default) or its HMAC keyed by the secret.
+func vonageSigned(method, secret string, params url.Values) url.Values {
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString("&" + k + "=" + strings.NewReplacer("&", "_", "=", "_").Replace(params.Get(k)))
+	}
+	var sig string
+	switch method {
+	case "md5hash":
+		sum := md5.Sum([]byte(b.String() + secret))
+		sig = hex.EncodeToString(sum[:])
+	case "sha256":
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte(b.String()))
+		sig = strings.ToUpper(hex.EncodeToString(mac.Sum(nil)))
+	case "sha512":
+		mac := hmac.New(sha512.New, []byte(secret))
+		mac.Write([]byte(b.String()))
+		sig = strings.ToUpper(hex.EncodeToString(mac.Sum(nil)))
+	}
+	out := url.Values{"sig": {sig}}
+	for k, v := range params {
+		out[k] = v
+	}
+	return out
 }
 
 func TestVonage(t *testing.T) {
 	const secret = "vonage-signature-secret"
-	req := func(status string) inbound.Request {
-		body := []byte(`{"message_uuid":"aaaaaaaa-bbbb-cccc-dddd-0123456789ab","to":"447700900000","from":"Herald","timestamp":"2026-11-27T12:00:00Z","status":"` + status + `","channel":"sms"}`)
-		h := http.Header{}
-		h.Set("Authorization", "Bearer "+vonageJWT(secret, body))
-		return inbound.Request{URL: inURL, Header: h, Body: body, Config: map[string]any{"signatureSecret": secret}}
+	const id = "0C000000217B7F02"
+	receipt := func(status, errCode string) url.Values {
+		return url.Values{"msisdn": {"447700900000"}, "to": {"Acme"}, "network-code": {"23410"}, "messageId": {id},
+			"price": {"0.03330000"}, "status": {status}, "scts": {"2611271200"}, "err-code": {errCode},
+			"api-key": {"a1b2c3d4"}, "message-timestamp": {"2026-11-27 12:00:00"}, "timestamp": {"1795780800"},
+			"nonce": {"a5ff6c3f-3d1e-4c4b-9a7b-6d2f0e1c8b9a"}, "client-ref": {"a&b=c"}}
 	}
-	const uuid = "aaaaaaaa-bbbb-cccc-dddd-0123456789ab"
-	tampered := req("delivered")
-	tampered.Body = bytes.Replace(tampered.Body, []byte("delivered"), []byte("rejected!"), 1)
-	wrong := req("delivered")
-	wrong.Config = map[string]any{"signatureSecret": "other"}
+	form := func(v url.Values) inbound.Request {
+		return inbound.Request{URL: inURL, Body: []byte(v.Encode()), Config: map[string]any{"signatureSecret": secret}}
+	}
+	postJSON := func(v url.Values) inbound.Request {
+		m := map[string]string{}
+		for k := range v {
+			m[k] = v.Get(k)
+		}
+		b, _ := json.Marshal(m)
+		return inbound.Request{URL: inURL, Body: b, Config: map[string]any{"signatureSecret": secret}}
+	}
+	tampered := vonageSigned("md5hash", secret, receipt("delivered", "0"))
+	tampered.Set("messageId", "0C000000217B7F03")
+	unsigned := receipt("delivered", "0")
+	noSecret := form(vonageSigned("md5hash", secret, receipt("delivered", "0")))
+	noSecret.Config = map[string]any{}
+	// The vector of Vonage's own client library: a=1, b=2,
+	// timestamp=1461605396 with the secret "secret" sign to this.
+	known := inbound.Request{URL: inURL, Body: []byte("a=1&b=2&timestamp=1461605396&sig=6af838ef94998832dbfc29020b564830"),
+		Config: map[string]any{"signatureSecret": "secret"}}
 	run(t, "sms-vonage", inbound.Deps{}, []verifyCase{
-		{"delivered", req("delivered"), []string{"delivered@" + uuid + "#" + uuid + ":delivered"}},
-		{"rejected", req("rejected"), []string{"failed@" + uuid + "#" + uuid + ":rejected"}},
-		{"undeliverable", req("undeliverable"), []string{"failed@" + uuid + "#" + uuid + ":undeliverable"}},
-		{"submitted is no outcome", req("submitted"), nil},
-		{"tampered body", tampered, []string{"ERR:signature"}},
-		{"another secret", wrong, []string{"ERR:signature"}},
+		{"delivered (MD5 hash)", form(vonageSigned("md5hash", secret, receipt("delivered", "0"))), []string{"delivered@" + id + "#" + id + ":delivered"}},
+		{"failed (SHA-256 HMAC)", form(vonageSigned("sha256", secret, receipt("failed", "6"))), []string{"failed@" + id + "#" + id + ":failed"}},
+		{"expired (SHA-512 HMAC, POST-JSON)", postJSON(vonageSigned("sha512", secret, receipt("expired", "1"))), []string{"failed@" + id + "#" + id + ":expired"}},
+		{"rejected", form(vonageSigned("md5hash", secret, receipt("rejected", "4"))), []string{"failed@" + id + "#" + id + ":rejected"}},
+		{"accepted is no outcome", form(vonageSigned("md5hash", secret, receipt("accepted", "0"))), nil},
+		{"the library's vector", known, nil},
+		{"tampered", form(tampered), []string{"ERR:signature"}},
+		{"unsigned", form(unsigned), []string{"ERR:signature"}},
+		{"another secret", form(vonageSigned("md5hash", "other", receipt("delivered", "0"))), []string{"ERR:signature"}},
+		{"no signature secret", noSecret, []string{"ERR:signature"}},
 	})
 }
 

@@ -135,7 +135,7 @@ const (
 // body; the signature header is the base64 of its ASN.1 form, the
 // channel's webhookPublicKey the base64 of the key's DER (as SendGrid
 // shows it). sg_message_id begins with the X-Message-Id the send
-// recorded, then ".filter…".
+// recorded (see sendGridMessageID).
 func verifySendGrid(_ context.Context, r Request, _ Deps) (Result, error) {
 	der, err := base64.StdEncoding.DecodeString(strings.TrimSpace(configString(r.Config, "webhookPublicKey")))
 	if err != nil || len(der) == 0 {
@@ -168,8 +168,7 @@ func verifySendGrid(_ context.Context, r Request, _ Deps) (Result, error) {
 	}
 	var out []Report
 	for _, e := range evs {
-		msg, _, _ := strings.Cut(e.MessageID, ".filter")
-		rep := Report{EventID: e.EventID, MessageID: msg}
+		rep := Report{EventID: e.EventID, MessageID: sendGridMessageID(e.MessageID)}
 		switch e.Event {
 		case "delivered":
 			rep.Status = events.ReportDelivered
@@ -193,6 +192,20 @@ func verifySendGrid(_ context.Context, r Request, _ Deps) (Result, error) {
 		out = append(out, rep)
 	}
 	return Result{Reports: keep(out)}, nil
+}
+
+// sendGridMessageID is the X-Message-Id that Mail Send answered for the
+// message an event's sg_message_id names: SendGrid's id of the message
+// begins with it, followed by a dot and a suffix of SendGrid's own
+// (".recvd-…" on today's mail, ".filter…" on older). An X-Message-Id of
+// today has no dot; an older one could ("14c5d75ce93.dfd.64b469"), and
+// its suffix was ".filter…", so that one is cut first.
+func sendGridMessageID(sg string) string {
+	if id, _, ok := strings.Cut(sg, ".filter"); ok {
+		return id
+	}
+	id, _, _ := strings.Cut(sg, ".")
+	return id
 }
 
 // postmarkHard are Postmark bounce types that say the address will never

@@ -16,7 +16,8 @@
 // SendGrid documents no idempotency key for Mail Send: a retry of an
 // unknown outcome may send twice. The returned id is the X-Message-Id
 // header of the 202 answer; the Event Webhook's sg_message_id of the
-// message starts with it ("<X-Message-Id>.filter…").
+// message starts with it ("<X-Message-Id>.recvd-…", on older mail
+// "<X-Message-Id>.filter…").
 //
 // Answers: 202 is sent. 400 (a request SendGrid refuses: an invalid
 // recipient or reply-to address, a missing subject or body; its

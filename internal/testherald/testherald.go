@@ -41,6 +41,9 @@ type Options struct {
 	// InboxHeartbeat is how often an idle inbox stream writes a comment
 	// line. Zero: 15s.
 	InboxHeartbeat time.Duration
+	// SNSClient answers the service's requests for SNS signing
+	// certificates and subscription confirmations. Zero: Amazon's.
+	SNSClient *http.Client
 }
 
 // Herald is a running service and a client for it.
@@ -70,6 +73,7 @@ func Start(t testing.TB, opts Options) *Herald {
 	cfg.AckWait = opts.AckWait
 	cfg.InboxTokenTTL = opts.InboxTokenTTL
 	cfg.InboxHeartbeat = opts.InboxHeartbeat
+	cfg.SNSClient = opts.SNSClient
 	if v := opts.Env["HERALD_RETRY_BASE"]; v != "" {
 		cfg.RetryBase, _ = time.ParseDuration(v)
 	}

@@ -1,0 +1,435 @@
+package delivery_test
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/hmac"
+	"crypto/md5"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/webhooksig"
+)
+
+// reportBack is one provider that reports what became of a message: its
+// loopback API, which answers a send with the provider's id of the
+// message in the provider's own form, and its documented webhook,
+// which names that message the way the provider's documentation says.
+type reportBack struct {
+	channelKey string
+	kind       string // "email" or "sms"
+	to         string
+	// api answers a send (after checking it is the provider's request).
+	api func(w http.ResponseWriter, r *http.Request)
+	// config is the channel's config with the API at base.
+	config func(base string) map[string]any
+	// event is the signed webhook request of the provider reporting
+	// want on the message sentID, to be posted to inboundURL.
+	event func(t *testing.T, inboundURL string) *http.Request
+	// want is the row's status after the event.
+	want string
+}
+
+// TestEveryProviderReportLandsOnItsSend: for each provider that reports
+// back, a message sent through Herald's sender against the provider's
+// loopback API, then a correctly signed webhook of the provider carrying
+// the message's id exactly as the provider's documentation shows it: the
+// report lands on that send's delivery row.
+func TestEveryProviderReportLandsOnItsSend(t *testing.T) {
+	sns := newSNSAmazon(t)
+	h := testherald.Start(t, testherald.Options{Env: map[string]string{"HERALD_PUBLIC_URL": inboundPublic},
+		SNSClient: sns.client()})
+	for _, c := range reportBackCases(t, sns) {
+		t.Run(c.channelKey, func(t *testing.T) {
+			api := httptest.NewServer(http.HandlerFunc(c.api))
+			t.Cleanup(api.Close)
+			_, key := h.Tenant("Acme " + c.channelKey)
+			f := &inboundFixture{t: t, h: h, key: key}
+			f.call("POST", "/v1/channels", map[string]any{"channelKey": c.channelKey, "config": c.config(api.URL)}, 201)
+			f.call("PUT", "/v1/subscribers/ada", map[string]any{"contacts": map[string]any{c.kind: []string{c.to}}}, 201)
+			wf := noted
+			if c.kind == "sms" {
+				wf = texted
+			}
+			h.Bridge(key, bridge.NewRegistry().MustRegister(wf))
+			var tr struct{ Runs []struct{ RunID string } }
+			f.call("POST", "/v1/events", map[string]any{"workflowId": wf.ID(), "to": map[string]any{"subscriberId": "ada"}}, 202).JSON(t, &tr)
+			runID := tr.Runs[0].RunID
+			h.WaitRun(key, runID, 20*time.Second, "completed")
+			if rows := f.rows(runID); len(rows) != 1 || rows[0].Status != "sent" || rows[0].ProviderMessageID == "" {
+				t.Fatalf("the send: %+v", rows)
+			}
+
+			var chs []struct{ ChannelKey, InboundURL string }
+			f.call("GET", "/v1/channels", nil, 200).JSON(t, &chs)
+			var err error
+			// The provider calls the public inboundUrl, which reaches the
+			// service's listener.
+			path, ok := strings.CutPrefix(chs[0].InboundURL, inboundPublic)
+			if !ok {
+				t.Fatalf("inboundUrl %q", chs[0].InboundURL)
+			}
+			req := c.event(t, chs[0].InboundURL)
+			if req.URL, err = url.Parse(h.URL() + path); err != nil {
+				t.Fatal(err)
+			}
+			req.Host = ""
+			resp, err := h.Client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("the report: %d %s (200 is recorded, 202 names no message sent)", resp.StatusCode, body)
+			}
+			rows := f.rows(runID)
+			if len(rows) != 1 || rows[0].Status != c.want || len(rows[0].Events) != 1 || rows[0].Events[0].Type != c.want {
+				t.Fatalf("after the report: %+v, want %s", rows, c.want)
+			}
+			// Every bounce here is a hard one: the address is suppressed.
+			if sup := f.suppressions(); c.want == "bounced" && sup[c.to] != "hard_bounce" || c.want != "bounced" && len(sup) != 0 {
+				t.Fatalf("suppressions %v", sup)
+			}
+		})
+	}
+}
+
+// reportBackCases are the providers that report back, one each.
+func reportBackCases(t *testing.T, sns *snsAmazon) []reportBack {
+	const (
+		pmToken      = "pm-server-token"
+		mgKey        = "mg-api-key"
+		mgSigningKey = "mg-webhook-signing-key"
+		twToken      = "twilio-auth-token-5e1f"
+		vonageSecret = "vonage-signature-secret"
+	)
+	sgKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sgDER, _ := x509.MarshalPKIXPublicKey(&sgKey.PublicKey)
+	post := func(t *testing.T, inboundURL, contentType, body string) *http.Request {
+		t.Helper()
+		req, err := http.NewRequest("POST", inboundURL, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", contentType)
+		return req
+	}
+	return []reportBack{
+		{
+			channelKey: "email-ses", kind: "email", to: "ada@example.com",
+			// SES answers SendEmail with its MessageId; an SES event
+			// names the message by mail.messageId, "the ID that Amazon
+			// SES returned to you when you sent the message".
+			api: func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/v2/email/outbound-emails" || !strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 ") {
+					w.WriteHeader(http.StatusBadRequest)
+					return
+				}
+				_, _ = io.WriteString(w, `{"MessageId":"010701928e5e0c7b-9c4a1a4e-7d5e-4c9b-8a0f-3f1e2d4c5b6a-000000"}`)
+			},
+			config: func(base string) map[string]any {
+				return map[string]any{"region": "eu-west-1", "accessKeyId": "AKIDEXAMPLE",
+					"secretAccessKey": "ses-secret-key", "fromEmail": "noreply@herald.test", "endpoint": base}
+			},
+			event: func(t *testing.T, inboundURL string) *http.Request {
+				ses := `{"eventType":"Bounce","bounce":{"bounceType":"Permanent","bounceSubType":"General",` +
+					`"bouncedRecipients":[{"emailAddress":"ada@example.com","action":"failed","status":"5.1.1"}],` +
+					`"timestamp":"2026-11-27T12:00:01.000Z","feedbackId":"01070192-feedback-000000"},` +
+					`"mail":{"timestamp":"2026-11-27T12:00:00.000Z","source":"noreply@herald.test",` +
+					`"messageId":"010701928e5e0c7b-9c4a1a4e-7d5e-4c9b-8a0f-3f1e2d4c5b6a-000000","destination":["ada@example.com"]}}`
+				req := post(t, inboundURL, "text/plain; charset=UTF-8", sns.notification(t, "7b5c2a6e-5d0f-5b1e-9c3a-2f4e6d8a0b1c", ses))
+				req.Header.Set("x-amz-sns-message-type", "Notification")
+				return req
+			},
+			want: "bounced",
+		},
+		{
+			channelKey: "email-postmark", kind: "email", to: "ada@example.com",
+			api: func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/email" || r.Header.Get("X-Postmark-Server-Token") != pmToken {
+					w.WriteHeader(http.StatusUnauthorized)
+					return
+				}
+				_, _ = io.WriteString(w, `{"To":"ada@example.com","SubmittedAt":"2026-11-27T12:00:00Z",`+
+					`"MessageID":"b7bc2f4a-e38e-4336-af7d-e6c392c2f817","ErrorCode":0,"Message":"OK"}`)
+			},
+			config: func(base string) map[string]any {
+				return map[string]any{"serverToken": pmToken, "fromEmail": "noreply@herald.test", "apiBaseUrl": base}
+			},
+			event: func(t *testing.T, inboundURL string) *http.Request {
+				return post(t, inboundURL, "application/json", `{"RecordType":"Delivery","ServerID":23,"MessageStream":"outbound",`+
+					`"MessageID":"b7bc2f4a-e38e-4336-af7d-e6c392c2f817","Recipient":"ada@example.com","Tag":"",`+
+					`"DeliveredAt":"2026-11-27T12:00:03Z","Details":"Test delivery webhook details","Metadata":{}}`)
+			},
+			want: "delivered",
+		},
+		{
+			channelKey: "email-resend", kind: "email", to: "ada@example.com",
+			api: func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/emails" || r.Header.Get("Authorization") != "Bearer re_test_key" {
+					w.WriteHeader(http.StatusUnauthorized)
+					return
+				}
+				_, _ = io.WriteString(w, `{"id":"4ef9a417-02e9-4d39-ad75-9611e0fcc33c"}`)
+			},
+			config: func(base string) map[string]any {
+				return map[string]any{"apiKey": "re_test_key", "fromEmail": "noreply@herald.test",
+					"webhookSecret": resendSecret, "apiBaseUrl": base}
+			},
+			event: func(t *testing.T, inboundURL string) *http.Request {
+				body := resendBody("email.delivered", "4ef9a417-02e9-4d39-ad75-9611e0fcc33c", "")
+				req := post(t, inboundURL, "application/json", body)
+				signResend(t, req, "msg_2ZbCfQyHqkkhLyG0KO6rWyB1HbP", body)
+				return req
+			},
+			want: "delivered",
+		},
+		{
+			channelKey: "email-sendgrid", kind: "email", to: "ada@example.com",
+			// Mail Send answers 202 with the X-Message-Id header; the
+			// Event Webhook's sg_message_id begins with it, then a dot
+			// and SendGrid's own suffix (".recvd-…" on today's mail,
+			// ".filter…" on older).
+			api: func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/v3/mail/send" || r.Header.Get("Authorization") != "Bearer SG.test" {
+					w.WriteHeader(http.StatusUnauthorized)
+					return
+				}
+				w.Header().Set("X-Message-Id", "W86EgYT6SQKk0lRflfLRsA")
+				w.WriteHeader(http.StatusAccepted)
+			},
+			config: func(base string) map[string]any {
+				return map[string]any{"apiKey": "SG.test", "fromEmail": "noreply@herald.test",
+					"webhookPublicKey": base64.StdEncoding.EncodeToString(sgDER), "apiBaseUrl": base}
+			},
+			event: func(t *testing.T, inboundURL string) *http.Request {
+				body := `[{"email":"ada@example.com","timestamp":1795780801,"smtp-id":"<W86EgYT6SQKk0lRflfLRsA@geopod-ismtpd-3>",` +
+					`"event":"bounce","bounce_classification":"Invalid Address","category":[],` +
+					`"sg_event_id":"Ym91bmNlLTAtMjk3NjQzNzctVzg2RWdZVDZTUUtrMGxSZmxmTHJzQS0w",` +
+					`"sg_message_id":"W86EgYT6SQKk0lRflfLRsA.recvd-5f7b89cdb5-dvzvd-1-6567E4A0-7.0",` +
+					`"reason":"550 5.1.1 The email account that you tried to reach does not exist.","status":"5.1.1","type":"bounce"}]`
+				ts := "1795780802"
+				sum := sha256.Sum256([]byte(ts + body))
+				sig, err := ecdsa.SignASN1(rand.Reader, sgKey, sum[:])
+				if err != nil {
+					t.Fatal(err)
+				}
+				req := post(t, inboundURL, "application/json", body)
+				req.Header.Set("X-Twilio-Email-Event-Webhook-Signature", base64.StdEncoding.EncodeToString(sig))
+				req.Header.Set("X-Twilio-Email-Event-Webhook-Timestamp", ts)
+				return req
+			},
+			want: "bounced",
+		},
+		{
+			channelKey: "email-mailgun", kind: "email", to: "ada@example.com",
+			// Mailgun answers {"id":"<…>"}, its Message-Id header; an
+			// event's message.headers.message-id has no angle brackets.
+			api: func(w http.ResponseWriter, r *http.Request) {
+				if u, p, ok := r.BasicAuth(); r.URL.Path != "/v3/mg.herald.test/messages" || !ok || u != "api" || p != mgKey {
+					w.WriteHeader(http.StatusUnauthorized)
+					return
+				}
+				_, _ = io.WriteString(w, `{"id":"<20261127120000.1.5C1F3E2A0B@mg.herald.test>","message":"Queued. Thank you."}`)
+			},
+			config: func(base string) map[string]any {
+				return map[string]any{"apiKey": mgKey, "domain": "mg.herald.test", "fromEmail": "noreply@herald.test",
+					"webhookSigningKey": mgSigningKey, "apiBaseUrl": base}
+			},
+			event: func(t *testing.T, inboundURL string) *http.Request {
+				ts, tok := "1795780801", "a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de0"
+				mac := hmac.New(sha256.New, []byte(mgSigningKey))
+				mac.Write([]byte(ts + tok))
+				body := `{"signature":{"timestamp":"` + ts + `","token":"` + tok + `","signature":"` + hex.EncodeToString(mac.Sum(nil)) + `"},` +
+					`"event-data":{"id":"G9Bn5sl1TC6nu79C8C0bwg","timestamp":1795780801.123,"log-level":"error",` +
+					`"event":"failed","severity":"permanent","reason":"bounce","recipient":"ada@example.com",` +
+					`"delivery-status":{"code":550,"message":"5.1.1 The email account that you tried to reach does not exist","attempt-no":1},` +
+					`"message":{"headers":{"to":"ada@example.com","message-id":"20261127120000.1.5C1F3E2A0B@mg.herald.test",` +
+					`"from":"noreply@herald.test","subject":"Welcome"},"size":111}}}`
+				return post(t, inboundURL, "application/json", body)
+			},
+			want: "bounced",
+		},
+		{
+			channelKey: "sms-twilio", kind: "sms", to: "+14155550123",
+			api: func(w http.ResponseWriter, r *http.Request) {
+				if u, p, ok := r.BasicAuth(); r.URL.Path != "/2010-04-01/Accounts/AC123/Messages.json" || !ok || u != "AC123" || p != twToken {
+					w.WriteHeader(http.StatusUnauthorized)
+					return
+				}
+				w.WriteHeader(http.StatusCreated)
+				_, _ = io.WriteString(w, `{"sid":"SM0123456789abcdef0123456789abcdef","status":"queued"}`)
+			},
+			config: func(base string) map[string]any {
+				return map[string]any{"accountSid": "AC123", "authToken": twToken, "from": "+15550100", "apiBaseUrl": base}
+			},
+			event: func(t *testing.T, inboundURL string) *http.Request {
+				form := url.Values{"MessageSid": {"SM0123456789abcdef0123456789abcdef"}, "SmsSid": {"SM0123456789abcdef0123456789abcdef"},
+					"MessageStatus": {"delivered"}, "SmsStatus": {"delivered"}, "AccountSid": {"AC123"},
+					"From": {"+15550100"}, "To": {"+14155550123"}, "ApiVersion": {"2010-04-01"}}
+				keys := make([]string, 0, len(form))
+				for k := range form {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				s := inboundURL
+				for _, k := range keys {
+					s += k + form.Get(k)
+				}
+				mac := hmac.New(sha1.New, []byte(twToken))
+				mac.Write([]byte(s))
+				req := post(t, inboundURL, "application/x-www-form-urlencoded", form.Encode())
+				req.Header.Set("X-Twilio-Signature", base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+				return req
+			},
+			want: "delivered",
+		},
+		{
+			channelKey: "sms-vonage", kind: "sms", to: "+447700900000",
+			// The SMS API answers each part's message-id; its delivery
+			// receipt names the part by messageId, and is signed (sig)
+			// with the signature secret when the account signs webhooks.
+			api: func(w http.ResponseWriter, r *http.Request) {
+				_ = r.ParseForm()
+				if r.URL.Path != "/sms/json" || r.PostForm.Get("api_key") != "a1b2c3d4" || r.PostForm.Get("api_secret") != "vonage-api-secret" {
+					_, _ = io.WriteString(w, `{"message-count":"1","messages":[{"status":"4","error-text":"Bad Credentials"}]}`)
+					return
+				}
+				_, _ = io.WriteString(w, `{"message-count":"1","messages":[{"to":"447700900000","message-id":"0C000000217B7F02",`+
+					`"status":"0","remaining-balance":"3.14159265","message-price":"0.03330000","network":"23410"}]}`)
+			},
+			config: func(base string) map[string]any {
+				return map[string]any{"apiKey": "a1b2c3d4", "apiSecret": "vonage-api-secret", "from": "Acme",
+					"signatureSecret": vonageSecret, "apiBaseUrl": base}
+			},
+			event: func(t *testing.T, inboundURL string) *http.Request {
+				form := url.Values{"msisdn": {"447700900000"}, "to": {"Acme"}, "network-code": {"23410"},
+					"messageId": {"0C000000217B7F02"}, "price": {"0.03330000"}, "status": {"delivered"},
+					"scts": {"2611271200"}, "err-code": {"0"}, "api-key": {"a1b2c3d4"},
+					"message-timestamp": {"2026-11-27 12:00:00"}, "timestamp": {fmt.Sprint(time.Now().Unix())},
+					"nonce": {"a5ff6c3f-3d1e-4c4b-9a7b-6d2f0e1c8b9a"}}
+				form.Set("sig", vonageSig(form, vonageSecret))
+				return post(t, inboundURL, "application/x-www-form-urlencoded", form.Encode())
+			},
+			want: "delivered",
+		},
+	}
+}
+
+// vonageSig is the sig of Vonage's signed SMS API webhooks with the
+// account's default method ("MD5 hash"): the lowercase hex MD5 of each
+// parameter but sig, sorted by name, as "&name=value" ('&' and '=' in a
+// value made '_'), followed by the signature secret.
+func vonageSig(form url.Values, secret string) string {
+	keys := make([]string, 0, len(form))
+	for k := range form {
+		if k != "sig" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString("&" + k + "=" + strings.NewReplacer("&", "_", "=", "_").Replace(form.Get(k)))
+	}
+	sum := md5.Sum([]byte(b.String() + secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// signResend signs req as Resend does (Svix headers).
+func signResend(t *testing.T, req *http.Request, id, body string) {
+	t.Helper()
+	s, err := webhooksig.ParseSecret(resendSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	req.Header.Set("svix-id", id)
+	req.Header.Set("svix-timestamp", fmt.Sprint(now.Unix()))
+	req.Header.Set("svix-signature", s.Sign(id, now, []byte(body)))
+}
+
+// snsAmazon stands in for Amazon's SNS: it signs notifications with a
+// certificate of its own, served at an SNS SigningCertURL to the
+// service's SNS client.
+type snsAmazon struct {
+	key     *rsa.PrivateKey
+	certPEM []byte
+}
+
+const snsCertURL = "https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-9c6465fa7f48f5cacd23014631ec1136.pem"
+
+func newSNSAmazon(t *testing.T) *snsAmazon {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "sns.amazonaws.com"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &snsAmazon{key: key, certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+}
+
+// client answers the certificate URL and nothing else.
+func (s *snsAmazon) client() *http.Client {
+	return &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
+		if r.URL.String() != snsCertURL {
+			return &http.Response{StatusCode: 404, Body: io.NopCloser(strings.NewReader("")), Request: r}, nil
+		}
+		return &http.Response{StatusCode: 200, Body: io.NopCloser(bytes.NewReader(s.certPEM)), Request: r}, nil
+	})}
+}
+
+type roundTrip func(*http.Request) (*http.Response, error)
+
+func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// notification is an SNS HTTPS Notification of message, signed
+// (SignatureVersion 1: SHA1withRSA over the documented string to sign).
+func (s *snsAmazon) notification(t *testing.T, id, message string) string {
+	m := map[string]string{"Type": "Notification", "MessageId": id,
+		"TopicArn": "arn:aws:sns:eu-west-1:123456789012:ses-events", "Message": message,
+		"Timestamp": "2026-11-27T12:00:02.000Z", "SignatureVersion": "1", "SigningCertURL": snsCertURL,
+		"UnsubscribeURL": "https://sns.eu-west-1.amazonaws.com/?Action=Unsubscribe&SubscriptionArn=arn:aws:sns:eu-west-1:123456789012:ses-events:1"}
+	var b strings.Builder
+	for _, k := range []string{"Message", "MessageId", "Timestamp", "TopicArn", "Type"} {
+		b.WriteString(k + "\n" + m[k] + "\n")
+	}
+	sum := sha1.Sum([]byte(b.String()))
+	sig, err := rsa.SignPKCS1v15(rand.Reader, s.key, crypto.SHA1, sum[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	m["Signature"] = base64.StdEncoding.EncodeToString(sig)
+	out, _ := json.Marshal(m)
+	return string(out)
+}
