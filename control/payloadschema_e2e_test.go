@@ -43,6 +43,14 @@ func TestPayloadSchemaEnforcedAtTriggerE2E(t *testing.T) {
 	if r := h.Do("POST", "/v1/sync", key, nil); r.Status != http.StatusOK {
 		t.Fatalf("sync: %d %s", r.Status, r.Body)
 	}
+	// The workflow's schema is shown as declared.
+	var listed struct {
+		Workflows []struct{ PayloadSchema map[string]any }
+	}
+	h.Do("GET", "/v1/workflows", key, nil).JSON(t, &listed)
+	if len(listed.Workflows) != 1 || listed.Workflows[0].PayloadSchema["$defs"] == nil {
+		t.Fatalf("GET /v1/workflows does not show the payload schema: %+v", listed)
+	}
 
 	ctx := context.Background()
 	lastSeq := func() uint64 {

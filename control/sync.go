@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -43,6 +44,9 @@ type Workflow struct {
 	// Name and Description are the workflow's display text; empty for
 	// none.
 	Name, Description string
+	// PayloadSchema is the JSON Schema a trigger's payload is checked
+	// against; nil for none.
+	PayloadSchema json.RawMessage
 }
 
 // Sync asks the tenant's Bridge which workflows it serves, records them,
@@ -104,6 +108,9 @@ func (c *Control) view(wfs []events.SyncedWorkflow) []Workflow {
 	now := c.now()
 	for _, w := range wfs {
 		v := Workflow{WorkflowID: w.WorkflowID, Schedule: w.Schedule, Critical: w.Critical, Name: w.Name, Description: w.Description}
+		if len(w.PayloadSchema) > 0 && string(w.PayloadSchema) != "null" {
+			v.PayloadSchema = w.PayloadSchema
+		}
 		if w.Preferences != nil {
 			v.DefaultChannels = w.Preferences.Channels
 		}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/heraldhq/herald/control"
@@ -18,6 +19,9 @@ type workflowView struct {
 	// declared it; null when not declared.
 	Name        *string `json:"name"`
 	Description *string `json:"description"`
+	// PayloadSchema is the schema a trigger's payload is checked against;
+	// null for none.
+	PayloadSchema json.RawMessage `json:"payloadSchema"`
 }
 
 type workflowPreferences struct {
@@ -36,6 +40,10 @@ func viewWorkflows(wfs []control.Workflow) workflowsView {
 		}
 		if w.Description != "" {
 			v.Description = &w.Description
+		}
+		v.PayloadSchema = w.PayloadSchema
+		if v.PayloadSchema == nil {
+			v.PayloadSchema = json.RawMessage("null")
 		}
 		if w.DefaultChannels != nil {
 			v.Preferences = &workflowPreferences{Channels: w.DefaultChannels}
