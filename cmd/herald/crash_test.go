@@ -33,8 +33,16 @@ func TestMain(m *testing.M) {
 	testchild.Main(m, func(cfg *service.Config) {
 		cfg.FanoutBackstop = crashBackstop
 		cfg.AckWait = crashAckWait
+		if d, err := time.ParseDuration(os.Getenv(childLeaseEnv)); err == nil {
+			cfg.DeliveryLease = d
+		}
 	})
 }
+
+// childLeaseEnv sets a child's delivery lease (a duration), for a test
+// that must tell a send taken over because its process is known dead
+// from one taken over because its lease ran out.
+const childLeaseEnv = "HERALD_TEST_DELIVERY_LEASE"
 
 const (
 	crashBackstop = 2 * time.Second

