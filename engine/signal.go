@@ -15,8 +15,21 @@ func (e *Engine) Wake(ctx context.Context, tenant, runID string, seq uint64) err
 }
 
 // Cancelled forgets a cancelled run: its cached state and its pending
-// timer.
+// timer. It returns once a turn of the run under way in this process
+// (begun before the cancel was recorded, maybe at a send) has ended: its
+// next write finds the run cancelled, so nothing of the run is sent after
+// Cancelled returns. A turn in another process is not waited for.
 func (e *Engine) Cancelled(ctx context.Context, tenant, runID string) error {
+	turned := make(chan struct{})
+	go func() {
+		e.states.lock(runID)()
+		close(turned)
+	}()
+	select {
+	case <-turned:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	e.states.drop(runID)
 	return e.log.Cancel(ctx, eventlog.SchedSubject(tenant, "run", runID))
 }
