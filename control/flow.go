@@ -179,6 +179,20 @@ func (c *Control) CancelTransaction(ctx context.Context, tenant, txn, actor stri
 func (c *Control) cancelForTransaction(ctx context.Context, tenant, runID string,
 	data events.RunCancelledData) (ended bool, seq uint64, err error) {
 	subject := eventlog.Subject(tenant, eventlog.AggRun, runID)
+	// Most runs of a transaction cancelled mid fan-out were cancelled by
+	// the fan-out: their last event says so, one read instead of the
+	// whole history.
+	if last, ok, err := c.log.Last(ctx, subject); err != nil || !ok {
+		return false, 0, err
+	} else if last.Type == events.RunCancelled {
+		var d events.RunCancelledData
+		if len(last.Data) > 0 {
+			if err := last.Decode(&d); err != nil {
+				return false, 0, err
+			}
+		}
+		return d.Reason == events.CancelTransaction, 0, nil
+	}
 	err = retry(ctx, func() error {
 		evs, err := c.log.History(ctx, subject, 0)
 		if err != nil {

@@ -287,7 +287,8 @@ func (e *Engine) dispatch(ctx context.Context, tenant string, acc events.Trigger
 		case cancelled != nil && errs[i] == nil:
 			stopIDs, stopSeqs = append(stopIDs, runID), append(stopSeqs, seqs[i])
 		case cancelled != nil && errors.Is(errs[i], eventlog.ErrConflict):
-			stopIDs, stopSeqs = append(stopIDs, runID), append(stopSeqs, 0)
+			// Started by another attempt at this fan-out: its own read of
+			// the transaction decides (see cancelledStart).
 		case errs[i] == nil:
 			work = append(work, eventlog.WorkMsg{Subject: eventlog.WorkRun(tenant, runID), MsgID: runID + ":start"})
 			e.prime(recs[i], seqs[i])

@@ -6,7 +6,6 @@ import (
 
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
-	"github.com/heraldhq/herald/runstate"
 )
 
 // A transaction's cancellation and its fan-out meet on the transaction's
@@ -69,68 +68,27 @@ func (e *Engine) checkTxn(ctx context.Context, tenant, txn string, w *txnWatch) 
 }
 
 // cancelledStart cancels the runs a chunk of a cancelled transaction's
-// fan-out started (seqs[i] is the sequence of run i's RunStarted, 0 when
-// this fan-out did not start it) before any turn of them: one append each,
-// expecting the start; a run another writer moved (the cancel itself, or a
-// turn enqueued by an earlier attempt at the chunk) is cancelled against
-// its current state.
+// fan-out started (seqs[i] is the sequence of run i's RunStarted) before
+// any turn of them: one append each, expecting the start, in one batch. A
+// run whose start conflicted is not in runIDs: the fan-out that started
+// it cancels it (it reads the transaction after its starts, as this one
+// did), or enqueued it having read the transaction before the cancel, and
+// then the cancel cancels it. A run another writer moved since (the
+// cancel itself) is left to that writer.
 func (e *Engine) cancelledStart(ctx context.Context, tenant string, runIDs []string, seqs []uint64,
 	c *events.TransactionCancelledData) error {
 	data := events.RunCancelledData{Reason: events.CancelTransaction, Actor: c.Actor}
-	var recs []eventlog.Record
-	var fresh []string
-	var moved []string
 	at := e.now().UTC()
+	recs := make([]eventlog.Record, len(runIDs))
 	for i, runID := range runIDs {
-		if seqs[i] == 0 {
-			moved = append(moved, runID)
-			continue
-		}
-		fresh = append(fresh, runID)
-		recs = append(recs, eventlog.Record{Subject: eventlog.Subject(tenant, eventlog.AggRun, runID), Type: events.RunCancelled,
-			Tenant: tenant, Data: data, Expect: true, ExpectSeq: seqs[i], At: at})
+		recs[i] = eventlog.Record{Subject: eventlog.Subject(tenant, eventlog.AggRun, runID), Type: events.RunCancelled,
+			Tenant: tenant, Data: data, Expect: true, ExpectSeq: seqs[i], At: at}
 	}
 	_, errs := e.log.AppendEach(ctx, recs)
-	for i, err := range errs {
-		switch {
-		case err == nil:
-		case errors.Is(err, eventlog.ErrConflict):
-			moved = append(moved, fresh[i])
-		default:
-			return err
-		}
-	}
-	for _, runID := range moved {
-		if err := e.cancelRun(ctx, tenant, runID, data); err != nil {
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, eventlog.ErrConflict) {
 			return err
 		}
 	}
 	return nil
-}
-
-// cancelRun appends data's RunCancelled to a run that is started and not
-// finished, expecting the run subject's last sequence (again on a
-// conflict), and forgets the run (see Cancelled). A run not started or
-// finished is left as it is.
-func (e *Engine) cancelRun(ctx context.Context, tenant, runID string, data events.RunCancelledData) error {
-	subject := eventlog.Subject(tenant, eventlog.AggRun, runID)
-	for {
-		evs, err := e.log.History(ctx, subject, 0)
-		if err != nil {
-			return err
-		}
-		st, err := runstate.Fold(evs)
-		if err != nil || st.RunID == "" || st.Status.Finished() {
-			return err
-		}
-		_, err = e.log.Append(ctx, eventlog.Record{Subject: subject, Type: events.RunCancelled, Tenant: tenant,
-			Data: data, Expect: true, ExpectSeq: st.LastSeq, At: e.now().UTC()})
-		if errors.Is(err, eventlog.ErrConflict) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		return e.Cancelled(ctx, tenant, runID)
-	}
 }
