@@ -37,8 +37,13 @@ func (s *Server) cancelTransaction(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"cancelled": n})
+	writeJSON(w, http.StatusAccepted, transactionCancelView{Cancelled: n})
 	return nil
+}
+
+// transactionCancelView is the answer to a transaction's cancel.
+type transactionCancelView struct {
+	Cancelled int `json:"cancelled"`
 }
 
 // transactionSignalRequest is POST /v1/signals.
