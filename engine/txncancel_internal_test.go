@@ -104,7 +104,19 @@ func TestCancelledWaitsForTheTurnUnderWay(t *testing.T) {
 		t.Fatalf("Cancelled returned (%v) while a turn of the run was under way", err)
 	default:
 	}
+	// The turn steps aside with its Bridge answer still to record: still
+	// waiting, until the turn is finished.
+	e.asides.set(runID, true)
 	unlock()
+	for range 100 {
+		runtime.Gosched()
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Cancelled returned (%v) while a turn of the run was aside", err)
+	default:
+	}
+	e.asides.set(runID, false)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
