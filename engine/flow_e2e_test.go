@@ -269,10 +269,21 @@ func TestCancelTransactionMidFanoutE2E(t *testing.T) {
 			}
 			time.Sleep(time.Millisecond)
 		}
-		r := h.Do("POST", "/v1/transactions/"+url.PathEscape(txn)+"/cancel", key, nil)
+		began := time.Now()
+		// The cancel finishes the fan-out and reads every run before it
+		// answers: on a loaded machine under the race detector, that can
+		// outlast the harness client's 30 s, which only guards against a
+		// hang.
+		slow := h.API(key)
+		slow.HTTP = &http.Client{Timeout: 5 * time.Minute}
+		r, err := slow.Send(ctx, "POST", "/v1/transactions/"+url.PathEscape(txn)+"/cancel", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if r.Status != http.StatusAccepted {
 			t.Fatalf("cancel: %d %s", r.Status, r.Body)
 		}
+		t.Logf("try %d: the cancel answered in %v", try, time.Since(began))
 		var res struct{ Cancelled *int }
 		r.JSON(t, &res)
 		if res.Cancelled == nil {
