@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/eventlog"
@@ -14,7 +15,7 @@ import (
 
 // flowParallel is how many runs a transaction-wide command works on at
 // once: each is a read of the run and an append.
-const flowParallel = 16
+const flowParallel = 64
 
 func errTransactionNotFound(txn string) error {
 	if txn == "" {
@@ -88,53 +89,42 @@ func (c *Control) transaction(ctx context.Context, tenant, txn string) ([]eventl
 	return evs, acc, evs[0].Decode(&acc)
 }
 
+// fanoutIdle is how long a cancel waits for a word of the transaction's
+// fan-out (a chunk dispatched, its end) before it finishes the fan-out
+// itself: the fan-out's process may have died. Waiting less only costs
+// work done twice.
+const fanoutIdle = 2 * time.Second
+
 // CancelTransaction cancels every unfinished run of a transaction,
 // including the runs its fan-out has not started yet, and returns how
 // many runs the transaction's cancellation ended.
 //
 // It appends TransactionCancelled on the transaction (once: a repeated
-// cancel finds it, and answers the same count), finishes the fan-out
-// itself, every run it starts from then on cancelled before its first
-// turn (see the engine's txncancel.go), and cancels the runs started
-// before. The count is of the transaction's runs ended by its
-// cancellation: the runs cancelled one by one before, or finished
-// otherwise, are not in it.
+// cancel finds it, and answers the same count). A fan-out that reads it
+// starts its remaining runs cancelled, before any turn of them (see the
+// engine's txncancel.go); the runs a fan-out started before are cancelled
+// here, chunk by chunk as the fan-out dispatches them, so that few of them
+// take a turn meanwhile. A fan-out that says nothing for fanoutIdle is
+// finished here (a trigger to one subscriber at once): every recipient's
+// run is known before the answer. The count is of the transaction's runs
+// ended by its cancellation: the runs cancelled one by one before, or
+// finished otherwise, are not in it.
 //
 // Errors: 404 transaction_not_found.
 func (c *Control) CancelTransaction(ctx context.Context, tenant, txn, actor string) (int, error) {
 	subject := eventlog.Subject(tenant, eventlog.AggTransaction, txn)
 	var acc events.TriggerAcceptedData
 	var cancel events.TransactionCancelledData
-	var completed bool
-	var dispatched []events.Dispatch
+	var evs []eventlog.Event
 	err := retry(ctx, func() error {
-		evs, a, err := c.transaction(ctx, tenant, txn)
-		if err != nil {
+		var err error
+		if evs, acc, err = c.transaction(ctx, tenant, txn); err != nil {
 			return err
 		}
-		acc, completed, dispatched = a, false, dispatched[:0]
-		found := false
 		for _, ev := range evs {
-			switch ev.Type {
-			case events.TransactionCancelled:
-				if !found {
-					found = true
-					if err := ev.Decode(&cancel); err != nil {
-						return err
-					}
-				}
-			case events.FanoutCompleted:
-				completed = true
-			case events.NotificationsDispatched:
-				var d events.NotificationsDispatchedData
-				if err := ev.Decode(&d); err != nil {
-					return err
-				}
-				dispatched = append(dispatched, d.Runs...)
+			if ev.Type == events.TransactionCancelled {
+				return ev.Decode(&cancel)
 			}
-		}
-		if found {
-			return nil
 		}
 		cancel = events.TransactionCancelledData{TransactionID: txn, Actor: actor}
 		_, err = c.log.Append(ctx, eventlog.Record{Subject: subject, Type: events.TransactionCancelled, Tenant: tenant,
@@ -144,70 +134,128 @@ func (c *Control) CancelTransaction(ctx context.Context, tenant, txn, actor stri
 	if err != nil {
 		return 0, err
 	}
-	if !completed {
-		// The fan-out may be under way, here or in another process, or
-		// stopped by a crash: finishing it here makes every recipient's
-		// run known now; the ones it starts start cancelled.
-		if dispatched, err = c.rt.FanOut(ctx, tenant, acc); err != nil {
+	sw := &txnSweep{c: c, tenant: tenant, swept: map[string]bool{},
+		data: events.RunCancelledData{Reason: events.CancelTransaction, Actor: cancel.Actor}}
+	completed := false
+	after := uint64(0)
+	heard := time.Now()
+	for !completed {
+		var ds []events.Dispatch
+		for _, ev := range evs {
+			after = max(after, ev.Seq)
+			switch ev.Type {
+			case events.NotificationsDispatched:
+				var d events.NotificationsDispatchedData
+				if err := ev.Decode(&d); err != nil {
+					return 0, err
+				}
+				ds = append(ds, d.Runs...)
+			case events.FanoutCompleted:
+				completed = true
+			}
+		}
+		if err := sw.sweep(ctx, ds); err != nil {
+			return 0, err
+		}
+		if len(evs) > 0 {
+			heard = time.Now()
+		}
+		if completed {
+			break
+		}
+		if acc.To.SubscriberID != nil || time.Since(heard) >= fanoutIdle {
+			// Finish the fan-out here (a trigger to one subscriber has no
+			// fan-out events to wait for): the runs it starts now start
+			// cancelled.
+			all, err := c.rt.FanOut(ctx, tenant, acc)
+			if err != nil {
+				return 0, err
+			}
+			if err := sw.sweep(ctx, all); err != nil {
+				return 0, err
+			}
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+		if evs, err = c.log.History(ctx, subject, after); err != nil {
 			return 0, err
 		}
 	}
-	data := events.RunCancelledData{Reason: events.CancelTransaction, Actor: cancel.Actor}
-	var mu sync.Mutex
-	var n int
-	var last uint64
-	err = forEachRun(ctx, dispatched, func(ctx context.Context, runID string) error {
-		ended, seq, err := c.cancelForTransaction(ctx, tenant, runID, data)
+	return sw.n, c.store.WaitFor(ctx, sw.last)
+}
+
+// txnSweep cancels the runs of a cancelled transaction, each once.
+type txnSweep struct {
+	c      *Control
+	tenant string
+	data   events.RunCancelledData
+	swept  map[string]bool
+	mu     sync.Mutex
+	n      int    // runs the cancellation ended
+	last   uint64 // the last RunCancelled appended
+}
+
+// sweep cancels the runs of ds not swept yet, the last dispatched first:
+// the engine takes a chunk's runs in the order they were enqueued, so the
+// sweep meets its turns halfway rather than trailing them.
+func (sw *txnSweep) sweep(ctx context.Context, ds []events.Dispatch) error {
+	var todo []events.Dispatch
+	for i := len(ds) - 1; i >= 0; i-- {
+		if d := ds[i]; d.RunID != "" && !sw.swept[d.RunID] {
+			sw.swept[d.RunID] = true
+			todo = append(todo, d)
+		}
+	}
+	return forEachRun(ctx, todo, func(ctx context.Context, runID string) error {
+		ended, seq, err := sw.c.cancelForTransaction(ctx, sw.tenant, runID, sw.data)
 		if err != nil || !ended {
 			return err
 		}
-		mu.Lock()
-		n, last = n+1, max(last, seq)
-		mu.Unlock()
+		sw.mu.Lock()
+		sw.n, sw.last = sw.n+1, max(sw.last, seq)
+		sw.mu.Unlock()
 		return nil
 	})
-	if err != nil {
-		return 0, err
-	}
-	return n, c.store.WaitFor(ctx, last)
 }
 
 // cancelForTransaction cancels one run of a cancelled transaction unless
 // it is finished; ended reports whether the transaction's cancellation
 // ended it (now, or before: by its fan-out, or by an earlier cancel), seq
 // is the sequence of the RunCancelled this call appended (0: none).
+//
+// It reads the run's last event only, not its history: a run is finished
+// exactly when its last event ends it (every writer of a run expects the
+// last sequence of an unfinished run, a rerun's excepted), and a cancel
+// expecting that event's sequence cannot land after another writer's. A
+// large transaction's runs are read while the engine advances them: one
+// read each keeps the cancel ahead of the turns.
 func (c *Control) cancelForTransaction(ctx context.Context, tenant, runID string,
 	data events.RunCancelledData) (ended bool, seq uint64, err error) {
 	subject := eventlog.Subject(tenant, eventlog.AggRun, runID)
-	// Most runs of a transaction cancelled mid fan-out were cancelled by
-	// the fan-out: their last event says so, one read instead of the
-	// whole history.
-	if last, ok, err := c.log.Last(ctx, subject); err != nil || !ok {
-		return false, 0, err
-	} else if last.Type == events.RunCancelled {
-		var d events.RunCancelledData
-		if len(last.Data) > 0 {
-			if err := last.Decode(&d); err != nil {
-				return false, 0, err
-			}
-		}
-		return d.Reason == events.CancelTransaction, 0, nil
-	}
 	err = retry(ctx, func() error {
-		evs, err := c.log.History(ctx, subject, 0)
-		if err != nil {
+		last, ok, err := c.log.Last(ctx, subject)
+		if err != nil || !ok {
 			return err
 		}
-		st, err := runstate.Fold(evs)
-		if err != nil || st.RunID == "" {
-			return err
-		}
-		if st.Status.Finished() {
-			ended, err = cancelledWithTransaction(evs)
-			return err
+		switch last.Type {
+		case events.RunCancelled:
+			var d events.RunCancelledData
+			if len(last.Data) > 0 {
+				if err := last.Decode(&d); err != nil {
+					return err
+				}
+			}
+			ended = d.Reason == events.CancelTransaction
+			return nil
+		case events.RunCompleted, events.RunFailed, events.RunDigested:
+			return nil
 		}
 		seq, err = c.log.Append(ctx, eventlog.Record{Subject: subject, Type: events.RunCancelled, Tenant: tenant,
-			Data: data, Expect: true, ExpectSeq: st.LastSeq})
+			Data: data, Expect: true, ExpectSeq: last.Seq})
 		ended = err == nil
 		return err
 	})
@@ -215,30 +263,6 @@ func (c *Control) cancelForTransaction(ctx context.Context, tenant, runID string
 		return ended, seq, err
 	}
 	return true, seq, c.rt.Cancelled(ctx, tenant, runID)
-}
-
-// cancelledWithTransaction reports whether a finished run's history ends
-// with its transaction's cancellation.
-func cancelledWithTransaction(evs []eventlog.Event) (bool, error) {
-	st := &runstate.State{}
-	for _, ev := range evs {
-		if err := st.Apply(ev); err != nil {
-			return false, err
-		}
-		if st.Status.Finished() {
-			if ev.Type != events.RunCancelled {
-				return false, nil
-			}
-			var d events.RunCancelledData
-			if len(ev.Data) > 0 {
-				if err := ev.Decode(&d); err != nil {
-					return false, err
-				}
-			}
-			return d.Reason == events.CancelTransaction, nil
-		}
-	}
-	return false, nil
 }
 
 // forEachRun calls fn for the run of each dispatch that has one,

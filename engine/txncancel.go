@@ -77,7 +77,7 @@ func (e *Engine) checkTxn(ctx context.Context, tenant, txn string, w *txnWatch) 
 // cancel itself) is left to that writer.
 func (e *Engine) cancelledStart(ctx context.Context, tenant string, runIDs []string, seqs []uint64,
 	c *events.TransactionCancelledData) error {
-	data := events.RunCancelledData{Reason: events.CancelTransaction, Actor: c.Actor}
+	data := events.RunCancelledData{Reason: events.CancelTransaction, Actor: c.Actor, AtStart: true}
 	at := e.now().UTC()
 	recs := make([]eventlog.Record, len(runIDs))
 	for i, runID := range runIDs {

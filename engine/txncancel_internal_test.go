@@ -69,7 +69,7 @@ func TestCancelledFanoutStartsRunsCancelled(t *testing.T) {
 		}
 		var d events.RunCancelledData
 		if len(evs) != 2 || evs[1].Type != events.RunCancelled || evs[1].Decode(&d) != nil ||
-			d.Reason != events.CancelTransaction || d.Actor != "hk_abcdefgh" {
+			d.Reason != events.CancelTransaction || d.Actor != "hk_abcdefgh" || !d.AtStart {
 			t.Fatalf("%s, started after the cancel: history %v", s, evs)
 		}
 		if res[i-2].RunID != st.RunID || res[i-2].Status != events.NotificationDispatched {

@@ -121,6 +121,10 @@ type RunCancelledData struct {
 	// request ("hk_…", never the key); empty when Herald cancelled the run
 	// on its own (an erase) or the cancel predates actors.
 	Actor string `json:"actor,omitempty"`
+	// AtStart marks a run its transaction's fan-out started after the
+	// transaction was cancelled: cancelled with its start, it never took a
+	// turn (the Bridge was never called for it).
+	AtStart bool `json:"atStart,omitempty"`
 }
 
 // CancelTransaction is the RunCancelledData.Reason of a run cancelled with
