@@ -33,6 +33,7 @@ const (
 	CodeChannelNotFound      = "channel_not_found"
 	CodeUnknownChannel       = "unknown_channel" // a channelKey outside the catalog
 	CodeRunNotFound          = "run_not_found"
+	CodeTransactionNotFound  = "transaction_not_found"
 	CodeMessageNotFound      = "message_not_found"
 	CodeWebhookNotFound      = "webhook_not_found"
 	CodeSuppressionNotFound  = "suppression_not_found"
@@ -41,6 +42,7 @@ const (
 	CodeEmptyPatch          = "empty_patch"
 	CodeTopicHasSubscribers = "topic_has_subscribers"
 	CodeRunFinished         = "run_finished"
+	CodeRunNotFailed        = "run_not_failed" // a rerun of a run that did not fail
 	CodeTooManySignals      = "too_many_signals"
 	CodeTransactionMismatch = "transaction_mismatch"
 	CodeWebhookLimit        = "webhook_limit"
@@ -133,6 +135,7 @@ var table = map[string]int{
 	CodeChannelNotFound:      http.StatusNotFound,
 	CodeUnknownChannel:       http.StatusNotFound,
 	CodeRunNotFound:          http.StatusNotFound,
+	CodeTransactionNotFound:  http.StatusNotFound,
 	CodeMessageNotFound:      http.StatusNotFound,
 	CodeWebhookNotFound:      http.StatusNotFound,
 	CodeSuppressionNotFound:  http.StatusNotFound,
@@ -140,6 +143,7 @@ var table = map[string]int{
 	CodeEmptyPatch:          http.StatusBadRequest,
 	CodeTopicHasSubscribers: http.StatusConflict,
 	CodeRunFinished:         http.StatusConflict,
+	CodeRunNotFailed:        http.StatusConflict,
 	CodeTooManySignals:      http.StatusConflict,
 	CodeTransactionMismatch: http.StatusConflict,
 	CodeWebhookLimit:        http.StatusConflict,

@@ -99,6 +99,7 @@ func TestStatusesOfTheContract(t *testing.T) {
 		CodeDeliveryInProgress:  http.StatusConflict,
 		CodeRateLimited:         http.StatusTooManyRequests,
 		CodeTransactionMismatch: http.StatusConflict,
+		CodeRunNotFailed:        http.StatusConflict,
 	}
 	for code, want := range fixed {
 		if got := Status(code); got != want {

@@ -189,10 +189,10 @@ func TestSignalAndCancelCommands(t *testing.T) {
 			t.Fatalf("woken at %v, events at %d", rt.woken, evs[i+1].Seq)
 		}
 	}
-	if err := h.ctl.Cancel(ctx, "ten_1", runID); err != nil || len(rt.cancelled) != 1 {
+	if err := h.ctl.Cancel(ctx, "ten_1", runID, "hk_test0000"); err != nil || len(rt.cancelled) != 1 {
 		t.Fatalf("cancel: %v %v", err, rt.cancelled)
 	}
-	if err := h.ctl.Cancel(ctx, "ten_1", runID); code(err) != "run_finished" {
+	if err := h.ctl.Cancel(ctx, "ten_1", runID, "hk_test0000"); code(err) != "run_finished" {
 		t.Fatalf("cancel a cancelled run: %v", err)
 	}
 	if err := h.ctl.Signal(ctx, "ten_1", runID, control.SignalCommand{Event: "go"}); code(err) != "run_finished" {

@@ -88,7 +88,7 @@ func (c *Control) cancelRunsOf(ctx context.Context, tenant, externalID string) e
 		pg.Cursor = next
 	}
 	for _, runID := range live {
-		err := c.cancel(ctx, tenant, runID, events.CancelSubscriberErased)
+		err := c.cancel(ctx, tenant, runID, events.RunCancelledData{Reason: events.CancelSubscriberErased})
 		if err != nil && !errors.Is(err, apierr.ErrConflict) { // run_finished: it ended meanwhile
 			return err
 		}

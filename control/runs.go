@@ -77,20 +77,31 @@ func errTooManySignals(runID string) error {
 // MaxPendingSignals unconsumed.
 func (c *Control) Signal(ctx context.Context, tenant, runID string, cmd SignalCommand) error {
 	var p apierr.Problems
+	data := cmd.check(&p)
+	if err := p.Err(); err != nil {
+		return err
+	}
+	return c.signalRun(ctx, tenant, runID, data)
+}
+
+// check adds cmd's problems to p and returns its event's data.
+func (cmd SignalCommand) check(p *apierr.Problems) events.SignalReceivedData {
 	if cmd.Event == "" {
 		p.Add("event", "is required")
 	} else if utf8.RuneCountInString(cmd.Event) > maxEventChars {
 		p.Add("event", "must be at most %d characters", maxEventChars)
 	}
-	payload := payloadObject("payload", cmd.Payload, &p)
+	payload := payloadObject("payload", cmd.Payload, p)
 	if payload == nil {
 		payload = json.RawMessage("null")
 	}
-	if err := p.Err(); err != nil {
-		return err
-	}
+	return events.SignalReceivedData{Event: cmd.Event, Payload: payload}
+}
+
+// signalRun appends a checked signal to a run and wakes it.
+func (c *Control) signalRun(ctx context.Context, tenant, runID string, data events.SignalReceivedData) error {
 	seq, err := c.appendToLiveRun(ctx, tenant, runID, events.SignalReceived,
-		events.SignalReceivedData{Event: cmd.Event, Payload: payload}, func(st *runstate.State) error {
+		data, func(st *runstate.State) error {
 			if len(st.Signals) >= MaxPendingSignals {
 				return errTooManySignals(runID)
 			}
@@ -102,16 +113,17 @@ func (c *Control) Signal(ctx context.Context, tenant, runID string, cmd SignalCo
 	return c.rt.Wake(ctx, tenant, runID, seq)
 }
 
-// Cancel ends a run that is not finished and removes its pending timer.
+// Cancel ends a run that is not finished and removes its pending timer;
+// actor (the API key's prefix) is recorded as who asked.
 //
 // Errors: 404 run_not_found; 409 run_finished.
-func (c *Control) Cancel(ctx context.Context, tenant, runID string) error {
-	return c.cancel(ctx, tenant, runID, "")
+func (c *Control) Cancel(ctx context.Context, tenant, runID, actor string) error {
+	return c.cancel(ctx, tenant, runID, events.RunCancelledData{Actor: actor})
 }
 
-// cancel is Cancel for reason (see events.RunCancelledData).
-func (c *Control) cancel(ctx context.Context, tenant, runID, reason string) error {
-	if _, err := c.appendToLiveRun(ctx, tenant, runID, events.RunCancelled, events.RunCancelledData{Reason: reason}, nil); err != nil {
+// cancel is Cancel for data's reason and actor.
+func (c *Control) cancel(ctx context.Context, tenant, runID string, data events.RunCancelledData) error {
+	if _, err := c.appendToLiveRun(ctx, tenant, runID, events.RunCancelled, data, nil); err != nil {
 		return err
 	}
 	return c.rt.Cancelled(ctx, tenant, runID)

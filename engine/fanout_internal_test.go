@@ -44,7 +44,7 @@ func TestFanoutResumedAnswersEveryRecipientInOrder(t *testing.T) {
 	// The earlier attempt: two recipients, one in each of the chunks to
 	// come, dispatched out of order.
 	earlier := []string{subs[fanoutChunk+3], subs[5]}
-	if _, err := e.dispatch(ctx, tenant, acc, earlier); err != nil {
+	if _, err := e.dispatch(ctx, tenant, acc, earlier, &txnWatch{}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := e.fanout(ctx, tenant, acc)

@@ -94,6 +94,10 @@ func (e *Engine) fanout(ctx context.Context, tenant string, acc events.TriggerAc
 	if err != nil {
 		return nil, err
 	}
+	watch, err := watchTxn(history)
+	if err != nil {
+		return nil, err
+	}
 	done := map[string]events.Dispatch{}
 	var completed bool
 	for _, ev := range history {
@@ -134,7 +138,7 @@ func (e *Engine) fanout(ctx context.Context, tenant string, acc events.TriggerAc
 		for j, i := range idx {
 			chunk[j] = recipients[i]
 		}
-		dispatched, err := e.dispatch(ctx, tenant, acc, chunk)
+		dispatched, err := e.dispatch(ctx, tenant, acc, chunk, watch)
 		if err != nil {
 			return nil, err
 		}
@@ -247,8 +251,10 @@ func (e *Engine) recipients(ctx context.Context, tenant string, acc events.Trigg
 }
 
 // dispatch writes a chunk's ingress rows, starts its runs and records
-// each run's dispatch.
-func (e *Engine) dispatch(ctx context.Context, tenant string, acc events.TriggerAcceptedData, subs []string) ([]events.Dispatch, error) {
+// each run's dispatch. Once the runs are started, it reads the
+// transaction (w): the runs of a cancelled one are cancelled, not
+// enqueued (see txncancel.go).
+func (e *Engine) dispatch(ctx context.Context, tenant string, acc events.TriggerAcceptedData, subs []string, w *txnWatch) ([]events.Dispatch, error) {
 	txnSubject := eventlog.Subject(tenant, eventlog.AggTransaction, acc.TransactionID)
 	// Message ids derived from the chunk make a retried append (after a
 	// lost acknowledgement) store the rows once.
@@ -266,12 +272,23 @@ func (e *Engine) dispatch(ctx context.Context, tenant string, acc events.Trigger
 			Data: events.RunStartedData{RunID: runID, TransactionID: acc.TransactionID, WorkflowID: acc.WorkflowID, SubscriberID: &s}}
 	}
 	seqs, errs := e.log.AppendEach(ctx, recs)
+	cancelled, err := e.checkTxn(ctx, tenant, acc.TransactionID, w)
+	if err != nil {
+		return nil, err
+	}
+	var stopIDs []string
+	var stopSeqs []uint64
 	out := make([]events.Dispatch, len(subs))
 	work := make([]eventlog.WorkMsg, 0, len(subs))
 	for i, s := range subs {
 		runID := RunID(tenant, acc.TransactionID, s)
 		out[i] = events.Dispatch{SubscriberID: s, RunID: runID, Status: events.NotificationDispatched}
 		switch {
+		case cancelled != nil && errs[i] == nil:
+			stopIDs, stopSeqs = append(stopIDs, runID), append(stopSeqs, seqs[i])
+		case cancelled != nil && errors.Is(errs[i], eventlog.ErrConflict):
+			// Started by another attempt at this fan-out: its own read of
+			// the transaction decides (see cancelledStart).
 		case errs[i] == nil:
 			work = append(work, eventlog.WorkMsg{Subject: eventlog.WorkRun(tenant, runID), MsgID: runID + ":start"})
 			e.prime(recs[i], seqs[i])
@@ -287,6 +304,11 @@ func (e *Engine) dispatch(ctx context.Context, tenant string, acc events.Trigger
 			out[i] = events.Dispatch{SubscriberID: s, Status: events.NotificationFailed, Error: errs[i].Error()}
 			e.logger.Warn("could not dispatch a run", "tenant", tenant, "transaction", acc.TransactionID,
 				"subscriber", s, "err", errs[i])
+		}
+	}
+	if cancelled != nil {
+		if err := e.cancelledStart(ctx, tenant, stopIDs, stopSeqs, cancelled); err != nil {
+			return nil, err
 		}
 	}
 	if err := e.log.EnqueueBatch(ctx, work); err != nil {

@@ -127,10 +127,23 @@ type RunFailedData struct {
 
 // RunCancelledData ends a run at a tenant's request, or for Reason.
 type RunCancelledData struct {
-	// Reason is why Herald cancelled the run itself (CancelSubscriberErased);
-	// empty when the tenant cancelled it.
+	// Reason is why Herald cancelled the run itself (CancelSubscriberErased,
+	// CancelTransaction); empty when the tenant cancelled the run alone.
 	Reason string `json:"reason,omitempty"`
+	// Actor is who asked: the prefix of the API key that authenticated the
+	// request ("hk_…", never the key); empty when Herald cancelled the run
+	// on its own (an erase) or the cancel predates actors.
+	Actor string `json:"actor,omitempty"`
+	// AtStart marks a run its transaction's fan-out started after the
+	// transaction was cancelled: cancelled with its start, it never took a
+	// turn (the Bridge was never called for it).
+	AtStart bool `json:"atStart,omitempty"`
 }
+
+// CancelTransaction is the RunCancelledData.Reason of a run cancelled with
+// its whole transaction (TransactionCancelled, on the transaction's
+// subject, says who and when).
+const CancelTransaction = "transaction_cancelled"
 
 // CancelSubscriberErased is the RunCancelledData.Reason of a run whose
 // subscriber was erased: going on, it would run without the subscriber

@@ -120,7 +120,7 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &struct{}{}); err != nil {
 		return err
 	}
-	if err := s.deps.Control.Cancel(r.Context(), tenantOf(r.Context()), runID); err != nil {
+	if err := s.deps.Control.Cancel(r.Context(), tenantOf(r.Context()), runID, keyPrefix(bearer(r))); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusAccepted, map[string]any{"runId": runID, "status": control.StatusCancelled})

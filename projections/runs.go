@@ -59,7 +59,7 @@ type RunFilter struct {
 var runEventTypes = map[string]bool{
 	events.RunStarted: true, events.StepCompleted: true, events.StepFailed: true, events.RunSleeping: true,
 	events.RunWaiting: true, events.SignalReceived: true, events.RunCompleted: true, events.RunFailed: true,
-	events.RunCancelled: true, events.RunDigested: true, events.RunSubscriberRecorded: true,
+	events.RunCancelled: true, events.RunDigested: true, events.RunSubscriberRecorded: true, events.RunRerun: true,
 }
 
 func runModels() (map[string]applyFunc, [][]byte) {

@@ -142,6 +142,9 @@ func (s *State) Apply(ev events.Event) error {
 		s.touch(ev)
 		return nil
 	}
+	if ev.Type == events.RunRerun {
+		return s.rerun(ev)
+	}
 	if s.Status.Finished() {
 		s.LastSeq = max(s.LastSeq, ev.Seq)
 		return nil
@@ -226,6 +229,28 @@ func (s *State) Apply(ev events.Event) error {
 	if err != nil {
 		return err
 	}
+	s.touch(ev)
+	return nil
+}
+
+// rerun resumes a failed run at its failed step, attempts counted afresh;
+// on a run that is not failed it only moves LastSeq (a writer checks the
+// status before it appends one).
+func (s *State) rerun(ev events.Event) error {
+	var d events.RunRerunData
+	if err := ev.Decode(&d); err != nil {
+		return err
+	}
+	if s.Status != Failed {
+		s.LastSeq = max(s.LastSeq, ev.Seq)
+		return nil
+	}
+	if n := len(s.Steps); n > 0 && s.Steps[n-1].Status == StepFailed {
+		// The step's last error stays shown until its next try answers.
+		st := &s.Steps[n-1]
+		st.Status, st.Attempts = StepRetrying, 0
+	}
+	s.Status, s.Error, s.WakeAt, s.WaitEvent = Running, nil, nil, ""
 	s.touch(ev)
 	return nil
 }
@@ -360,6 +385,8 @@ func cancelledMessage(reason string) string {
 		return "the run was cancelled"
 	case events.CancelSubscriberErased:
 		return "the run was cancelled: its subscriber was erased"
+	case events.CancelTransaction:
+		return "the run was cancelled with its transaction"
 	}
 	return "the run was cancelled: " + reason
 }

@@ -1,0 +1,243 @@
+package service_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/embedded"
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/internal/testapi"
+	"github.com/heraldhq/herald/internal/testnats"
+	"github.com/heraldhq/herald/internal/testsmtp"
+	"github.com/heraldhq/herald/service"
+)
+
+// startOn starts a herald process on the NATS server at url (one node,
+// streams R1).
+func startOn(t *testing.T, natsURL string) *service.Service {
+	t.Helper()
+	cfg, err := service.LoadConfig(clusterEnv(), service.Flags{HTTPAddr: "127.0.0.1:0", DataDir: t.TempDir(),
+		NATSURL: natsURL, Replicas: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RetryBase = 100 * time.Millisecond
+	cfg.RateLimit = 0
+	svc, err := service.Start(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatalf("herald: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		svc.Shutdown(ctx)
+	})
+	waitReady(t, svc)
+	return svc
+}
+
+// Two herald processes on one NATS: process A takes a trigger to 1,500
+// subscribers (two chunks of its fan-out), process B the cancel of its
+// transaction as soon as A's first chunk is under way. The count B
+// answers is the transaction's cancelled runs, every run ends completed
+// or cancelled, and no run that A's fan-out started after the cancel
+// ever calls the Bridge or sends.
+func TestCancelTransactionAcrossProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two herald processes, 1,500 runs")
+	}
+	const n = 1500
+	srv, err := embedded.Start(embedded.Config{StoreDir: t.TempDir(), Listen: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	a := startOn(t, srv.ClientURL())
+	b := startOn(t, srv.ClientURL())
+	mail := testsmtp.Start(t, testsmtp.Options{})
+
+	admin := clusterEnv()("HERALD_ADMIN_TOKEN")
+	tn, err := testapi.New(a.URL(), admin).CreateTenant(context.Background(), "Cancel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCall(t, b.URL(), "POST", "/v1/channels", tn.APIKey, map[string]any{"channelKey": "email-smtp",
+		"config": map[string]any{"host": "127.0.0.1", "port": mail.Port, "fromEmail": "noreply@herald.test"}}, 201)
+	var mu sync.Mutex
+	called := map[string]bool{}
+	promo := bridge.MustWorkflow("promo", func(ctx *bridge.Context, _ any) error {
+		mu.Lock()
+		called[ctx.RunID] = true
+		mu.Unlock()
+		_, err := bridge.Send(ctx, "promo", "email", func(context.Context) (bridge.SendContent, error) {
+			return bridge.SendContent{Subject: ctx.RunID, Body: "b"}, nil
+		})
+		return err
+	})
+	reg := bridge.NewRegistry().MustRegister(promo)
+	var handler atomic.Pointer[http.Handler]
+	bridgeSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h := handler.Load(); h != nil {
+			(*h).ServeHTTP(w, r)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(bridgeSrv.Close)
+	bind, err := testapi.New(a.URL(), tn.APIKey).BindBridge(context.Background(), bridgeSrv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := bridge.Serve(reg, bridge.Options{SigningKey: bind.SigningSecret})
+	handler.Store(&h)
+	var recs []eventlog.Record
+	for i := range n {
+		id := fmt.Sprintf("u%04d", i)
+		recs = append(recs, testnats.Subscriber(tn.TenantID, id),
+			eventlog.Record{Subject: eventlog.Subject(tn.TenantID, eventlog.AggTopic, "all"), Type: events.SubscriberSubscribed,
+				Tenant: tn.TenantID, Data: events.SubscriberSubscribedData{SubscriberID: id, TopicKey: "all"}})
+	}
+	testnats.Append(t, a.Log(), recs)
+
+	ctx := context.Background()
+	var txn string
+	var cancelled int
+	for try := 0; ; try++ {
+		txn = fmt.Sprintf("promo-%d", try)
+		subject := eventlog.Subject(tn.TenantID, eventlog.AggTransaction, txn)
+		done := make(chan error, 1)
+		go func() {
+			_, _, err := call(a.URL(), "POST", "/v1/events", tn.APIKey, map[string]any{"workflowId": "promo",
+				"to": map[string]any{"topics": []string{"all"}}, "transactionId": txn})
+			done <- err
+		}()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			evs, err := b.Log().History(ctx, subject, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(evs) > 1 {
+				break // A's first chunk is received: its runs are starting
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the fan-out did not begin")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		// The cancel finishes the fan-out and reads every run before it
+		// answers: the client waits as long as a loaded race build needs
+		// (its timeout only guards against a hang).
+		cb := testapi.New(b.URL(), tn.APIKey)
+		cb.HTTP = &http.Client{Timeout: 5 * time.Minute}
+		r, err := cb.Send(ctx, "POST", "/v1/transactions/"+url.PathEscape(txn)+"/cancel", nil)
+		if err != nil || r.Status != 202 {
+			t.Fatalf("cancel: %v %d %s", err, r.Status, r.Body)
+		}
+		var res struct{ Cancelled int }
+		if err := json.Unmarshal(r.Body, &res); err != nil {
+			t.Fatal(err)
+		}
+		cancelled = res.Cancelled
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		evs, err := b.Log().History(ctx, subject, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cancelAt, completedAt uint64
+		for _, ev := range evs {
+			switch ev.Type {
+			case events.TransactionCancelled:
+				cancelAt = ev.Seq
+			case events.FanoutCompleted:
+				completedAt = ev.Seq
+			}
+		}
+		if cancelAt != 0 && completedAt != 0 && cancelAt < completedAt {
+			break
+		}
+		if try == 4 {
+			t.Fatal("the fan-out finished before the cancel 5 times in a row")
+		}
+	}
+
+	// Every run ends, read from the log itself.
+	status := map[string]int{}
+	startedCancelled := map[string]bool{}
+	deadline := time.Now().Add(60 * time.Second)
+	for i := 0; i < n; i++ {
+		runID := engine.RunID(tn.TenantID, txn, fmt.Sprintf("u%04d", i))
+		for {
+			evs, err := a.Log().History(ctx, eventlog.Subject(tn.TenantID, eventlog.AggRun, runID), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := evs[len(evs)-1].Type
+			if last == events.RunCompleted || last == events.RunCancelled || last == events.RunFailed {
+				status[last]++
+				var d events.RunCancelledData
+				if last == events.RunCancelled && evs[len(evs)-1].Decode(&d) == nil && d.AtStart {
+					startedCancelled[runID] = true
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("run %s did not end: %s", runID, last)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if status[events.RunCompleted]+status[events.RunCancelled] != n || status[events.RunCancelled] != cancelled {
+		t.Fatalf("runs ended %v; the cancel answered %d", status, cancelled)
+	}
+	time.Sleep(time.Second) // a late send would show now
+	mu.Lock()
+	defer mu.Unlock()
+	for runID := range startedCancelled {
+		if called[runID] {
+			t.Fatalf("run %s started cancelled, yet called the Bridge", runID)
+		}
+	}
+	sentTo := map[string]int{}
+	for _, m := range mail.Messages() {
+		sentTo[subjectOf(m.Data)]++
+	}
+	for runID, k := range sentTo {
+		if k != 1 || startedCancelled[runID] {
+			t.Fatalf("run %s: %d emails (started cancelled: %v)", runID, k, startedCancelled[runID])
+		}
+	}
+	if len(sentTo) < status[events.RunCompleted] {
+		t.Fatalf("%d runs sent, %d completed", len(sentTo), status[events.RunCompleted])
+	}
+	t.Logf("the cancel answered %d; runs %v; %d started cancelled; %d emails", cancelled, status, len(startedCancelled), len(sentTo))
+	if len(startedCancelled) == 0 {
+		t.Fatal("no run started cancelled: the cancel did not reach the fan-out under way in the other process")
+	}
+}
+
+// subjectOf returns the Subject header of a raw message.
+func subjectOf(data []byte) string {
+	for _, line := range strings.Split(string(data), "\r\n") {
+		if s, ok := strings.CutPrefix(line, "Subject: "); ok {
+			return s
+		}
+	}
+	return ""
+}
