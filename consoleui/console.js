@@ -221,7 +221,9 @@ function describe(ev, d) {
     case "SignalReceived": return [facts([["Event", d.event]]), d.payload !== undefined ? json(d.payload) : null];
     case "RunCompleted": return d && d.step ? stepDone(d.step) : null;
     case "RunFailed": return h("p", { class: "error" }, (d.stepId ? d.stepId + ": " : "") + d.code + ": " + d.message);
-    case "RunCancelled": return d && d.reason ? facts([["Reason", d.reason]]) : null;
+    case "RunCancelled": return facts([["Reason", d.reason || "cancelled by the tenant"], ["By", d.actor],
+      ["At its start", d.atStart ? "yes: its transaction was cancelled before it started" : null]]);
+    case "RunRerun": return facts([["Resumes at", d.stepId || "(the Bridge call)"], ["After", d.code + ": " + d.message], ["By", d.actor]]);
     default: return d === null ? null : json(d);
   }
 }

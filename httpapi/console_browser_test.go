@@ -155,6 +155,22 @@ func TestConsoleShowsRunsAndCancelsOne(t *testing.T) {
 	f.h.WaitRun(f.key, f.adaRun, 2*time.Minute, "cancelled")
 	waitText(t, tab, "the cancelled run", "RunCancelled", "cancelled")
 
+	// A failed run offers a rerun; confirmed, the run is run again from
+	// its failed step (it fails again: its Bridge still throws).
+	broken := f.trigger(t, "broken", "ada")
+	f.h.WaitRun(f.key, broken, 2*time.Minute, "failed")
+	if err := chromedp.Do(tab, chromedp.Navigate(base+"/console/runs/"+broken)); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "the failed run", "Run "+broken, "explode", "Rerun")
+	if err := chromedp.Do(tab, chromedp.Click(`//button[text()="Rerun"]`), chromedp.Click(`//button[text()="Yes, rerun"]`)); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "the rerun in the timeline", "RunRerun", "Resumes at")
+	if err := chromedp.Do(tab, chromedp.Navigate(base+"/console/runs/"+f.adaRun)); err != nil {
+		t.Fatal(err)
+	}
+
 	// A deep link survives a reload.
 	if err := chromedp.Do(tab, chromedp.Reload()); err != nil {
 		t.Fatal(err)
