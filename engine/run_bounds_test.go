@@ -19,6 +19,7 @@ import (
 // (MaxRunOutputBytes): the answer that would pass a bound fails the run
 // with invalid_step.
 func TestRunStepsAndOutputsAreBounded(t *testing.T) {
+	t.Parallel() // long, and independent of the others
 	h := testherald.Start(t, testherald.Options{DeliverURL: testherald.NewStandInDelivery(t).URL})
 	_, key := h.Tenant("Acme")
 	var calls atomic.Int64

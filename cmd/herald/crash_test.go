@@ -347,6 +347,7 @@ func TestCrashMidFanoutAndWhileSleeping(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test: starts child processes")
 	}
+	t.Parallel() // beside the quiet-hours crash test, which mostly waits
 	w := newCrashWorld(t)
 	began := time.Now()
 	w.audience("big", "f", 2000)
