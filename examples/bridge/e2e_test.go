@@ -259,13 +259,16 @@ func TestEveryWorkflowThroughHerald(t *testing.T) {
 		var runs []string
 		for i := range 3 {
 			runs = append(runs, trigger("comment_digest", "ada", map[string]any{"thread": "t1", "author": "user" + strconv.Itoa(i),
-				"text": "comment " + strconv.Itoa(i), "window": "3s"}))
+				"text": "comment " + strconv.Itoa(i), "window": "10s"}))
 		}
-		completed(runs[0])
-		for _, r := range runs[1:] {
-			if run := h.WaitRun(key, r, wait, "digested", "completed", "failed"); run["status"] != "digested" {
-				t.Errorf("a joining run ended %v", run["status"])
-			}
+		// The run that reached the digest first collects; the others join
+		// it (a window long enough for a loaded machine to start them).
+		ended := map[any]int{}
+		for _, r := range runs {
+			ended[h.WaitRun(key, r, wait, "digested", "completed", "failed")["status"]]++
+		}
+		if ended["completed"] != 1 || ended["digested"] != 2 {
+			t.Errorf("the three digest runs ended %v, want one completed and two digested", ended)
 		}
 		mailTo("ada@example.com", "3 new comments on t1")
 	}
