@@ -91,21 +91,42 @@ func digestBytes(subject string, d *digestState) int64 {
 // cached fold caught up with what was appended since, or a fold of the
 // whole subject. The caller holds the subject's lock (see lockDigest).
 func (e *Engine) readDigest(ctx context.Context, subject string) (*digestState, error) {
-	d, ok := e.digests.get(subject)
+	return readFold(ctx, e, e.digests, subject, newDigestState)
+}
+
+// subjectFold is the state of a subject folded from its events: a digest
+// window's, a throttle key's.
+type subjectFold interface {
+	// apply folds evs, the subject's events after lastSeq, in order.
+	apply(evs []eventlog.Event) error
+	// lastSeq is the sequence of the last event folded.
+	lastSeq() uint64
+}
+
+// readFold returns the fold of subject up to its last event: the one
+// cache holds caught up with what was appended since, or a fold of the
+// whole subject from fresh(). A fold that fails leaves the cache without
+// the subject. The caller holds the subject's lock.
+func readFold[S subjectFold](ctx context.Context, e *Engine, cache *byteCache[S], subject string, fresh func() S) (S, error) {
+	d, ok := cache.get(subject)
 	if !ok {
-		d = newDigestState()
+		d = fresh()
 	}
-	evs, err := e.log.History(ctx, subject, d.last)
+	evs, err := e.log.History(ctx, subject, d.lastSeq())
 	if err != nil {
-		return nil, err
+		var zero S
+		return zero, err
 	}
 	if err := d.apply(evs); err != nil {
-		e.digests.drop(subject)
-		return nil, err
+		cache.drop(subject)
+		var zero S
+		return zero, err
 	}
-	e.digests.put(subject, d)
+	cache.put(subject, d)
 	return d, nil
 }
+
+func (d *digestState) lastSeq() uint64 { return d.last }
 
 // readDigestFull folds the whole digest subject, pruning nothing.
 func (e *Engine) readDigestFull(ctx context.Context, subject string) (*digestState, error) {

@@ -106,21 +106,10 @@ func (d *throttleState) prune(now time.Time) {
 // the cached fold caught up with what was appended since, or a fold of
 // the whole subject. The caller holds the subject's lock.
 func (e *Engine) readThrottle(ctx context.Context, subject string) (*throttleState, error) {
-	d, ok := e.throttles.get(subject)
-	if !ok {
-		d = newThrottleState()
-	}
-	evs, err := e.log.History(ctx, subject, d.last)
-	if err != nil {
-		return nil, err
-	}
-	if err := d.apply(evs); err != nil {
-		e.throttles.drop(subject)
-		return nil, err
-	}
-	e.throttles.put(subject, d)
-	return d, nil
+	return readFold(ctx, e, e.throttles, subject, newThrottleState)
 }
+
+func (d *throttleState) lastSeq() uint64 { return d.last }
 
 // throttle handles a throttle step: the run is counted on its (workflow,
 // subscriber, key) subject, once, and the step completes with the count.
