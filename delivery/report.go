@@ -69,13 +69,20 @@ func (s *Service) Hear(ctx context.Context, tenant string, ch projections.Channe
 		if err != nil {
 			return h, err
 		}
+		subject := eventlog.Subject(tenant, eventlog.AggDelivery, events.ReportSubjectID(ch.ChannelKey, rep.EventID))
 		seq, err := s.cfg.Log.Append(ctx, eventlog.Record{
-			Subject: eventlog.Subject(tenant, eventlog.AggDelivery, events.ReportSubjectID(ch.ChannelKey, rep.EventID)),
+			Subject: subject,
 			Type:    events.DeliveryReported, Tenant: tenant, Expect: true,
 			Data: events.DeliveryReportedData{AttemptID: row.AttemptID, ChannelKey: ch.ChannelKey, Status: rep.Status,
 				Bounce: rep.Bounce, ProviderEventID: rep.EventID, Detail: rep.Detail}})
 		if errors.Is(err, eventlog.ErrConflict) {
-			h.Ignored++ // recorded before: a provider's retry
+			// Recorded before: a provider's retry, perhaps of a request
+			// whose process stopped between the report and its
+			// suppression.
+			h.Ignored++
+			if err := s.suppressUnfollowed(ctx, tenant, row, rep, subject, log); err != nil {
+				return h, err
+			}
 			continue
 		}
 		if err != nil {
@@ -86,7 +93,11 @@ func (s *Service) Hear(ctx context.Context, tenant string, ch projections.Channe
 		if s.cfg.Reported != nil {
 			s.cfg.Reported(ch.ChannelKey, rep.Status)
 		}
-		s.suppressReported(ctx, tenant, row, rep, log)
+		// Unsuppressed, the request fails and the provider's retry
+		// suppresses (suppressUnfollowed).
+		if err := s.suppressReported(ctx, tenant, row, rep, log); err != nil {
+			return h, err
+		}
 	}
 	if last != 0 {
 		// A read right after the answer shows the reports.
@@ -114,19 +125,47 @@ func (s *Service) reportedRow(tenant, channelKey, id string) (projections.Delive
 
 // suppressReported suppresses the address of row after a hard bounce or
 // a complaint (CONTRACT §14): no later send mails it.
-func (s *Service) suppressReported(ctx context.Context, tenant string, row projections.Delivery, rep inbound.Report, log *slog.Logger) {
-	var reason string
+func (s *Service) suppressReported(ctx context.Context, tenant string, row projections.Delivery, rep inbound.Report, log *slog.Logger) error {
+	reason := reportSuppression(rep)
+	if reason == "" || row.Address == "" || !SuppressibleKind(row.Kind) {
+		return nil
+	}
+	return s.suppressFor(ctx, tenant, row.Kind, row.Address, row.AttemptID, reason,
+		row.AttemptID+".report."+reason, log)
+}
+
+// suppressUnfollowed finishes what a report recorded before left undone:
+// when nothing was recorded of the address's suppression since the
+// report (on subject), the process that recorded it stopped before
+// suppressing. A suppression recorded after the report, the tenant's
+// removal of it included, stands.
+func (s *Service) suppressUnfollowed(ctx context.Context, tenant string, row projections.Delivery, rep inbound.Report, subject string, log *slog.Logger) error {
+	if reportSuppression(rep) == "" || row.Address == "" || !SuppressibleKind(row.Kind) {
+		return nil
+	}
+	addr, err := NormalizeAddress(row.Kind, row.Address)
+	if err != nil {
+		return nil
+	}
+	reported, err := s.cfg.Log.SubjectLastSeq(ctx, subject)
+	if err != nil {
+		return err
+	}
+	since, err := s.cfg.Log.SubjectLastSeq(ctx, eventlog.Subject(tenant, eventlog.AggSuppression, events.SuppressionID(row.Kind, addr)))
+	if err != nil || since > reported {
+		return err
+	}
+	return s.suppressReported(ctx, tenant, row, rep, log)
+}
+
+// reportSuppression is the suppression reason a report calls for: a
+// hard bounce's or a complaint's, "" for any other.
+func reportSuppression(rep inbound.Report) string {
 	switch {
 	case rep.Status == events.ReportBounced && rep.Bounce == events.BounceHard:
-		reason = events.SuppressionHardBounce
+		return events.SuppressionHardBounce
 	case rep.Status == events.ReportComplained:
-		reason = events.SuppressionComplaint
-	default:
-		return
+		return events.SuppressionComplaint
 	}
-	if row.Address == "" || !SuppressibleKind(row.Kind) {
-		return
-	}
-	s.suppressFor(ctx, tenant, row.Kind, row.Address, row.AttemptID, reason,
-		row.AttemptID+".report."+reason, log)
+	return ""
 }

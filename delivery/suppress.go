@@ -124,16 +124,16 @@ func (s *Service) suppressedReason(tenant, kind, address string) (string, error)
 // recordTimeout); a failure is logged, not returned: the send's own
 // outcome is recorded already.
 func (s *Service) suppressBounce(ctx context.Context, tenant, kind, address, attemptID string, log *slog.Logger) {
-	s.suppressFor(ctx, tenant, kind, address, attemptID, events.SuppressionHardBounce, attemptID+".suppress", log)
+	_ = s.suppressFor(ctx, tenant, kind, address, attemptID, events.SuppressionHardBounce, attemptID+".suppress", log)
 }
 
 // suppressFor suppresses address of kind with reason, after attempt
 // attemptID; msgID dedupes the append. As suppressBounce, an address
-// already suppressed is left as it is.
-func (s *Service) suppressFor(ctx context.Context, tenant, kind, address, attemptID, reason, msgID string, log *slog.Logger) {
+// already suppressed is left as it is. A failure is logged and returned.
+func (s *Service) suppressFor(ctx context.Context, tenant, kind, address, attemptID, reason, msgID string, log *slog.Logger) error {
 	addr, err := NormalizeAddress(kind, address)
 	if err != nil {
-		return
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
@@ -161,7 +161,8 @@ func (s *Service) suppressFor(ctx context.Context, tenant, kind, address, attemp
 	})
 	if err != nil {
 		log.Error("delivery: the address could not be suppressed", "reason", reason, "err", err)
-		return
+		return err
 	}
 	log.Info("delivery: address suppressed", "reason", reason, "kind", kind)
+	return nil
 }
