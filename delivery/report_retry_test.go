@@ -2,6 +2,8 @@ package delivery_test
 
 import (
 	"context"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/heraldhq/herald/bridge"
@@ -58,5 +60,49 @@ func TestReportRecordedBeforeAStopStillSuppresses(t *testing.T) {
 	}
 	if sup := f.suppressions(); len(sup) != 0 {
 		t.Fatalf("a later retry undid the tenant's removal: %v", sup)
+	}
+}
+
+// TestInboundURLsAreLimitedPerChannel: past HERALD_INBOUND_RATE (here
+// one request per 100 s, a burst of one) a channel's inbound URL answers
+// 429 with Retry-After and reads nothing, while another channel's URL is
+// still heard.
+func TestInboundURLsAreLimitedPerChannel(t *testing.T) {
+	h := testherald.Start(t, testherald.Options{Env: map[string]string{"HERALD_PUBLIC_URL": inboundPublic,
+		"HERALD_INBOUND_RATE": "0.01"}})
+	_, key := h.Tenant("Acme")
+	f := &inboundFixture{t: t, h: h, key: key, api: startResendAPI(t)}
+	f.call("POST", "/v1/channels", map[string]any{"channelKey": "email-resend", "config": map[string]any{
+		"apiKey": "re_test_key", "fromEmail": "noreply@herald.test", "webhookSecret": resendSecret,
+		"apiBaseUrl": f.api.srv.URL}}, 201)
+	f.call("POST", "/v1/channels", map[string]any{"channelKey": "email-postmark", "config": map[string]any{
+		"serverToken": "pm-token", "fromEmail": "noreply@herald.test", "apiBaseUrl": f.api.srv.URL}}, 201)
+	resend := f.inboundPath()
+	var postmark string
+	var chs []struct{ ChannelKey, InboundURL string }
+	f.call("GET", "/v1/channels", nil, 200).JSON(t, &chs)
+	for _, c := range chs {
+		if c.ChannelKey == "email-postmark" {
+			postmark = strings.TrimPrefix(c.InboundURL, inboundPublic)
+		}
+	}
+	body := resendBody("email.delivered", "em_1", "")
+	if status, _ := f.post(resend, resendSecret, "msg_1", body); status != 202 {
+		t.Fatalf("the first request: %d", status)
+	}
+	req, _ := http.NewRequest("POST", h.URL()+resend, strings.NewReader(body))
+	resp, err := h.Client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("the second request: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	if postmark == "" {
+		t.Fatal("no inbound URL for email-postmark")
+	}
+	if status, _ := f.post(postmark, resendSecret, "msg_2", `{"RecordType":"Delivery"}`); status == 429 {
+		t.Fatal("another channel's URL was limited too")
 	}
 }

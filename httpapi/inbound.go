@@ -19,11 +19,6 @@ import (
 // that opens nothing, a rotated one, or a channel that hears nothing are
 // one and the same 404.
 
-// inboundRate is each channel's requests per second on its inbound URL
-// (bursts of twice that): providers post in bursts after a campaign, so
-// it is generous, yet one leaked URL cannot flood the log.
-const inboundRate = 100
-
 var (
 	errInboundUnknown   = errors.New("no such inbound URL")
 	errInboundSignature = apierr.Errorf(apierr.CodeUnauthorized, "the request's signature does not verify")

@@ -51,6 +51,9 @@ type Config struct {
 	// (bursts of twice that); over it, 429 rate_limited with Retry-After.
 	// Admin and internal routes are not limited. Zero: no limit.
 	RateLimit float64
+	// InboundRate is each channel's requests per second on its inbound
+	// URL (bursts of twice that). Zero: no limit.
+	InboundRate float64
 	// InboxHeartbeat is how often an idle GET /v1/inbox/stream writes a
 	// comment line. Zero: DefaultInboxHeartbeat (15s).
 	InboxHeartbeat time.Duration
@@ -104,7 +107,7 @@ type Server struct {
 	limits   *tenantLimits
 	// public limits the public pages per subscriber (see publicRate).
 	public *tenantLimits
-	// inbound limits the inbound URLs per channel (see inboundRate).
+	// inbound limits the inbound URLs per channel (Config.InboundRate).
 	inbound *tenantLimits
 }
 
@@ -122,7 +125,7 @@ func New(cfg Config, deps Deps) *Server {
 	s := &Server{cfg: cfg, deps: deps, logger: cfg.Logger}
 	s.limits = newTenantLimits(cfg.RateLimit)
 	s.public = newTenantLimits(publicRate)
-	s.inbound = newTenantLimits(inboundRate)
+	s.inbound = newTenantLimits(cfg.InboundRate)
 	r := s.newRouter()
 	s.internal = r
 	if cfg.SeparateInternal {

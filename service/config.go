@@ -102,6 +102,10 @@ type Config struct {
 	// (HERALD_RATE_LIMIT, default 200, burst twice that); over it, 429
 	// rate_limited with Retry-After. Zero: no limit.
 	RateLimit float64
+	// InboundRate is each channel's requests per second on its inbound
+	// URL (HERALD_INBOUND_RATE, default 100, burst twice that); over it,
+	// 429 rate_limited with Retry-After. Zero: no limit.
+	InboundRate float64
 	// Env reads the secrets (HERALD_MASTER_KEY, HERALD_ADMIN_TOKEN,
 	// HERALD_INTERNAL_TOKEN, HERALD_MASTER_KEY_PREVIOUS). Default: none set.
 	Env func(string) string
@@ -254,6 +258,9 @@ func LoadConfig(env func(string) string, f Flags) (Config, error) {
 	if c.RateLimit, err = strconv.ParseFloat(pick("", "HERALD_RATE_LIMIT", "200"), 64); err != nil {
 		errs = append(errs, fmt.Errorf("HERALD_RATE_LIMIT: %q is not a number", env("HERALD_RATE_LIMIT")))
 	}
+	if c.InboundRate, err = strconv.ParseFloat(pick("", "HERALD_INBOUND_RATE", "100"), 64); err != nil {
+		errs = append(errs, fmt.Errorf("HERALD_INBOUND_RATE: %q is not a number", env("HERALD_INBOUND_RATE")))
+	}
 	if err := c.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -313,6 +320,9 @@ func (c Config) Validate() error {
 	}
 	if !(c.RateLimit >= 0 && c.RateLimit <= 1e6) { // NaN fails too
 		errs = append(errs, fmt.Errorf("HERALD_RATE_LIMIT: %v is not from 0 (off) to 1000000 requests per second", c.RateLimit))
+	}
+	if !(c.InboundRate >= 0 && c.InboundRate <= 1e6) {
+		errs = append(errs, fmt.Errorf("HERALD_INBOUND_RATE: %v is not from 0 (off) to 1000000 requests per second", c.InboundRate))
 	}
 	for _, o := range c.InboxOrigins {
 		if !validOrigin(o) {

@@ -94,12 +94,13 @@ func TestTenantConcurrencyAndRateLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.TenantConcurrency != 0 || c.RateLimit != 200 {
-		t.Fatalf("defaults: tenant concurrency %d (want 0: half the workers), rate limit %v (want 200)", c.TenantConcurrency, c.RateLimit)
+	if c.TenantConcurrency != 0 || c.RateLimit != 200 || c.InboundRate != 100 {
+		t.Fatalf("defaults: tenant concurrency %d (want 0: half the workers), rate limit %v (want 200), inbound rate %v (want 100)",
+			c.TenantConcurrency, c.RateLimit, c.InboundRate)
 	}
-	c, err = LoadConfig(envOf(map[string]string{"HERALD_TENANT_CONCURRENCY": "8", "HERALD_RATE_LIMIT": "0.5"}), Flags{})
-	if err != nil || c.TenantConcurrency != 8 || c.RateLimit != 0.5 {
-		t.Fatalf("set: %d %v %v", c.TenantConcurrency, c.RateLimit, err)
+	c, err = LoadConfig(envOf(map[string]string{"HERALD_TENANT_CONCURRENCY": "8", "HERALD_RATE_LIMIT": "0.5", "HERALD_INBOUND_RATE": "0"}), Flags{})
+	if err != nil || c.TenantConcurrency != 8 || c.RateLimit != 0.5 || c.InboundRate != 0 {
+		t.Fatalf("set: %d %v %v %v", c.TenantConcurrency, c.RateLimit, c.InboundRate, err)
 	}
 	if c, err = LoadConfig(envOf(map[string]string{"HERALD_RATE_LIMIT": "0"}), Flags{}); err != nil || c.RateLimit != 0 {
 		t.Fatalf("rate limit off: %v %v", c.RateLimit, err)
@@ -107,6 +108,7 @@ func TestTenantConcurrencyAndRateLimit(t *testing.T) {
 	for k, vs := range map[string][]string{
 		"HERALD_TENANT_CONCURRENCY": {"0", "-1", "4097", "many"},
 		"HERALD_RATE_LIMIT":         {"-1", "fast", "NaN", "1e7"},
+		"HERALD_INBOUND_RATE":       {"-1", "fast", "NaN", "1e7"},
 	} {
 		for _, v := range vs {
 			_, err := LoadConfig(envOf(map[string]string{k: v}), Flags{})

@@ -310,6 +310,7 @@ func (s *Service) serve(tokens *links.Maker) {
 
 		SeparateInternal: cfg.InternalAddr != "",
 		RateLimit:        cfg.RateLimit,
+		InboundRate:      cfg.InboundRate,
 		InboxHeartbeat:   cfg.InboxHeartbeat,
 		InboxOrigins:     cfg.InboxOrigins,
 	}, httpapi.Deps{Control: s.ctl, Store: s.store, Log: s.log, Delivery: s.delivery, Links: tokens, Feed: s.feed,

@@ -48,6 +48,7 @@ var settings = []setting{
 	{"HERALD_ALLOW_PRIVATE_EGRESS", "", "`true` embedded, `false` with `HERALD_NATS_URL`", "lets tenant destinations (Bridge and webhook URLs, SMTP hosts, provider base URLs) reach loopback, private and link-local addresses and Bridges use plain `http`; keep it `false` in production"},
 	{"HERALD_TENANT_CONCURRENCY", "", "half of `HERALD_WORKERS` (at least 1)", "runs one tenant advances at once in a process (1–4096); its further work waits without taking a worker, so other tenants' runs start at once"},
 	{"HERALD_RATE_LIMIT", "", "`200`", "API requests per second per tenant (bursts of twice that; `0` = off); over it, 429 `rate_limited` with `Retry-After`"},
+	{"HERALD_INBOUND_RATE", "", "`100`", "requests per second per channel on its inbound URL, where providers report deliveries, bounces and opens (bursts of twice that; `0` = off); over it, 429 `rate_limited` with `Retry-After`, which providers retry"},
 }
 
 // settingFor returns the setting of env; it panics on a name missing from
