@@ -28,11 +28,9 @@ func config(base string) map[string]any {
 
 // errAnswer is Resend's documented error answer.
 func errAnswer(status int, name string) providertest.Answer {
-	return providertest.Answer{Name: name, Status: status,
-		Body: `{"statusCode":` + jsonInt(status) + `,"name":"` + name + `","message":"something about ada@example.com"}`}
+	return providertest.JSONAnswer(name, status,
+		map[string]any{"statusCode": status, "name": name, "message": "something about ada@example.com"})
 }
-
-func jsonInt(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestSuite(t *testing.T) { providertest.Run(t, harness(t)) }
 
