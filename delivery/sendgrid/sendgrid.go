@@ -159,10 +159,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	if f := publicFields(fields); f != "" {
 		public += " on " + f
 	}
-	if ans.Status == http.StatusBadRequest || ans.Status == http.StatusRequestEntityTooLarge {
-		return "", provider.Failf(provider.ErrRejected, nil, "%s", public)
-	}
-	return "", provider.Failf(provider.ErrNotSent, nil, "%s", public)
+	return "", provider.Failf(provider.RefusalKind(ans.Status), nil, "%s", public)
 }
 
 // fieldName is the shape of a SendGrid error's field: a JSON path of the

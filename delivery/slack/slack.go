@@ -112,7 +112,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 		return "", provider.Failf(provider.ErrNotSent, nil, "slack answered %d", ans.Status)
 	}
 	var a answer
-	if ans.ReadErr != nil || json.Unmarshal(ans.Body, &a) != nil {
+	if ans.Decode(&a) != nil {
 		return "", provider.Failf(provider.ErrOutcomeUnknown, ans.ReadErr, "slack answered 200 with an unreadable body")
 	}
 	if a.OK {

@@ -48,11 +48,11 @@ var _ provider.New = New
 // New builds the provider from the fields webhookUrl (secret: its path
 // holds the webhook's token) and apiBaseUrl (optional).
 func New(config map[string]any, deps provider.Deps) (provider.Provider, error) {
-	u, err := provider.ConfigWebhookURL(config, "webhookUrl", "apiBaseUrl")
+	h, err := provider.NewWebhookHTTP("teams", config, deps, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &Provider{HTTP: provider.NewHTTP("teams", u.String(), deps)}, nil
+	return &Provider{HTTP: h}, nil
 }
 
 type card struct {
@@ -110,8 +110,5 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	}
 	// Teams's text is not logged: it may quote the webhook's URL.
 	p.Log.LogAttrs(ctx, slog.LevelWarn, "teams refused a message", slog.Int("status", status))
-	if status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge {
-		return "", provider.Failf(provider.ErrRejected, nil, "teams answered %d", status)
-	}
-	return "", provider.Failf(provider.ErrNotSent, nil, "teams answered %d", status)
+	return "", provider.Failf(provider.RefusalKind(status), nil, "teams answered %d", status)
 }
