@@ -73,13 +73,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	if err := json.Unmarshal(m.Content, &c); err != nil || c.Body == "" {
 		return "", provider.Failf(provider.ErrRejected, err, "chat content has no body")
 	}
-	b, err := json.Marshal(execute{Content: c.Body, Embeds: c.Blocks})
-	if err != nil {
-		return "", provider.Failf(provider.ErrRejected, err, "chat content blocks are not JSON")
-	}
-	ans, err := p.Post(ctx, http.Header{
-		"Content-Type": {"application/json"},
-	}, b)
+	ans, err := p.PostJSON(ctx, nil, execute{Content: c.Body, Embeds: c.Blocks})
 	if err != nil {
 		return "", err
 	}

@@ -85,6 +85,19 @@ func NewHTTP(name, endpoint string, deps Deps) HTTP {
 	return HTTP{Name: name, Endpoint: endpoint, Client: deps.HTTPClient, Log: deps.Logger}
 }
 
+// PostJSON posts v, encoded as JSON, to h.Endpoint with header, as Post
+// does; Content-Type is application/json unless header sets its own. A v
+// that cannot be encoded is refused for good (ErrRejected), unsent.
+func (h HTTP) PostJSON(ctx context.Context, header http.Header, v any) (Answer, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return Answer{}, Failf(ErrRejected, err, "%s: the message cannot be encoded", h.Name)
+	}
+	all := http.Header{"Content-Type": {"application/json"}}
+	maps.Copy(all, header)
+	return h.Post(ctx, all, b)
+}
+
 // NewWebhookHTTP is the HTTP of the provider name posting to a webhook
 // its channel names (a chat webhook): config's webhookUrl, with the
 // scheme and host of apiBaseUrl when set (see ConfigWebhookURL), and the

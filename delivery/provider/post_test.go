@@ -1,8 +1,11 @@
 package provider
 
 import (
+	"context"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"testing"
 )
@@ -55,5 +58,44 @@ func TestNewWebhookHTTP(t *testing.T) {
 	}
 	if _, err := NewWebhookHTTP("chat", map[string]any{}, Deps{}, nil); err == nil {
 		t.Error("no webhookUrl was taken")
+	}
+}
+
+// PostJSON sends the value's JSON as application/json unless the caller
+// names its own Content-Type; a value JSON cannot hold is refused for good
+// and never sent.
+func TestPostJSON(t *testing.T) {
+	type got struct{ contentType, auth, body string }
+	seen := make(chan got, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		seen <- got{r.Header.Get("Content-Type"), r.Header.Get("Authorization"), string(b)}
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer srv.Close()
+	h := HTTP{Name: "p", Endpoint: srv.URL, Client: srv.Client()}
+	ctx := context.Background()
+
+	ans, err := h.PostJSON(ctx, http.Header{"Authorization": {"Bearer k"}}, map[string]string{"to": "a"})
+	if err != nil || ans.Status != http.StatusAccepted {
+		t.Fatalf("PostJSON: %+v, %v", ans, err)
+	}
+	if g := <-seen; g != (got{"application/json", "Bearer k", `{"to":"a"}`}) {
+		t.Fatalf("request %+v", g)
+	}
+	if _, err := h.PostJSON(ctx, http.Header{"Content-Type": {"application/json; charset=utf-8"}}, []int{1}); err != nil {
+		t.Fatal(err)
+	}
+	if g := <-seen; g.contentType != "application/json; charset=utf-8" || g.body != "[1]" {
+		t.Fatalf("request with its own Content-Type %+v", g)
+	}
+
+	if _, err := h.PostJSON(ctx, nil, map[string]any{"c": make(chan int)}); !errors.Is(err, ErrRejected) || errors.Is(err, ErrNotSent) {
+		t.Fatalf("a value JSON cannot hold: %v", err)
+	}
+	select {
+	case g := <-seen:
+		t.Fatalf("an unencodable value was sent: %+v", g)
+	default:
 	}
 }

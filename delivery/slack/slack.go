@@ -96,14 +96,10 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	if err := json.Unmarshal(m.Content, &c); err != nil || c.Body == "" {
 		return "", provider.Failf(provider.ErrRejected, err, "chat content has no body")
 	}
-	b, err := json.Marshal(postMessage{Channel: m.To, Text: c.Body, Blocks: c.Blocks})
-	if err != nil {
-		return "", provider.Failf(provider.ErrRejected, err, "chat content blocks are not JSON")
-	}
-	ans, err := p.Post(ctx, http.Header{
+	ans, err := p.PostJSON(ctx, http.Header{
 		"Content-Type":  {"application/json; charset=utf-8"},
 		"Authorization": {"Bearer " + p.token},
-	}, b)
+	}, postMessage{Channel: m.To, Text: c.Body, Blocks: c.Blocks})
 	if err != nil {
 		return "", err
 	}

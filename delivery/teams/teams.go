@@ -29,7 +29,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net/http"
 
 	"github.com/heraldhq/herald/bridge/wire"
 	"github.com/heraldhq/herald/delivery/provider"
@@ -87,14 +86,8 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	} else {
 		k.Body, _ = json.Marshal([]map[string]any{{"type": "TextBlock", "text": c.Body, "wrap": true}})
 	}
-	b, err := json.Marshal(payload{Type: "message", Attachments: []attachment{{
+	ans, err := p.PostJSON(ctx, nil, payload{Type: "message", Attachments: []attachment{{
 		ContentType: "application/vnd.microsoft.card.adaptive", Content: k}}})
-	if err != nil {
-		return "", provider.Failf(provider.ErrRejected, err, "chat content blocks are not JSON")
-	}
-	ans, err := p.Post(ctx, http.Header{
-		"Content-Type": {"application/json"},
-	}, b)
 	if err != nil {
 		return "", err
 	}
