@@ -29,6 +29,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/url"
 
 	"github.com/heraldhq/herald/bridge/wire"
 	"github.com/heraldhq/herald/delivery/provider"
@@ -47,14 +48,11 @@ var _ provider.New = New
 // New builds the provider from the fields webhookUrl (secret: its path
 // holds the webhook's token) and apiBaseUrl (optional).
 func New(config map[string]any, deps provider.Deps) (provider.Provider, error) {
-	u, err := provider.ConfigWebhookURL(config, "webhookUrl", "apiBaseUrl")
+	h, err := provider.NewWebhookHTTP("discord", config, deps, url.Values{"wait": {"true"}})
 	if err != nil {
 		return nil, err
 	}
-	q := u.Query()
-	q.Set("wait", "true")
-	u.RawQuery = q.Encode()
-	return &Provider{HTTP: provider.NewHTTP("discord", u.String(), deps)}, nil
+	return &Provider{HTTP: h}, nil
 }
 
 type execute struct {
@@ -75,13 +73,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	if err := json.Unmarshal(m.Content, &c); err != nil || c.Body == "" {
 		return "", provider.Failf(provider.ErrRejected, err, "chat content has no body")
 	}
-	b, err := json.Marshal(execute{Content: c.Body, Embeds: c.Blocks})
-	if err != nil {
-		return "", provider.Failf(provider.ErrRejected, err, "chat content blocks are not JSON")
-	}
-	ans, err := p.Post(ctx, http.Header{
-		"Content-Type": {"application/json"},
-	}, b)
+	ans, err := p.PostJSON(ctx, nil, execute{Content: c.Body, Embeds: c.Blocks})
 	if err != nil {
 		return "", err
 	}
@@ -90,7 +82,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 		var msg struct {
 			ID string `json:"id"`
 		}
-		if status != http.StatusNoContent && (ans.ReadErr != nil || json.Unmarshal(ans.Body, &msg) != nil || msg.ID == "") {
+		if status != http.StatusNoContent && (ans.Decode(&msg) != nil || msg.ID == "") {
 			// Posted; only the answer is unreadable.
 			p.Log.LogAttrs(ctx, slog.LevelWarn, "discord posted a message without a readable id", slog.Int("status", status))
 		}
@@ -100,10 +92,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	_ = json.Unmarshal(ans.Body, &de)
 	p.Log.LogAttrs(ctx, slog.LevelWarn, "discord refused a message",
 		slog.Int("status", status), slog.Int("code", de.Code), slog.String("message", de.Message))
-	kind := provider.ErrNotSent
-	if status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge {
-		kind = provider.ErrRejected
-	}
+	kind := provider.RefusalKind(status)
 	if de.Code != 0 {
 		return "", provider.Failf(kind, nil, "discord answered %d, code %d", status, de.Code)
 	}

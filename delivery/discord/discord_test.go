@@ -20,9 +20,9 @@ func config(base string) map[string]any {
 	return map[string]any{"webhookUrl": base + hookPath + token}
 }
 
+// errorAnswer is Discord's documented error answer.
 func errorAnswer(name string, status, code int, msg string) providertest.Answer {
-	b, _ := json.Marshal(map[string]any{"code": code, "message": msg})
-	return providertest.Answer{Name: name, Status: status, Body: string(b)}
+	return providertest.JSONAnswer(name, status, map[string]any{"code": code, "message": msg})
 }
 
 func TestSuite(t *testing.T) {

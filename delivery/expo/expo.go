@@ -92,15 +92,11 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	if err := json.Unmarshal(m.Content, &c); err != nil || c.Title == "" || c.Body == "" {
 		return "", provider.Failf(provider.ErrRejected, err, "push content needs a title and a body")
 	}
-	b, err := json.Marshal([]pushMessage{{To: m.To, Title: c.Title, Body: c.Body, Data: c.Data}})
-	if err != nil {
-		return "", provider.Failf(provider.ErrRejected, err, "push content cannot be encoded")
-	}
-	header := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
+	header := http.Header{"Accept": {"application/json"}}
 	if p.token != "" {
 		header.Set("Authorization", "Bearer "+p.token)
 	}
-	ans, err := p.Post(ctx, header, b)
+	ans, err := p.PostJSON(ctx, header, []pushMessage{{To: m.To, Title: c.Title, Body: c.Body, Data: c.Data}})
 	if err != nil {
 		return "", err
 	}

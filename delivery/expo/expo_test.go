@@ -63,6 +63,11 @@ func harness() providertest.Harness {
 			ticketError("MessageTooBig", "MessageTooBig", false),
 			requestError("400 validation", 400, "VALIDATION_ERROR"),
 		},
+		Unknown: []providertest.Answer{
+			// A 200 carries the ticket that says whether Expo took the
+			// message.
+			{Name: "unreadable 200", Status: 200, Header: map[string]string{"Content-Type": "text/html"}, Body: "<html>"},
+		},
 	}
 }
 

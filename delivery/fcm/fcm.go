@@ -267,7 +267,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 		var ok struct {
 			Name string `json:"name"`
 		}
-		if ans.ReadErr != nil || json.Unmarshal(ans.Body, &ok) != nil {
+		if ans.Decode(&ok) != nil {
 			p.log.LogAttrs(ctx, slog.LevelWarn, "fcm accepted a message without a readable name")
 		}
 		return ok.Name, nil

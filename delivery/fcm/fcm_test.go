@@ -118,11 +118,11 @@ func tokenEndpoint(t testing.TB, fetches *atomic.Int32) http.HandlerFunc {
 
 // fcmError is FCM's documented error answer.
 func fcmError(status int, rpcStatus, errorCode string) providertest.Answer {
-	return providertest.Answer{Name: errorCode, Status: status, Body: `{"error":{"code":` + itoa(status) +
-		`,"message":"Requested entity was not found.","status":"` + rpcStatus + `","details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"` + errorCode + `"}]}}`}
+	return providertest.JSONAnswer(errorCode, status, map[string]any{"error": map[string]any{
+		"code": status, "message": "Requested entity was not found.", "status": rpcStatus,
+		"details": []map[string]any{{"@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": errorCode}},
+	}})
 }
-
-func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestSuite(t *testing.T) {
 	providertest.Run(t, harness(t))

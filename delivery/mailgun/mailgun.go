@@ -130,8 +130,5 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	}
 	// Mailgun's message may quote the recipient; the log is the operator's.
 	p.Log.LogAttrs(ctx, slog.LevelWarn, "mailgun refused a message", slog.Int("status", ans.Status), slog.String("message", a.Message))
-	if ans.Status == http.StatusBadRequest || ans.Status == http.StatusRequestEntityTooLarge {
-		return "", provider.Failf(provider.ErrRejected, nil, "mailgun answered %d", ans.Status)
-	}
-	return "", provider.Failf(provider.ErrNotSent, nil, "mailgun answered %d", ans.Status)
+	return "", provider.Failf(provider.RefusalKind(ans.Status), nil, "mailgun answered %d", ans.Status)
 }

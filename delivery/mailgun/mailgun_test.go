@@ -3,7 +3,6 @@ package mailgun
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -25,9 +24,9 @@ func config(base string) map[string]any {
 		"webhookSigningKey": signingKey, "apiBaseUrl": base}
 }
 
+// messageAnswer is Mailgun's documented error answer.
 func messageAnswer(name string, status int, msg string) providertest.Answer {
-	b, _ := json.Marshal(map[string]any{"message": msg})
-	return providertest.Answer{Name: name, Status: status, Body: string(b)}
+	return providertest.JSONAnswer(name, status, map[string]any{"message": msg})
 }
 
 func TestSuite(t *testing.T) {

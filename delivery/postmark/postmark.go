@@ -116,15 +116,10 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	if m.ListUnsubscribe != "" {
 		req.Headers = []header{{"List-Unsubscribe", "<" + m.ListUnsubscribe + ">"}, {"List-Unsubscribe-Post", "List-Unsubscribe=One-Click"}}
 	}
-	b, err := json.Marshal(req)
-	if err != nil {
-		return "", provider.Failf(provider.ErrRejected, err, "postmark: the message cannot be encoded")
-	}
-	ans, err := p.Post(ctx, http.Header{
+	ans, err := p.PostJSON(ctx, http.Header{
 		"Accept":                  {"application/json"},
-		"Content-Type":            {"application/json"},
 		"X-Postmark-Server-Token": {p.token},
-	}, b)
+	}, req)
 	if err != nil {
 		return "", err
 	}

@@ -19,8 +19,7 @@ func config(base string) map[string]any {
 
 // errorAnswer is Postmark's documented error answer.
 func errorAnswer(name string, status, code int, msg string) providertest.Answer {
-	b, _ := json.Marshal(map[string]any{"ErrorCode": code, "Message": msg})
-	return providertest.Answer{Name: name, Status: status, Body: string(b)}
+	return providertest.JSONAnswer(name, status, map[string]any{"ErrorCode": code, "Message": msg})
 }
 
 func TestSuite(t *testing.T) {

@@ -143,7 +143,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 		var ok struct {
 			ID string `json:"id"`
 		}
-		if ans.ReadErr != nil || json.Unmarshal(ans.Body, &ok) != nil || ok.ID == "" {
+		if ans.Decode(&ok) != nil || ok.ID == "" {
 			// Resend may have accepted it; a retry with the same
 			// Idempotency-Key gets the first answer, not a second email.
 			return "", provider.Failf(provider.ErrOutcomeUnknown, ans.ReadErr, "resend answered %d without a readable id", ans.Status)

@@ -1,9 +1,7 @@
 package resend
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -28,11 +26,9 @@ func config(base string) map[string]any {
 
 // errAnswer is Resend's documented error answer.
 func errAnswer(status int, name string) providertest.Answer {
-	return providertest.Answer{Name: name, Status: status,
-		Body: `{"statusCode":` + jsonInt(status) + `,"name":"` + name + `","message":"something about ada@example.com"}`}
+	return providertest.JSONAnswer(name, status,
+		map[string]any{"statusCode": status, "name": name, "message": "something about ada@example.com"})
 }
-
-func jsonInt(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestSuite(t *testing.T) { providertest.Run(t, harness(t)) }
 
@@ -66,35 +62,26 @@ func harness(testing.TB) providertest.Harness {
 			errAnswer(400, "invalid_idempotency_key"),
 			errAnswer(409, "invalid_idempotent_request"),
 		},
+		Unknown: []providertest.Answer{
+			// Resend is still handling another request of the key; it
+			// may send, so the failure must not fail over.
+			errAnswer(409, "concurrent_idempotent_requests"),
+			{Name: "unreadable 200", Status: 200, Header: map[string]string{"Content-Type": "text/html"}, Body: "<html>"},
+		},
 	}
 }
 
 // TestExactRequest: the documented path, auth, Idempotency-Key and body.
 func TestExactRequest(t *testing.T) {
-	handler, got := providertest.Record(func(w http.ResponseWriter) {
+	rec := providertest.NewRecorder(t, func(w http.ResponseWriter) {
 		_, _ = io.WriteString(w, `{"id":"em_1"}`)
 	})
-	base, deps := providertest.Loopback(t, handler)
-	p, err := New(config(base), deps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := p.Send(context.Background(), message)
-	if err != nil || id != "em_1" {
-		t.Fatalf("Send = %q, %v", id, err)
-	}
-	r := <-got
-	if r.Method != http.MethodPost || r.URI != "/emails" {
-		t.Fatalf("request %s %s", r.Method, r.URI)
-	}
-	if r.Header.Get("Authorization") != "Bearer "+apiKey || r.Header.Get("Content-Type") != "application/json" ||
-		r.Header.Get("Idempotency-Key") != "run_1:mail" {
-		t.Fatalf("headers %v", r.Header)
-	}
-	const want = `{"from":"\"Herald\" \u003cnoreply@example.com\u003e","to":["ada@example.com"],"subject":"Welcome","html":"\u003cp\u003eHi\u003c/p\u003e","text":"Hi","reply_to":"help@example.com","headers":{"List-Unsubscribe":"\u003chttps://herald.example/u/tok\u003e","List-Unsubscribe-Post":"List-Unsubscribe=One-Click"}}`
-	if string(r.Body) != want {
-		t.Fatalf("body %s\nwant %s", r.Body, want)
-	}
+	r := rec.Exchange(rec.Provider(New, config(rec.Base)), message, "em_1", providertest.Want{
+		URI: "/emails",
+		Header: map[string]string{"Authorization": "Bearer " + apiKey, "Content-Type": "application/json",
+			"Idempotency-Key": "run_1:mail"},
+		Body: `{"from":"\"Herald\" \u003cnoreply@example.com\u003e","to":["ada@example.com"],"subject":"Welcome","html":"\u003cp\u003eHi\u003c/p\u003e","text":"Hi","reply_to":"help@example.com","headers":{"List-Unsubscribe":"\u003chttps://herald.example/u/tok\u003e","List-Unsubscribe-Post":"List-Unsubscribe=One-Click"}}`,
+	})
 	if strings.Contains(string(r.Body), apiKey) {
 		t.Fatal("the key is in the body")
 	}
@@ -105,41 +92,16 @@ func TestExactRequest(t *testing.T) {
 // the same on every try.
 func TestBodyAloneAndLongKeys(t *testing.T) {
 	for body, field := range map[string]string{"Hello": `"text":"Hello"`, " <b>Hi</b>": `"html":" \u003cb\u003eHi\u003c/b\u003e"`} {
-		handler, got := providertest.Record(func(w http.ResponseWriter) { _, _ = io.WriteString(w, `{"id":"em_2"}`) })
-		base, deps := providertest.Loopback(t, handler)
-		p, _ := New(config(base), deps)
+		rec := providertest.NewRecorder(t, func(w http.ResponseWriter) { _, _ = io.WriteString(w, `{"id":"em_2"}`) })
 		m := message
 		m.IdempotencyKey = strings.Repeat("k", 300)
 		m.Content, _ = json.Marshal(map[string]string{"subject": "S", "body": body})
-		if _, err := p.Send(context.Background(), m); err != nil {
-			t.Fatal(err)
-		}
-		r := <-got
+		_, r := rec.Send(rec.Provider(New, config(rec.Base)), m)
 		if !strings.Contains(string(r.Body), field) {
 			t.Fatalf("body %q: %s", body, r.Body)
 		}
 		if k := r.Header.Get("Idempotency-Key"); k != IdempotencyKey(m.IdempotencyKey) || len(k) != 64 {
 			t.Fatalf("Idempotency-Key %q", k)
 		}
-	}
-}
-
-// TestConcurrentSameKeyIsOutcomeUnknown: Resend is still handling another
-// request of the key; it may send, so the failure must not fail over.
-func TestConcurrentSameKeyIsOutcomeUnknown(t *testing.T) {
-	for _, body := range []string{`{"statusCode":409,"name":"concurrent_idempotent_requests","message":"x"}`} {
-		base, deps := providertest.Loopback(t, func(w http.ResponseWriter, r *http.Request) {
-			w.WriteHeader(409)
-			_, _ = io.WriteString(w, body)
-		})
-		p, _ := New(config(base), deps)
-		if _, err := p.Send(context.Background(), message); !errors.Is(err, provider.ErrOutcomeUnknown) {
-			t.Fatalf("err %v", err)
-		}
-	}
-	base, deps := providertest.Loopback(t, func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, `<html>`) })
-	p, _ := New(config(base), deps)
-	if _, err := p.Send(context.Background(), message); !errors.Is(err, provider.ErrOutcomeUnknown) {
-		t.Fatalf("unreadable 200: %v", err)
 	}
 }

@@ -128,14 +128,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	if m.ListUnsubscribe != "" {
 		req.Headers = map[string]string{"List-Unsubscribe": "<" + m.ListUnsubscribe + ">", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"}
 	}
-	b, err := json.Marshal(req)
-	if err != nil {
-		return "", provider.Failf(provider.ErrRejected, err, "sendgrid: the message cannot be encoded")
-	}
-	ans, err := p.Post(ctx, http.Header{
-		"Content-Type":  {"application/json"},
-		"Authorization": {"Bearer " + p.apiKey},
-	}, b)
+	ans, err := p.PostJSON(ctx, http.Header{"Authorization": {"Bearer " + p.apiKey}}, req)
 	if err != nil {
 		return "", err
 	}
@@ -159,10 +152,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	if f := publicFields(fields); f != "" {
 		public += " on " + f
 	}
-	if ans.Status == http.StatusBadRequest || ans.Status == http.StatusRequestEntityTooLarge {
-		return "", provider.Failf(provider.ErrRejected, nil, "%s", public)
-	}
-	return "", provider.Failf(provider.ErrNotSent, nil, "%s", public)
+	return "", provider.Failf(provider.RefusalKind(ans.Status), nil, "%s", public)
 }
 
 // fieldName is the shape of a SendGrid error's field: a JSON path of the

@@ -2,7 +2,6 @@ package sendgrid
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -23,8 +22,7 @@ func config(base string) map[string]any {
 
 // errorAnswer is SendGrid's documented error answer.
 func errorAnswer(name string, status int, field, msg string) providertest.Answer {
-	b, _ := json.Marshal(map[string]any{"errors": []map[string]any{{"message": msg, "field": field, "help": nil}}})
-	return providertest.Answer{Name: name, Status: status, Body: string(b)}
+	return providertest.JSONAnswer(name, status, map[string]any{"errors": []map[string]any{{"message": msg, "field": field, "help": nil}}})
 }
 
 func TestSuite(t *testing.T) {

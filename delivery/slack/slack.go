@@ -96,14 +96,10 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	if err := json.Unmarshal(m.Content, &c); err != nil || c.Body == "" {
 		return "", provider.Failf(provider.ErrRejected, err, "chat content has no body")
 	}
-	b, err := json.Marshal(postMessage{Channel: m.To, Text: c.Body, Blocks: c.Blocks})
-	if err != nil {
-		return "", provider.Failf(provider.ErrRejected, err, "chat content blocks are not JSON")
-	}
-	ans, err := p.Post(ctx, http.Header{
+	ans, err := p.PostJSON(ctx, http.Header{
 		"Content-Type":  {"application/json; charset=utf-8"},
 		"Authorization": {"Bearer " + p.token},
-	}, b)
+	}, postMessage{Channel: m.To, Text: c.Body, Blocks: c.Blocks})
 	if err != nil {
 		return "", err
 	}
@@ -112,7 +108,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 		return "", provider.Failf(provider.ErrNotSent, nil, "slack answered %d", ans.Status)
 	}
 	var a answer
-	if ans.ReadErr != nil || json.Unmarshal(ans.Body, &a) != nil {
+	if ans.Decode(&a) != nil {
 		return "", provider.Failf(provider.ErrOutcomeUnknown, ans.ReadErr, "slack answered 200 with an unreadable body")
 	}
 	if a.OK {

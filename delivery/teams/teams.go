@@ -29,7 +29,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net/http"
 
 	"github.com/heraldhq/herald/bridge/wire"
 	"github.com/heraldhq/herald/delivery/provider"
@@ -48,11 +47,11 @@ var _ provider.New = New
 // New builds the provider from the fields webhookUrl (secret: its path
 // holds the webhook's token) and apiBaseUrl (optional).
 func New(config map[string]any, deps provider.Deps) (provider.Provider, error) {
-	u, err := provider.ConfigWebhookURL(config, "webhookUrl", "apiBaseUrl")
+	h, err := provider.NewWebhookHTTP("teams", config, deps, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &Provider{HTTP: provider.NewHTTP("teams", u.String(), deps)}, nil
+	return &Provider{HTTP: h}, nil
 }
 
 type card struct {
@@ -87,14 +86,8 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	} else {
 		k.Body, _ = json.Marshal([]map[string]any{{"type": "TextBlock", "text": c.Body, "wrap": true}})
 	}
-	b, err := json.Marshal(payload{Type: "message", Attachments: []attachment{{
+	ans, err := p.PostJSON(ctx, nil, payload{Type: "message", Attachments: []attachment{{
 		ContentType: "application/vnd.microsoft.card.adaptive", Content: k}}})
-	if err != nil {
-		return "", provider.Failf(provider.ErrRejected, err, "chat content blocks are not JSON")
-	}
-	ans, err := p.Post(ctx, http.Header{
-		"Content-Type": {"application/json"},
-	}, b)
 	if err != nil {
 		return "", err
 	}
@@ -110,8 +103,5 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	}
 	// Teams's text is not logged: it may quote the webhook's URL.
 	p.Log.LogAttrs(ctx, slog.LevelWarn, "teams refused a message", slog.Int("status", status))
-	if status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge {
-		return "", provider.Failf(provider.ErrRejected, nil, "teams answered %d", status)
-	}
-	return "", provider.Failf(provider.ErrNotSent, nil, "teams answered %d", status)
+	return "", provider.Failf(provider.RefusalKind(status), nil, "teams answered %d", status)
 }

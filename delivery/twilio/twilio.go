@@ -118,7 +118,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 		var ok struct {
 			SID string `json:"sid"`
 		}
-		if ans.ReadErr != nil || json.Unmarshal(ans.Body, &ok) != nil || ok.SID == "" {
+		if ans.Decode(&ok) != nil || ok.SID == "" {
 			// Twilio accepted the message; only its answer is unreadable.
 			p.Log.LogAttrs(ctx, slog.LevelWarn, "twilio accepted a message without a readable sid",
 				slog.Int("status", status))

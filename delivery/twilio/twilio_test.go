@@ -2,7 +2,6 @@ package twilio
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
@@ -20,10 +19,9 @@ var message = providertest.Message("sms", "+14155550123", `{"body":"Your code is
 
 // errorAnswer is Twilio's documented error answer.
 func errorAnswer(name string, status, code int, msg string) providertest.Answer {
-	b, _ := json.Marshal(map[string]any{
+	return providertest.JSONAnswer(name, status, map[string]any{
 		"code": code, "message": msg, "more_info": "https://www.twilio.com/docs/errors/" + name, "status": status,
 	})
-	return providertest.Answer{Name: name, Status: status, Body: string(b)}
 }
 
 func config(base string) map[string]any {

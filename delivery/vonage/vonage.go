@@ -122,7 +122,7 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 		return "", provider.Failf(provider.ErrNotSent, nil, "vonage answered %d", ans.Status)
 	}
 	var a answer
-	if ans.ReadErr != nil || json.Unmarshal(ans.Body, &a) != nil || len(a.Messages) == 0 {
+	if ans.Decode(&a) != nil || len(a.Messages) == 0 {
 		// A 200 is the API's answer to every send, accepted or not: one
 		// that cannot be read says nothing of the message.
 		return "", provider.Failf(provider.ErrOutcomeUnknown, ans.ReadErr, "vonage answered 200 with an unreadable body")

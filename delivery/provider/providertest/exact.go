@@ -3,6 +3,7 @@ package providertest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -31,6 +32,17 @@ func EmailMessage() provider.Message {
 		`{"subject":"Welcome","html":"<p>Hi</p>","text":"Hi","replyTo":"Support <help@example.com>"}`)
 	m.ListUnsubscribe = "https://herald.example.com/u/tok"
 	return m
+}
+
+// JSONAnswer is the answer of status whose body is body as JSON: how a
+// provider's tests write its documented error answer from the fields it
+// names.
+func JSONAnswer(name string, status int, body any) Answer {
+	b, err := json.Marshal(body)
+	if err != nil {
+		panic(fmt.Sprintf("providertest: answer %s: %v", name, err))
+	}
+	return Answer{Name: name, Status: status, Body: string(b)}
 }
 
 // BadAddress marks a, an answer that says the recipient's address does

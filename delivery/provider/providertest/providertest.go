@@ -12,7 +12,8 @@
 //   - each answer meaning "not sent" or "retry later" (401, 429, 5xx, and
 //     the provider's own) is ErrNotSent, and each "invalid recipient"
 //     answer is ErrRejected, marked ErrBadAddress when it says the address
-//     does not exist (and no other answer is);
+//     does not exist (and no other answer is), and each answer that
+//     leaves the outcome unknown is ErrOutcomeUnknown;
 //   - a refused connection, and a context done before the request left,
 //     are ErrNotSent; a timeout or a cancellation after the request was
 //     written is ErrOutcomeUnknown, with the context's error as a cause;
@@ -114,6 +115,11 @@ type Harness struct {
 	NotSent []Answer
 	// Rejected are answers refusing the recipient or the message for good.
 	Rejected []Answer
+	// Unknown are answers that leave the provider unable to tell whether
+	// the message was taken (a 200 it cannot read, from an API whose 200
+	// alone does not say; a request of the same idempotency key still in
+	// progress): ErrOutcomeUnknown.
+	Unknown []Answer
 }
 
 // Behaviour is what a Serve peer does with each send it receives. The
@@ -153,6 +159,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("SendReturnsTheProvidersID", s.sendReturnsID)
 	t.Run("NotSentAnswers", s.notSentAnswers)
 	t.Run("RejectedAnswers", s.rejectedAnswers)
+	t.Run("OutcomeUnknownAnswers", s.unknownAnswers)
 	t.Run("ConnectionRefusedIsNotSent", s.connectionRefused)
 	t.Run("TimeoutAfterWriteIsOutcomeUnknown", s.timeoutAfterWrite)
 	t.Run("CancelledBeforeSendIsNotSent", s.cancelledBefore)
@@ -341,6 +348,10 @@ func (s *suite) notSentAnswers(t *testing.T) {
 
 func (s *suite) rejectedAnswers(t *testing.T) {
 	s.answers(t, s.h.Rejected, provider.ErrRejected)
+}
+
+func (s *suite) unknownAnswers(t *testing.T) {
+	s.answers(t, s.h.Unknown, provider.ErrOutcomeUnknown)
 }
 
 func (s *suite) connectionRefused(t *testing.T) {
