@@ -35,7 +35,8 @@ import (
 
 var now = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 
-// want is what one case must map to: the reports' "status/bounce@message#event".
+// want is what one case must map to: the reports'
+// "status/bounce@message#event", then "(detail)" when the report has one.
 type verifyCase struct {
 	name string
 	req  inbound.Request
@@ -49,7 +50,11 @@ func summary(res inbound.Result) []string {
 		if r.Bounce != "" {
 			s += "/" + r.Bounce
 		}
-		out = append(out, s+"@"+r.MessageID+"#"+r.EventID)
+		s += "@" + r.MessageID + "#" + r.EventID
+		if r.Detail != "" {
+			s += "(" + r.Detail + ")"
+		}
+		out = append(out, s)
 	}
 	if res.Confirm != "" {
 		out = append(out, "confirm "+res.Confirm)
@@ -110,8 +115,8 @@ func TestTwilio(t *testing.T) {
 	noKey.Config = map[string]any{}
 	run(t, "sms-twilio", inbound.Deps{}, []verifyCase{
 		{"delivered", signed(form("delivered")), []string{"delivered@SM1#SM1:delivered"}},
-		{"undelivered", signed(form("undelivered")), []string{"failed@SM1#SM1:undelivered"}},
-		{"failed", signed(form("failed")), []string{"failed@SM1#SM1:failed"}},
+		{"undelivered", signed(form("undelivered")), []string{"failed@SM1#SM1:undelivered(30003)"}},
+		{"failed", signed(form("failed")), []string{"failed@SM1#SM1:failed(30003)"}},
 		{"sent is no outcome", signed(form("sent")), nil},
 		{"tampered", tampered, []string{"ERR:signature"}},
 		{"another url", otherURL, []string{"ERR:signature"}},
@@ -170,8 +175,8 @@ func TestResend(t *testing.T) {
 	run(t, "email-resend", inbound.Deps{}, []verifyCase{
 		{"delivered", resendReq(t, "msg_1", now, resendEvent("email.delivered", "em_1", "")), []string{"delivered@em_1#msg_1"}},
 		{"webhook- headers", standard, []string{"delivered@em_1#msg_s"}},
-		{"hard bounce", resendReq(t, "msg_2", now, resendEvent("email.bounced", "em_1", "Permanent")), []string{"bounced/hard@em_1#msg_2"}},
-		{"soft bounce", resendReq(t, "msg_3", now, resendEvent("email.bounced", "em_1", "Transient")), []string{"bounced/soft@em_1#msg_3"}},
+		{"hard bounce", resendReq(t, "msg_2", now, resendEvent("email.bounced", "em_1", "Permanent")), []string{"bounced/hard@em_1#msg_2(General)"}},
+		{"soft bounce", resendReq(t, "msg_3", now, resendEvent("email.bounced", "em_1", "Transient")), []string{"bounced/soft@em_1#msg_3(General)"}},
 		{"complained", resendReq(t, "msg_4", now, resendEvent("email.complained", "em_1", "")), []string{"complained@em_1#msg_4"}},
 		{"opened", resendReq(t, "msg_5", now, resendEvent("email.opened", "em_1", "")), []string{"opened@em_1#msg_5"}},
 		{"clicked", resendReq(t, "msg_6", now, resendEvent("email.clicked", "em_1", "")), []string{"clicked@em_1#msg_6"}},
@@ -204,7 +209,7 @@ func TestSendGrid(t *testing.T) {
 	}
 	ev := func(event, id, typ string) string {
 		return `{"email":"ada@example.com","timestamp":1700000000,"event":"` + event + `","sg_event_id":"` + id +
-			`","sg_message_id":"X1.filter0001.16648.5515E0B88.0","type":"` + typ + `"}`
+			`","sg_message_id":"X1.filter0001.16648.5515E0B88.0","type":"` + typ + `","status":"5.1.1"}`
 	}
 	all := "[" + strings.Join([]string{ev("processed", "e0", ""), ev("delivered", "e1", ""), ev("bounce", "e2", "bounce"),
 		ev("bounce", "e3", "blocked"), ev("dropped", "e4", ""), ev("spamreport", "e5", ""), ev("open", "e6", ""),
@@ -216,7 +221,8 @@ func TestSendGrid(t *testing.T) {
 	wrongKey := signed(all)
 	wrongKey.Config = map[string]any{"webhookPublicKey": base64.StdEncoding.EncodeToString(otherDER)}
 	run(t, "email-sendgrid", inbound.Deps{}, []verifyCase{
-		{"every status", signed(all), []string{"delivered@X1#e1", "bounced/hard@X1#e2", "bounced/soft@X1#e3",
+		// Only a bounce keeps its status as the detail.
+		{"every status", signed(all), []string{"delivered@X1#e1", "bounced/hard@X1#e2(5.1.1)", "bounced/soft@X1#e3(5.1.1)",
 			"failed@X1#e4", "complained@X1#e5", "opened@X1#e6", "clicked@X1#e7"}},
 		{"tampered", tampered, []string{"ERR:signature"}},
 		{"another key", wrongKey, []string{"ERR:signature"}},
@@ -239,9 +245,9 @@ func TestPostmark(t *testing.T) {
 		{"delivery", req(`{"RecordType":"Delivery","MessageID":"pm1","Recipient":"ada@example.com","DeliveredAt":"2026-11-27T12:00:00Z"}`),
 			[]string{"delivered@pm1#Delivery:pm1:2026-11-27T12:00:00Z"}},
 		{"hard bounce", req(`{"RecordType":"Bounce","ID":4323372036,"Type":"HardBounce","TypeCode":1,"MessageID":"pm1"}`),
-			[]string{"bounced/hard@pm1#Bounce:4323372036"}},
+			[]string{"bounced/hard@pm1#Bounce:4323372036(HardBounce)"}},
 		{"soft bounce", req(`{"RecordType":"Bounce","ID":7,"Type":"SoftBounce","TypeCode":4096,"MessageID":"pm1"}`),
-			[]string{"bounced/soft@pm1#Bounce:7"}},
+			[]string{"bounced/soft@pm1#Bounce:7(SoftBounce)"}},
 		{"complaint", req(`{"RecordType":"SpamComplaint","ID":8,"Type":"SpamComplaint","MessageID":"pm1"}`),
 			[]string{"complained@pm1#SpamComplaint:8"}},
 		{"open", req(`{"RecordType":"Open","MessageID":"pm1","ReceivedAt":"2026-11-27T12:01:00Z"}`),
@@ -257,7 +263,7 @@ func TestMailgun(t *testing.T) {
 	const key = "mg-signing-key"
 	body := func(sig, event, severity string) string {
 		return `{"signature":{"timestamp":"1700000000","token":"tok123","signature":"` + sig + `"},"event-data":{"id":"ev-` +
-			event + `","event":"` + event + `","severity":"` + severity + `","recipient":"ada@example.com","message":{"headers":{"message-id":"20261127.1@mg.example.com"}}}}`
+			event + `","event":"` + event + `","severity":"` + severity + `","recipient":"ada@example.com","delivery-status":{"code":550},"message":{"headers":{"message-id":"20261127.1@mg.example.com"}}}}`
 	}
 	// Mailgun's scheme: the hex HMAC-SHA256 of timestamp and token.
 	mac := hmac.New(sha256.New, []byte(key))
@@ -270,7 +276,7 @@ func TestMailgun(t *testing.T) {
 	noKey.Config = map[string]any{}
 	run(t, "email-mailgun", inbound.Deps{}, []verifyCase{
 		{"delivered", req(body(good, "delivered", "")), []string{"delivered@20261127.1@mg.example.com#ev-delivered"}},
-		{"permanent failure", req(body(good, "failed", "permanent")), []string{"bounced/hard@20261127.1@mg.example.com#ev-failed"}},
+		{"permanent failure", req(body(good, "failed", "permanent")), []string{"bounced/hard@20261127.1@mg.example.com#ev-failed(550)"}},
 		{"temporary failure", req(body(good, "failed", "temporary")), nil},
 		{"complained", req(body(good, "complained", "")), []string{"complained@20261127.1@mg.example.com#ev-complained"}},
 		{"opened", req(body(good, "opened", "")), []string{"opened@20261127.1@mg.example.com#ev-opened"}},
@@ -423,9 +429,9 @@ func TestSES(t *testing.T) {
 	run(t, "email-ses", s.deps(), []verifyCase{
 		{"delivery v2", s.sign(t, sesNotification("n1", "2", sesEvent("Delivery", ""))), []string{"delivered@ses-1#n1"}},
 		{"hard bounce v1", s.sign(t, sesNotification("n2", "1", sesEvent("Bounce", `,"bounce":{"bounceType":"Permanent","bounceSubType":"General"}`))),
-			[]string{"bounced/hard@ses-1#n2"}},
+			[]string{"bounced/hard@ses-1#n2(General)"}},
 		{"soft bounce", s.sign(t, sesNotification("n3", "2", sesEvent("Bounce", `,"bounce":{"bounceType":"Transient","bounceSubType":"MailboxFull"}`))),
-			[]string{"bounced/soft@ses-1#n3"}},
+			[]string{"bounced/soft@ses-1#n3(MailboxFull)"}},
 		{"complaint (notification)", s.sign(t, sesNotification("n4", "2",
 			`{"notificationType":"Complaint","mail":{"messageId":"ses-1"},"complaint":{"feedbackId":"f"}}`)),
 			[]string{"complained@ses-1#n4"}},
@@ -515,9 +521,9 @@ func TestVonage(t *testing.T) {
 		Config: map[string]any{"signatureSecret": "secret"}}
 	run(t, "sms-vonage", inbound.Deps{}, []verifyCase{
 		{"delivered (MD5 hash)", form(vonageSigned("md5hash", secret, receipt("delivered", "0"))), []string{"delivered@" + id + "#" + id + ":delivered"}},
-		{"failed (SHA-256 HMAC)", form(vonageSigned("sha256", secret, receipt("failed", "6"))), []string{"failed@" + id + "#" + id + ":failed"}},
-		{"expired (SHA-512 HMAC, POST-JSON)", postJSON(vonageSigned("sha512", secret, receipt("expired", "1"))), []string{"failed@" + id + "#" + id + ":expired"}},
-		{"rejected", form(vonageSigned("md5hash", secret, receipt("rejected", "4"))), []string{"failed@" + id + "#" + id + ":rejected"}},
+		{"failed (SHA-256 HMAC)", form(vonageSigned("sha256", secret, receipt("failed", "6"))), []string{"failed@" + id + "#" + id + ":failed(6)"}},
+		{"expired (SHA-512 HMAC, POST-JSON)", postJSON(vonageSigned("sha512", secret, receipt("expired", "1"))), []string{"failed@" + id + "#" + id + ":expired(1)"}},
+		{"rejected", form(vonageSigned("md5hash", secret, receipt("rejected", "4"))), []string{"failed@" + id + "#" + id + ":rejected(4)"}},
 		{"accepted is no outcome", form(vonageSigned("md5hash", secret, receipt("accepted", "0"))), nil},
 		{"the library's vector", known, nil},
 		{"tampered", form(tampered), []string{"ERR:signature"}},
