@@ -3,16 +3,12 @@ package delivery_test
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha1"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -20,7 +16,7 @@ import (
 
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/internal/testherald"
-	"github.com/heraldhq/herald/webhooksig"
+	"github.com/heraldhq/herald/internal/testinbound"
 )
 
 // resendAPI is a loopback server speaking Resend's POST /emails: each
@@ -135,14 +131,7 @@ func (f *inboundFixture) inboundPath() string {
 func (f *inboundFixture) post(path, secret, eventID, body string) (int, string) {
 	f.t.Helper()
 	req, _ := http.NewRequest("POST", f.h.URL()+path, bytes.NewReader([]byte(body)))
-	s, err := webhooksig.ParseSecret(secret)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	now := time.Now()
-	req.Header.Set("svix-id", eventID)
-	req.Header.Set("svix-timestamp", fmt.Sprint(now.Unix()))
-	req.Header.Set("svix-signature", s.Sign(eventID, now, []byte(body)))
+	testinbound.SignSvix(f.t, req.Header, secret, eventID, time.Now(), []byte(body))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := f.h.Client.Do(req)
 	if err != nil {
@@ -193,15 +182,6 @@ func (f *inboundFixture) run(subscriber string) (runID string, seen any) {
 	return tr.Runs[0].RunID, seen
 }
 
-func resendBody(typ, emailID, bounce string) string {
-	b := ""
-	if bounce != "" {
-		b = `,"bounce":{"message":"The recipient's mail server rejected it","subType":"General","type":"` + bounce + `"}`
-	}
-	return `{"type":"` + typ + `","created_at":"2026-11-27T12:00:00.000Z","data":{"email_id":"` + emailID +
-		`","from":"noreply@herald.test","to":["x@example.com"],"subject":"Welcome"` + b + `}}`
-}
-
 // TestResendBounceEndToEnd: an email sent through email-resend (a
 // loopback Resend API), then a signed email.bounced posted to the
 // channel's inboundUrl: the delivery shows bounced with its event, a
@@ -233,7 +213,7 @@ func TestResendBounceEndToEnd(t *testing.T) {
 	}
 
 	// A tampered event is refused and writes nothing.
-	req := resendBody("email.bounced", "em_1", "Permanent")
+	req := testinbound.ResendEvent("email.bounced", "em_1", "Permanent")
 	if status, body := f.post(path, "whsec_c2VjcmV0LW9mLWEtcm90YXRlZC1lbmRwb2ludA==", "msg_bounce", req); status != 401 ||
 		strings.Contains(body, "em_1") {
 		t.Fatalf("another key: %d %s", status, body)
@@ -268,7 +248,7 @@ func TestResendBounceEndToEnd(t *testing.T) {
 		t.Fatalf("the repeat added an event: %+v", r)
 	}
 	// An event of a message Herald did not send is ignored.
-	if status, body := f.post(path, resendSecret, "msg_other", resendBody("email.bounced", "em_999", "Permanent")); status != 202 ||
+	if status, body := f.post(path, resendSecret, "msg_other", testinbound.ResendEvent("email.bounced", "em_999", "Permanent")); status != 202 ||
 		strings.Contains(body, "em_999") {
 		t.Fatalf("unknown message: %d %s", status, body)
 	}
@@ -286,10 +266,10 @@ func TestResendBounceEndToEnd(t *testing.T) {
 	bobRun, _ := f.run("bob")
 	cyRun, _ := f.run("cy")
 	bobID, cyID := f.rows(bobRun)[0].ProviderMessageID, f.rows(cyRun)[0].ProviderMessageID
-	if status, _ := f.post(path, resendSecret, "msg_complaint", resendBody("email.complained", bobID, "")); status != 200 {
+	if status, _ := f.post(path, resendSecret, "msg_complaint", testinbound.ResendEvent("email.complained", bobID, "")); status != 200 {
 		t.Fatalf("complaint: %d", status)
 	}
-	if status, _ := f.post(path, resendSecret, "msg_open", resendBody("email.opened", cyID, "")); status != 200 {
+	if status, _ := f.post(path, resendSecret, "msg_open", testinbound.ResendEvent("email.opened", cyID, "")); status != 200 {
 		t.Fatalf("open: %d", status)
 	}
 	sup := f.suppressions()
@@ -318,11 +298,11 @@ func TestResendBounceEndToEnd(t *testing.T) {
 
 	// A rotation retires the URL: the old one is 404, the new one heard.
 	f.call("POST", "/v1/channels/email-resend/inbound-token", nil, 200)
-	if status, body := f.post(path, resendSecret, "msg_late", resendBody("email.delivered", cyID, "")); status != 404 ||
+	if status, body := f.post(path, resendSecret, "msg_late", testinbound.ResendEvent("email.delivered", cyID, "")); status != 404 ||
 		strings.Contains(body, "resend") {
 		t.Fatalf("the retired URL: %d %s", status, body)
 	}
-	if status, _ := f.post(f.inboundPath(), resendSecret, "msg_late", resendBody("email.delivered", cyID, "")); status != 200 {
+	if status, _ := f.post(f.inboundPath(), resendSecret, "msg_late", testinbound.ResendEvent("email.delivered", cyID, "")); status != 200 {
 		t.Fatalf("the new URL: %d", status)
 	}
 	// A body over 1 MiB is refused before anything is read into it.
@@ -398,20 +378,9 @@ func TestTwilioStatusCallbackEndToEnd(t *testing.T) {
 	post := func(signedURL string, status string) int {
 		form := url.Values{"MessageSid": {"SM0123456789abcdef0123456789abcdef"}, "MessageStatus": {status},
 			"ErrorCode": {"30003"}, "AccountSid": {"AC123"}, "To": {"+14155550123"}}
-		keys := make([]string, 0, len(form))
-		for k := range form {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		s := signedURL
-		for _, k := range keys {
-			s += k + form.Get(k)
-		}
-		mac := hmac.New(sha1.New, []byte(authToken))
-		mac.Write([]byte(s))
 		req, _ := http.NewRequest("POST", h.URL()+strings.TrimPrefix(inURL, inboundPublic), strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("X-Twilio-Signature", base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+		req.Header.Set("X-Twilio-Signature", testinbound.TwilioSignature(authToken, signedURL, form))
 		resp, err := h.Client.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -3,34 +3,23 @@ package inbound_test
 import (
 	"bytes"
 	"context"
-	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
-	"crypto/hmac"
-	"crypto/md5"
 	"crypto/rand"
-	"crypto/rsa"
-	"crypto/sha1"
-	"crypto/sha256"
-	"crypto/sha512"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/delivery/inbound"
+	"github.com/heraldhq/herald/internal/testinbound"
 	"github.com/heraldhq/herald/secrets"
-	"github.com/heraldhq/herald/webhooksig"
 )
 
 var now = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
@@ -101,7 +90,7 @@ func TestTwilio(t *testing.T) {
 	cfg := map[string]any{"authToken": "tw-secret"}
 	signed := func(form url.Values) inbound.Request {
 		h := http.Header{}
-		h.Set("X-Twilio-Signature", twilioSig("tw-secret", inURL, form))
+		h.Set("X-Twilio-Signature", testinbound.TwilioSignature("tw-secret", inURL, form))
 		return inbound.Request{URL: inURL, Header: h, Body: []byte(form.Encode()), Config: cfg}
 	}
 	form := func(status string) url.Values {
@@ -125,64 +114,35 @@ func TestTwilio(t *testing.T) {
 	})
 }
 
-// twilioSig is Twilio's documented scheme, written out here on its own.
-func twilioSig(token, u string, form url.Values) string {
-	s := u
-	for _, k := range []string{"ErrorCode", "MessageSid", "MessageStatus", "To"} {
-		if v, ok := form[k]; ok {
-			s += k + v[0]
-		}
-	}
-	mac := hmac.New(sha1.New, []byte(token))
-	mac.Write([]byte(s))
-	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
-}
-
 const whsec = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 func resendReq(t *testing.T, id string, at time.Time, body string) inbound.Request {
-	s, err := webhooksig.ParseSecret(whsec)
-	if err != nil {
-		t.Fatal(err)
-	}
 	h := http.Header{}
-	h.Set("svix-id", id)
-	h.Set("svix-timestamp", fmt.Sprint(at.Unix()))
-	h.Set("svix-signature", s.Sign(id, at, []byte(body)))
+	testinbound.SignSvix(t, h, whsec, id, at, []byte(body))
 	return inbound.Request{URL: inURL, Header: h, Body: []byte(body), Config: map[string]any{"webhookSecret": whsec}}
 }
 
-// ResendEvent is a Resend webhook body of type typ on email id.
-func resendEvent(typ, id, bounce string) string {
-	b := ""
-	if bounce != "" {
-		b = `,"bounce":{"message":"no such user","subType":"General","type":"` + bounce + `"}`
-	}
-	return `{"type":"` + typ + `","created_at":"2026-11-27T12:00:00.000Z","data":{"email_id":"` + id +
-		`","from":"a@example.com","to":["ada@example.com"],"subject":"Hi"` + b + `}}`
-}
-
 func TestResend(t *testing.T) {
-	tampered := resendReq(t, "msg_1", now, resendEvent("email.bounced", "em_1", "Permanent"))
-	tampered.Body = []byte(resendEvent("email.bounced", "em_2", "Permanent"))
-	standard := resendReq(t, "msg_s", now, resendEvent("email.delivered", "em_1", ""))
+	tampered := resendReq(t, "msg_1", now, testinbound.ResendEvent("email.bounced", "em_1", "Permanent"))
+	tampered.Body = []byte(testinbound.ResendEvent("email.bounced", "em_2", "Permanent"))
+	standard := resendReq(t, "msg_s", now, testinbound.ResendEvent("email.delivered", "em_1", ""))
 	for _, h := range []string{"id", "timestamp", "signature"} {
 		standard.Header.Set("webhook-"+h, standard.Header.Get("svix-"+h))
 		standard.Header.Del("svix-" + h)
 	}
-	noSecret := resendReq(t, "msg_1", now, resendEvent("email.delivered", "em_1", ""))
+	noSecret := resendReq(t, "msg_1", now, testinbound.ResendEvent("email.delivered", "em_1", ""))
 	noSecret.Config = map[string]any{}
 	run(t, "email-resend", inbound.Deps{}, []verifyCase{
-		{"delivered", resendReq(t, "msg_1", now, resendEvent("email.delivered", "em_1", "")), []string{"delivered@em_1#msg_1"}},
+		{"delivered", resendReq(t, "msg_1", now, testinbound.ResendEvent("email.delivered", "em_1", "")), []string{"delivered@em_1#msg_1"}},
 		{"webhook- headers", standard, []string{"delivered@em_1#msg_s"}},
-		{"hard bounce", resendReq(t, "msg_2", now, resendEvent("email.bounced", "em_1", "Permanent")), []string{"bounced/hard@em_1#msg_2(General)"}},
-		{"soft bounce", resendReq(t, "msg_3", now, resendEvent("email.bounced", "em_1", "Transient")), []string{"bounced/soft@em_1#msg_3(General)"}},
-		{"complained", resendReq(t, "msg_4", now, resendEvent("email.complained", "em_1", "")), []string{"complained@em_1#msg_4"}},
-		{"opened", resendReq(t, "msg_5", now, resendEvent("email.opened", "em_1", "")), []string{"opened@em_1#msg_5"}},
-		{"clicked", resendReq(t, "msg_6", now, resendEvent("email.clicked", "em_1", "")), []string{"clicked@em_1#msg_6"}},
-		{"sent is no outcome", resendReq(t, "msg_7", now, resendEvent("email.sent", "em_1", "")), nil},
+		{"hard bounce", resendReq(t, "msg_2", now, testinbound.ResendEvent("email.bounced", "em_1", "Permanent")), []string{"bounced/hard@em_1#msg_2(General)"}},
+		{"soft bounce", resendReq(t, "msg_3", now, testinbound.ResendEvent("email.bounced", "em_1", "Transient")), []string{"bounced/soft@em_1#msg_3(General)"}},
+		{"complained", resendReq(t, "msg_4", now, testinbound.ResendEvent("email.complained", "em_1", "")), []string{"complained@em_1#msg_4"}},
+		{"opened", resendReq(t, "msg_5", now, testinbound.ResendEvent("email.opened", "em_1", "")), []string{"opened@em_1#msg_5"}},
+		{"clicked", resendReq(t, "msg_6", now, testinbound.ResendEvent("email.clicked", "em_1", "")), []string{"clicked@em_1#msg_6"}},
+		{"sent is no outcome", resendReq(t, "msg_7", now, testinbound.ResendEvent("email.sent", "em_1", "")), nil},
 		{"tampered", tampered, []string{"ERR:signature"}},
-		{"stale", resendReq(t, "msg_8", now.Add(-time.Hour), resendEvent("email.delivered", "em_1", "")), []string{"ERR:signature"}},
+		{"stale", resendReq(t, "msg_8", now.Add(-time.Hour), testinbound.ResendEvent("email.delivered", "em_1", "")), []string{"ERR:signature"}},
 		{"no secret", noSecret, []string{"ERR:signature"}},
 		{"signed, not JSON", resendReq(t, "msg_9", now, "nope"), []string{"ERR:malformed"}},
 	})
@@ -197,13 +157,8 @@ func TestSendGrid(t *testing.T) {
 	cfg := map[string]any{"webhookPublicKey": base64.StdEncoding.EncodeToString(der)}
 	signed := func(body string) inbound.Request {
 		ts := "1700000000"
-		sum := sha256.Sum256([]byte(ts + body))
-		sig, err := ecdsa.SignASN1(rand.Reader, key, sum[:])
-		if err != nil {
-			t.Fatal(err)
-		}
 		h := http.Header{}
-		h.Set(inbound.SendGridSignatureHeader, base64.StdEncoding.EncodeToString(sig))
+		h.Set(inbound.SendGridSignatureHeader, testinbound.SendGridSignature(t, key, ts, body))
 		h.Set(inbound.SendGridTimestampHeader, ts)
 		return inbound.Request{URL: inURL, Header: h, Body: []byte(body), Config: cfg}
 	}
@@ -265,10 +220,7 @@ func TestMailgun(t *testing.T) {
 		return `{"signature":{"timestamp":"1700000000","token":"tok123","signature":"` + sig + `"},"event-data":{"id":"ev-` +
 			event + `","event":"` + event + `","severity":"` + severity + `","recipient":"ada@example.com","delivery-status":{"code":550},"message":{"headers":{"message-id":"20261127.1@mg.example.com"}}}}`
 	}
-	// Mailgun's scheme: the hex HMAC-SHA256 of timestamp and token.
-	mac := hmac.New(sha256.New, []byte(key))
-	mac.Write([]byte("1700000000tok123"))
-	good := hex.EncodeToString(mac.Sum(nil))
+	good := testinbound.MailgunSignature(key, "1700000000", "tok123")
 	req := func(b string) inbound.Request {
 		return inbound.Request{URL: inURL, Body: []byte(b), Config: map[string]any{"webhookSigningKey": key}}
 	}
@@ -289,26 +241,14 @@ func TestMailgun(t *testing.T) {
 // snsSigner signs SNS messages with a certificate of its own, served by
 // the injected fetcher only at an allowed URL.
 type snsSigner struct {
-	key     *rsa.PrivateKey
-	cert    *x509.Certificate
+	*testinbound.SNS
 	fetched []string
 }
 
 const certURL = "https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-test.pem"
 
 func newSNSSigner(t *testing.T) *snsSigner {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "sns.amazonaws.com"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return &snsSigner{key: key, cert: cert}
+	return &snsSigner{SNS: testinbound.NewSNS(t)}
 }
 
 func (s *snsSigner) deps() inbound.Deps {
@@ -317,39 +257,13 @@ func (s *snsSigner) deps() inbound.Deps {
 		if u != certURL {
 			return nil, errors.New("no such certificate")
 		}
-		return s.cert, nil
+		return s.Cert, nil
 	}}
 }
 
-// sign fills m's Signature over the documented string to sign.
+// sign is the SNS request of m, signed.
 func (s *snsSigner) sign(t *testing.T, m map[string]string) inbound.Request {
-	var fields []string
-	if m["Type"] == "Notification" {
-		fields = []string{"Message", "MessageId", "Subject", "Timestamp", "TopicArn", "Type"}
-	} else {
-		fields = []string{"Message", "MessageId", "SubscribeURL", "Timestamp", "Token", "TopicArn", "Type"}
-	}
-	var b strings.Builder
-	for _, f := range fields {
-		if v, ok := m[f]; ok {
-			b.WriteString(f + "\n" + v + "\n")
-		}
-	}
-	var sig []byte
-	var err error
-	if m["SignatureVersion"] == "1" {
-		sum := sha1.Sum([]byte(b.String()))
-		sig, err = rsa.SignPKCS1v15(rand.Reader, s.key, crypto.SHA1, sum[:])
-	} else {
-		sum := sha256.Sum256([]byte(b.String()))
-		sig, err = rsa.SignPKCS1v15(rand.Reader, s.key, crypto.SHA256, sum[:])
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	m["Signature"] = base64.StdEncoding.EncodeToString(sig)
-	body, _ := json.Marshal(m)
-	return inbound.Request{URL: inURL, Body: body, Config: map[string]any{"region": "eu-west-1"}}
+	return inbound.Request{URL: inURL, Body: s.Sign(t, m), Config: map[string]any{"region": "eu-west-1"}}
 }
 
 func TestAllowedSNSURL(t *testing.T) {
@@ -455,33 +369,13 @@ func TestSES(t *testing.T) {
 	})
 }
 
-// vonageSigned is a Vonage SMS API delivery receipt, signed as Vonage
-// documents it: the parameters but sig sorted by name as "&name=value"
-// ('&' and '=' in values made '_'), then the MD5 of that followed by the
-// secret ("MD5 hash", the default) or its HMAC keyed by the secret.
+// vonageSigned is a Vonage SMS API delivery receipt signed by method
+// (see testinbound.VonageSignature); an HMAC in upper case, as Vonage
+// may send it.
 func vonageSigned(method, secret string, params url.Values) url.Values {
-	keys := make([]string, 0, len(params))
-	for k := range params {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		b.WriteString("&" + k + "=" + strings.NewReplacer("&", "_", "=", "_").Replace(params.Get(k)))
-	}
-	var sig string
-	switch method {
-	case "md5hash":
-		sum := md5.Sum([]byte(b.String() + secret))
-		sig = hex.EncodeToString(sum[:])
-	case "sha256":
-		mac := hmac.New(sha256.New, []byte(secret))
-		mac.Write([]byte(b.String()))
-		sig = strings.ToUpper(hex.EncodeToString(mac.Sum(nil)))
-	case "sha512":
-		mac := hmac.New(sha512.New, []byte(secret))
-		mac.Write([]byte(b.String()))
-		sig = strings.ToUpper(hex.EncodeToString(mac.Sum(nil)))
+	sig := testinbound.VonageSignature(method, secret, params)
+	if method != "md5hash" {
+		sig = strings.ToUpper(sig)
 	}
 	out := url.Values{"sig": {sig}}
 	for k, v := range params {
