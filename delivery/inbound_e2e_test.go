@@ -165,6 +165,23 @@ func (f *inboundFixture) suppressions() map[string]string {
 	return out
 }
 
+// sendOne sends through a channel of its own: the tenant's channel of
+// channelKey with config, the subscriber ada with to as its contact of
+// kind, and wf run to ada until it completes. It returns the run's id
+// and the channel's inboundUrl.
+func (f *inboundFixture) sendOne(channelKey string, config map[string]any, kind, to string, wf *bridge.Workflow) (runID, inboundURL string) {
+	f.t.Helper()
+	f.call("POST", "/v1/channels", map[string]any{"channelKey": channelKey, "config": config}, 201)
+	f.call("PUT", "/v1/subscribers/ada", map[string]any{"contacts": map[string]any{kind: []string{to}}}, 201)
+	f.h.Bridge(f.key, bridge.NewRegistry().MustRegister(wf))
+	var tr struct{ Runs []struct{ RunID string } }
+	f.call("POST", "/v1/events", map[string]any{"workflowId": wf.ID(), "to": map[string]any{"subscriberId": "ada"}}, 202).JSON(f.t, &tr)
+	f.h.WaitRun(f.key, tr.Runs[0].RunID, 20*time.Second, "completed")
+	var chs []struct{ ChannelKey, InboundURL string }
+	f.call("GET", "/v1/channels", nil, 200).JSON(f.t, &chs)
+	return tr.Runs[0].RunID, chs[0].InboundURL
+}
+
 // run triggers noted for subscriber and waits for its end.
 func (f *inboundFixture) run(subscriber string) (runID string, seen any) {
 	f.t.Helper()
@@ -364,17 +381,9 @@ func TestTwilioStatusCallbackEndToEnd(t *testing.T) {
 	_, key := h.Tenant("Acme")
 	f := &inboundFixture{t: t, h: h, key: key}
 	const authToken = "twilio-auth-token-5e1f"
-	f.call("POST", "/v1/channels", map[string]any{"channelKey": "sms-twilio", "config": map[string]any{
-		"accountSid": "AC123", "authToken": authToken, "from": "+15550100", "apiBaseUrl": api.URL}}, 201)
-	f.call("PUT", "/v1/subscribers/ada", map[string]any{"contacts": map[string]any{"sms": []string{"+14155550123"}}}, 201)
-	h.Bridge(key, bridge.NewRegistry().MustRegister(texted))
-	var tr struct{ Runs []struct{ RunID string } }
-	f.call("POST", "/v1/events", map[string]any{"workflowId": "texted", "to": map[string]any{"subscriberId": "ada"}}, 202).JSON(t, &tr)
-	h.WaitRun(key, tr.Runs[0].RunID, 20*time.Second, "completed")
-
-	var chs []struct{ ChannelKey, InboundURL string }
-	f.call("GET", "/v1/channels", nil, 200).JSON(t, &chs)
-	inURL := chs[0].InboundURL + "?site=eu"
+	runID, inboundURL := f.sendOne("sms-twilio", map[string]any{
+		"accountSid": "AC123", "authToken": authToken, "from": "+15550100", "apiBaseUrl": api.URL}, "sms", "+14155550123", texted)
+	inURL := inboundURL + "?site=eu"
 	post := func(signedURL string, status string) int {
 		form := url.Values{"MessageSid": {"SM0123456789abcdef0123456789abcdef"}, "MessageStatus": {status},
 			"ErrorCode": {"30003"}, "AccountSid": {"AC123"}, "To": {"+14155550123"}}
@@ -388,7 +397,7 @@ func TestTwilioStatusCallbackEndToEnd(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	if st := post(chs[0].InboundURL, "undelivered"); st != 401 {
+	if st := post(inboundURL, "undelivered"); st != 401 {
 		t.Fatalf("signed without the query: %d", st)
 	}
 	if st := post(inURL, "sent"); st != 202 {
@@ -397,7 +406,7 @@ func TestTwilioStatusCallbackEndToEnd(t *testing.T) {
 	if st := post(inURL, "undelivered"); st != 200 {
 		t.Fatalf("undelivered: %d", st)
 	}
-	r := f.rows(tr.Runs[0].RunID)
+	r := f.rows(runID)
 	if len(r) != 1 || r[0].Status != "failed" || len(r[0].Events) != 1 || r[0].Events[0].Detail != "30003" {
 		t.Fatalf("row %+v", r)
 	}

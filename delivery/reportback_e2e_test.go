@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testinbound"
 )
@@ -55,31 +54,23 @@ func TestEveryProviderReportLandsOnItsSend(t *testing.T) {
 			t.Cleanup(api.Close)
 			_, key := h.Tenant("Acme " + c.channelKey)
 			f := &inboundFixture{t: t, h: h, key: key}
-			f.call("POST", "/v1/channels", map[string]any{"channelKey": c.channelKey, "config": c.config(api.URL)}, 201)
-			f.call("PUT", "/v1/subscribers/ada", map[string]any{"contacts": map[string]any{c.kind: []string{c.to}}}, 201)
 			wf := noted
 			if c.kind == "sms" {
 				wf = texted
 			}
-			h.Bridge(key, bridge.NewRegistry().MustRegister(wf))
-			var tr struct{ Runs []struct{ RunID string } }
-			f.call("POST", "/v1/events", map[string]any{"workflowId": wf.ID(), "to": map[string]any{"subscriberId": "ada"}}, 202).JSON(t, &tr)
-			runID := tr.Runs[0].RunID
-			h.WaitRun(key, runID, 20*time.Second, "completed")
+			runID, inboundURL := f.sendOne(c.channelKey, c.config(api.URL), c.kind, c.to, wf)
 			if rows := f.rows(runID); len(rows) != 1 || rows[0].Status != "sent" || rows[0].ProviderMessageID == "" {
 				t.Fatalf("the send: %+v", rows)
 			}
 
-			var chs []struct{ ChannelKey, InboundURL string }
-			f.call("GET", "/v1/channels", nil, 200).JSON(t, &chs)
 			var err error
 			// The provider calls the public inboundUrl, which reaches the
 			// service's listener.
-			path, ok := strings.CutPrefix(chs[0].InboundURL, inboundPublic)
+			path, ok := strings.CutPrefix(inboundURL, inboundPublic)
 			if !ok {
-				t.Fatalf("inboundUrl %q", chs[0].InboundURL)
+				t.Fatalf("inboundUrl %q", inboundURL)
 			}
-			req := c.event(t, chs[0].InboundURL)
+			req := c.event(t, inboundURL)
 			if req.URL, err = url.Parse(h.URL() + path); err != nil {
 				t.Fatal(err)
 			}
