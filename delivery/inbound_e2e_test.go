@@ -3,16 +3,12 @@ package delivery_test
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha1"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -20,7 +16,7 @@ import (
 
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/internal/testherald"
-	"github.com/heraldhq/herald/webhooksig"
+	"github.com/heraldhq/herald/internal/testinbound"
 )
 
 // resendAPI is a loopback server speaking Resend's POST /emails: each
@@ -135,14 +131,7 @@ func (f *inboundFixture) inboundPath() string {
 func (f *inboundFixture) post(path, secret, eventID, body string) (int, string) {
 	f.t.Helper()
 	req, _ := http.NewRequest("POST", f.h.URL()+path, bytes.NewReader([]byte(body)))
-	s, err := webhooksig.ParseSecret(secret)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	now := time.Now()
-	req.Header.Set("svix-id", eventID)
-	req.Header.Set("svix-timestamp", fmt.Sprint(now.Unix()))
-	req.Header.Set("svix-signature", s.Sign(eventID, now, []byte(body)))
+	testinbound.SignSvix(f.t, req.Header, secret, eventID, time.Now(), []byte(body))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := f.h.Client.Do(req)
 	if err != nil {
@@ -176,6 +165,23 @@ func (f *inboundFixture) suppressions() map[string]string {
 	return out
 }
 
+// sendOne sends through a channel of its own: the tenant's channel of
+// channelKey with config, the subscriber ada with to as its contact of
+// kind, and wf run to ada until it completes. It returns the run's id
+// and the channel's inboundUrl.
+func (f *inboundFixture) sendOne(channelKey string, config map[string]any, kind, to string, wf *bridge.Workflow) (runID, inboundURL string) {
+	f.t.Helper()
+	f.call("POST", "/v1/channels", map[string]any{"channelKey": channelKey, "config": config}, 201)
+	f.call("PUT", "/v1/subscribers/ada", map[string]any{"contacts": map[string]any{kind: []string{to}}}, 201)
+	f.h.Bridge(f.key, bridge.NewRegistry().MustRegister(wf))
+	var tr struct{ Runs []struct{ RunID string } }
+	f.call("POST", "/v1/events", map[string]any{"workflowId": wf.ID(), "to": map[string]any{"subscriberId": "ada"}}, 202).JSON(f.t, &tr)
+	f.h.WaitRun(f.key, tr.Runs[0].RunID, 20*time.Second, "completed")
+	var chs []struct{ ChannelKey, InboundURL string }
+	f.call("GET", "/v1/channels", nil, 200).JSON(f.t, &chs)
+	return tr.Runs[0].RunID, chs[0].InboundURL
+}
+
 // run triggers noted for subscriber and waits for its end.
 func (f *inboundFixture) run(subscriber string) (runID string, seen any) {
 	f.t.Helper()
@@ -191,15 +197,6 @@ func (f *inboundFixture) run(subscriber string) (runID string, seen any) {
 		}
 	}
 	return tr.Runs[0].RunID, seen
-}
-
-func resendBody(typ, emailID, bounce string) string {
-	b := ""
-	if bounce != "" {
-		b = `,"bounce":{"message":"The recipient's mail server rejected it","subType":"General","type":"` + bounce + `"}`
-	}
-	return `{"type":"` + typ + `","created_at":"2026-11-27T12:00:00.000Z","data":{"email_id":"` + emailID +
-		`","from":"noreply@herald.test","to":["x@example.com"],"subject":"Welcome"` + b + `}}`
 }
 
 // TestResendBounceEndToEnd: an email sent through email-resend (a
@@ -233,7 +230,7 @@ func TestResendBounceEndToEnd(t *testing.T) {
 	}
 
 	// A tampered event is refused and writes nothing.
-	req := resendBody("email.bounced", "em_1", "Permanent")
+	req := testinbound.ResendEvent("email.bounced", "em_1", "Permanent")
 	if status, body := f.post(path, "whsec_c2VjcmV0LW9mLWEtcm90YXRlZC1lbmRwb2ludA==", "msg_bounce", req); status != 401 ||
 		strings.Contains(body, "em_1") {
 		t.Fatalf("another key: %d %s", status, body)
@@ -268,7 +265,7 @@ func TestResendBounceEndToEnd(t *testing.T) {
 		t.Fatalf("the repeat added an event: %+v", r)
 	}
 	// An event of a message Herald did not send is ignored.
-	if status, body := f.post(path, resendSecret, "msg_other", resendBody("email.bounced", "em_999", "Permanent")); status != 202 ||
+	if status, body := f.post(path, resendSecret, "msg_other", testinbound.ResendEvent("email.bounced", "em_999", "Permanent")); status != 202 ||
 		strings.Contains(body, "em_999") {
 		t.Fatalf("unknown message: %d %s", status, body)
 	}
@@ -286,10 +283,10 @@ func TestResendBounceEndToEnd(t *testing.T) {
 	bobRun, _ := f.run("bob")
 	cyRun, _ := f.run("cy")
 	bobID, cyID := f.rows(bobRun)[0].ProviderMessageID, f.rows(cyRun)[0].ProviderMessageID
-	if status, _ := f.post(path, resendSecret, "msg_complaint", resendBody("email.complained", bobID, "")); status != 200 {
+	if status, _ := f.post(path, resendSecret, "msg_complaint", testinbound.ResendEvent("email.complained", bobID, "")); status != 200 {
 		t.Fatalf("complaint: %d", status)
 	}
-	if status, _ := f.post(path, resendSecret, "msg_open", resendBody("email.opened", cyID, "")); status != 200 {
+	if status, _ := f.post(path, resendSecret, "msg_open", testinbound.ResendEvent("email.opened", cyID, "")); status != 200 {
 		t.Fatalf("open: %d", status)
 	}
 	sup := f.suppressions()
@@ -318,11 +315,11 @@ func TestResendBounceEndToEnd(t *testing.T) {
 
 	// A rotation retires the URL: the old one is 404, the new one heard.
 	f.call("POST", "/v1/channels/email-resend/inbound-token", nil, 200)
-	if status, body := f.post(path, resendSecret, "msg_late", resendBody("email.delivered", cyID, "")); status != 404 ||
+	if status, body := f.post(path, resendSecret, "msg_late", testinbound.ResendEvent("email.delivered", cyID, "")); status != 404 ||
 		strings.Contains(body, "resend") {
 		t.Fatalf("the retired URL: %d %s", status, body)
 	}
-	if status, _ := f.post(f.inboundPath(), resendSecret, "msg_late", resendBody("email.delivered", cyID, "")); status != 200 {
+	if status, _ := f.post(f.inboundPath(), resendSecret, "msg_late", testinbound.ResendEvent("email.delivered", cyID, "")); status != 200 {
 		t.Fatalf("the new URL: %d", status)
 	}
 	// A body over 1 MiB is refused before anything is read into it.
@@ -384,34 +381,15 @@ func TestTwilioStatusCallbackEndToEnd(t *testing.T) {
 	_, key := h.Tenant("Acme")
 	f := &inboundFixture{t: t, h: h, key: key}
 	const authToken = "twilio-auth-token-5e1f"
-	f.call("POST", "/v1/channels", map[string]any{"channelKey": "sms-twilio", "config": map[string]any{
-		"accountSid": "AC123", "authToken": authToken, "from": "+15550100", "apiBaseUrl": api.URL}}, 201)
-	f.call("PUT", "/v1/subscribers/ada", map[string]any{"contacts": map[string]any{"sms": []string{"+14155550123"}}}, 201)
-	h.Bridge(key, bridge.NewRegistry().MustRegister(texted))
-	var tr struct{ Runs []struct{ RunID string } }
-	f.call("POST", "/v1/events", map[string]any{"workflowId": "texted", "to": map[string]any{"subscriberId": "ada"}}, 202).JSON(t, &tr)
-	h.WaitRun(key, tr.Runs[0].RunID, 20*time.Second, "completed")
-
-	var chs []struct{ ChannelKey, InboundURL string }
-	f.call("GET", "/v1/channels", nil, 200).JSON(t, &chs)
-	inURL := chs[0].InboundURL + "?site=eu"
+	runID, inboundURL := f.sendOne("sms-twilio", map[string]any{
+		"accountSid": "AC123", "authToken": authToken, "from": "+15550100", "apiBaseUrl": api.URL}, "sms", "+14155550123", texted)
+	inURL := inboundURL + "?site=eu"
 	post := func(signedURL string, status string) int {
 		form := url.Values{"MessageSid": {"SM0123456789abcdef0123456789abcdef"}, "MessageStatus": {status},
 			"ErrorCode": {"30003"}, "AccountSid": {"AC123"}, "To": {"+14155550123"}}
-		keys := make([]string, 0, len(form))
-		for k := range form {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		s := signedURL
-		for _, k := range keys {
-			s += k + form.Get(k)
-		}
-		mac := hmac.New(sha1.New, []byte(authToken))
-		mac.Write([]byte(s))
 		req, _ := http.NewRequest("POST", h.URL()+strings.TrimPrefix(inURL, inboundPublic), strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("X-Twilio-Signature", base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+		req.Header.Set("X-Twilio-Signature", testinbound.TwilioSignature(authToken, signedURL, form))
 		resp, err := h.Client.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -419,7 +397,7 @@ func TestTwilioStatusCallbackEndToEnd(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	if st := post(chs[0].InboundURL, "undelivered"); st != 401 {
+	if st := post(inboundURL, "undelivered"); st != 401 {
 		t.Fatalf("signed without the query: %d", st)
 	}
 	if st := post(inURL, "sent"); st != 202 {
@@ -428,7 +406,7 @@ func TestTwilioStatusCallbackEndToEnd(t *testing.T) {
 	if st := post(inURL, "undelivered"); st != 200 {
 		t.Fatalf("undelivered: %d", st)
 	}
-	r := f.rows(tr.Runs[0].RunID)
+	r := f.rows(runID)
 	if len(r) != 1 || r[0].Status != "failed" || len(r[0].Events) != 1 || r[0].Events[0].Detail != "30003" {
 		t.Fatalf("row %+v", r)
 	}

@@ -2,35 +2,22 @@ package delivery_test
 
 import (
 	"bytes"
-	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
-	"crypto/hmac"
-	"crypto/md5"
 	"crypto/rand"
-	"crypto/rsa"
-	"crypto/sha1"
-	"crypto/sha256"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/hex"
-	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/internal/testherald"
-	"github.com/heraldhq/herald/webhooksig"
+	"github.com/heraldhq/herald/internal/testinbound"
 )
 
 // reportBack is one provider that reports what became of a message: its
@@ -67,31 +54,23 @@ func TestEveryProviderReportLandsOnItsSend(t *testing.T) {
 			t.Cleanup(api.Close)
 			_, key := h.Tenant("Acme " + c.channelKey)
 			f := &inboundFixture{t: t, h: h, key: key}
-			f.call("POST", "/v1/channels", map[string]any{"channelKey": c.channelKey, "config": c.config(api.URL)}, 201)
-			f.call("PUT", "/v1/subscribers/ada", map[string]any{"contacts": map[string]any{c.kind: []string{c.to}}}, 201)
 			wf := noted
 			if c.kind == "sms" {
 				wf = texted
 			}
-			h.Bridge(key, bridge.NewRegistry().MustRegister(wf))
-			var tr struct{ Runs []struct{ RunID string } }
-			f.call("POST", "/v1/events", map[string]any{"workflowId": wf.ID(), "to": map[string]any{"subscriberId": "ada"}}, 202).JSON(t, &tr)
-			runID := tr.Runs[0].RunID
-			h.WaitRun(key, runID, 20*time.Second, "completed")
+			runID, inboundURL := f.sendOne(c.channelKey, c.config(api.URL), c.kind, c.to, wf)
 			if rows := f.rows(runID); len(rows) != 1 || rows[0].Status != "sent" || rows[0].ProviderMessageID == "" {
 				t.Fatalf("the send: %+v", rows)
 			}
 
-			var chs []struct{ ChannelKey, InboundURL string }
-			f.call("GET", "/v1/channels", nil, 200).JSON(t, &chs)
 			var err error
 			// The provider calls the public inboundUrl, which reaches the
 			// service's listener.
-			path, ok := strings.CutPrefix(chs[0].InboundURL, inboundPublic)
+			path, ok := strings.CutPrefix(inboundURL, inboundPublic)
 			if !ok {
-				t.Fatalf("inboundUrl %q", chs[0].InboundURL)
+				t.Fatalf("inboundUrl %q", inboundURL)
 			}
-			req := c.event(t, chs[0].InboundURL)
+			req := c.event(t, inboundURL)
 			if req.URL, err = url.Parse(h.URL() + path); err != nil {
 				t.Fatal(err)
 			}
@@ -203,9 +182,9 @@ func reportBackCases(t *testing.T, sns *snsAmazon) []reportBack {
 					"webhookSecret": resendSecret, "apiBaseUrl": base}
 			},
 			event: func(t *testing.T, inboundURL string) *http.Request {
-				body := resendBody("email.delivered", "4ef9a417-02e9-4d39-ad75-9611e0fcc33c", "")
+				body := testinbound.ResendEvent("email.delivered", "4ef9a417-02e9-4d39-ad75-9611e0fcc33c", "")
 				req := post(t, inboundURL, "application/json", body)
-				signResend(t, req, "msg_2ZbCfQyHqkkhLyG0KO6rWyB1HbP", body)
+				testinbound.SignSvix(t, req.Header, resendSecret, "msg_2ZbCfQyHqkkhLyG0KO6rWyB1HbP", time.Now(), []byte(body))
 				return req
 			},
 			want: "delivered",
@@ -235,13 +214,8 @@ func reportBackCases(t *testing.T, sns *snsAmazon) []reportBack {
 					`"sg_message_id":"W86EgYT6SQKk0lRflfLRsA.recvd-5f7b89cdb5-dvzvd-1-6567E4A0-7.0",` +
 					`"reason":"550 5.1.1 The email account that you tried to reach does not exist.","status":"5.1.1","type":"bounce"}]`
 				ts := "1795780802"
-				sum := sha256.Sum256([]byte(ts + body))
-				sig, err := ecdsa.SignASN1(rand.Reader, sgKey, sum[:])
-				if err != nil {
-					t.Fatal(err)
-				}
 				req := post(t, inboundURL, "application/json", body)
-				req.Header.Set("X-Twilio-Email-Event-Webhook-Signature", base64.StdEncoding.EncodeToString(sig))
+				req.Header.Set("X-Twilio-Email-Event-Webhook-Signature", testinbound.SendGridSignature(t, sgKey, ts, body))
 				req.Header.Set("X-Twilio-Email-Event-Webhook-Timestamp", ts)
 				return req
 			},
@@ -264,9 +238,8 @@ func reportBackCases(t *testing.T, sns *snsAmazon) []reportBack {
 			},
 			event: func(t *testing.T, inboundURL string) *http.Request {
 				ts, tok := "1795780801", "a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de0"
-				mac := hmac.New(sha256.New, []byte(mgSigningKey))
-				mac.Write([]byte(ts + tok))
-				body := `{"signature":{"timestamp":"` + ts + `","token":"` + tok + `","signature":"` + hex.EncodeToString(mac.Sum(nil)) + `"},` +
+				sig := testinbound.MailgunSignature(mgSigningKey, ts, tok)
+				body := `{"signature":{"timestamp":"` + ts + `","token":"` + tok + `","signature":"` + sig + `"},` +
 					`"event-data":{"id":"G9Bn5sl1TC6nu79C8C0bwg","timestamp":1795780801.123,"log-level":"error",` +
 					`"event":"failed","severity":"permanent","reason":"bounce","recipient":"ada@example.com",` +
 					`"delivery-status":{"code":550,"message":"5.1.1 The email account that you tried to reach does not exist","attempt-no":1},` +
@@ -293,19 +266,8 @@ func reportBackCases(t *testing.T, sns *snsAmazon) []reportBack {
 				form := url.Values{"MessageSid": {"SM0123456789abcdef0123456789abcdef"}, "SmsSid": {"SM0123456789abcdef0123456789abcdef"},
 					"MessageStatus": {"delivered"}, "SmsStatus": {"delivered"}, "AccountSid": {"AC123"},
 					"From": {"+15550100"}, "To": {"+14155550123"}, "ApiVersion": {"2010-04-01"}}
-				keys := make([]string, 0, len(form))
-				for k := range form {
-					keys = append(keys, k)
-				}
-				sort.Strings(keys)
-				s := inboundURL
-				for _, k := range keys {
-					s += k + form.Get(k)
-				}
-				mac := hmac.New(sha1.New, []byte(twToken))
-				mac.Write([]byte(s))
 				req := post(t, inboundURL, "application/x-www-form-urlencoded", form.Encode())
-				req.Header.Set("X-Twilio-Signature", base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+				req.Header.Set("X-Twilio-Signature", testinbound.TwilioSignature(twToken, inboundURL, form))
 				return req
 			},
 			want: "delivered",
@@ -334,7 +296,7 @@ func reportBackCases(t *testing.T, sns *snsAmazon) []reportBack {
 					"scts": {"2611271200"}, "err-code": {"0"}, "api-key": {"a1b2c3d4"},
 					"message-timestamp": {"2026-11-27 12:00:00"}, "timestamp": {fmt.Sprint(time.Now().Unix())},
 					"nonce": {"a5ff6c3f-3d1e-4c4b-9a7b-6d2f0e1c8b9a"}}
-				form.Set("sig", vonageSig(form, vonageSecret))
+				form.Set("sig", testinbound.VonageSignature("md5hash", vonageSecret, form))
 				return post(t, inboundURL, "application/x-www-form-urlencoded", form.Encode())
 			},
 			want: "delivered",
@@ -342,62 +304,14 @@ func reportBackCases(t *testing.T, sns *snsAmazon) []reportBack {
 	}
 }
 
-// vonageSig is the sig of Vonage's signed SMS API webhooks with the
-// account's default method ("MD5 hash"): the lowercase hex MD5 of each
-// parameter but sig, sorted by name, as "&name=value" ('&' and '=' in a
-// value made '_'), followed by the signature secret.
-func vonageSig(form url.Values, secret string) string {
-	keys := make([]string, 0, len(form))
-	for k := range form {
-		if k != "sig" {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		b.WriteString("&" + k + "=" + strings.NewReplacer("&", "_", "=", "_").Replace(form.Get(k)))
-	}
-	sum := md5.Sum([]byte(b.String() + secret))
-	return hex.EncodeToString(sum[:])
-}
-
-// signResend signs req as Resend does (Svix headers).
-func signResend(t *testing.T, req *http.Request, id, body string) {
-	t.Helper()
-	s, err := webhooksig.ParseSecret(resendSecret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	req.Header.Set("svix-id", id)
-	req.Header.Set("svix-timestamp", fmt.Sprint(now.Unix()))
-	req.Header.Set("svix-signature", s.Sign(id, now, []byte(body)))
-}
-
 // snsAmazon stands in for Amazon's SNS: it signs notifications with a
 // certificate of its own, served at an SNS SigningCertURL to the
 // service's SNS client.
-type snsAmazon struct {
-	key     *rsa.PrivateKey
-	certPEM []byte
-}
+type snsAmazon struct{ *testinbound.SNS }
 
 const snsCertURL = "https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-9c6465fa7f48f5cacd23014631ec1136.pem"
 
-func newSNSAmazon(t *testing.T) *snsAmazon {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "sns.amazonaws.com"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &snsAmazon{key: key, certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
+func newSNSAmazon(t *testing.T) *snsAmazon { return &snsAmazon{testinbound.NewSNS(t)} }
 
 // client answers the certificate URL and nothing else.
 func (s *snsAmazon) client() *http.Client {
@@ -405,7 +319,7 @@ func (s *snsAmazon) client() *http.Client {
 		if r.URL.String() != snsCertURL {
 			return &http.Response{StatusCode: 404, Body: io.NopCloser(strings.NewReader("")), Request: r}, nil
 		}
-		return &http.Response{StatusCode: 200, Body: io.NopCloser(bytes.NewReader(s.certPEM)), Request: r}, nil
+		return &http.Response{StatusCode: 200, Body: io.NopCloser(bytes.NewReader(s.CertPEM)), Request: r}, nil
 	})}
 }
 
@@ -420,16 +334,5 @@ func (s *snsAmazon) notification(t *testing.T, id, message string) string {
 		"TopicArn": "arn:aws:sns:eu-west-1:123456789012:ses-events", "Message": message,
 		"Timestamp": "2026-11-27T12:00:02.000Z", "SignatureVersion": "1", "SigningCertURL": snsCertURL,
 		"UnsubscribeURL": "https://sns.eu-west-1.amazonaws.com/?Action=Unsubscribe&SubscriptionArn=arn:aws:sns:eu-west-1:123456789012:ses-events:1"}
-	var b strings.Builder
-	for _, k := range []string{"Message", "MessageId", "Timestamp", "TopicArn", "Type"} {
-		b.WriteString(k + "\n" + m[k] + "\n")
-	}
-	sum := sha1.Sum([]byte(b.String()))
-	sig, err := rsa.SignPKCS1v15(rand.Reader, s.key, crypto.SHA1, sum[:])
-	if err != nil {
-		t.Fatal(err)
-	}
-	m["Signature"] = base64.StdEncoding.EncodeToString(sig)
-	out, _ := json.Marshal(m)
-	return string(out)
+	return string(s.Sign(t, m))
 }

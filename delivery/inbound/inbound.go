@@ -23,6 +23,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/heraldhq/herald/events"
 )
 
 // ErrSignature: the request is not the provider's (no key configured, a
@@ -138,4 +140,44 @@ func keep(rs []Report) []Report {
 		out = append(out, r)
 	}
 	return out
+}
+
+// event is one event of a provider as its verifier reads it, before the
+// provider's outcomes name what it says of the message.
+type event struct {
+	name      string // the provider's name of what happened: "email.bounced", "undelivered", …
+	id        string // the provider's id of the event (Report.EventID)
+	messageID string
+	hard      bool   // on a bounce: the address refuses mail for good
+	detail    string // on a bounce or a failure: the provider's code
+}
+
+// outcomes maps a provider's event names onto report statuses
+// (events.Report…). A name it lacks is no outcome (sent, queued,
+// delayed, …): it reports nothing.
+type outcomes map[string]string
+
+// result is the Result of evs: a report for each event that is an
+// outcome, its bounce hard or soft, the detail kept on a bounce or a
+// failure only, and the reports kept (see keep).
+func (o outcomes) result(evs ...event) Result {
+	var out []Report
+	for _, e := range evs {
+		status, ok := o[e.name]
+		if !ok {
+			continue
+		}
+		rep := Report{EventID: e.id, MessageID: e.messageID, Status: status}
+		switch status {
+		case events.ReportBounced:
+			rep.Bounce, rep.Detail = events.BounceSoft, e.detail
+			if e.hard {
+				rep.Bounce = events.BounceHard
+			}
+		case events.ReportFailed:
+			rep.Detail = e.detail
+		}
+		out = append(out, rep)
+	}
+	return Result{Reports: keep(out)}
 }

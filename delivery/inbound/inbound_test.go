@@ -3,39 +3,29 @@ package inbound_test
 import (
 	"bytes"
 	"context"
-	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
-	"crypto/hmac"
-	"crypto/md5"
 	"crypto/rand"
-	"crypto/rsa"
-	"crypto/sha1"
-	"crypto/sha256"
-	"crypto/sha512"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/delivery/inbound"
+	"github.com/heraldhq/herald/internal/testinbound"
 	"github.com/heraldhq/herald/secrets"
-	"github.com/heraldhq/herald/webhooksig"
 )
 
 var now = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 
-// want is what one case must map to: the reports' "status/bounce@message#event".
+// want is what one case must map to: the reports'
+// "status/bounce@message#event", then "(detail)" when the report has one.
 type verifyCase struct {
 	name string
 	req  inbound.Request
@@ -49,7 +39,11 @@ func summary(res inbound.Result) []string {
 		if r.Bounce != "" {
 			s += "/" + r.Bounce
 		}
-		out = append(out, s+"@"+r.MessageID+"#"+r.EventID)
+		s += "@" + r.MessageID + "#" + r.EventID
+		if r.Detail != "" {
+			s += "(" + r.Detail + ")"
+		}
+		out = append(out, s)
 	}
 	if res.Confirm != "" {
 		out = append(out, "confirm "+res.Confirm)
@@ -96,7 +90,7 @@ func TestTwilio(t *testing.T) {
 	cfg := map[string]any{"authToken": "tw-secret"}
 	signed := func(form url.Values) inbound.Request {
 		h := http.Header{}
-		h.Set("X-Twilio-Signature", twilioSig("tw-secret", inURL, form))
+		h.Set("X-Twilio-Signature", testinbound.TwilioSignature("tw-secret", inURL, form))
 		return inbound.Request{URL: inURL, Header: h, Body: []byte(form.Encode()), Config: cfg}
 	}
 	form := func(status string) url.Values {
@@ -110,8 +104,8 @@ func TestTwilio(t *testing.T) {
 	noKey.Config = map[string]any{}
 	run(t, "sms-twilio", inbound.Deps{}, []verifyCase{
 		{"delivered", signed(form("delivered")), []string{"delivered@SM1#SM1:delivered"}},
-		{"undelivered", signed(form("undelivered")), []string{"failed@SM1#SM1:undelivered"}},
-		{"failed", signed(form("failed")), []string{"failed@SM1#SM1:failed"}},
+		{"undelivered", signed(form("undelivered")), []string{"failed@SM1#SM1:undelivered(30003)"}},
+		{"failed", signed(form("failed")), []string{"failed@SM1#SM1:failed(30003)"}},
 		{"sent is no outcome", signed(form("sent")), nil},
 		{"tampered", tampered, []string{"ERR:signature"}},
 		{"another url", otherURL, []string{"ERR:signature"}},
@@ -120,64 +114,35 @@ func TestTwilio(t *testing.T) {
 	})
 }
 
-// twilioSig is Twilio's documented scheme, written out here on its own.
-func twilioSig(token, u string, form url.Values) string {
-	s := u
-	for _, k := range []string{"ErrorCode", "MessageSid", "MessageStatus", "To"} {
-		if v, ok := form[k]; ok {
-			s += k + v[0]
-		}
-	}
-	mac := hmac.New(sha1.New, []byte(token))
-	mac.Write([]byte(s))
-	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
-}
-
 const whsec = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 func resendReq(t *testing.T, id string, at time.Time, body string) inbound.Request {
-	s, err := webhooksig.ParseSecret(whsec)
-	if err != nil {
-		t.Fatal(err)
-	}
 	h := http.Header{}
-	h.Set("svix-id", id)
-	h.Set("svix-timestamp", fmt.Sprint(at.Unix()))
-	h.Set("svix-signature", s.Sign(id, at, []byte(body)))
+	testinbound.SignSvix(t, h, whsec, id, at, []byte(body))
 	return inbound.Request{URL: inURL, Header: h, Body: []byte(body), Config: map[string]any{"webhookSecret": whsec}}
 }
 
-// ResendEvent is a Resend webhook body of type typ on email id.
-func resendEvent(typ, id, bounce string) string {
-	b := ""
-	if bounce != "" {
-		b = `,"bounce":{"message":"no such user","subType":"General","type":"` + bounce + `"}`
-	}
-	return `{"type":"` + typ + `","created_at":"2026-11-27T12:00:00.000Z","data":{"email_id":"` + id +
-		`","from":"a@example.com","to":["ada@example.com"],"subject":"Hi"` + b + `}}`
-}
-
 func TestResend(t *testing.T) {
-	tampered := resendReq(t, "msg_1", now, resendEvent("email.bounced", "em_1", "Permanent"))
-	tampered.Body = []byte(resendEvent("email.bounced", "em_2", "Permanent"))
-	standard := resendReq(t, "msg_s", now, resendEvent("email.delivered", "em_1", ""))
+	tampered := resendReq(t, "msg_1", now, testinbound.ResendEvent("email.bounced", "em_1", "Permanent"))
+	tampered.Body = []byte(testinbound.ResendEvent("email.bounced", "em_2", "Permanent"))
+	standard := resendReq(t, "msg_s", now, testinbound.ResendEvent("email.delivered", "em_1", ""))
 	for _, h := range []string{"id", "timestamp", "signature"} {
 		standard.Header.Set("webhook-"+h, standard.Header.Get("svix-"+h))
 		standard.Header.Del("svix-" + h)
 	}
-	noSecret := resendReq(t, "msg_1", now, resendEvent("email.delivered", "em_1", ""))
+	noSecret := resendReq(t, "msg_1", now, testinbound.ResendEvent("email.delivered", "em_1", ""))
 	noSecret.Config = map[string]any{}
 	run(t, "email-resend", inbound.Deps{}, []verifyCase{
-		{"delivered", resendReq(t, "msg_1", now, resendEvent("email.delivered", "em_1", "")), []string{"delivered@em_1#msg_1"}},
+		{"delivered", resendReq(t, "msg_1", now, testinbound.ResendEvent("email.delivered", "em_1", "")), []string{"delivered@em_1#msg_1"}},
 		{"webhook- headers", standard, []string{"delivered@em_1#msg_s"}},
-		{"hard bounce", resendReq(t, "msg_2", now, resendEvent("email.bounced", "em_1", "Permanent")), []string{"bounced/hard@em_1#msg_2"}},
-		{"soft bounce", resendReq(t, "msg_3", now, resendEvent("email.bounced", "em_1", "Transient")), []string{"bounced/soft@em_1#msg_3"}},
-		{"complained", resendReq(t, "msg_4", now, resendEvent("email.complained", "em_1", "")), []string{"complained@em_1#msg_4"}},
-		{"opened", resendReq(t, "msg_5", now, resendEvent("email.opened", "em_1", "")), []string{"opened@em_1#msg_5"}},
-		{"clicked", resendReq(t, "msg_6", now, resendEvent("email.clicked", "em_1", "")), []string{"clicked@em_1#msg_6"}},
-		{"sent is no outcome", resendReq(t, "msg_7", now, resendEvent("email.sent", "em_1", "")), nil},
+		{"hard bounce", resendReq(t, "msg_2", now, testinbound.ResendEvent("email.bounced", "em_1", "Permanent")), []string{"bounced/hard@em_1#msg_2(General)"}},
+		{"soft bounce", resendReq(t, "msg_3", now, testinbound.ResendEvent("email.bounced", "em_1", "Transient")), []string{"bounced/soft@em_1#msg_3(General)"}},
+		{"complained", resendReq(t, "msg_4", now, testinbound.ResendEvent("email.complained", "em_1", "")), []string{"complained@em_1#msg_4"}},
+		{"opened", resendReq(t, "msg_5", now, testinbound.ResendEvent("email.opened", "em_1", "")), []string{"opened@em_1#msg_5"}},
+		{"clicked", resendReq(t, "msg_6", now, testinbound.ResendEvent("email.clicked", "em_1", "")), []string{"clicked@em_1#msg_6"}},
+		{"sent is no outcome", resendReq(t, "msg_7", now, testinbound.ResendEvent("email.sent", "em_1", "")), nil},
 		{"tampered", tampered, []string{"ERR:signature"}},
-		{"stale", resendReq(t, "msg_8", now.Add(-time.Hour), resendEvent("email.delivered", "em_1", "")), []string{"ERR:signature"}},
+		{"stale", resendReq(t, "msg_8", now.Add(-time.Hour), testinbound.ResendEvent("email.delivered", "em_1", "")), []string{"ERR:signature"}},
 		{"no secret", noSecret, []string{"ERR:signature"}},
 		{"signed, not JSON", resendReq(t, "msg_9", now, "nope"), []string{"ERR:malformed"}},
 	})
@@ -192,19 +157,14 @@ func TestSendGrid(t *testing.T) {
 	cfg := map[string]any{"webhookPublicKey": base64.StdEncoding.EncodeToString(der)}
 	signed := func(body string) inbound.Request {
 		ts := "1700000000"
-		sum := sha256.Sum256([]byte(ts + body))
-		sig, err := ecdsa.SignASN1(rand.Reader, key, sum[:])
-		if err != nil {
-			t.Fatal(err)
-		}
 		h := http.Header{}
-		h.Set(inbound.SendGridSignatureHeader, base64.StdEncoding.EncodeToString(sig))
+		h.Set(inbound.SendGridSignatureHeader, testinbound.SendGridSignature(t, key, ts, body))
 		h.Set(inbound.SendGridTimestampHeader, ts)
 		return inbound.Request{URL: inURL, Header: h, Body: []byte(body), Config: cfg}
 	}
 	ev := func(event, id, typ string) string {
 		return `{"email":"ada@example.com","timestamp":1700000000,"event":"` + event + `","sg_event_id":"` + id +
-			`","sg_message_id":"X1.filter0001.16648.5515E0B88.0","type":"` + typ + `"}`
+			`","sg_message_id":"X1.filter0001.16648.5515E0B88.0","type":"` + typ + `","status":"5.1.1"}`
 	}
 	all := "[" + strings.Join([]string{ev("processed", "e0", ""), ev("delivered", "e1", ""), ev("bounce", "e2", "bounce"),
 		ev("bounce", "e3", "blocked"), ev("dropped", "e4", ""), ev("spamreport", "e5", ""), ev("open", "e6", ""),
@@ -216,7 +176,8 @@ func TestSendGrid(t *testing.T) {
 	wrongKey := signed(all)
 	wrongKey.Config = map[string]any{"webhookPublicKey": base64.StdEncoding.EncodeToString(otherDER)}
 	run(t, "email-sendgrid", inbound.Deps{}, []verifyCase{
-		{"every status", signed(all), []string{"delivered@X1#e1", "bounced/hard@X1#e2", "bounced/soft@X1#e3",
+		// Only a bounce keeps its status as the detail.
+		{"every status", signed(all), []string{"delivered@X1#e1", "bounced/hard@X1#e2(5.1.1)", "bounced/soft@X1#e3(5.1.1)",
 			"failed@X1#e4", "complained@X1#e5", "opened@X1#e6", "clicked@X1#e7"}},
 		{"tampered", tampered, []string{"ERR:signature"}},
 		{"another key", wrongKey, []string{"ERR:signature"}},
@@ -239,9 +200,9 @@ func TestPostmark(t *testing.T) {
 		{"delivery", req(`{"RecordType":"Delivery","MessageID":"pm1","Recipient":"ada@example.com","DeliveredAt":"2026-11-27T12:00:00Z"}`),
 			[]string{"delivered@pm1#Delivery:pm1:2026-11-27T12:00:00Z"}},
 		{"hard bounce", req(`{"RecordType":"Bounce","ID":4323372036,"Type":"HardBounce","TypeCode":1,"MessageID":"pm1"}`),
-			[]string{"bounced/hard@pm1#Bounce:4323372036"}},
+			[]string{"bounced/hard@pm1#Bounce:4323372036(HardBounce)"}},
 		{"soft bounce", req(`{"RecordType":"Bounce","ID":7,"Type":"SoftBounce","TypeCode":4096,"MessageID":"pm1"}`),
-			[]string{"bounced/soft@pm1#Bounce:7"}},
+			[]string{"bounced/soft@pm1#Bounce:7(SoftBounce)"}},
 		{"complaint", req(`{"RecordType":"SpamComplaint","ID":8,"Type":"SpamComplaint","MessageID":"pm1"}`),
 			[]string{"complained@pm1#SpamComplaint:8"}},
 		{"open", req(`{"RecordType":"Open","MessageID":"pm1","ReceivedAt":"2026-11-27T12:01:00Z"}`),
@@ -257,12 +218,9 @@ func TestMailgun(t *testing.T) {
 	const key = "mg-signing-key"
 	body := func(sig, event, severity string) string {
 		return `{"signature":{"timestamp":"1700000000","token":"tok123","signature":"` + sig + `"},"event-data":{"id":"ev-` +
-			event + `","event":"` + event + `","severity":"` + severity + `","recipient":"ada@example.com","message":{"headers":{"message-id":"20261127.1@mg.example.com"}}}}`
+			event + `","event":"` + event + `","severity":"` + severity + `","recipient":"ada@example.com","delivery-status":{"code":550},"message":{"headers":{"message-id":"20261127.1@mg.example.com"}}}}`
 	}
-	// Mailgun's scheme: the hex HMAC-SHA256 of timestamp and token.
-	mac := hmac.New(sha256.New, []byte(key))
-	mac.Write([]byte("1700000000tok123"))
-	good := hex.EncodeToString(mac.Sum(nil))
+	good := testinbound.MailgunSignature(key, "1700000000", "tok123")
 	req := func(b string) inbound.Request {
 		return inbound.Request{URL: inURL, Body: []byte(b), Config: map[string]any{"webhookSigningKey": key}}
 	}
@@ -270,7 +228,7 @@ func TestMailgun(t *testing.T) {
 	noKey.Config = map[string]any{}
 	run(t, "email-mailgun", inbound.Deps{}, []verifyCase{
 		{"delivered", req(body(good, "delivered", "")), []string{"delivered@20261127.1@mg.example.com#ev-delivered"}},
-		{"permanent failure", req(body(good, "failed", "permanent")), []string{"bounced/hard@20261127.1@mg.example.com#ev-failed"}},
+		{"permanent failure", req(body(good, "failed", "permanent")), []string{"bounced/hard@20261127.1@mg.example.com#ev-failed(550)"}},
 		{"temporary failure", req(body(good, "failed", "temporary")), nil},
 		{"complained", req(body(good, "complained", "")), []string{"complained@20261127.1@mg.example.com#ev-complained"}},
 		{"opened", req(body(good, "opened", "")), []string{"opened@20261127.1@mg.example.com#ev-opened"}},
@@ -283,26 +241,14 @@ func TestMailgun(t *testing.T) {
 // snsSigner signs SNS messages with a certificate of its own, served by
 // the injected fetcher only at an allowed URL.
 type snsSigner struct {
-	key     *rsa.PrivateKey
-	cert    *x509.Certificate
+	*testinbound.SNS
 	fetched []string
 }
 
 const certURL = "https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-test.pem"
 
 func newSNSSigner(t *testing.T) *snsSigner {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "sns.amazonaws.com"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return &snsSigner{key: key, cert: cert}
+	return &snsSigner{SNS: testinbound.NewSNS(t)}
 }
 
 func (s *snsSigner) deps() inbound.Deps {
@@ -311,39 +257,13 @@ func (s *snsSigner) deps() inbound.Deps {
 		if u != certURL {
 			return nil, errors.New("no such certificate")
 		}
-		return s.cert, nil
+		return s.Cert, nil
 	}}
 }
 
-// sign fills m's Signature over the documented string to sign.
+// sign is the SNS request of m, signed.
 func (s *snsSigner) sign(t *testing.T, m map[string]string) inbound.Request {
-	var fields []string
-	if m["Type"] == "Notification" {
-		fields = []string{"Message", "MessageId", "Subject", "Timestamp", "TopicArn", "Type"}
-	} else {
-		fields = []string{"Message", "MessageId", "SubscribeURL", "Timestamp", "Token", "TopicArn", "Type"}
-	}
-	var b strings.Builder
-	for _, f := range fields {
-		if v, ok := m[f]; ok {
-			b.WriteString(f + "\n" + v + "\n")
-		}
-	}
-	var sig []byte
-	var err error
-	if m["SignatureVersion"] == "1" {
-		sum := sha1.Sum([]byte(b.String()))
-		sig, err = rsa.SignPKCS1v15(rand.Reader, s.key, crypto.SHA1, sum[:])
-	} else {
-		sum := sha256.Sum256([]byte(b.String()))
-		sig, err = rsa.SignPKCS1v15(rand.Reader, s.key, crypto.SHA256, sum[:])
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	m["Signature"] = base64.StdEncoding.EncodeToString(sig)
-	body, _ := json.Marshal(m)
-	return inbound.Request{URL: inURL, Body: body, Config: map[string]any{"region": "eu-west-1"}}
+	return inbound.Request{URL: inURL, Body: s.Sign(t, m), Config: map[string]any{"region": "eu-west-1"}}
 }
 
 func TestAllowedSNSURL(t *testing.T) {
@@ -423,9 +343,9 @@ func TestSES(t *testing.T) {
 	run(t, "email-ses", s.deps(), []verifyCase{
 		{"delivery v2", s.sign(t, sesNotification("n1", "2", sesEvent("Delivery", ""))), []string{"delivered@ses-1#n1"}},
 		{"hard bounce v1", s.sign(t, sesNotification("n2", "1", sesEvent("Bounce", `,"bounce":{"bounceType":"Permanent","bounceSubType":"General"}`))),
-			[]string{"bounced/hard@ses-1#n2"}},
+			[]string{"bounced/hard@ses-1#n2(General)"}},
 		{"soft bounce", s.sign(t, sesNotification("n3", "2", sesEvent("Bounce", `,"bounce":{"bounceType":"Transient","bounceSubType":"MailboxFull"}`))),
-			[]string{"bounced/soft@ses-1#n3"}},
+			[]string{"bounced/soft@ses-1#n3(MailboxFull)"}},
 		{"complaint (notification)", s.sign(t, sesNotification("n4", "2",
 			`{"notificationType":"Complaint","mail":{"messageId":"ses-1"},"complaint":{"feedbackId":"f"}}`)),
 			[]string{"complained@ses-1#n4"}},
@@ -449,33 +369,13 @@ func TestSES(t *testing.T) {
 	})
 }
 
-// vonageSigned is a Vonage SMS API delivery receipt, signed as Vonage
-// documents it: the parameters but sig sorted by name as "&name=value"
-// ('&' and '=' in values made '_'), then the MD5 of that followed by the
-// secret ("MD5 hash", the default) or its HMAC keyed by the secret.
+// vonageSigned is a Vonage SMS API delivery receipt signed by method
+// (see testinbound.VonageSignature); an HMAC in upper case, as Vonage
+// may send it.
 func vonageSigned(method, secret string, params url.Values) url.Values {
-	keys := make([]string, 0, len(params))
-	for k := range params {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		b.WriteString("&" + k + "=" + strings.NewReplacer("&", "_", "=", "_").Replace(params.Get(k)))
-	}
-	var sig string
-	switch method {
-	case "md5hash":
-		sum := md5.Sum([]byte(b.String() + secret))
-		sig = hex.EncodeToString(sum[:])
-	case "sha256":
-		mac := hmac.New(sha256.New, []byte(secret))
-		mac.Write([]byte(b.String()))
-		sig = strings.ToUpper(hex.EncodeToString(mac.Sum(nil)))
-	case "sha512":
-		mac := hmac.New(sha512.New, []byte(secret))
-		mac.Write([]byte(b.String()))
-		sig = strings.ToUpper(hex.EncodeToString(mac.Sum(nil)))
+	sig := testinbound.VonageSignature(method, secret, params)
+	if method != "md5hash" {
+		sig = strings.ToUpper(sig)
 	}
 	out := url.Values{"sig": {sig}}
 	for k, v := range params {
@@ -515,9 +415,9 @@ func TestVonage(t *testing.T) {
 		Config: map[string]any{"signatureSecret": "secret"}}
 	run(t, "sms-vonage", inbound.Deps{}, []verifyCase{
 		{"delivered (MD5 hash)", form(vonageSigned("md5hash", secret, receipt("delivered", "0"))), []string{"delivered@" + id + "#" + id + ":delivered"}},
-		{"failed (SHA-256 HMAC)", form(vonageSigned("sha256", secret, receipt("failed", "6"))), []string{"failed@" + id + "#" + id + ":failed"}},
-		{"expired (SHA-512 HMAC, POST-JSON)", postJSON(vonageSigned("sha512", secret, receipt("expired", "1"))), []string{"failed@" + id + "#" + id + ":expired"}},
-		{"rejected", form(vonageSigned("md5hash", secret, receipt("rejected", "4"))), []string{"failed@" + id + "#" + id + ":rejected"}},
+		{"failed (SHA-256 HMAC)", form(vonageSigned("sha256", secret, receipt("failed", "6"))), []string{"failed@" + id + "#" + id + ":failed(6)"}},
+		{"expired (SHA-512 HMAC, POST-JSON)", postJSON(vonageSigned("sha512", secret, receipt("expired", "1"))), []string{"failed@" + id + "#" + id + ":expired(1)"}},
+		{"rejected", form(vonageSigned("md5hash", secret, receipt("rejected", "4"))), []string{"failed@" + id + "#" + id + ":rejected(4)"}},
 		{"accepted is no outcome", form(vonageSigned("md5hash", secret, receipt("accepted", "0"))), nil},
 		{"the library's vector", known, nil},
 		{"tampered", form(tampered), []string{"ERR:signature"}},

@@ -37,19 +37,16 @@ func verifyTwilio(_ context.Context, r Request, _ Deps) (Result, error) {
 		return Result{}, ErrSignature
 	}
 	sid, status := form.Get("MessageSid"), form.Get("MessageStatus")
-	var rep Report
-	switch status {
-	case "delivered":
-		rep.Status = events.ReportDelivered
-	case "undelivered", "failed":
-		rep.Status, rep.Detail = events.ReportFailed, form.Get("ErrorCode")
-	case "read":
-		rep.Status = events.ReportOpened
-	default: // queued, sending, sent, accepted: not an outcome
-		return Result{}, nil
-	}
-	rep.EventID, rep.MessageID = sid+":"+status, sid
-	return Result{Reports: keep([]Report{rep})}, nil
+	return twilioOutcomes.result(event{name: status, id: sid + ":" + status, messageID: sid, detail: form.Get("ErrorCode")}), nil
+}
+
+// twilioOutcomes are the MessageStatus values that are outcomes (queued,
+// sending, sent, accepted are not).
+var twilioOutcomes = outcomes{
+	"delivered":   events.ReportDelivered,
+	"undelivered": events.ReportFailed,
+	"failed":      events.ReportFailed,
+	"read":        events.ReportOpened,
 }
 
 // twilioSignature is the X-Twilio-Signature of a form posted to rawURL.
@@ -101,27 +98,19 @@ func verifyResend(_ context.Context, r Request, _ Deps) (Result, error) {
 	if json.Unmarshal(r.Body, &ev) != nil {
 		return Result{}, ErrMalformed
 	}
-	rep := Report{EventID: id, MessageID: ev.Data.EmailID}
-	switch ev.Type {
-	case "email.delivered":
-		rep.Status = events.ReportDelivered
-	case "email.bounced":
-		rep.Status, rep.Bounce, rep.Detail = events.ReportBounced, events.BounceSoft, ev.Data.Bounce.SubType
-		if ev.Data.Bounce.Type == "Permanent" {
-			rep.Bounce = events.BounceHard
-		}
-	case "email.complained":
-		rep.Status = events.ReportComplained
-	case "email.opened":
-		rep.Status = events.ReportOpened
-	case "email.clicked":
-		rep.Status = events.ReportClicked
-	case "email.failed":
-		rep.Status = events.ReportFailed
-	default: // email.sent, email.delivery_delayed, …
-		return Result{}, nil
-	}
-	return Result{Reports: keep([]Report{rep})}, nil
+	return resendOutcomes.result(event{name: ev.Type, id: id, messageID: ev.Data.EmailID,
+		hard: ev.Data.Bounce.Type == "Permanent", detail: ev.Data.Bounce.SubType}), nil
+}
+
+// resendOutcomes are Resend's event types that are outcomes (not
+// email.sent, email.delivery_delayed, …).
+var resendOutcomes = outcomes{
+	"email.delivered":  events.ReportDelivered,
+	"email.bounced":    events.ReportBounced,
+	"email.complained": events.ReportComplained,
+	"email.opened":     events.ReportOpened,
+	"email.clicked":    events.ReportClicked,
+	"email.failed":     events.ReportFailed,
 }
 
 // SendGrid's Event Webhook signature headers.
@@ -156,42 +145,40 @@ func verifySendGrid(_ context.Context, r Request, _ Deps) (Result, error) {
 	if !ecdsa.VerifyASN1(pub, h.Sum(nil), sig) {
 		return Result{}, ErrSignature
 	}
-	var evs []struct {
+	var raw []struct {
 		Event     string `json:"event"`
 		EventID   string `json:"sg_event_id"`
 		MessageID string `json:"sg_message_id"`
 		Type      string `json:"type"`
 		Status    string `json:"status"`
 	}
-	if json.Unmarshal(r.Body, &evs) != nil {
+	if json.Unmarshal(r.Body, &raw) != nil {
 		return Result{}, ErrMalformed
 	}
-	var out []Report
-	for _, e := range evs {
-		rep := Report{EventID: e.EventID, MessageID: sendGridMessageID(e.MessageID)}
-		switch e.Event {
-		case "delivered":
-			rep.Status = events.ReportDelivered
-		case "bounce":
-			// type "bounce" is a permanent refusal, "blocked" a temporary one.
-			rep.Status, rep.Bounce, rep.Detail = events.ReportBounced, events.BounceHard, e.Status
-			if e.Type == "blocked" {
-				rep.Bounce = events.BounceSoft
-			}
-		case "dropped":
-			rep.Status = events.ReportFailed
-		case "spamreport":
-			rep.Status = events.ReportComplained
-		case "open":
-			rep.Status = events.ReportOpened
-		case "click":
-			rep.Status = events.ReportClicked
-		default: // processed, deferred, unsubscribe, group_…
-			continue
+	evs := make([]event, 0, len(raw))
+	for _, e := range raw {
+		// A bounce of type "bounce" is a permanent refusal, "blocked" a
+		// temporary one.
+		ev := event{name: e.Event, id: e.EventID, messageID: sendGridMessageID(e.MessageID), hard: e.Type != "blocked"}
+		if e.Event == "bounce" {
+			// The receiving server's code; a drop's status is SendGrid's
+			// own, never recorded.
+			ev.detail = e.Status
 		}
-		out = append(out, rep)
+		evs = append(evs, ev)
 	}
-	return Result{Reports: keep(out)}, nil
+	return sendGridOutcomes.result(evs...), nil
+}
+
+// sendGridOutcomes are the Event Webhook's events that are outcomes (not
+// processed, deferred, unsubscribe, group_…).
+var sendGridOutcomes = outcomes{
+	"delivered":  events.ReportDelivered,
+	"bounce":     events.ReportBounced,
+	"dropped":    events.ReportFailed,
+	"spamreport": events.ReportComplained,
+	"open":       events.ReportOpened,
+	"click":      events.ReportClicked,
 }
 
 // sendGridMessageID is the X-Message-Id that Mail Send answered for the
@@ -231,34 +218,28 @@ func verifyPostmark(_ context.Context, r Request, _ Deps) (Result, error) {
 	if json.Unmarshal(r.Body, &ev) != nil {
 		return Result{}, ErrMalformed
 	}
-	rep := Report{MessageID: ev.MessageID}
 	at := ev.DeliveredAt + ev.ReceivedAt + ev.BouncedAt
-	rep.EventID = ev.RecordType + ":" + ev.MessageID + ":" + at
+	id := ev.RecordType + ":" + ev.MessageID + ":" + at
 	if ev.ID != "" && ev.ID != "0" {
-		rep.EventID = ev.RecordType + ":" + ev.ID.String()
+		id = ev.RecordType + ":" + ev.ID.String()
 	}
-	switch ev.RecordType {
-	case "Delivery":
-		rep.Status = events.ReportDelivered
-	case "Bounce":
-		if ev.Type == "SpamComplaint" {
-			rep.Status = events.ReportComplained
-			break
-		}
-		rep.Status, rep.Bounce, rep.Detail = events.ReportBounced, events.BounceSoft, ev.Type
-		if postmarkHard[ev.Type] {
-			rep.Bounce = events.BounceHard
-		}
-	case "SpamComplaint":
-		rep.Status = events.ReportComplained
-	case "Open":
-		rep.Status = events.ReportOpened
-	case "Click":
-		rep.Status = events.ReportClicked
-	default: // SubscriptionChange, …
-		return Result{}, nil
+	name := ev.RecordType
+	if name == "Bounce" && ev.Type == "SpamComplaint" {
+		// A bounce record of type SpamComplaint is a complaint.
+		name = "SpamComplaint"
 	}
-	return Result{Reports: keep([]Report{rep})}, nil
+	return postmarkOutcomes.result(event{name: name, id: id, messageID: ev.MessageID,
+		hard: postmarkHard[ev.Type], detail: ev.Type}), nil
+}
+
+// postmarkOutcomes are the RecordTypes that are outcomes (not
+// SubscriptionChange, …).
+var postmarkOutcomes = outcomes{
+	"Delivery":      events.ReportDelivered,
+	"Bounce":        events.ReportBounced,
+	"SpamComplaint": events.ReportComplained,
+	"Open":          events.ReportOpened,
+	"Click":         events.ReportClicked,
 }
 
 // verifyMailgun: a webhook posts {"signature":{"timestamp","token",
@@ -298,23 +279,19 @@ func verifyMailgun(_ context.Context, r Request, _ Deps) (Result, error) {
 		return Result{}, ErrSignature
 	}
 	d := ev.Data
-	rep := Report{EventID: d.ID, MessageID: strings.Trim(d.Message.Headers.MessageID, "<>")}
-	switch d.Event {
-	case "delivered":
-		rep.Status = events.ReportDelivered
-	case "failed":
-		if d.Severity != "permanent" {
-			return Result{}, nil
-		}
-		rep.Status, rep.Bounce, rep.Detail = events.ReportBounced, events.BounceHard, d.DeliveryStatus.Code.String()
-	case "complained":
-		rep.Status = events.ReportComplained
-	case "opened":
-		rep.Status = events.ReportOpened
-	case "clicked":
-		rep.Status = events.ReportClicked
-	default: // accepted, unsubscribed, stored, …
+	if d.Event == "failed" && d.Severity != "permanent" {
 		return Result{}, nil
 	}
-	return Result{Reports: keep([]Report{rep})}, nil
+	return mailgunOutcomes.result(event{name: d.Event, id: d.ID, messageID: strings.Trim(d.Message.Headers.MessageID, "<>"),
+		hard: true, detail: d.DeliveryStatus.Code.String()}), nil
+}
+
+// mailgunOutcomes are Mailgun's events that are outcomes (not accepted,
+// unsubscribed, stored, …); a failure that reaches them is permanent.
+var mailgunOutcomes = outcomes{
+	"delivered":  events.ReportDelivered,
+	"failed":     events.ReportBounced,
+	"complained": events.ReportComplained,
+	"opened":     events.ReportOpened,
+	"clicked":    events.ReportClicked,
 }

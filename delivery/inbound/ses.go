@@ -133,31 +133,25 @@ func verifySES(ctx context.Context, r Request, d Deps) (Result, error) {
 	if json.Unmarshal([]byte(m.Message), &n) != nil {
 		return Result{}, ErrMalformed
 	}
-	rep := Report{EventID: m.MessageID, MessageID: n.Mail.MessageID}
 	typ := n.EventType
 	if typ == "" {
 		typ = n.NotificationType
 	}
-	switch typ {
-	case "Delivery":
-		rep.Status = events.ReportDelivered
-	case "Bounce":
-		rep.Status, rep.Bounce, rep.Detail = events.ReportBounced, events.BounceSoft, n.Bounce.BounceSubType
-		if n.Bounce.BounceType == "Permanent" {
-			rep.Bounce = events.BounceHard
-		}
-	case "Complaint":
-		rep.Status = events.ReportComplained
-	case "Open":
-		rep.Status = events.ReportOpened
-	case "Click":
-		rep.Status = events.ReportClicked
-	case "Reject", "Rendering Failure", "RenderingFailure":
-		rep.Status = events.ReportFailed
-	default: // Send, DeliveryDelay, Subscription
-		return Result{}, nil
-	}
-	return Result{Reports: keep([]Report{rep})}, nil
+	return sesOutcomes.result(event{name: typ, id: m.MessageID, messageID: n.Mail.MessageID,
+		hard: n.Bounce.BounceType == "Permanent", detail: n.Bounce.BounceSubType}), nil
+}
+
+// sesOutcomes are the SES event types (and notification types) that are
+// outcomes (not Send, DeliveryDelay, Subscription).
+var sesOutcomes = outcomes{
+	"Delivery":          events.ReportDelivered,
+	"Bounce":            events.ReportBounced,
+	"Complaint":         events.ReportComplained,
+	"Open":              events.ReportOpened,
+	"Click":             events.ReportClicked,
+	"Reject":            events.ReportFailed,
+	"Rendering Failure": events.ReportFailed,
+	"RenderingFailure":  events.ReportFailed,
 }
 
 // maxCertBytes bounds a fetched certificate.

@@ -40,20 +40,20 @@ func verifyVonage(_ context.Context, r Request, _ Deps) (Result, error) {
 	if sig == "" || !vonageVerify(params, secret, sig) {
 		return Result{}, ErrSignature
 	}
-	status := params["status"]
-	rep := Report{MessageID: params["messageId"], EventID: params["messageId"] + ":" + status}
-	switch status {
-	case "delivered":
-		rep.Status = events.ReportDelivered
-	case "expired", "failed", "rejected":
-		rep.Status = events.ReportFailed
-		if code := params["err-code"]; code != "0" {
-			rep.Detail = code
-		}
-	default: // accepted, buffered, unknown: not an outcome
-		return Result{}, nil
+	id, status, code := params["messageId"], params["status"], params["err-code"]
+	if code == "0" { // no error
+		code = ""
 	}
-	return Result{Reports: keep([]Report{rep})}, nil
+	return vonageOutcomes.result(event{name: status, id: id + ":" + status, messageID: id, detail: code}), nil
+}
+
+// vonageOutcomes are the receipt statuses that are outcomes (accepted,
+// buffered, unknown are not).
+var vonageOutcomes = outcomes{
+	"delivered": events.ReportDelivered,
+	"expired":   events.ReportFailed,
+	"failed":    events.ReportFailed,
+	"rejected":  events.ReportFailed,
 }
 
 // vonageParams reads a receipt's parameters from a form or a JSON object
