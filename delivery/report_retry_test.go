@@ -10,6 +10,7 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/internal/testinbound"
 )
 
 // TestReportRecordedBeforeAStopStillSuppresses: a process that recorded
@@ -43,7 +44,7 @@ func TestReportRecordedBeforeAStopStillSuppresses(t *testing.T) {
 	}
 
 	path := f.inboundPath()
-	req := resendBody("email.bounced", row.ProviderMessageID, "Permanent")
+	req := testinbound.ResendEvent("email.bounced", row.ProviderMessageID, "Permanent")
 	if status, _ := f.post(path, resendSecret, "msg_bounce", req); status != 202 {
 		t.Fatalf("the retry: %d", status)
 	}
@@ -86,7 +87,7 @@ func TestInboundURLsAreLimitedPerChannel(t *testing.T) {
 			postmark = strings.TrimPrefix(c.InboundURL, inboundPublic)
 		}
 	}
-	body := resendBody("email.delivered", "em_1", "")
+	body := testinbound.ResendEvent("email.delivered", "em_1", "")
 	if status, _ := f.post(resend, resendSecret, "msg_1", body); status != 202 {
 		t.Fatalf("the first request: %d", status)
 	}
