@@ -148,14 +148,9 @@ func applyInboxTokensRevoked(tx *bolt.Tx, ev eventlog.Event) error {
 	if err := ev.Decode(&d); err != nil {
 		return err
 	}
-	b := tx.Bucket(bucketSubscribers)
-	k := key(ev.TenantID, d.SubscriberID)
-	var sub Subscriber
-	if ok, err := getJSON(b, k, &sub); err != nil || !ok {
-		return err
-	}
-	sub.Seq, sub.TokenEpoch = ev.Seq, ev.Seq
-	return putJSON(b, k, sub)
+	return updateJSON(tx.Bucket(bucketSubscribers), key(ev.TenantID, d.SubscriberID), func(sub *Subscriber) {
+		sub.Seq, sub.TokenEpoch = ev.Seq, ev.Seq
+	})
 }
 
 // subscriberRow returns the row of the subscriber ev upserts (its data
@@ -340,14 +335,9 @@ func unlink(tx *bolt.Tx, ev eventlog.Event, subscriber, topic string) error {
 	if err := tx.Bucket(bucketSubscriberTopics).Delete(pairKey(ev.TenantID, subscriber, topic)); err != nil {
 		return err
 	}
-	topics := tx.Bucket(bucketTopics)
-	tk := key(ev.TenantID, topic)
-	var t Topic
-	if ok, err := getJSON(topics, tk, &t); err != nil || !ok {
-		return err
-	}
-	t.SubscriberCount = max(t.SubscriberCount-1, 0)
-	return putJSON(topics, tk, t)
+	return updateJSON(tx.Bucket(bucketTopics), key(ev.TenantID, topic), func(t *Topic) {
+		t.SubscriberCount = max(t.SubscriberCount-1, 0)
+	})
 }
 
 // Subscriber returns one subscriber of a tenant, or ErrNotFound.
