@@ -105,11 +105,8 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathVar(r, "webhookId")
+	id, err := pathOnly(w, r, "webhookId")
 	if err != nil {
-		return err
-	}
-	if err := decode(w, r, &struct{}{}); err != nil {
 		return err
 	}
 	wh, secret, err := s.deps.Control.RotateWebhookSecret(r.Context(), tenantOf(r.Context()), id)
