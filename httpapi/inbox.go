@@ -211,11 +211,7 @@ func (s *Server) markInboxMessage(action string) handlerFunc {
 		}
 		id := inboxOf(r.Context())
 		m, err := s.deps.Control.MarkInboxMessage(r.Context(), id.Tenant, id.SubscriberID, msgID, action)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, http.StatusOK, viewMessage(m))
-		return nil
+		return reply(w, http.StatusOK, m, err, viewMessage)
 	}
 }
 
