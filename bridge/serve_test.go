@@ -14,6 +14,7 @@ import (
 
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/bridge/wire"
+	"github.com/heraldhq/herald/internal/testworkflow"
 )
 
 const testKey = "whsec_test"
@@ -66,39 +67,6 @@ func errorOf(t *testing.T, body string) wire.ErrorInfo {
 	return e.Error
 }
 
-type profile struct {
-	Name string `json:"name"`
-	Plan string `json:"plan"`
-}
-
-// onboarding is a four-step workflow that counts how often its tenant code runs.
-func onboarding(calls map[string]int) *bridge.Workflow {
-	return bridge.MustWorkflow("onboarding", func(ctx *bridge.Context, _ any) error {
-		p, err := bridge.Run(ctx, "fetch", func(context.Context) (profile, error) {
-			calls["fetch"]++
-			return profile{Name: "Ada", Plan: "pro"}, nil
-		})
-		if err != nil {
-			return err
-		}
-		_, err = bridge.Send(ctx, "welcome", "email", func(context.Context) (bridge.SendContent, error) {
-			calls["render"]++
-			return bridge.SendContent{Subject: "Hi " + p.Name, Body: "<p>Welcome & enjoy</p>"}, nil
-		})
-		if err != nil {
-			return err
-		}
-		if err := bridge.Delay(ctx, "pause", 90*time.Second); err != nil {
-			return err
-		}
-		_, err = bridge.Run(ctx, "score", func(context.Context) (int, error) {
-			calls["score"]++
-			return 42, nil
-		})
-		return err
-	})
-}
-
 func TestExecuteReplay(t *testing.T) {
 	fetched := done("fetch", wire.StepRun, `{"name":"Grace","plan":"free"}`)
 	sent := done("welcome", wire.StepSend, `{"attemptId":"att_1","status":"sent"}`)
@@ -130,7 +98,7 @@ func TestExecuteReplay(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			calls := map[string]int{}
-			status, body := execute(t, serve(onboarding(calls)), "onboarding", `{}`, tt.steps...)
+			status, body := execute(t, serve(testworkflow.Onboarding(calls)), "onboarding", `{}`, tt.steps...)
 			if status != http.StatusOK || body != tt.want {
 				t.Fatalf("got %d %s\nwant 200 %s", status, body, tt.want)
 			}
@@ -226,7 +194,7 @@ func TestExecuteDescribesSteps(t *testing.T) {
 			return err
 		}, `{"stepId":"t","type":"throttle","limit":1,"window":1.5,"key":null}`},
 		{"run returning nothing", func(ctx *bridge.Context, _ any) error {
-			_, err := bridge.Run(ctx, "r", func(context.Context) (*profile, error) { return nil, nil })
+			_, err := bridge.Run(ctx, "r", func(context.Context) (*testworkflow.Profile, error) { return nil, nil })
 			return err
 		}, `{"stepId":"r","type":"run","output":null}`},
 	}

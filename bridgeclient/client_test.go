@@ -21,6 +21,7 @@ import (
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/bridge/wire"
 	"github.com/heraldhq/herald/bridgeclient"
+	"github.com/heraldhq/herald/internal/testworkflow"
 )
 
 // answering starts a server that answers every request with status and body.
@@ -267,7 +268,7 @@ func TestClientFailures(t *testing.T) {
 // until the run completes, recording each step's output as the service would.
 func TestClientDrivesBridge(t *testing.T) {
 	calls := map[string]int{}
-	reg := bridge.NewRegistry().MustRegister(onboarding(calls))
+	reg := bridge.NewRegistry().MustRegister(testworkflow.Onboarding(calls))
 	srv := httptest.NewServer(bridge.Serve(reg, bridge.Options{SigningKey: "whsec_new", SigningKeys: []string{"whsec_old"}}))
 	defer srv.Close()
 
@@ -447,35 +448,6 @@ func TestClientNeverRepeatsASignature(t *testing.T) {
 const testKey = "whsec_test"
 
 func noop(*bridge.Context, any) error { return nil }
-
-// onboarding runs, sends, sleeps and runs again, counting in calls each time
-// tenant code runs.
-func onboarding(calls map[string]int) *bridge.Workflow {
-	return bridge.MustWorkflow("onboarding", func(ctx *bridge.Context, _ any) error {
-		name, err := bridge.Run(ctx, "fetch", func(context.Context) (string, error) {
-			calls["fetch"]++
-			return "Ada", nil
-		})
-		if err != nil {
-			return err
-		}
-		_, err = bridge.Send(ctx, "welcome", bridge.Email, func(context.Context) (bridge.SendContent, error) {
-			calls["render"]++
-			return bridge.SendContent{Subject: "Hi " + name, Body: "<p>Welcome & enjoy</p>"}, nil
-		})
-		if err != nil {
-			return err
-		}
-		if err := bridge.Delay(ctx, "pause", 90*time.Second); err != nil {
-			return err
-		}
-		_, err = bridge.Run(ctx, "score", func(context.Context) (int, error) {
-			calls["score"]++
-			return 42, nil
-		})
-		return err
-	})
-}
 
 // A rejection names the Bridge's status in its message, for the discover
 // of a sync and for the outcome of an execute (CONTRACT.md §5, §8).

@@ -32,25 +32,9 @@ func errTransactionNotFound(txn string) error {
 //
 // Errors: 404 run_not_found; 409 run_not_failed.
 func (c *Control) Rerun(ctx context.Context, tenant, runID, actor string) error {
-	if !ValidRunID(runID) {
-		return errRunNotFound("")
-	}
-	subject := eventlog.Subject(tenant, eventlog.AggRun, runID)
-	var seq uint64
-	err := retry(ctx, func() error {
-		evs, err := c.log.History(ctx, subject, 0)
-		if err != nil {
-			return err
-		}
-		st, err := runstate.Fold(evs)
-		if err != nil {
-			return err
-		}
-		if st.RunID == "" {
-			return errRunNotFound(runID)
-		}
+	seq, err := c.appendToRun(ctx, tenant, runID, events.RunRerun, func(st *runstate.State) (any, error) {
 		if st.Status != runstate.Failed {
-			return apierr.Errorf(apierr.CodeRunNotFailed, "run %s is %s, not failed", runID, st.Status)
+			return nil, apierr.Errorf(apierr.CodeRunNotFailed, "run %s is %s, not failed", runID, st.Status)
 		}
 		d := events.RunRerunData{Actor: actor}
 		if st.Error != nil {
@@ -59,14 +43,9 @@ func (c *Control) Rerun(ctx context.Context, tenant, runID, actor string) error 
 		if n := len(st.Steps); n > 0 && st.Steps[n-1].Status == runstate.StepFailed {
 			d.StepID = st.Steps[n-1].StepID
 		}
-		seq, err = c.log.Append(ctx, eventlog.Record{Subject: subject, Type: events.RunRerun, Tenant: tenant, Data: d,
-			Expect: true, ExpectSeq: st.LastSeq})
-		return err
+		return d, nil
 	})
 	if err != nil {
-		return err
-	}
-	if err := c.store.WaitFor(ctx, seq); err != nil {
 		return err
 	}
 	return c.rt.Wake(ctx, tenant, runID, seq)

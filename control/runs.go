@@ -129,12 +129,31 @@ func (c *Control) cancel(ctx context.Context, tenant, runID string, data events.
 	return c.rt.Cancelled(ctx, tenant, runID)
 }
 
-// appendToLiveRun appends to a run that exists and is not finished,
-// expecting the run subject's last sequence, waits until the projections
-// applied it, and returns its sequence. check, when set, may refuse the
-// append on the run's state.
+// appendToLiveRun appends to a run that exists and is not finished, as
+// appendToRun does. check, when set, may refuse the append on the run's
+// state.
 func (c *Control) appendToLiveRun(ctx context.Context, tenant, runID, typ string, data any,
 	check func(*runstate.State) error) (uint64, error) {
+	return c.appendToRun(ctx, tenant, runID, typ, func(st *runstate.State) (any, error) {
+		if st.Status.Finished() {
+			return nil, errRunFinished(runID)
+		}
+		if check != nil {
+			if err := check(st); err != nil {
+				return nil, err
+			}
+		}
+		return data, nil
+	})
+}
+
+// appendToRun appends an event of type typ to a run that exists,
+// expecting the run subject's last sequence, waits until the projections
+// applied it, and returns its sequence. data returns the event's data
+// from the run's state, or refuses the append; it is called again, on the
+// state read afresh, when another writer went first.
+func (c *Control) appendToRun(ctx context.Context, tenant, runID, typ string,
+	data func(*runstate.State) (any, error)) (uint64, error) {
 	if !ValidRunID(runID) {
 		return 0, errRunNotFound("")
 	}
@@ -152,15 +171,11 @@ func (c *Control) appendToLiveRun(ctx context.Context, tenant, runID, typ string
 		if st.RunID == "" {
 			return errRunNotFound(runID)
 		}
-		if st.Status.Finished() {
-			return errRunFinished(runID)
+		d, err := data(st)
+		if err != nil {
+			return err
 		}
-		if check != nil {
-			if err := check(st); err != nil {
-				return err
-			}
-		}
-		seq, err = c.log.Append(ctx, eventlog.Record{Subject: subject, Type: typ, Tenant: tenant, Data: data,
+		seq, err = c.log.Append(ctx, eventlog.Record{Subject: subject, Type: typ, Tenant: tenant, Data: d,
 			Expect: true, ExpectSeq: st.LastSeq})
 		return err
 	})

@@ -236,20 +236,25 @@ func (d *digestState) joinedBy(runID string) *window {
 	return nil
 }
 
+// groupOf returns the subscriber and the key that a digest or throttle
+// step s groups runs by, each empty when the run or the step has none.
+func (t *turn) groupOf(s *wire.Step) (subscriber, key string) {
+	if t.st.SubscriberID != nil {
+		subscriber = *t.st.SubscriberID
+	}
+	if s.Key != nil {
+		key = *s.Key
+	}
+	return subscriber, key
+}
+
 // digest handles a digest step: the run joins the open window of its
 // (workflow, subscriber, key) and ends digested, or opens one and sleeps
 // until it closes. Every write expects the digest subject's last sequence,
 // so joins, opens and the close are ordered; a step replayed after a
 // crash finds what it already wrote.
 func (t *turn) digest(ctx context.Context, s *wire.Step) (verdict, error) {
-	sub := ""
-	if t.st.SubscriberID != nil {
-		sub = *t.st.SubscriberID
-	}
-	key := ""
-	if s.Key != nil {
-		key = *s.Key
-	}
+	sub, key := t.groupOf(s)
 	var sched schedule.Schedule
 	if s.Cron != nil {
 		var err error

@@ -114,14 +114,7 @@ func (d *throttleState) lastSeq() uint64 { return d.last }
 // throttle handles a throttle step: the run is counted on its (workflow,
 // subscriber, key) subject, once, and the step completes with the count.
 func (t *turn) throttle(ctx context.Context, s *wire.Step) (verdict, error) {
-	sub := ""
-	if t.st.SubscriberID != nil {
-		sub = *t.st.SubscriberID
-	}
-	key := ""
-	if s.Key != nil {
-		key = *s.Key
-	}
+	sub, key := t.groupOf(s)
 	subject := eventlog.Subject(t.tenant, eventlog.AggThrottle, events.ThrottleID(t.st.WorkflowID, sub, key))
 	count, err := t.e.countThrottle(ctx, t.tenant, subject, t.st.RunID, s.StepID, s.Window.Duration())
 	if err != nil {

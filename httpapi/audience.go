@@ -95,13 +95,7 @@ func (s *Server) putSubscriber(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getSubscriber(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathVar(r, "externalId")
-	if err != nil {
-		return err
-	}
-	return serveOne(s, w, r, func() (projections.Subscriber, error) {
-		return s.deps.Control.Subscriber(tenantOf(r.Context()), id)
-	}, viewSubscriber)
+	return serveByPath(s, w, r, "externalId", s.deps.Control.Subscriber, viewSubscriber)
 }
 
 func (s *Server) listSubscribers(w http.ResponseWriter, r *http.Request) error {
@@ -196,13 +190,7 @@ func (s *Server) putTopic(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getTopic(w http.ResponseWriter, r *http.Request) error {
-	key, err := pathVar(r, "key")
-	if err != nil {
-		return err
-	}
-	return serveOne(s, w, r, func() (projections.Topic, error) {
-		return s.deps.Control.Topic(tenantOf(r.Context()), key)
-	}, viewTopic)
+	return serveByPath(s, w, r, "key", s.deps.Control.Topic, viewTopic)
 }
 
 func (s *Server) listTopics(w http.ResponseWriter, r *http.Request) error {

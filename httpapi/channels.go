@@ -94,11 +94,7 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 	ch, err := s.deps.Control.ConfigureChannel(r.Context(), tenantOf(r.Context()), control.ChannelInput{
 		ChannelKey: req.ChannelKey, Config: req.Config, Enabled: req.Enabled, Priority: req.Priority,
 	})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, s.channelView(tenantOf(r.Context()))(ch))
-	return nil
+	return reply(w, http.StatusCreated, ch, err, s.channelView(tenantOf(r.Context())))
 }
 
 type patchChannelRequest struct {

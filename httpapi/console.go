@@ -96,14 +96,7 @@ func (s *Server) tail(w http.ResponseWriter, r *http.Request) error {
 		return errNotReady
 	}
 	defer l.Close()
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Time{})
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	out := &sseWriter{w: w, rc: rc}
+	out := openSSE(w)
 	out.raw(": live\n\n")
 	if out.flush() != nil {
 		return nil

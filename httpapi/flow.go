@@ -26,11 +26,8 @@ func (s *Server) rerunRun(w http.ResponseWriter, r *http.Request) error {
 // POST /v1/transactions/{transactionId}/cancel: every unfinished run of
 // the transaction, and those its fan-out has not started yet.
 func (s *Server) cancelTransaction(w http.ResponseWriter, r *http.Request) error {
-	txn, err := pathVar(r, "transactionId")
+	txn, err := pathOnly(w, r, "transactionId")
 	if err != nil {
-		return err
-	}
-	if err := decode(w, r, &struct{}{}); err != nil {
 		return err
 	}
 	n, err := s.deps.Control.CancelTransaction(r.Context(), tenantOf(r.Context()), txn, keyPrefix(bearer(r)))

@@ -121,11 +121,8 @@ type countsView struct {
 
 // mintInboxToken is POST /v1/subscribers/{externalId}/inbox-tokens.
 func (s *Server) mintInboxToken(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathVar(r, "externalId")
+	id, err := pathOnly(w, r, "externalId")
 	if err != nil {
-		return err
-	}
-	if err := decode(w, r, &struct{}{}); err != nil {
 		return err
 	}
 	tok, err := s.deps.Control.MintInboxToken(r.Context(), tenantOf(r.Context()), id)
@@ -139,11 +136,8 @@ func (s *Server) mintInboxToken(w http.ResponseWriter, r *http.Request) error {
 // revokeInboxTokens is POST
 // /v1/subscribers/{externalId}/inbox-tokens/revoke.
 func (s *Server) revokeInboxTokens(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathVar(r, "externalId")
+	id, err := pathOnly(w, r, "externalId")
 	if err != nil {
-		return err
-	}
-	if err := decode(w, r, &struct{}{}); err != nil {
 		return err
 	}
 	if err := s.deps.Control.RevokeInboxTokens(r.Context(), tenantOf(r.Context()), id); err != nil {
@@ -217,11 +211,7 @@ func (s *Server) markInboxMessage(action string) handlerFunc {
 		}
 		id := inboxOf(r.Context())
 		m, err := s.deps.Control.MarkInboxMessage(r.Context(), id.Tenant, id.SubscriberID, msgID, action)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, http.StatusOK, viewMessage(m))
-		return nil
+		return reply(w, http.StatusOK, m, err, viewMessage)
 	}
 }
 

@@ -50,6 +50,21 @@ type sseWriter struct {
 	armed bool // the write deadline of the current burst is set
 }
 
+// openSSE answers 200 with the headers of an event stream and returns
+// its writer. The stream outlives the server's read and write timeouts:
+// each burst of writes has its own deadline instead, and the read
+// deadline (which would cancel the request) is lifted.
+func openSSE(w http.ResponseWriter) *sseWriter {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	return &sseWriter{w: w, rc: rc}
+}
+
 func (s *sseWriter) event(id uint64, name string, v any) {
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -132,17 +147,7 @@ func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 
-	rc := http.NewResponseController(w)
-	// The stream outlives the server's read and write timeouts: each
-	// write has its own deadline instead, and the read deadline (which
-	// would cancel the request) is lifted.
-	_ = rc.SetReadDeadline(time.Time{})
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	out := &sseWriter{w: w, rc: rc}
+	out := openSSE(w)
 	sent := max(last, pos)
 	out.raw("retry: " + strconv.Itoa(streamRetryMillis) + "\n\n")
 	for _, m := range missed {

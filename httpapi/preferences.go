@@ -13,13 +13,7 @@ import (
 func viewPreferences(d preferences.Doc) preferences.Doc { return d.Clone() }
 
 func (s *Server) getPreferences(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathVar(r, "externalId")
-	if err != nil {
-		return err
-	}
-	return serveOne(s, w, r, func() (preferences.Doc, error) {
-		return s.deps.Control.Preferences(tenantOf(r.Context()), id)
-	}, viewPreferences)
+	return serveByPath(s, w, r, "externalId", s.deps.Control.Preferences, viewPreferences)
 }
 
 func (s *Server) patchPreferences(w http.ResponseWriter, r *http.Request) error {

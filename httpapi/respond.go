@@ -63,6 +63,18 @@ func serveOne[T, V any](s *Server, w http.ResponseWriter, r *http.Request, read 
 	return reply(w, http.StatusOK, v, err, view)
 }
 
+// serveByPath serves, as serveOne does, the tenant's resource that read
+// returns for the path variable name: the handler of a GET naming its
+// resource by one path variable.
+func serveByPath[T, V any](s *Server, w http.ResponseWriter, r *http.Request, name string,
+	read func(tenant, id string) (T, error), view func(T) V) error {
+	id, err := pathVar(r, name)
+	if err != nil {
+		return err
+	}
+	return serveOne(s, w, r, func() (T, error) { return read(tenantOf(r.Context()), id) }, view)
+}
+
 // reply writes view(v) with status when err is nil; it returns err.
 func reply[T, V any](w http.ResponseWriter, status int, v T, err error, view func(T) V) error {
 	if err != nil {

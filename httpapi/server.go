@@ -448,6 +448,19 @@ func pathVar(r *http.Request, name string) (string, error) {
 	return v, nil
 }
 
+// pathOnly returns the path variable name of a command whose only input
+// is its path: its body must be empty or {}.
+func pathOnly(w http.ResponseWriter, r *http.Request, name string) (string, error) {
+	v, err := pathVar(r, name)
+	if err != nil {
+		return "", err
+	}
+	if err := decode(w, r, &struct{}{}); err != nil {
+		return "", err
+	}
+	return v, nil
+}
+
 // maxCursorBytes bounds ?cursor=: a cursor this API issued encodes one
 // key (an externalId is at most 1 KiB of UTF-8), well under it.
 const maxCursorBytes = 4096

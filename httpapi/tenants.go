@@ -38,11 +38,8 @@ func (s *Server) createTenant(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) adminCreateAPIKey(w http.ResponseWriter, r *http.Request) error {
-	tenant, err := pathVar(r, "tenantId")
+	tenant, err := pathOnly(w, r, "tenantId")
 	if err != nil {
-		return err
-	}
-	if err := decode(w, r, &struct{}{}); err != nil {
 		return err
 	}
 	k, err := s.deps.Control.CreateAPIKey(r.Context(), tenant)

@@ -77,13 +77,7 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathVar(r, "webhookId")
-	if err != nil {
-		return err
-	}
-	return serveOne(s, w, r, func() (projections.Webhook, error) {
-		return s.deps.Control.Webhook(tenantOf(r.Context()), id)
-	}, viewWebhook)
+	return serveByPath(s, w, r, "webhookId", s.deps.Control.Webhook, viewWebhook)
 }
 
 func (s *Server) patchWebhook(w http.ResponseWriter, r *http.Request) error {
@@ -105,11 +99,8 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathVar(r, "webhookId")
+	id, err := pathOnly(w, r, "webhookId")
 	if err != nil {
-		return err
-	}
-	if err := decode(w, r, &struct{}{}); err != nil {
 		return err
 	}
 	wh, secret, err := s.deps.Control.RotateWebhookSecret(r.Context(), tenantOf(r.Context()), id)

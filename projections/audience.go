@@ -78,15 +78,15 @@ type membership struct {
 
 func audienceModels() (map[string]applyFunc, [][]byte) {
 	return map[string]applyFunc{
-			events.SubscriberUpserted:     applySubscriberUpserted,
-			events.SubscriberDeleted:      applySubscriberDeleted,
-			events.SubscriberErased:       applySubscriberErased,
-			events.InboxTokensRevoked:     applyInboxTokensRevoked,
-			events.TopicUpserted:          applyTopicUpserted,
-			events.TopicDeleted:           applyTopicDeleted,
-			events.SubscriberSubscribed:   applySubscriberSubscribed,
-			events.SubscribersSubscribed:  applySubscribersSubscribed,
-			events.SubscriberUnsubscribed: applySubscriberUnsubscribed,
+			events.SubscriberUpserted:     decoded(applySubscriberUpserted),
+			events.SubscriberDeleted:      decoded(applySubscriberDeleted),
+			events.SubscriberErased:       decoded(applySubscriberErased),
+			events.InboxTokensRevoked:     decoded(applyInboxTokensRevoked),
+			events.TopicUpserted:          decoded(applyTopicUpserted),
+			events.TopicDeleted:           decoded(applyTopicDeleted),
+			events.SubscriberSubscribed:   decoded(applySubscriberSubscribed),
+			events.SubscribersSubscribed:  decoded(applySubscribersSubscribed),
+			events.SubscriberUnsubscribed: decoded(applySubscriberUnsubscribed),
 		}, [][]byte{bucketSubscribers, bucketTopics, bucketTopicMembers,
 			bucketSubscriberTopics}
 }
@@ -112,11 +112,7 @@ func prefixKeys(b *bolt.Bucket, tenant, a string) []string {
 	return ids
 }
 
-func applySubscriberUpserted(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.SubscriberUpsertedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applySubscriberUpserted(tx *bolt.Tx, ev eventlog.Event, d events.SubscriberUpsertedData) error {
 	b := appendBucket(tx, bucketSubscribers)
 	k := key(ev.TenantID, d.SubscriberID)
 	// Only the creation time and the token epoch survive an upsert; a
@@ -143,19 +139,10 @@ func applySubscriberUpserted(tx *bolt.Tx, ev eventlog.Event) error {
 // applyInboxTokensRevoked starts a new token epoch for the subscriber and
 // moves its Seq. It is ignored when the subscriber does not exist (the
 // writer checked it did).
-func applyInboxTokensRevoked(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.InboxTokensRevokedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
-	b := tx.Bucket(bucketSubscribers)
-	k := key(ev.TenantID, d.SubscriberID)
-	var sub Subscriber
-	if ok, err := getJSON(b, k, &sub); err != nil || !ok {
-		return err
-	}
-	sub.Seq, sub.TokenEpoch = ev.Seq, ev.Seq
-	return putJSON(b, k, sub)
+func applyInboxTokensRevoked(tx *bolt.Tx, ev eventlog.Event, d events.InboxTokensRevokedData) error {
+	return updateJSON(tx.Bucket(bucketSubscribers), key(ev.TenantID, d.SubscriberID), func(sub *Subscriber) {
+		sub.Seq, sub.TokenEpoch = ev.Seq, ev.Seq
+	})
 }
 
 // subscriberRow returns the row of the subscriber ev upserts (its data
@@ -190,11 +177,7 @@ func subscriberRow(ev eventlog.Event, d events.SubscriberUpsertedData, created t
 // 0 to 9999).
 func fourDigitYear(t time.Time) bool { return t.Year() >= 0 && t.Year() <= 9999 }
 
-func applySubscriberDeleted(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.SubscriberDeletedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applySubscriberDeleted(tx *bolt.Tx, ev eventlog.Event, d events.SubscriberDeletedData) error {
 	subs := tx.Bucket(bucketSubscribers)
 	k := key(ev.TenantID, d.SubscriberID)
 	if subs.Get(k) == nil {
@@ -211,11 +194,7 @@ func applySubscriberDeleted(tx *bolt.Tx, ev eventlog.Event) error {
 	return subs.Delete(k)
 }
 
-func applyTopicUpserted(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.TopicUpsertedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyTopicUpserted(tx *bolt.Tx, ev eventlog.Event, d events.TopicUpsertedData) error {
 	b := tx.Bucket(bucketTopics)
 	k := key(ev.TenantID, d.Key)
 	t := Topic{Key: d.Key, CreatedAt: ev.At}
@@ -226,11 +205,7 @@ func applyTopicUpserted(tx *bolt.Tx, ev eventlog.Event) error {
 	return putJSON(b, k, t)
 }
 
-func applyTopicDeleted(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.TopicDeletedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applyTopicDeleted(tx *bolt.Tx, ev eventlog.Event, d events.TopicDeletedData) error {
 	// The writer checked the topic had no subscribers; remove any left
 	// anyway, so no subscription can outlive its topic.
 	for _, sub := range prefixKeys(tx.Bucket(bucketTopicMembers), ev.TenantID, d.Key) {
@@ -241,19 +216,11 @@ func applyTopicDeleted(tx *bolt.Tx, ev eventlog.Event) error {
 	return tx.Bucket(bucketTopics).Delete(key(ev.TenantID, d.Key))
 }
 
-func applySubscriberSubscribed(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.SubscriberSubscribedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applySubscriberSubscribed(tx *bolt.Tx, ev eventlog.Event, d events.SubscriberSubscribedData) error {
 	return subscribe(tx, ev, d.TopicKey, []string{d.SubscriberID})
 }
 
-func applySubscribersSubscribed(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.SubscribersSubscribedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applySubscribersSubscribed(tx *bolt.Tx, ev eventlog.Event, d events.SubscribersSubscribedData) error {
 	return subscribe(tx, ev, d.TopicKey, d.SubscriberIDs)
 }
 
@@ -318,11 +285,7 @@ func get(c *bolt.Cursor, k []byte) []byte {
 	return v
 }
 
-func applySubscriberUnsubscribed(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.SubscriberUnsubscribedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
+func applySubscriberUnsubscribed(tx *bolt.Tx, ev eventlog.Event, d events.SubscriberUnsubscribedData) error {
 	return unlink(tx, ev, d.SubscriberID, d.TopicKey)
 }
 
@@ -340,14 +303,9 @@ func unlink(tx *bolt.Tx, ev eventlog.Event, subscriber, topic string) error {
 	if err := tx.Bucket(bucketSubscriberTopics).Delete(pairKey(ev.TenantID, subscriber, topic)); err != nil {
 		return err
 	}
-	topics := tx.Bucket(bucketTopics)
-	tk := key(ev.TenantID, topic)
-	var t Topic
-	if ok, err := getJSON(topics, tk, &t); err != nil || !ok {
-		return err
-	}
-	t.SubscriberCount = max(t.SubscriberCount-1, 0)
-	return putJSON(topics, tk, t)
+	return updateJSON(tx.Bucket(bucketTopics), key(ev.TenantID, topic), func(t *Topic) {
+		t.SubscriberCount = max(t.SubscriberCount-1, 0)
+	})
 }
 
 // Subscriber returns one subscriber of a tenant, or ErrNotFound.

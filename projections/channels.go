@@ -67,32 +67,22 @@ func applyChannelConfigured(tx *bolt.Tx, ev eventlog.Event, d events.ChannelConf
 }
 
 func applyChannelUpdated(tx *bolt.Tx, ev eventlog.Event, d events.ChannelUpdatedData) error {
-	b := tx.Bucket(bucketChannels)
-	k := key(ev.TenantID, d.ChannelKey)
-	var ch Channel
-	if ok, err := getJSON(b, k, &ch); err != nil || !ok {
-		return err
-	}
-	if d.Config != nil {
-		ch.Public, ch.Sealed = d.Config.Public, d.Config.Sealed
-	}
-	if d.Enabled != nil {
-		ch.Enabled = *d.Enabled
-	}
-	ch.UpdatedAt = ev.At
-	return putJSON(b, k, ch)
+	return updateJSON(tx.Bucket(bucketChannels), key(ev.TenantID, d.ChannelKey), func(ch *Channel) {
+		if d.Config != nil {
+			ch.Public, ch.Sealed = d.Config.Public, d.Config.Sealed
+		}
+		if d.Enabled != nil {
+			ch.Enabled = *d.Enabled
+		}
+		ch.UpdatedAt = ev.At
+	})
 }
 
 func applyChannelInboundRotated(tx *bolt.Tx, ev eventlog.Event, d events.ChannelInboundRotatedData) error {
-	b := tx.Bucket(bucketChannels)
-	k := key(ev.TenantID, d.ChannelKey)
-	var ch Channel
-	if ok, err := getJSON(b, k, &ch); err != nil || !ok {
-		return err
-	}
-	ch.InboundGeneration = d.Generation
-	ch.UpdatedAt = ev.At
-	return putJSON(b, k, ch)
+	return updateJSON(tx.Bucket(bucketChannels), key(ev.TenantID, d.ChannelKey), func(ch *Channel) {
+		ch.InboundGeneration = d.Generation
+		ch.UpdatedAt = ev.At
+	})
 }
 
 func applyChannelDeleted(tx *bolt.Tx, ev eventlog.Event, d events.ChannelDeletedData) error {

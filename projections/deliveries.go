@@ -186,14 +186,7 @@ func updateDelivery(tx *bolt.Tx, tenant, attemptID string, change func(*Delivery
 	if id == nil {
 		return nil
 	}
-	b := appendBucket(tx, bucketDeliveries)
-	k := key(tenant, string(id))
-	var row Delivery
-	if ok, err := getJSON(b, k, &row); err != nil || !ok {
-		return err
-	}
-	change(&row)
-	return putJSON(b, k, row)
+	return updateJSON(appendBucket(tx, bucketDeliveries), key(tenant, string(id)), change)
 }
 
 // DeliveryByProviderID returns the row of the message a channel's

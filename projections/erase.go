@@ -20,12 +20,8 @@ const erasedMessage = "erased"
 // SubscriberDeleted does, deletes its in-app messages, and blanks the addresses (and error messages) of
 // its delivery rows. Store.ApplyBatch compacts the file afterwards, so the
 // pages that held the data are not left free in it.
-func applySubscriberErased(tx *bolt.Tx, ev eventlog.Event) error {
-	var d events.SubscriberErasedData
-	if err := ev.Decode(&d); err != nil {
-		return err
-	}
-	if err := applySubscriberDeleted(tx, ev); err != nil {
+func applySubscriberErased(tx *bolt.Tx, ev eventlog.Event, d events.SubscriberErasedData) error {
+	if err := applySubscriberDeleted(tx, ev, events.SubscriberDeletedData{SubscriberID: d.SubscriberID}); err != nil {
 		return err
 	}
 	if err := eraseInbox(tx, ev.TenantID, d.SubscriberID); err != nil {

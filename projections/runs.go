@@ -306,13 +306,9 @@ func applyNotificationsDispatched(tx *bolt.Tx, ev eventlog.Event, txn string, d 
 }
 
 func applyFanoutCompleted(tx *bolt.Tx, ev eventlog.Event, txn string, d events.FanoutCompletedData) error {
-	b := tx.Bucket(bucketTxns)
-	var t Transaction
-	if ok, err := getJSON(b, key(ev.TenantID, txn), &t); err != nil || !ok {
-		return err
-	}
-	t.Completed, t.Count = true, d.Count
-	return putJSON(b, key(ev.TenantID, txn), t)
+	return updateJSON(tx.Bucket(bucketTxns), key(ev.TenantID, txn), func(t *Transaction) {
+		t.Completed, t.Count = true, d.Count
+	})
 }
 
 // Run is a run as the projections hold it: the fold of its events.

@@ -636,6 +636,16 @@ func getJSON(b *bolt.Bucket, k []byte, v any) (bool, error) {
 	return true, json.Unmarshal(data, v)
 }
 
+// updateJSON changes the JSON value at k of b, if there is one.
+func updateJSON[T any](b *bolt.Bucket, k []byte, change func(*T)) error {
+	var v T
+	if ok, err := getJSON(b, k, &v); err != nil || !ok {
+		return err
+	}
+	change(&v)
+	return putJSON(b, k, v)
+}
+
 // getOne reads the JSON value at k of bucket, or returns ErrNotFound.
 func getOne[T any](s *Store, bucket, k []byte) (T, error) {
 	var v T

@@ -104,14 +104,7 @@ func applyWebhookCreated(tx *bolt.Tx, ev eventlog.Event, d events.WebhookCreated
 
 // changeWebhook changes the endpoint id of tenant, if it exists.
 func changeWebhook(tx *bolt.Tx, tenant, id string, change func(*Webhook)) error {
-	b := tx.Bucket(bucketWebhooks)
-	k := key(tenant, id)
-	var w Webhook
-	if ok, err := getJSON(b, k, &w); err != nil || !ok {
-		return err
-	}
-	change(&w)
-	return putJSON(b, k, w)
+	return updateJSON(tx.Bucket(bucketWebhooks), key(tenant, id), change)
 }
 
 func applyWebhookUpdated(tx *bolt.Tx, ev eventlog.Event, d events.WebhookUpdatedData) error {

@@ -138,10 +138,7 @@ func (r *runner) run(ctx context.Context) (mr ModeResult, err error) {
 	if r.cfg.runs(ScenarioFanout) {
 		for _, n := range r.cfg.FanoutSizes {
 			f := FanoutResult{Subscribers: n}
-			f.Process, err = r.measure(ctx, fmt.Sprintf("fanout-%d", n), true, func(ctx context.Context) error {
-				return r.fanout(ctx, &f)
-			})
-			if err != nil {
+			if err := scenario(ctx, r, fmt.Sprintf("fanout-%d", n), &f, r.fanout); err != nil {
 				return mr, err
 			}
 			f.ServeCPUMs = f.ServeCPUSeconds * 1000 / float64(n)
@@ -151,9 +148,7 @@ func (r *runner) run(ctx context.Context) (mr ModeResult, err error) {
 	}
 	if r.cfg.runs(ScenarioLatency) {
 		l := &LatencyResult{Triggers: r.cfg.LatencyTriggers}
-		if l.Process, err = r.measure(ctx, "latency", true, func(ctx context.Context) error {
-			return r.latency(ctx, l)
-		}); err != nil {
+		if err := scenario(ctx, r, "latency", l, r.latency); err != nil {
 			return mr, err
 		}
 		l.DiskPerRun = float64(l.DiskBytes) / float64(l.Triggers)
@@ -161,9 +156,7 @@ func (r *runner) run(ctx context.Context) (mr ModeResult, err error) {
 	}
 	if r.cfg.runs(ScenarioIndividual) {
 		in := &IndividualResult{Triggers: r.cfg.IndividualTriggers, Clients: r.cfg.IndividualClients}
-		if in.Process, err = r.measure(ctx, "individual", true, func(ctx context.Context) error {
-			return r.individual(ctx, in)
-		}); err != nil {
+		if err := scenario(ctx, r, "individual", in, r.individual); err != nil {
 			return mr, err
 		}
 		in.ServeCPUMs = in.ServeCPUSeconds * 1000 / float64(in.Triggers)
@@ -172,9 +165,7 @@ func (r *runner) run(ctx context.Context) (mr ModeResult, err error) {
 	}
 	if r.cfg.runs(ScenarioTimers) {
 		t := &TimersResult{Runs: r.cfg.TimerRuns, DelayMs: ms(r.cfg.TimerDelay), SpreadMs: ms(r.cfg.TimerSpread)}
-		if t.Process, err = r.measure(ctx, "timers", true, func(ctx context.Context) error {
-			return r.timers(ctx, t)
-		}); err != nil {
+		if err := scenario(ctx, r, "timers", t, r.timers); err != nil {
 			return mr, err
 		}
 		t.DiskPerRun = float64(t.DiskBytes) / float64(t.Runs)
@@ -182,9 +173,7 @@ func (r *runner) run(ctx context.Context) (mr ModeResult, err error) {
 	}
 	if r.cfg.runs(ScenarioAPI) {
 		a := &APIResult{Clients: r.cfg.APIClients}
-		if a.Process, err = r.measure(ctx, "api", true, func(ctx context.Context) error {
-			return r.api(ctx, a)
-		}); err != nil {
+		if err := scenario(ctx, r, "api", a, r.api); err != nil {
 			return mr, err
 		}
 		a.DiskPerPut = float64(a.DiskBytes) / float64(max(1, a.TotalPuts))
@@ -194,10 +183,7 @@ func (r *runner) run(ctx context.Context) (mr ModeResult, err error) {
 		rc := &RecoveryResult{Runs: r.cfg.RecoveryRuns}
 		// The recovery is measured, not failed, against its bound; a lost
 		// or duplicated message fails it.
-		p, err := r.measure(ctx, "recovery", true, func(ctx context.Context) error {
-			return r.recovery(ctx, rc)
-		})
-		rc.Process = p
+		err := scenario(ctx, r, "recovery", rc, r.recovery)
 		mr.Recovery = rc
 		if err != nil {
 			return mr, err
@@ -254,6 +240,20 @@ func (r *runner) startServe(ctx context.Context, natsURL string) error {
 	}
 	return nil
 }
+
+// scenario measures run on res, a scenario's result, with herald serve
+// started afresh, and records in res what the process used, failed run or
+// not.
+func scenario[R interface{ process() *Process }](ctx context.Context, r *runner, name string, res R,
+	run func(context.Context, R) error) error {
+	p, err := r.measure(ctx, name, true, func(ctx context.Context) error { return run(ctx, res) })
+	*res.process() = p
+	return err
+}
+
+// process returns p: through the results that embed it, scenario reaches
+// their Process.
+func (p *Process) process() *Process { return p }
 
 // measure runs one scenario on a fresh herald serve process (when fresh)
 // and reports what the process used meanwhile.
