@@ -78,6 +78,25 @@ func one(t *testing.T, runs []map[string]any) string {
 	return runs[0]["runId"].(string)
 }
 
+// waitingFor is workflow id whose one step waits an hour for event: its
+// runs stay waiting for as long as a test needs.
+func waitingFor(id, event string) *bridge.Workflow {
+	return bridge.MustWorkflow(id, func(ctx *bridge.Context, _ any) error {
+		_, _, err := bridge.WaitForEvent[any](ctx, "wait", event, time.Hour)
+		return err
+	})
+}
+
+// startWaiting starts a fixture serving waitingFor(id, event), triggers
+// id for u1 and returns the fixture and the run once it is waiting.
+func startWaiting(t *testing.T, id, event string) (*fixture, string) {
+	t.Helper()
+	f := start(t, bridge.NewRegistry().MustRegister(waitingFor(id, event)))
+	runID := one(t, f.trigger(t, map[string]any{"workflowId": id, "to": map[string]any{"subscriberId": "u1"}}))
+	f.h.WaitRun(f.key, runID, 10*time.Second, "waiting")
+	return f, runID
+}
+
 func TestThreeStepWorkflowRunsEachCallbackOnce(t *testing.T) {
 	var calls counter
 	wf := bridge.MustWorkflow("welcome", func(ctx *bridge.Context, _ any) error {

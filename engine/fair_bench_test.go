@@ -58,17 +58,7 @@ func BenchmarkFairness(b *testing.B) {
 	h := testherald.Start(b, testherald.Options{})
 	quietTenant, quietKey := h.Tenant("Quiet")
 	h.MailChannel(quietKey, m.Port)
-	wf := bridge.MustWorkflow("two", func(ctx *bridge.Context, _ any) error {
-		name, err := bridge.Run(ctx, "load", func(context.Context) (string, error) { return "Ada", nil })
-		if err != nil {
-			return err
-		}
-		_, err = bridge.Send(ctx, "email", "email", func(context.Context) (bridge.SendContent, error) {
-			return bridge.SendContent{Subject: "Hello " + name, Body: "b"}, nil
-		})
-		return err
-	})
-	h.Bridge(quietKey, bridge.NewRegistry().MustRegister(wf))
+	h.Bridge(quietKey, bridge.NewRegistry().MustRegister(loadThenEmail("two", "Ada")))
 	h.SeedTopic(quietTenant, "q", 1, "example.com")
 
 	// The noisy tenant: every execute call to its Bridge takes bridgeTakes

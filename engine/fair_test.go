@@ -60,6 +60,42 @@ func (g *gauge) read() (now, most, calls int) {
 	return g.now, g.most, g.calls
 }
 
+// holding is workflow id whose one `run` step, counted by g, holds its
+// Bridge call until unhold is called (or holdFor passes, a guard against
+// a hang under the Bridge call timeout). Calling unhold at the test's
+// return too lets the service stop at once when the test fails.
+func (g *gauge) holding(id string, holdFor time.Duration) (wf *bridge.Workflow, unhold func()) {
+	release := make(chan struct{})
+	wf = bridge.MustWorkflow(id, func(ctx *bridge.Context, _ any) error {
+		_, err := bridge.Run(ctx, "hold", func(context.Context) (int, error) {
+			g.enter()
+			defer g.leave()
+			select {
+			case <-release:
+			case <-time.After(holdFor):
+			}
+			return 1, nil
+		})
+		return err
+	})
+	return wf, sync.OnceFunc(func() { close(release) })
+}
+
+// loadThenEmail is workflow id of the 2-step workload: a `run` step
+// "load" whose output is name, then an email "Hello <name>".
+func loadThenEmail(id, name string) *bridge.Workflow {
+	return bridge.MustWorkflow(id, func(ctx *bridge.Context, _ any) error {
+		loaded, err := bridge.Run(ctx, "load", func(context.Context) (string, error) { return name, nil })
+		if err != nil {
+			return err
+		}
+		_, err = bridge.Send(ctx, "email", "email", func(context.Context) (bridge.SendContent, error) {
+			return bridge.SendContent{Subject: "Hello " + loaded, Body: "b"}, nil
+		})
+		return err
+	})
+}
+
 // The audit's finding 5: with 4 workers, one tenant's Bridge sleeping 8 s
 // on 6 runs held every worker, and another tenant's 2 ms run took 15.6 s.
 // With the default per-tenant cap (half the workers) the slow tenant
@@ -76,23 +112,8 @@ func (g *gauge) read() (now, most, calls int) {
 func TestSlowTenantDoesNotDelayAnotherTenant(t *testing.T) {
 	const holdFor = 25 * time.Second
 	var g gauge
-	release := make(chan struct{})
-	// Releasing at return too lets the service stop at once when the
-	// test fails.
-	unhold := sync.OnceFunc(func() { close(release) })
+	slowWF, unhold := g.holding("slow", holdFor)
 	defer unhold()
-	slowWF := bridge.MustWorkflow("slow", func(ctx *bridge.Context, _ any) error {
-		_, err := bridge.Run(ctx, "sleep", func(context.Context) (int, error) {
-			g.enter()
-			defer g.leave()
-			select {
-			case <-release:
-			case <-time.After(holdFor):
-			}
-			return 1, nil
-		})
-		return err
-	})
 	fastWF := bridge.MustWorkflow("fast", func(ctx *bridge.Context, _ any) error {
 		_, err := bridge.Run(ctx, "quick", func(context.Context) (int, error) { return 1, nil })
 		return err
@@ -117,17 +138,7 @@ func TestSlowTenantDoesNotDelayAnotherTenant(t *testing.T) {
 	// Wait until the slow tenant's Bridge is as busy as the cap lets it
 	// be (without the cap it gets busier) and every one of its 6 runs has
 	// reached the engine: none waits on the server, all 6 are taken.
-	for deadline := time.Now().Add(holdFor); ; {
-		now, _, _ := g.read()
-		pending, taken := workBacklog(t, h)
-		if now >= 2 && pending == 0 && taken >= 6 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the slow tenant's runs never all reached the engine: %d calls under way, %d messages pending, %d taken", now, pending, taken)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	g.waitTaken(t, h, 2, 6, holdFor)
 
 	ctx, cancel := context.WithTimeout(context.Background(), holdFor)
 	defer cancel()
@@ -170,6 +181,25 @@ func TestSlowTenantDoesNotDelayAnotherTenant(t *testing.T) {
 	}
 	if _, most, calls := g.read(); calls != 6 || most > 2 {
 		t.Fatalf("slow callbacks: %d calls, %d at once; want 6 calls, at most 2 at once", calls, most)
+	}
+}
+
+// waitTaken waits until g counts at least calls Bridge calls under way
+// and every one of runs has reached the engine: none waits on the
+// server, all are taken. The guard only ends a hang.
+func (g *gauge) waitTaken(t *testing.T, h *testherald.Herald, calls, runs int, guard time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(guard); ; {
+		now, _, _ := g.read()
+		pending, taken := workBacklog(t, h)
+		if now >= calls && pending == 0 && taken >= runs {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the held tenant's %d runs never all reached the engine: %d calls under way, %d messages pending, %d taken",
+				runs, now, pending, taken)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -240,31 +270,9 @@ func TestTenantConcurrencySetting(t *testing.T) {
 func TestTenantOverItsCapLeavesWorkersToOthers(t *testing.T) {
 	const holdFor, noisyRuns, limit = 25 * time.Second, 30, 2
 	var g gauge
-	release := make(chan struct{})
-	unhold := sync.OnceFunc(func() { close(release) })
+	noisy, unhold := g.holding("noisy", holdFor)
 	defer unhold()
-	noisy := bridge.MustWorkflow("noisy", func(ctx *bridge.Context, _ any) error {
-		_, err := bridge.Run(ctx, "hold", func(context.Context) (int, error) {
-			g.enter()
-			defer g.leave()
-			select {
-			case <-release:
-			case <-time.After(holdFor):
-			}
-			return 1, nil
-		})
-		return err
-	})
-	quiet := bridge.MustWorkflow("quiet", func(ctx *bridge.Context, _ any) error {
-		name, err := bridge.Run(ctx, "load", func(context.Context) (string, error) { return "Ada", nil })
-		if err != nil {
-			return err
-		}
-		_, err = bridge.Send(ctx, "email", "email", func(context.Context) (bridge.SendContent, error) {
-			return bridge.SendContent{Subject: "Hello " + name, Body: "b"}, nil
-		})
-		return err
-	})
+	quiet := loadThenEmail("quiet", "Ada")
 	m := testsmtp.Start(t, testsmtp.Options{})
 	h := testherald.Start(t, testherald.Options{Env: map[string]string{"HERALD_WORKERS": "6", "HERALD_TENANT_CONCURRENCY": strconv.Itoa(limit)}})
 	noisyTenant, noisyKey := h.Tenant("Noisy")
@@ -278,17 +286,7 @@ func TestTenantOverItsCapLeavesWorkersToOthers(t *testing.T) {
 	if r := h.Do("POST", "/v1/events", noisyKey, map[string]any{"workflowId": "noisy", "to": map[string]any{"topics": []string{"all"}}}); r.Status != http.StatusAccepted {
 		t.Fatalf("noisy trigger: %d %s", r.Status, r.Body)
 	}
-	for deadline := time.Now().Add(holdFor); ; {
-		now, _, _ := g.read()
-		pending, taken := workBacklog(t, h)
-		if now >= limit && pending == 0 && taken >= noisyRuns {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the noisy runs never all reached the engine: %d calls under way, %d pending, %d taken", now, pending, taken)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	g.waitTaken(t, h, limit, noisyRuns, holdFor)
 	r := h.Do("POST", "/v1/events", quietKey, map[string]any{"workflowId": "quiet", "to": map[string]any{"subscriberId": "s0000000"}})
 	if r.Status != http.StatusAccepted {
 		t.Fatalf("quiet trigger: %d %s", r.Status, r.Body)

@@ -174,13 +174,7 @@ func TestRerunFailedRunE2E(t *testing.T) {
 
 // A running (waiting) run and a cancelled run are not failed either.
 func TestRerunOfARunNotFailedE2E(t *testing.T) {
-	wf := bridge.MustWorkflow("wait", func(ctx *bridge.Context, _ any) error {
-		_, _, err := bridge.WaitForEvent[any](ctx, "w", "go", time.Hour)
-		return err
-	})
-	f := start(t, bridge.NewRegistry().MustRegister(wf))
-	runID := one(t, f.trigger(t, map[string]any{"workflowId": "wait", "to": map[string]any{"subscriberId": "u1"}}))
-	f.h.WaitRun(f.key, runID, 10*time.Second, "waiting")
+	f, runID := startWaiting(t, "wait", "go")
 	if r := f.h.Do("POST", "/v1/runs/"+runID+"/rerun", f.key, nil); r.Status != http.StatusConflict || r.ErrorCode() != "run_not_failed" {
 		t.Fatalf("rerun of a waiting run: %d %s", r.Status, r.Body)
 	}
@@ -241,80 +235,17 @@ func TestCancelTransactionMidFanoutE2E(t *testing.T) {
 	ctx := context.Background()
 
 	// The cancel must land while the fan-out starts runs: it is sent as
-	// soon as the fan-out's first chunk is received. On a machine fast
-	// enough to finish the fan-out first, try another transaction.
-	var txn string
-	var cancelled int
+	// soon as the fan-out's first chunk is received.
 	var trig testherald.Response
-	for try := 0; ; try++ {
-		txn = fmt.Sprintf("promo-%d", try)
-		subject := eventlog.Subject(tenant, eventlog.AggTransaction, txn)
+	txn, cancelled := testherald.CancelMidFanout(t, h.Log(), h.API(key), tenant, "promo", func(txn string) func() {
 		done := make(chan testherald.Response, 1)
 		go func() {
 			r, _ := h.API(key).Send(ctx, "POST", "/v1/events", map[string]any{"workflowId": "promo",
 				"to": map[string]any{"topics": []string{"all"}}, "transactionId": txn})
 			done <- r
 		}()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			evs, err := h.Log().History(ctx, subject, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(evs) > 1 {
-				break // NotificationsReceived: the chunk's runs are starting
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the fan-out did not begin")
-			}
-			time.Sleep(time.Millisecond)
-		}
-		began := time.Now()
-		// The cancel finishes the fan-out and reads every run before it
-		// answers: on a loaded machine under the race detector, that can
-		// outlast the harness client's 30 s, which only guards against a
-		// hang.
-		slow := h.API(key)
-		slow.HTTP = &http.Client{Timeout: 5 * time.Minute}
-		r, err := slow.Send(ctx, "POST", "/v1/transactions/"+url.PathEscape(txn)+"/cancel", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Status != http.StatusAccepted {
-			t.Fatalf("cancel: %d %s", r.Status, r.Body)
-		}
-		t.Logf("try %d: the cancel answered in %v", try, time.Since(began))
-		var res struct{ Cancelled *int }
-		r.JSON(t, &res)
-		if res.Cancelled == nil {
-			t.Fatalf("cancel answered %s", r.Body)
-		}
-		cancelled = *res.Cancelled
-		trig = <-done
-		evs, err := h.Log().History(ctx, subject, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var cancelAt, completedAt uint64
-		for _, ev := range evs {
-			switch ev.Type {
-			case events.TransactionCancelled:
-				cancelAt = ev.Seq
-			case events.FanoutCompleted:
-				completedAt = ev.Seq
-			}
-		}
-		if cancelAt == 0 || completedAt == 0 {
-			t.Fatalf("transaction history without its cancel or its fan-out's end: %v", evs)
-		}
-		if cancelAt < completedAt {
-			break
-		}
-		if try == 4 {
-			t.Fatal("the fan-out finished before the cancel 5 times in a row")
-		}
-		t.Logf("try %d: the fan-out finished before the cancel; again", try)
-	}
+		return func() { trig = <-done }
+	})
 	sentAtAnswer := len(m.Messages())
 	if trig.Status != http.StatusAccepted {
 		t.Fatalf("trigger: %d %s", trig.Status, trig.Body)
@@ -410,12 +341,8 @@ func TestCancelTransactionMidFanoutE2E(t *testing.T) {
 // cancelled, its event says why and who asked; an unknown transaction is
 // 404 and a cancel of a finished transaction ends nothing more.
 func TestCancelTransactionOfWaitingRunsE2E(t *testing.T) {
-	wf := bridge.MustWorkflow("wait", func(ctx *bridge.Context, _ any) error {
-		_, _, err := bridge.WaitForEvent[any](ctx, "w", "go", time.Hour)
-		return err
-	})
 	h, _, tenant, key := flowHerald(t, nil)
-	h.Bridge(key, bridge.NewRegistry().MustRegister(wf))
+	h.Bridge(key, bridge.NewRegistry().MustRegister(waitingFor("wait", "go")))
 	h.SeedTopic(tenant, "team", 3, "example.com")
 	f := &fixture{h: h, key: key}
 	runs := f.trigger(t, map[string]any{"workflowId": "wait", "to": map[string]any{"topics": []string{"team"}}, "transactionId": "order-1"})

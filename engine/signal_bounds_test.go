@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/control"
 )
 
@@ -13,13 +12,7 @@ import (
 // 409 too_many_signals and is not recorded. On main they grew without
 // bound, each re-read on every step.
 func TestUnconsumedSignalsAreBounded(t *testing.T) {
-	wf := bridge.MustWorkflow("approval", func(ctx *bridge.Context, _ any) error {
-		_, _, err := bridge.WaitForEvent[any](ctx, "wait", "approved", time.Hour)
-		return err
-	})
-	f := start(t, bridge.NewRegistry().MustRegister(wf))
-	runID := one(t, f.trigger(t, map[string]any{"workflowId": "approval", "to": map[string]any{"subscriberId": "u1"}}))
-	f.h.WaitRun(f.key, runID, 10*time.Second, "waiting")
+	f, runID := startWaiting(t, "approval", "approved")
 	for i := range control.MaxPendingSignals {
 		if r := f.h.Do("POST", "/v1/events/"+runID+"/signal", f.key, map[string]any{"event": "noise"}); r.Status != http.StatusAccepted {
 			t.Fatalf("signal %d: %d %s", i, r.Status, r.Body)

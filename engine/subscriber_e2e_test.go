@@ -80,16 +80,7 @@ func TestSubscriberFrozenAtRunStartE2E(t *testing.T) {
 // The frozen subscriber and a first `run` step's result are one event; a
 // first `send` step's subscriber is on record before the delivery.
 func TestFirstRunStepRecordedWithSubscriberE2E(t *testing.T) {
-	loadThenSend := bridge.MustWorkflow("loadsend", func(ctx *bridge.Context, _ any) error {
-		plan, err := bridge.Run(ctx, "load", func(context.Context) (string, error) { return "pro", nil })
-		if err != nil {
-			return err
-		}
-		_, err = bridge.Send(ctx, "email", "email", func(context.Context) (bridge.SendContent, error) {
-			return bridge.SendContent{Subject: "Plan " + plan, Body: "b"}, nil
-		})
-		return err
-	})
+	loadThenSend := loadThenEmail("loadsend", "pro")
 	sendOnly := bridge.MustWorkflow("send", func(ctx *bridge.Context, _ any) error {
 		_, err := bridge.Send(ctx, "email", "email", func(context.Context) (bridge.SendContent, error) {
 			return bridge.SendContent{Subject: "s", Body: "b"}, nil

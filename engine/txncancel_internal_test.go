@@ -94,28 +94,26 @@ func TestCancelledWaitsForTheTurnUnderWay(t *testing.T) {
 	unlock := e.states.lock(runID)
 	done := make(chan error, 1)
 	go func() { done <- e.Cancelled(ctx, "ten_1", runID) }()
-	// The turn holds the run: Cancelled is still waiting after the turn
-	// took further steps (a yield of the scheduler several times over).
-	for range 100 {
-		runtime.Gosched()
+	// stillWaiting fails when Cancelled returned although the turn took
+	// further steps (a yield of the scheduler several times over).
+	stillWaiting := func(turn string) {
+		t.Helper()
+		for range 100 {
+			runtime.Gosched()
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("Cancelled returned (%v) while a turn of the run was %s", err, turn)
+		default:
+		}
 	}
-	select {
-	case err := <-done:
-		t.Fatalf("Cancelled returned (%v) while a turn of the run was under way", err)
-	default:
-	}
+	// The turn holds the run: Cancelled is still waiting.
+	stillWaiting("under way")
 	// The turn steps aside with its Bridge answer still to record: still
 	// waiting, until the turn is finished.
 	e.asides.set(runID, true)
 	unlock()
-	for range 100 {
-		runtime.Gosched()
-	}
-	select {
-	case err := <-done:
-		t.Fatalf("Cancelled returned (%v) while a turn of the run was aside", err)
-	default:
-	}
+	stillWaiting("aside")
 	e.asides.set(runID, false)
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -21,6 +20,7 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testapi"
+	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testnats"
 	"github.com/heraldhq/herald/internal/testsmtp"
 	"github.com/heraldhq/herald/service"
@@ -40,17 +40,31 @@ func clusterEnv() func(string) string {
 	return func(k string) string { return env[k] }
 }
 
+// startHerald starts a herald process of the cluster on the NATS nodes at
+// urls (streams R3), quick to take over what a lost process held.
 func startHerald(t *testing.T, urls []string) *service.Service {
 	t.Helper()
+	return startProcess(t, urls, 3, func(cfg *service.Config) {
+		cfg.AckWait = 3 * time.Second
+		cfg.FanoutBackstop = 2 * time.Second
+	})
+}
+
+// startProcess starts a herald process on the NATS servers at urls, its
+// streams of replicas, tune (when not nil) applied to its configuration,
+// and waits until it is ready.
+func startProcess(t *testing.T, urls []string, replicas int, tune func(*service.Config)) *service.Service {
+	t.Helper()
 	cfg, err := service.LoadConfig(clusterEnv(), service.Flags{HTTPAddr: "127.0.0.1:0", DataDir: t.TempDir(),
-		NATSURL: strings.Join(urls, ","), Replicas: 3})
+		NATSURL: strings.Join(urls, ","), Replicas: replicas})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.RetryBase = 100 * time.Millisecond
-	cfg.AckWait = 3 * time.Second
-	cfg.FanoutBackstop = 2 * time.Second
-	cfg.RateLimit = 0 // the load below is 16 clients of one tenant, as fast as they go
+	cfg.RateLimit = 0 // the tests' load is one tenant's clients, as fast as they go
+	if tune != nil {
+		tune(&cfg)
+	}
 	// HERALD_TEST_LOGS=1 shows the processes' warnings.
 	var logw io.Writer = io.Discard
 	if os.Getenv("HERALD_TEST_LOGS") != "" {
@@ -140,15 +154,7 @@ func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
 		v, _ := m.LoadOrStore(runID, new(atomic.Int32))
 		v.(*atomic.Int32).Add(1)
 	}
-	ping := bridge.MustWorkflow("ping", func(ctx *bridge.Context, _ any) error {
-		if _, err := bridge.Run(ctx, "work", func(context.Context) (bool, error) { count(&calls, ctx.RunID); return true, nil }); err != nil {
-			return err
-		}
-		_, err := bridge.Send(ctx, "mail", "email", func(context.Context) (bridge.SendContent, error) {
-			return bridge.SendContent{Subject: ctx.RunID, Body: "ping " + ctx.Subscriber.SubscriberID}, nil
-		})
-		return err
-	})
+	ping := testherald.Ping(func(runID string) { count(&calls, runID) })
 	tick := func(ctx *bridge.Context, _ any) error {
 		_, err := bridge.Run(ctx, "work", func(context.Context) (bool, error) { count(&tickCalls, ctx.RunID); return true, nil })
 		return err
@@ -156,18 +162,7 @@ func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
 	// "tick" runs every second while the load runs, then loses its schedule.
 	ticking := bridge.NewRegistry().MustRegister(ping, bridge.MustWorkflow("tick", tick, bridge.WithSchedule("* * * * * *")))
 	still := bridge.NewRegistry().MustRegister(ping, bridge.MustWorkflow("tick", tick))
-	type holder struct{ http.Handler }
-	var handler atomic.Pointer[holder]
-	bridgeSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.Load().ServeHTTP(w, r) }))
-	t.Cleanup(bridgeSrv.Close)
-	bind, err := testapi.New(a.URL(), tn.APIKey).BindBridge(context.Background(), bridgeSrv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serve := func(reg *bridge.Registry) {
-		handler.Store(&holder{bridge.Serve(reg, bridge.Options{SigningKey: bind.SigningSecret})})
-	}
-	serve(ticking)
+	br := testherald.ServeBridge(t, testapi.New(a.URL(), tn.APIKey), ticking)
 	mustCall(t, b.URL(), "POST", "/v1/sync", tn.APIKey, nil, 200)
 	ticksBegan := time.Now()
 	var recs []eventlog.Record
@@ -263,7 +258,7 @@ func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
 	wg.Wait()
 	stopEvents.Wait()
 	t.Logf("%d triggers accepted in %v (%d retried calls); stopped: %v", sent.Load(), time.Since(loadBegan), retries.Load(), stoppedAt)
-	serve(still)
+	br.Serve(still)
 	mustCall(t, a.URL(), "POST", "/v1/sync", tn.APIKey, nil, 200)
 	ticked := time.Since(ticksBegan)
 

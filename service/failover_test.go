@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/internal/testapi"
+	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testnats"
 	"github.com/heraldhq/herald/internal/testsmtp"
 )
@@ -36,22 +36,7 @@ func TestSurvivorKeepsWorkingAcrossTheLossOfItsNATSNode(t *testing.T) {
 	}
 	mustCall(t, a.URL(), "POST", "/v1/channels", tn.APIKey, map[string]any{"channelKey": "email-smtp",
 		"config": map[string]any{"host": mail.Host, "port": mail.Port, "fromEmail": "noreply@herald.test"}}, 201)
-	ping := bridge.MustWorkflow("ping", func(ctx *bridge.Context, _ any) error {
-		if _, err := bridge.Run(ctx, "work", func(context.Context) (bool, error) { return true, nil }); err != nil {
-			return err
-		}
-		_, err := bridge.Send(ctx, "mail", "email", func(context.Context) (bridge.SendContent, error) {
-			return bridge.SendContent{Subject: ctx.RunID, Body: "ping"}, nil
-		})
-		return err
-	})
-	bridgeSrv := httptest.NewServer(http.NotFoundHandler())
-	t.Cleanup(bridgeSrv.Close)
-	bind, err := testapi.New(a.URL(), tn.APIKey).BindBridge(context.Background(), bridgeSrv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bridgeSrv.Config.Handler = bridge.Serve(bridge.NewRegistry().MustRegister(ping), bridge.Options{SigningKey: bind.SigningSecret})
+	testherald.ServeBridge(t, testapi.New(a.URL(), tn.APIKey), bridge.NewRegistry().MustRegister(testherald.Ping(nil)))
 	mustCall(t, a.URL(), "POST", "/v1/sync", tn.APIKey, nil, 200)
 	var recs []eventlog.Record
 	for i := range perRound {

@@ -2,16 +2,9 @@ package service_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,34 +14,10 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testapi"
+	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testnats"
 	"github.com/heraldhq/herald/internal/testsmtp"
-	"github.com/heraldhq/herald/service"
 )
-
-// startOn starts a herald process on the NATS server at url (one node,
-// streams R1).
-func startOn(t *testing.T, natsURL string) *service.Service {
-	t.Helper()
-	cfg, err := service.LoadConfig(clusterEnv(), service.Flags{HTTPAddr: "127.0.0.1:0", DataDir: t.TempDir(),
-		NATSURL: natsURL, Replicas: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.RetryBase = 100 * time.Millisecond
-	cfg.RateLimit = 0
-	svc, err := service.Start(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatalf("herald: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		svc.Shutdown(ctx)
-	})
-	waitReady(t, svc)
-	return svc
-}
 
 // Two herald processes on one NATS: process A takes a trigger to 1,500
 // subscribers (two chunks of its fan-out), process B the cancel of its
@@ -66,8 +35,8 @@ func TestCancelTransactionAcrossProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	a := startOn(t, srv.ClientURL())
-	b := startOn(t, srv.ClientURL())
+	a := startProcess(t, []string{srv.ClientURL()}, 1, nil)
+	b := startProcess(t, []string{srv.ClientURL()}, 1, nil)
 	mail := testsmtp.Start(t, testsmtp.Options{})
 
 	admin := clusterEnv()("HERALD_ADMIN_TOKEN")
@@ -89,21 +58,7 @@ func TestCancelTransactionAcrossProcesses(t *testing.T) {
 		return err
 	})
 	reg := bridge.NewRegistry().MustRegister(promo)
-	var handler atomic.Pointer[http.Handler]
-	bridgeSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if h := handler.Load(); h != nil {
-			(*h).ServeHTTP(w, r)
-			return
-		}
-		http.NotFound(w, r)
-	}))
-	t.Cleanup(bridgeSrv.Close)
-	bind, err := testapi.New(a.URL(), tn.APIKey).BindBridge(context.Background(), bridgeSrv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := bridge.Serve(reg, bridge.Options{SigningKey: bind.SigningSecret})
-	handler.Store(&h)
+	testherald.ServeBridge(t, testapi.New(a.URL(), tn.APIKey), reg)
 	var recs []eventlog.Record
 	for i := range n {
 		id := fmt.Sprintf("u%04d", i)
@@ -113,73 +68,26 @@ func TestCancelTransactionAcrossProcesses(t *testing.T) {
 	}
 	testnats.Append(t, a.Log(), recs)
 
-	ctx := context.Background()
-	var txn string
-	var cancelled int
-	for try := 0; ; try++ {
-		txn = fmt.Sprintf("promo-%d", try)
-		subject := eventlog.Subject(tn.TenantID, eventlog.AggTransaction, txn)
+	// A's fan-out is under way (its first chunk received) when B takes
+	// the cancel.
+	txn, cancelled := testherald.CancelMidFanout(t, b.Log(), testapi.New(b.URL(), tn.APIKey), tn.TenantID, "promo", func(txn string) func() {
 		done := make(chan error, 1)
 		go func() {
 			_, _, err := call(a.URL(), "POST", "/v1/events", tn.APIKey, map[string]any{"workflowId": "promo",
 				"to": map[string]any{"topics": []string{"all"}}, "transactionId": txn})
 			done <- err
 		}()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			evs, err := b.Log().History(ctx, subject, 0)
-			if err != nil {
+		return func() {
+			if err := <-done; err != nil {
 				t.Fatal(err)
 			}
-			if len(evs) > 1 {
-				break // A's first chunk is received: its runs are starting
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the fan-out did not begin")
-			}
-			time.Sleep(time.Millisecond)
 		}
-		// The cancel finishes the fan-out and reads every run before it
-		// answers: the client waits as long as a loaded race build needs
-		// (its timeout only guards against a hang).
-		cb := testapi.New(b.URL(), tn.APIKey)
-		cb.HTTP = &http.Client{Timeout: 5 * time.Minute}
-		r, err := cb.Send(ctx, "POST", "/v1/transactions/"+url.PathEscape(txn)+"/cancel", nil)
-		if err != nil || r.Status != 202 {
-			t.Fatalf("cancel: %v %d %s", err, r.Status, r.Body)
-		}
-		var res struct{ Cancelled int }
-		if err := json.Unmarshal(r.Body, &res); err != nil {
-			t.Fatal(err)
-		}
-		cancelled = res.Cancelled
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
-		evs, err := b.Log().History(ctx, subject, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var cancelAt, completedAt uint64
-		for _, ev := range evs {
-			switch ev.Type {
-			case events.TransactionCancelled:
-				cancelAt = ev.Seq
-			case events.FanoutCompleted:
-				completedAt = ev.Seq
-			}
-		}
-		if cancelAt != 0 && completedAt != 0 && cancelAt < completedAt {
-			break
-		}
-		if try == 4 {
-			t.Fatal("the fan-out finished before the cancel 5 times in a row")
-		}
-	}
+	})
 
 	// Every run ends, read from the log itself.
 	status := map[string]int{}
 	startedCancelled := map[string]bool{}
+	ctx := context.Background()
 	deadline := time.Now().Add(60 * time.Second)
 	for i := 0; i < n; i++ {
 		runID := engine.RunID(tn.TenantID, txn, fmt.Sprintf("u%04d", i))

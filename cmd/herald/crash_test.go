@@ -57,6 +57,15 @@ const (
 	// How long the 2,000 runs take is their pace on the machine, not
 	// bounded.
 	stallBound = 2 * crashAckWait
+	// hangGuard only ends a crash test that would otherwise hang: its
+	// work is waited for as long as it makes progress, at whatever pace
+	// the machine allows (AckWait for the work the dead process held,
+	// then the runs at their pace), since load on a shared machine
+	// stretches both. Work the service lost at the kill (a run left
+	// unfinished for good, a trigger accepted without a run) never
+	// finishes: the test fails at the guard, naming it, as it does when
+	// a trigger never gets an answer.
+	hangGuard = 3 * time.Minute
 )
 
 func startChild(t *testing.T, dataDir, addr string) *testchild.Proc {
@@ -449,15 +458,6 @@ func TestCrashDuringSingleSubscriberTriggers(t *testing.T) {
 		// answeredBeforeKill: the kill comes once this many triggers were
 		// answered, with the runs of many still under way.
 		answeredBeforeKill = 300
-		// hangGuard only ends a test that would otherwise hang: the
-		// triggers are waited for as long as they make progress, at
-		// whatever pace the machine allows (AckWait for the work the
-		// dead process held, then the runs at their pace), since load
-		// on a shared machine stretches both. Work the service lost at
-		// the kill (a run left unfinished for good, a trigger accepted
-		// without a run) never finishes: the test fails at the guard,
-		// naming it, as it does when a trigger never gets an answer.
-		hangGuard = 3 * time.Minute
 	)
 	w := newCrashWorld(t)
 	ctx := context.Background()

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testapi"
 	"github.com/heraldhq/herald/internal/testchild"
+	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testnats"
 	"github.com/heraldhq/herald/internal/testnet"
 	"github.com/heraldhq/herald/internal/testsmtp"
@@ -83,29 +83,14 @@ func TestClusterFailoverMidFanout(t *testing.T) {
 	ta, tn := newMailTenant(t, admin, "http://"+a.Addr, "Failover", mail)
 	var begunMu sync.Mutex
 	begun := map[string]time.Time{} // run id → its first `work` callback
-	ping := bridge.MustWorkflow("ping", func(ctx *bridge.Context, _ any) error {
-		if _, err := bridge.Run(ctx, "work", func(context.Context) (bool, error) {
-			begunMu.Lock()
-			if _, ok := begun[ctx.RunID]; !ok {
-				begun[ctx.RunID] = time.Now()
-			}
-			begunMu.Unlock()
-			return true, nil
-		}); err != nil {
-			return err
+	ping := testherald.Ping(func(runID string) {
+		begunMu.Lock()
+		if _, ok := begun[runID]; !ok {
+			begun[runID] = time.Now()
 		}
-		_, err := bridge.Send(ctx, "mail", "email", func(context.Context) (bridge.SendContent, error) {
-			return bridge.SendContent{Subject: ctx.RunID, Body: "ping"}, nil
-		})
-		return err
+		begunMu.Unlock()
 	})
-	bridgeSrv := httptest.NewServer(http.NotFoundHandler())
-	t.Cleanup(bridgeSrv.Close)
-	bind, err := testapi.New("http://"+a.Addr, tn.APIKey).BindBridge(context.Background(), bridgeSrv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bridgeSrv.Config.Handler = bridge.Serve(bridge.NewRegistry().MustRegister(ping), bridge.Options{SigningKey: bind.SigningSecret})
+	testherald.ServeBridge(t, testapi.New("http://"+a.Addr, tn.APIKey), bridge.NewRegistry().MustRegister(ping))
 	ta.must("POST", "/v1/sync", nil, 200)
 	var recs []eventlog.Record
 	for i := range failoverRuns {
@@ -225,10 +210,10 @@ func distinctSubjects(c *testsmtp.Catcher) int {
 // measure.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
+	deadline := time.Now().Add(hangGuard)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 3 minutes (stalled)", what)
+			t.Fatalf("%s: not within %v (stalled)", what, hangGuard)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -32,7 +32,6 @@ func TestCrashWhileThrottledRunsAreUnderWay(t *testing.T) {
 		// recordedBeforeKill: the kill comes once this many runs passed
 		// their throttle step, with the rest before, at or after it.
 		recordedBeforeKill = 12
-		hangGuard          = 3 * time.Minute
 	)
 	dataDir, addr := t.TempDir(), testnet.FreeAddr(t)
 	child := startChild(t, dataDir, addr)

@@ -9,16 +9,18 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/internal/testapi"
 )
 
 // TestBridge is a tenant Bridge served on loopback for tests.
 type TestBridge struct {
 	URL string
 
-	h       *Herald
-	key     string
-	reg     *bridge.Registry
+	t       testing.TB
+	api     *testapi.Client
 	mu      sync.RWMutex
+	reg     *bridge.Registry
+	secret  string
 	handler http.Handler
 }
 
@@ -26,14 +28,22 @@ type TestBridge struct {
 // and registers it with PUT /v1/bridge (using key).
 func (h *Herald) Bridge(key string, reg *bridge.Registry) *TestBridge {
 	h.t.Helper()
-	b := &TestBridge{h: h, key: key, reg: reg, handler: http.NotFoundHandler()}
+	return ServeBridge(h.t, h.API(key), reg)
+}
+
+// ServeBridge serves reg as a tenant's Bridge on a loopback httptest
+// server and registers it with PUT /v1/bridge through api (the tenant's
+// key, on any herald process: one in this test's process or a child).
+func ServeBridge(t testing.TB, api *testapi.Client, reg *bridge.Registry) *TestBridge {
+	t.Helper()
+	b := &TestBridge{t: t, api: api, reg: reg, handler: http.NotFoundHandler()}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b.mu.RLock()
 		hd := b.handler
 		b.mu.RUnlock()
 		hd.ServeHTTP(w, r)
 	}))
-	h.t.Cleanup(srv.Close)
+	t.Cleanup(srv.Close)
 	b.URL = srv.URL
 	b.Rotate()
 	return b
@@ -42,13 +52,23 @@ func (h *Herald) Bridge(key string, reg *bridge.Registry) *TestBridge {
 // Rotate registers the Bridge again (a new signing secret) and from then
 // on accepts only the new secret.
 func (b *TestBridge) Rotate() {
-	b.h.t.Helper()
-	bind, err := b.h.API(b.key).BindBridge(context.Background(), b.URL)
+	b.t.Helper()
+	bind, err := b.api.BindBridge(context.Background(), b.URL)
 	if err != nil {
-		b.h.t.Fatal(err)
+		b.t.Fatal(err)
 	}
 	b.mu.Lock()
-	b.handler = bridge.Serve(b.reg, bridge.Options{SigningKey: bind.SigningSecret})
+	b.secret = bind.SigningSecret
+	b.handler = bridge.Serve(b.reg, bridge.Options{SigningKey: b.secret})
+	b.mu.Unlock()
+}
+
+// Serve serves reg from then on, with the same signing secret: the
+// tenant's code deployed again (a workflow or schedule changed).
+func (b *TestBridge) Serve(reg *bridge.Registry) {
+	b.mu.Lock()
+	b.reg = reg
+	b.handler = bridge.Serve(reg, bridge.Options{SigningKey: b.secret})
 	b.mu.Unlock()
 }
 
@@ -99,4 +119,25 @@ func (d *StandInDelivery) Requests() []map[string]any {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return append([]map[string]any(nil), d.requests...)
+}
+
+// Ping is the workflow "ping" of the cluster and failover tests: a `run`
+// step "work" that calls work with the run's id (when work is not nil),
+// then an email whose subject is the run's id, so that an SMTP sink tells
+// which runs sent and how often.
+func Ping(work func(runID string)) *bridge.Workflow {
+	return bridge.MustWorkflow("ping", func(ctx *bridge.Context, _ any) error {
+		if _, err := bridge.Run(ctx, "work", func(context.Context) (bool, error) {
+			if work != nil {
+				work(ctx.RunID)
+			}
+			return true, nil
+		}); err != nil {
+			return err
+		}
+		_, err := bridge.Send(ctx, "mail", "email", func(context.Context) (bridge.SendContent, error) {
+			return bridge.SendContent{Subject: ctx.RunID, Body: "ping"}, nil
+		})
+		return err
+	})
 }

@@ -1,0 +1,93 @@
+package testherald
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/internal/testapi"
+)
+
+// CancelMidFanout cancels a transaction while its fan-out is starting
+// runs, and returns the transaction and the count of runs its cancel
+// answered. For the transactions prefix-0, prefix-1, … it calls
+// trigger(txn), which sends the transaction's topic trigger and returns a
+// wait for its answer; as soon as log holds the fan-out's first chunk, it
+// cancels the transaction through api (the tenant's key, on any process)
+// and waits for the trigger. A machine fast enough to finish the fan-out
+// before the cancel tries another transaction (5 tries).
+func CancelMidFanout(t testing.TB, log *eventlog.Log, api *testapi.Client, tenant, prefix string,
+	trigger func(txn string) (wait func())) (txn string, cancelled int) {
+	t.Helper()
+	ctx := context.Background()
+	// The cancel finishes the fan-out and reads every run before it
+	// answers: on a loaded machine under the race detector that can
+	// outlast a client's usual 30 s, which only guards against a hang.
+	slow := *api
+	slow.HTTP = &http.Client{Timeout: 5 * time.Minute}
+	for try := 0; ; try++ {
+		txn = fmt.Sprintf("%s-%d", prefix, try)
+		subject := eventlog.Subject(tenant, eventlog.AggTransaction, txn)
+		wait := trigger(txn)
+		// The deadline only guards against a hang.
+		for deadline := time.Now().Add(2 * time.Minute); ; {
+			evs, err := log.History(ctx, subject, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(evs) > 1 {
+				break // the first chunk is on record: its runs are starting
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the fan-out did not begin")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		began := time.Now()
+		r, err := slow.Send(ctx, "POST", "/v1/transactions/"+url.PathEscape(txn)+"/cancel", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != http.StatusAccepted {
+			t.Fatalf("cancel: %d %s", r.Status, r.Body)
+		}
+		t.Logf("try %d: the cancel answered in %v", try, time.Since(began))
+		var res struct{ Cancelled *int }
+		r.JSON(t, &res)
+		if res.Cancelled == nil {
+			t.Fatalf("cancel answered %s", r.Body)
+		}
+		cancelled = *res.Cancelled
+		wait()
+		evs, err := log.History(ctx, subject, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cancelAt, completedAt uint64
+		for _, ev := range evs {
+			switch ev.Type {
+			case events.TransactionCancelled:
+				cancelAt = ev.Seq
+			case events.FanoutCompleted:
+				completedAt = ev.Seq
+			}
+		}
+		// The cancel itself finishes the fan-out: both are on record once
+		// it answered.
+		if cancelAt == 0 || completedAt == 0 {
+			t.Fatalf("transaction history without its cancel or its fan-out's end: %v", evs)
+		}
+		if cancelAt < completedAt {
+			return txn, cancelled
+		}
+		if try == 4 {
+			t.Fatal("the fan-out finished before the cancel 5 times in a row")
+		}
+		t.Logf("try %d: the fan-out finished before the cancel; again", try)
+	}
+}
