@@ -11,8 +11,10 @@ import (
 )
 
 // HangGuard is how long a wait lasts before it fails the test: long
-// enough that only a stall reaches it, short of go test's own timeout.
-const HangGuard = 2 * time.Minute
+// enough that only a stall reaches it (the slowest wait it replaced, a
+// child process's fail-over under load, was given as long), short of
+// go test's own timeout.
+const HangGuard = 3 * time.Minute
 
 // tick is the pause between two polls.
 const tick = 10 * time.Millisecond
