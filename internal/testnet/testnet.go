@@ -33,8 +33,9 @@ func FreePort(tb testing.TB) int {
 }
 
 // Counter is a loopback listener that accepts every connection, counts
-// it and closes it at once: the service behind an address a test expects
-// never to be reached (or reached a known number of times).
+// it and closes it (at once, or once Serve's serve returns): the service
+// behind an address a test expects never to be reached (or reached a
+// known number of times).
 type Counter struct {
 	l        net.Listener
 	accepted atomic.Int32
@@ -43,6 +44,13 @@ type Counter struct {
 // Count starts a Counter on a free loopback port; it stops when the test
 // ends.
 func Count(tb testing.TB) *Counter {
+	tb.Helper()
+	return Serve(tb, nil)
+}
+
+// Serve is Count for a service that says something first: each
+// connection is handed to serve before it is closed.
+func Serve(tb testing.TB, serve func(net.Conn)) *Counter {
 	tb.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -57,6 +65,9 @@ func Count(tb testing.TB) *Counter {
 				return
 			}
 			c.accepted.Add(1)
+			if serve != nil {
+				serve(conn)
+			}
 			conn.Close()
 		}
 	}()
