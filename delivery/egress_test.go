@@ -1,12 +1,12 @@
 package delivery_test
 
 import (
-	"bufio"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/heraldhq/herald/internal/testnet"
 	"github.com/heraldhq/herald/internal/testsmtp"
 )
 
@@ -14,24 +14,7 @@ import (
 // greets every connection with banner and closes it.
 func bannerService(t *testing.T, banner string) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			w := bufio.NewWriter(c)
-			w.WriteString(banner + "\r\n")
-			w.Flush()
-			c.Close()
-		}
-	}()
-	return l.Addr().(*net.TCPAddr).Port
+	return testnet.Serve(t, func(c net.Conn) { c.Write([]byte(banner + "\r\n")) }).Port()
 }
 
 // TestInternalBannerNotShownToTenant: a channel pointed at an internal TCP

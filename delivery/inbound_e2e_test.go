@@ -17,6 +17,7 @@ import (
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testinbound"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 // resendAPI is a loopback server speaking Resend's POST /emails: each
@@ -251,7 +252,7 @@ func TestResendBounceEndToEnd(t *testing.T) {
 	if sup := f.suppressions(); len(sup) != 1 || sup["ada@example.com"] != "hard_bounce" {
 		t.Fatalf("suppressions: %v", sup)
 	}
-	waitFor(t, "a delivery.bounced webhook", func() bool { return len(f.hooks.ofType("delivery.bounced")) == 1 })
+	testwait.For(t, "a delivery.bounced webhook", func() bool { return len(f.hooks.ofType("delivery.bounced")) == 1 })
 	hook := f.hooks.ofType("delivery.bounced")[0]
 	if d, _ := hook["data"].(map[string]any); d["status"] != "bounced" || d["attemptId"] != rows[0].AttemptID {
 		t.Fatalf("webhook %v", hook)
@@ -299,7 +300,7 @@ func TestResendBounceEndToEnd(t *testing.T) {
 	if r := f.rows(bobRun)[0]; r.Status != "complained" {
 		t.Fatalf("a complaint: %+v", r)
 	}
-	waitFor(t, "complained and opened webhooks", func() bool {
+	testwait.For(t, "complained and opened webhooks", func() bool {
 		return len(f.hooks.ofType("delivery.complained")) == 1 && len(f.hooks.ofType("delivery.opened")) == 1
 	})
 
@@ -344,17 +345,6 @@ func TestResendBounceEndToEnd(t *testing.T) {
 	// Garbage tokens are a 404 that says nothing.
 	if status, _ := f.post("/in/nope", resendSecret, "x", "{}"); status != 404 {
 		t.Fatalf("a bad token: %d", status)
-	}
-}
-
-func waitFor(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

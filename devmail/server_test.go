@@ -18,6 +18,7 @@ import (
 
 	"github.com/heraldhq/herald/delivery/smtp"
 	"github.com/heraldhq/herald/devmail"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 // startDevmail runs a devmail on free loopback ports until the test ends.
@@ -242,12 +243,7 @@ func TestAcceptsAnything(t *testing.T) {
 	if err := netsmtp.SendMail(srv.SMTPAddr(), nil, "a@a.test", []string{"b@b.test"}, []byte("Subject: third\r\n\r\nx\r\n")); err != nil {
 		t.Fatal(err)
 	}
-	waitLen := func() bool { return srv.Inbox().Messages()[0].Subject == "third" }
-	for deadline := time.Now().Add(5 * time.Second); !waitLen(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("third message never arrived")
-		}
-	}
+	testwait.For(t, "the third message", func() bool { return srv.Inbox().Messages()[0].Subject == "third" })
 	if n := srv.Inbox().Len(); n != 2 {
 		t.Errorf("MaxMessages 2 holds %d messages", n)
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/egress"
+	"github.com/heraldhq/herald/internal/testnet"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 // nonCanonical are spellings of internal addresses that a resolver or URL
@@ -78,23 +80,8 @@ func TestCheckHostNonCanonical(t *testing.T) {
 // connection; with private egress on, the spelling reaches the address it
 // means.
 func TestDialerRefusesNonCanonicalForGood(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	accepted := make(chan struct{}, 100)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- struct{}{}
-			c.Close()
-		}
-	}()
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l := testnet.Count(t)
+	port := strconv.Itoa(l.Port())
 	ctx := context.Background()
 	loopback := []string{"2130706433", "127.1", "0x7f000001", "0177.0.0.1", "127.0.0.1.", "localhost.", "localhost", "0x7f.0.0.1"}
 	for _, h := range loopback {
@@ -109,9 +96,10 @@ func TestDialerRefusesNonCanonicalForGood(t *testing.T) {
 	if _, err := (egress.Policy{AllowPrivate: true}).Dialer(0).DialContext(ctx, "tcp", net.JoinHostPort("1.2.3.256", port)); !errors.Is(err, egress.ErrRefused) {
 		t.Errorf("dial a malformed numeric host: %v, want ErrRefused", err)
 	}
-	if len(accepted) != 0 {
-		t.Fatalf("the listener accepted %d connections with private egress off", len(accepted))
+	if n := l.Accepted(); n != 0 {
+		t.Fatalf("the listener accepted %d connections with private egress off", n)
 	}
+	dialed := 0
 	for _, h := range []string{"2130706433", "127.1", "0x7f000001", "0177.0.0.1", "127.0.0.1."} {
 		c, err := egress.Policy{AllowPrivate: true}.Dialer(0).DialContext(ctx, "tcp", net.JoinHostPort(h, port))
 		if err != nil {
@@ -119,6 +107,7 @@ func TestDialerRefusesNonCanonicalForGood(t *testing.T) {
 			continue
 		}
 		c.Close()
-		<-accepted
+		dialed++
 	}
+	testwait.For(t, "every dial with private egress on accepted", func() bool { return l.Accepted() == dialed })
 }

@@ -1,12 +1,13 @@
 package engine_test
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testnet"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 // A run whose Bridge is down shows what is retried: a step named for the
@@ -18,20 +19,17 @@ func TestBridgeDownShowsTheBridgeCallRetrying(t *testing.T) {
 		t.Fatalf("PUT /v1/bridge: %d %s", r.Status, r.Body)
 	}
 	runID := triggerOne(t, h, key, "welcome")
-	deadline := time.Now().Add(30 * time.Second) // a guard against a hang only
-	for {
+	var steps []any
+	testwait.Until(t, "a step shown", func() error {
 		run := h.Do("GET", "/v1/runs/"+runID, key, nil).Map(t)
-		if steps, _ := run["steps"].([]any); len(steps) > 0 {
-			step, _ := steps[0].(map[string]any)
-			stepErr, _ := step["error"].(map[string]any)
-			if step["stepId"] != "bridge" || step["type"] != "bridge" || step["status"] != "retrying" || stepErr["message"] == "" {
-				t.Fatalf("the step retried is %v", step)
-			}
-			return
+		if steps, _ = run["steps"].([]any); len(steps) == 0 {
+			return fmt.Errorf("no step in %v", run)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no step shown: %v", run)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return nil
+	})
+	step, _ := steps[0].(map[string]any)
+	stepErr, _ := step["error"].(map[string]any)
+	if step["stepId"] != "bridge" || step["type"] != "bridge" || step["status"] != "retrying" || stepErr["message"] == "" {
+		t.Fatalf("the step retried is %v", step)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 // runMsg is a run's work message of a tenant, counting what the server is
@@ -137,11 +138,7 @@ func TestFairKeepsParkedMessagesAliveAndGivesThemBack(t *testing.T) {
 	nextWithin(t, q)
 	send(ctx, q, a2)
 	go func() { _, _ = q.next() }() // parks a2, then waits
-	for deadline := time.Now().Add(5 * time.Second); len(q.fair.waiting()) == 0; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("a2 not parked")
-		}
-	}
+	testwait.For(t, "a2 parked", func() bool { return len(q.fair.waiting()) != 0 })
 	go q.fair.keepAlive(ctx, 20*time.Millisecond)
 	time.Sleep(200 * time.Millisecond)
 	if n := a2.progressed.Load(); n < 3 {
@@ -202,11 +199,7 @@ func TestFairStopsTakingNewWorkAtMaxParked(t *testing.T) {
 	got := nextLater(q)
 	q.add(a2)
 	q.add(a3)
-	for deadline := time.Now().Add(5 * time.Second); len(q.fair.waiting()) != 2; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d parked, want a2 and a3", len(q.fair.waiting()))
-		}
-	}
+	testwait.For(t, "a2 and a3 parked", func() bool { return len(q.fair.waiting()) == 2 })
 	added := make(chan struct{})
 	go func() {
 		q.add(a4)
@@ -230,11 +223,7 @@ func TestFairStopsTakingNewWorkAtMaxParked(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a4 still waits with one message parked")
 	}
-	for deadline := time.Now().Add(5 * time.Second); len(q.fair.waiting()) != 2; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d parked, want a3 and a4", len(q.fair.waiting()))
-		}
-	}
+	testwait.For(t, "a3 and a4 parked", func() bool { return len(q.fair.waiting()) == 2 })
 }
 
 // The bound on parked messages defaults to half of MaxAckPending.

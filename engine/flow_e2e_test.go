@@ -17,6 +17,7 @@ import (
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testsmtp"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 // flowHerald is a service with an SMTP channel to a loopback sink and a
@@ -258,8 +259,7 @@ func TestCancelTransactionMidFanoutE2E(t *testing.T) {
 
 	// Every run ends: completed or cancelled, nothing left running.
 	var runs []map[string]any
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	testwait.Until(t, "every run finished", func() error {
 		runs = listTxnRuns(t, h, key, txn)
 		finished := 0
 		for _, run := range runs {
@@ -267,14 +267,11 @@ func TestCancelTransactionMidFanoutE2E(t *testing.T) {
 				finished++
 			}
 		}
-		if len(runs) == n && finished == n {
-			break
+		if len(runs) != n || finished != n {
+			return fmt.Errorf("%d runs listed, %d finished, want %d", len(runs), finished, n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d runs listed, %d finished, want %d", len(runs), finished, n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	status := map[string]int{}
 	completedSubs := map[string]bool{}
 	for _, run := range runs {

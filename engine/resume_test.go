@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 // resumeFixture is a service whose Bridge can be told to drop a request
@@ -260,15 +262,14 @@ func (b *burst) resumed() int {
 
 // wait waits until every run ran the step after the delay, checks each
 // ran it once, and returns the runs.
-func (b *burst) wait(t *testing.T, timeout time.Duration) []string {
+func (b *burst) wait(t *testing.T) []string {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for n := b.resumed(); n < burstRuns; n = b.resumed() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d runs ran the step after the delay", n, burstRuns)
+	testwait.Until(t, "every run past its delay", func() error {
+		if n := b.resumed(); n < burstRuns {
+			return fmt.Errorf("%d of %d runs ran the step after the delay", n, burstRuns)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	ids := make([]string, 0, burstRuns)
@@ -293,7 +294,7 @@ func TestBurstOfWakesStepsAsideAndRecordsEveryAnswerOnce(t *testing.T) {
 	var b burst
 	f := startResume(t, bridge.NewRegistry().MustRegister(b.workflow()))
 	b.start(t, f.h, f.tenant, f.key)
-	for _, id := range b.wait(t, 3*time.Minute) {
+	for _, id := range b.wait(t) {
 		f.h.WaitRun(f.key, id, time.Minute, "completed")
 		evs := f.history(t, id)
 		if w, a := completions(t, evs, "wait"), completions(t, evs, "after"); w != 1 || a != 1 {
@@ -328,7 +329,7 @@ func TestStopMidBurstRunsEveryStepOnce(t *testing.T) {
 	before := b.resumed()
 
 	h2 := testherald.Start(t, opts)
-	for _, id := range b.wait(t, 90*time.Second) {
+	for _, id := range b.wait(t) {
 		h2.WaitRun(key, id, 30*time.Second, "completed")
 	}
 	t.Logf("%d of %d runs had resumed when the first process stopped", before, burstRuns)

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 // singleAckWait is the AckWait of the services of these tests: how long a
@@ -101,16 +103,10 @@ func (f *singleFixture) sends(runID string) int {
 }
 
 // waitUnqueued waits until no work message of runID is queued, failing
-// with what after within (a guard against a hang).
-func (f *singleFixture) waitUnqueued(t *testing.T, runID string, within time.Duration, what string) {
+// naming what it waits for when it never happens.
+func (f *singleFixture) waitUnqueued(t *testing.T, runID string, what string) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for f.queued(t, runID) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal(what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.For(t, what, func() bool { return f.queued(t, runID) == 0 })
 }
 
 // queued counts the work messages of the run still on the WORK stream.
@@ -199,7 +195,7 @@ func TestSingleTriggerCrashPoints(t *testing.T) {
 			t.Fatalf("the work message of a trigger not yet accepted was dropped at once (%d queued)", n)
 		}
 		// ...then drops it: nothing was accepted, nothing starts.
-		f.waitUnqueued(t, runID, singleAckWait+5*time.Second, "the work message of a trigger never accepted is still queued")
+		f.waitUnqueued(t, runID, "the work message of a trigger never accepted to leave the queue")
 		if got := f.history(t, eventlog.AggRun, runID); len(got) != 0 {
 			t.Fatalf("a run of a trigger never accepted: %v", got)
 		}
@@ -218,13 +214,12 @@ func TestSingleTriggerCrashPoints(t *testing.T) {
 		f := startSingle(t)
 		f.write(t, f.accepted("t-acc", "u1"))
 		// The ingress row is received until the run starts.
-		deadline := time.Now().Add(5 * time.Second)
-		for rows := f.ledger(t, "t-acc"); len(rows) != 1 || rows[0]["status"] != "received"; rows = f.ledger(t, "t-acc") {
-			if time.Now().After(deadline) {
-				t.Fatalf("ingress rows of an accepted trigger: %v", rows)
+		testwait.Until(t, "the accepted trigger's ingress row", func() error {
+			if rows := f.ledger(t, "t-acc"); len(rows) != 1 || rows[0]["status"] != "received" {
+				return fmt.Errorf("ingress rows of an accepted trigger: %v", rows)
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return nil
+		})
 		runID := f.arm(t, "t-acc", "u1")
 		f.done(t, "t-acc", "u1", runID)
 		if got := f.history(t, eventlog.AggTransaction, "t-acc"); len(got) != 1 {
@@ -246,7 +241,7 @@ func TestSingleTriggerCrashPoints(t *testing.T) {
 		f := startSingle(t)
 		f.write(t, f.accepted("t-other", "u2"))
 		runID := f.arm(t, "t-other", "u1")
-		f.waitUnqueued(t, runID, 10*time.Second, "the work message of a run its transaction does not start is still queued")
+		f.waitUnqueued(t, runID, "the work message of a run its transaction does not start to leave the queue")
 		if got := f.history(t, eventlog.AggRun, runID); len(got) != 0 {
 			t.Fatalf("a run its transaction does not start: %v", got)
 		}

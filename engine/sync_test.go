@@ -15,6 +15,7 @@ import (
 
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 func TestSync(t *testing.T) {
@@ -119,13 +120,7 @@ func TestCronFiresAndResyncStopsIt(t *testing.T) {
 		t.Fatalf("sync: %d %s", r.Status, r.Body)
 	}
 	count := func() int { mu.Lock(); defer mu.Unlock(); return len(ticks) }
-	deadline := time.Now().Add(10 * time.Second)
-	for count() < 3 {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d ticks in 10s", count())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.For(t, "3 ticks", func() bool { return count() >= 3 })
 	if !nilSubscriber.Load() {
 		t.Fatal("a cron run had a subscriber")
 	}
@@ -313,8 +308,7 @@ func TestDigestWindowSurvivesARestart(t *testing.T) {
 	}
 	// Wait until the window is open with everyone in it: one run sleeps
 	// (whichever came first), the others are digested.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testwait.Until(t, "the window open with every run in it", func() error {
 		sleeping, digested := 0, 0
 		for _, id := range ids {
 			switch h.Do("GET", "/v1/runs/"+id, key, nil).Map(t)["status"] {
@@ -324,14 +318,11 @@ func TestDigestWindowSurvivesARestart(t *testing.T) {
 				digested++
 			}
 		}
-		if sleeping == 1 && digested == n-1 {
-			break
+		if sleeping != 1 || digested != n-1 {
+			return fmt.Errorf("%d sleeping, %d digested", sleeping, digested)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d sleeping, %d digested", sleeping, digested)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	opened := time.Now()
 	h.Stop()
 	h = testherald.Start(t, testherald.Options{DataDir: dir, DeliverURL: d.URL})

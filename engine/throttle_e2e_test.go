@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/heraldhq/herald/embedded"
 	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testsmtp"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 // capped counts its runs at a throttle step (limit, window, key "orders")
@@ -106,13 +108,12 @@ func mailed(m *testsmtp.Server) map[string]int {
 // extra one), and returns them by run.
 func waitMailed(t *testing.T, m *testsmtp.Server, n int) map[string]int {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for m.Accepted() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d messages, want %d", m.Accepted(), n)
+	testwait.Until(t, "the messages", func() error {
+		if got := m.Accepted(); got < n {
+			return fmt.Errorf("%d messages, want %d", got, n)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	return mailed(m)
 }
 
@@ -227,13 +228,9 @@ func TestThrottleTwoProcessesCountTogetherE2E(t *testing.T) {
 	w := newThrottleWorld(t, 3, time.Hour, testherald.Options{Env: env})
 	a, b := w.h, testherald.Start(t, testherald.Options{Env: env})
 	// b serves the tenant once its projections hold it.
-	deadline := time.Now().Add(30 * time.Second)
-	for b.Do("GET", "/v1/subscribers/u1", w.key, nil).Status != http.StatusOK {
-		if time.Now().After(deadline) {
-			t.Fatal("the second process never knew the subscriber")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(t, "the second process to know the subscriber", func() bool {
+		return b.Do("GET", "/v1/subscribers/u1", w.key, nil).Status == http.StatusOK
+	})
 	const n = 12
 	runs := make([]string, n)
 	var wg sync.WaitGroup

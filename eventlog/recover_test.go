@@ -12,6 +12,7 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/internal/testlog"
 	"github.com/heraldhq/herald/internal/testnats"
+	"github.com/heraldhq/herald/internal/testwait"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -172,13 +173,12 @@ func publishWork(t *testing.T, l *eventlog.Log, n int) {
 
 func waitCount(t *testing.T, what string, c *atomic.Int32, n int32) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute) // a hang, not a measure
-	for c.Load() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d, want %d", what, c.Load(), n)
+	testwait.Until(t, what, func() error {
+		if got := c.Load(); got < n {
+			return fmt.Errorf("%d, want %d", got, n)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // TestConsumptionStartsAnewWhenItsConsumerIsDeleted: a durable deleted
@@ -237,17 +237,13 @@ func TestPresence(t *testing.T) {
 	go func() { clean.Run(runCtx); close(done) }()
 	waitAlive := func(id string, want bool) {
 		t.Helper()
-		deadline := time.Now().Add(time.Minute) // a hang, not a measure
-		for {
+		testwait.Until(t, fmt.Sprintf("%s alive %v", id, want), func() error {
 			alive, err := watcher.Alive(ctx, id)
-			if err == nil && alive == want {
-				return
+			if err == nil && alive != want {
+				err = fmt.Errorf("alive %v", alive)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s alive %v (%v), want %v", id, alive, err, want)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return err
+		})
 	}
 	waitAlive("proc_clean", true)
 	// Renewed past several TTLs.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/testbrowser"
 	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 // inboxJS reaches into the component's shadow DOM.
@@ -204,11 +205,7 @@ func TestInboxComponentResumesAfterADrop(t *testing.T) {
 	f.send("ada", "Sent while the stream was down")
 	// The browser's reconnection is held at the gate: until it is let
 	// through, the component must not show the message.
-	for deadline := time.Now().Add(browserWait); streamRequests() < 2; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the component did not reconnect its stream")
-		}
-	}
+	testwait.For(t, "the component to reconnect its stream", func() bool { return streamRequests() >= 2 })
 	if n, _ := chromedp.Run(tab, chromedp.Evaluate[int](items+`.length`)); n != 1 {
 		t.Fatalf("%d messages shown while the stream was held off", n)
 	}

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/heraldhq/herald/embedded"
 	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 // TestInboxAPI: messages sent through triggers are listed newest first
@@ -261,17 +263,12 @@ func TestInboxTokenRevocationHoldsOnEveryProcess(t *testing.T) {
 	a.Do("POST", "/v1/subscribers/ada/inbox-tokens", key, nil).JSON(t, &tok)
 	until := func(want int) {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			r := b.Do("GET", "/v1/inbox/counts", tok.Token, nil)
-			if r.Status == want {
-				return
+		testwait.Until(t, fmt.Sprintf("the other process to answer %d", want), func() error {
+			if r := b.Do("GET", "/v1/inbox/counts", tok.Token, nil); r.Status != want {
+				return fmt.Errorf("%d %s", r.Status, r.Body)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the other process answers %d %s, want %d", r.Status, r.Body, want)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 	until(http.StatusOK)
 	if r := a.Do("POST", "/v1/subscribers/ada/inbox-tokens/revoke", key, nil); r.Status != http.StatusNoContent {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 // TestMetricsEndpoint: GET /metrics needs no credentials and reports
@@ -29,16 +30,14 @@ func TestMetricsEndpoint(t *testing.T) {
 	// made its consumers: scrape until they are there; the deadline
 	// guards against a hang only.
 	var body string
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+	testwait.For(t, "the work consumers' gauges", func() bool {
 		r := h.Do("GET", "/metrics", "", nil)
 		if r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/plain") {
 			t.Fatalf("GET /metrics: %d %s", r.Status, r.Header.Get("Content-Type"))
 		}
 		body = string(r.Body)
-		if strings.Contains(body, `herald_work_pending_messages{consumer="herald-runs"}`) || time.Now().After(deadline) {
-			break
-		}
-	}
+		return strings.Contains(body, `herald_work_pending_messages{consumer="herald-runs"}`)
+	})
 	for _, want := range []string{
 		`herald_http_requests_total{method="PUT",route="/v1/subscribers/{externalId}",status="201"} 1`,
 		`herald_http_requests_total{method="GET",route="/v1/subscribers/{externalId}",status="404"} 1`,

@@ -14,6 +14,7 @@ import (
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testlog"
 	"github.com/heraldhq/herald/internal/testnats"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 // A WaitFor for an event that is never applied gives up after MaxWait with
@@ -61,26 +62,16 @@ func TestStalledProjectorIsReported(t *testing.T) {
 		t.Fatal("an idle projector reports itself stalled")
 	}
 	// The projector's writes are held (as a lost tail would hold them).
-	s.dbMu.Lock()
-	seqs = testnats.Append(t, log, []eventlog.Record{rec("b")})
-	deadline := time.Now().Add(time.Minute) // a hang, not a measure
-	for !s.Stalled() {
-		if time.Now().After(deadline) {
-			s.dbMu.Unlock()
-			t.Fatal("a projector holding back an event is not reported stalled")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	s.dbMu.Unlock()
+	func() {
+		s.dbMu.Lock()
+		defer s.dbMu.Unlock() // also when the wait fails
+		seqs = testnats.Append(t, log, []eventlog.Record{rec("b")})
+		testwait.For(t, "a projector holding back an event reported stalled", s.Stalled)
+	}()
 	if err := s.WaitFor(ctx, seqs[0]); err != nil {
 		t.Fatal(err)
 	}
-	for s.Stalled() {
-		if time.Now().After(deadline) {
-			t.Fatal("the projector applies again but still reports itself stalled")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, "the projector applying again reported so", func() bool { return !s.Stalled() })
 	if out := logs.String(); !strings.Contains(out, "projector stalled") || !strings.Contains(out, "projector applying again") {
 		t.Fatalf("log lines: %s", out)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testnats"
 	"github.com/heraldhq/herald/internal/testsmtp"
+	"github.com/heraldhq/herald/internal/testwait"
 	"github.com/heraldhq/herald/service"
 )
 
@@ -83,16 +84,10 @@ func startProcess(t *testing.T, urls []string, replicas int, tune func(*service.
 	return svc
 }
 
-// waitReady waits up to 20 s for svc to be ready.
+// waitReady waits for svc to be ready.
 func waitReady(t *testing.T, svc *service.Service) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !svc.Ready() {
-		if time.Now().After(deadline) {
-			t.Fatal("herald not ready")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, "herald ready", svc.Ready)
 }
 
 // call sends one request to the API at base with token.
@@ -262,9 +257,11 @@ func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
 	mustCall(t, a.URL(), "POST", "/v1/sync", tn.APIKey, nil, 200)
 	ticked := time.Since(ticksBegan)
 
-	// Every run completes.
+	// Every run completes. The loop is not testwait.For: what it reports
+	// when the guard ends it (each unfinished run, each trigger without a
+	// run) costs a request a run, too much to compute at every poll.
 	var runs, ticks map[string]string
-	deadline := time.Now().Add(45 * time.Second)
+	deadline := time.Now().Add(testwait.HangGuard)
 	for {
 		all := listRuns(t, a.URL(), tn.APIKey)
 		runs, ticks = all["ping"], all["tick"]

@@ -18,6 +18,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testlog"
+	"github.com/heraldhq/herald/internal/testwait"
 	"github.com/heraldhq/herald/service"
 )
 
@@ -115,17 +116,13 @@ func TestConnectionCap(t *testing.T) {
 		t.Fatalf("a second connection was served past the cap: %d", resp.StatusCode)
 	}
 	hold.Close()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	testwait.Until(t, "a connection after the held one closed", func() error {
 		resp, err := short.Get(h.URL() + "/healthz")
 		if err == nil {
 			resp.Body.Close()
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no connection after the held one closed: %v", err)
-		}
-	}
+		return err
+	})
 }
 
 // TestConnectionCapClosesIdleFirst: idle keep-alive connections (one

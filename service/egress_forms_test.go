@@ -4,14 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/internal/testnet"
 )
 
 // TestNonCanonicalDestinationsRefusedForGoodAtSend: destinations stored
@@ -21,23 +20,8 @@ import (
 // provider_unavailable to retry), a run fails with egress_refused after one
 // attempt, and the loopback service behind them is never reached.
 func TestNonCanonicalDestinationsRefusedForGoodAtSend(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	var reached atomic.Int32
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			reached.Add(1)
-			c.Close()
-		}
-	}()
-	port := l.Addr().(*net.TCPAddr).Port
+	reached := testnet.Count(t)
+	port := reached.Port()
 	dir := t.TempDir()
 
 	dev := testherald.Start(t, testherald.Options{DataDir: dir})
@@ -95,7 +79,7 @@ func TestNonCanonicalDestinationsRefusedForGoodAtSend(t *testing.T) {
 	if runErr, _ := run["error"].(map[string]any); runErr["code"] != "egress_refused" {
 		t.Fatalf("run error = %v, want egress_refused", run["error"])
 	}
-	if n := reached.Load(); n != 0 {
+	if n := reached.Accepted(); n != 0 {
 		t.Fatalf("the loopback service was reached %d times", n)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testnats"
 	"github.com/heraldhq/herald/internal/testsmtp"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 // TestSurvivorKeepsWorkingAcrossTheLossOfItsNATSNode stops the NATS node a
@@ -50,17 +51,13 @@ func TestSurvivorKeepsWorkingAcrossTheLossOfItsNATSNode(t *testing.T) {
 			"transactionId": fmt.Sprintf("txn-%02d-%02d", round, i)}
 		// A call refused while the cluster elects is retried, as a client
 		// would; the bound guards against a hang only.
-		deadline := time.Now().Add(2 * time.Minute)
-		for {
+		testwait.Until(t, fmt.Sprintf("round %d trigger %d accepted", round, i), func() error {
 			st, data, err := call(a.URL(), "POST", "/v1/events", tn.APIKey, body)
-			if err == nil && st == http.StatusAccepted {
-				return
+			if err == nil && st != http.StatusAccepted {
+				err = fmt.Errorf("%d %s", st, data)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("round %d trigger %d: %d %s %v", round, i, st, data, err)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return err
+		})
 	}
 	for round := range rounds {
 		name := a.Log().JetStream().Conn().ConnectedServerName()

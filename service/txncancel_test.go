@@ -17,6 +17,7 @@ import (
 	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testnats"
 	"github.com/heraldhq/herald/internal/testsmtp"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 // Two herald processes on one NATS: process A takes a trigger to 1,500
@@ -88,27 +89,23 @@ func TestCancelTransactionAcrossProcesses(t *testing.T) {
 	status := map[string]int{}
 	startedCancelled := map[string]bool{}
 	ctx := context.Background()
-	deadline := time.Now().Add(60 * time.Second)
 	for i := 0; i < n; i++ {
 		runID := engine.RunID(tn.TenantID, txn, fmt.Sprintf("u%04d", i))
-		for {
+		var last eventlog.Event
+		testwait.Until(t, "run "+runID+" to end", func() error {
 			evs, err := a.Log().History(ctx, eventlog.Subject(tn.TenantID, eventlog.AggRun, runID), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			last := evs[len(evs)-1].Type
-			if last == events.RunCompleted || last == events.RunCancelled || last == events.RunFailed {
-				status[last]++
-				var d events.RunCancelledData
-				if last == events.RunCancelled && evs[len(evs)-1].Decode(&d) == nil && d.AtStart {
-					startedCancelled[runID] = true
-				}
-				break
+			if last = evs[len(evs)-1]; last.Type != events.RunCompleted && last.Type != events.RunCancelled && last.Type != events.RunFailed {
+				return fmt.Errorf("its last event is %s", last.Type)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("run %s did not end: %s", runID, last)
-			}
-			time.Sleep(20 * time.Millisecond)
+			return nil
+		})
+		status[last.Type]++
+		var d events.RunCancelledData
+		if last.Type == events.RunCancelled && last.Decode(&d) == nil && d.AtStart {
+			startedCancelled[runID] = true
 		}
 	}
 	if status[events.RunCompleted]+status[events.RunCancelled] != n || status[events.RunCancelled] != cancelled {

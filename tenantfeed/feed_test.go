@@ -8,6 +8,7 @@ import (
 
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/internal/testnats"
+	"github.com/heraldhq/herald/internal/testwait"
 	"github.com/heraldhq/herald/tenantfeed"
 )
 
@@ -101,13 +102,7 @@ func TestListenersAreBounded(t *testing.T) {
 	}
 	testnats.Append(t, log, []eventlog.Record{testnats.Subscriber("ten_a", "1"), testnats.Subscriber("ten_a", "2"),
 		testnats.Subscriber("ten_a", "3")})
-	deadline := time.Now().Add(30 * time.Second)
-	for !slow.Overflowed() {
-		if time.Now().After(deadline) {
-			t.Fatal("a listener that reads nothing was not dropped")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, "a listener that reads nothing dropped", slow.Overflowed)
 	if _, err := f.Listen(ctx, "ten_c"); err != nil {
 		t.Fatalf("the place of a dropped listener is not free again: %v", err)
 	}

@@ -143,7 +143,7 @@ func TestRotationSignsWithBoth(t *testing.T) {
 	f.inApp("run_0") // before the endpoint: not sent to it
 	id, old := f.webhook(recv.URL, events.HookDeliverySent)
 	f.inApp("run_1")
-	recv.waitFor(t, 10*time.Second, "the first message", func(got []received) bool { return len(got) == 1 })
+	recv.waitFor(t, "the first message", func(got []received) bool { return len(got) == 1 })
 	if got := recv.requests()[0]; len(strings.Fields(got.Signature)) != 1 || !verifySignature(old, got.ID, got.Timestamp, got.Body, got.Signature) ||
 		got.Data["runId"] != "run_1" {
 		t.Fatalf("before the rotation: %q %v", got.Signature, got.Data)
@@ -151,7 +151,7 @@ func TestRotationSignsWithBoth(t *testing.T) {
 	var rot struct{ Secret string }
 	f.call("POST", "/v1/webhooks/"+id+"/rotate-secret", map[string]any{}, 200).JSON(t, &rot)
 	f.inApp("run_2")
-	got := recv.waitFor(t, 10*time.Second, "the second message", func(got []received) bool { return len(got) == 2 })[1]
+	got := recv.waitFor(t, "the second message", func(got []received) bool { return len(got) == 2 })[1]
 	sigs := strings.Fields(got.Signature)
 	if len(sigs) != 2 || !verifySignature(rot.Secret, got.ID, got.Timestamp, got.Body, sigs[0]) ||
 		!verifySignature(old, got.ID, got.Timestamp, got.Body, sigs[1]) {
@@ -163,7 +163,7 @@ func TestRotationSignsWithBoth(t *testing.T) {
 	time.Sleep(time.Second)
 	f.call("PATCH", "/v1/webhooks/"+id, map[string]any{"enabled": true}, 200)
 	f.inApp("run_4")
-	recv.waitFor(t, 10*time.Second, "the fourth message", func(got []received) bool { return len(got) >= 3 })
+	recv.waitFor(t, "the fourth message", func(got []received) bool { return len(got) >= 3 })
 	time.Sleep(300 * time.Millisecond)
 	if all := recv.requests(); len(all) != 3 || all[2].Data["runId"] != "run_4" {
 		t.Fatalf("requests after disable and enable: %d (last %v)", len(all), all[len(all)-1].Data)

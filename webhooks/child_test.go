@@ -11,6 +11,7 @@ import (
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testchild"
 	"github.com/heraldhq/herald/internal/testnet"
+	"github.com/heraldhq/herald/internal/testwait"
 	"github.com/heraldhq/herald/service"
 )
 
@@ -82,7 +83,7 @@ func TestSlowEndpointDelaysNoOtherTenant(t *testing.T) {
 		b.inApp("run_b" + itoa(i))
 		time.Sleep(10 * time.Millisecond)
 	}
-	got := fast.waitFor(t, 20*time.Second, "tenant B's messages", func(got []received) bool { return len(got) >= n })
+	got := fast.waitFor(t, "tenant B's messages", func(got []received) bool { return len(got) >= n })
 	lat := make([]time.Duration, 0, len(got))
 	for _, r := range got {
 		if r.Type != events.HookDeliverySent {
@@ -112,15 +113,9 @@ func TestDeliveredAfterKill(t *testing.T) {
 	const n = 20
 	recv, hookID, secret := f.sendToDownReceiver(n)
 	// Kill as soon as some messages failed once, others may be in flight.
-	deadline := time.Now().Add(15 * time.Second)
-	for len(f.attempts(hookID)) < n/2 {
-		if time.Now().After(deadline) {
-			t.Fatal("no attempts")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, "half the messages attempted", func() bool { return len(f.attempts(hookID)) >= n/2 })
 	c.Kill()
 	recv.restart(t)
 	startChild(t, dir, addr)
-	recv.waitForEverySigned(t, 40*time.Second, n, secret)
+	recv.waitForEverySigned(t, n, secret)
 }

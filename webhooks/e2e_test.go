@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -15,6 +16,7 @@ import (
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 // TestEveryEventTypeArrivesSigned: an endpoint subscribed to "*" receives
@@ -101,7 +103,7 @@ func TestEveryEventTypeArrivesSigned(t *testing.T) {
 	}
 
 	want := events.WebhookTypes
-	got := recv.waitFor(t, 30*time.Second, "every type twice", func(got []received) bool {
+	got := recv.waitFor(t, "every type twice", func(got []received) bool {
 		n := map[string]int{}
 		for _, r := range got {
 			n[r.Type]++
@@ -191,7 +193,7 @@ func TestRetriedAfterEachFailure(t *testing.T) {
 	})
 	hookID, _ := f.webhook(recv.URL, events.HookDeliverySent)
 	f.inApp("run_1")
-	got := recv.waitFor(t, 20*time.Second, "four requests", func(got []received) bool { return len(got) >= 4 })
+	got := recv.waitFor(t, "four requests", func(got []received) bool { return len(got) >= 4 })
 	time.Sleep(time.Second) // no fifth
 	if got = recv.requests(); len(got) != 4 {
 		t.Fatalf("%d requests, want 4", len(got))
@@ -209,16 +211,12 @@ func TestRetriedAfterEachFailure(t *testing.T) {
 		}
 	}
 	var atts []map[string]any
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if atts = f.attempts(hookID); len(atts) == 4 {
-			break
+	testwait.Until(t, "4 attempts", func() error {
+		if atts = f.attempts(hookID); len(atts) != 4 {
+			return fmt.Errorf("attempts %v", atts)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if len(atts) != 4 {
-		t.Fatalf("attempts %v", atts)
-	}
+		return nil
+	})
 	for i, a := range atts {
 		status, code := "failed", float64(500)
 		if i == 3 {
@@ -240,20 +238,16 @@ func TestDeliveredAfterRestart(t *testing.T) {
 	const n = 10
 	recv, hookID, secret := f.sendToDownReceiver(n)
 	// Wait until each message failed once (the receiver is down).
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	testwait.Until(t, "every message attempted", func() error {
 		failed := map[string]bool{}
 		for _, a := range f.attempts(hookID) {
 			failed[a["eventId"].(string)] = true
 		}
-		if len(failed) == n {
-			break
+		if len(failed) != n {
+			return fmt.Errorf("%d of %d messages attempted", len(failed), n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d messages attempted", len(failed), n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	gauge := `herald_webhook_oldest_undelivered_seconds{tenant="` + f.tenant + `",webhook="` + hookID + `"}`
 	if m := h.Do("GET", "/metrics", "", nil); !strings.Contains(string(m.Body), gauge) {
 		t.Fatalf("metrics lack %s while its messages fail", gauge)
@@ -262,15 +256,11 @@ func TestDeliveredAfterRestart(t *testing.T) {
 	h = startService(t, dir, nil)
 	f.h, f.base, f.internal = h, h.URL(), h.InternalToken()
 	recv.restart(t)
-	recv.waitForEverySigned(t, 30*time.Second, n, secret)
+	recv.waitForEverySigned(t, n, secret)
 	// Every message delivered: the endpoint has no backlog left.
-	deadline = time.Now().Add(10 * time.Second)
-	for strings.Contains(string(h.Do("GET", "/metrics", "", nil).Body), gauge) {
-		if time.Now().After(deadline) {
-			t.Fatalf("metrics still show %s", gauge)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.For(t, "metrics without "+gauge, func() bool {
+		return !strings.Contains(string(h.Do("GET", "/metrics", "", nil).Body), gauge)
+	})
 }
 
 // sameEventAndResource reports whether two webhook bodies carry the same

@@ -2,6 +2,7 @@ package webhooks_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 // sources lists the webhooks source consumers on the EVENTS stream.
@@ -40,17 +42,12 @@ func sources(t *testing.T, h *testherald.Herald) []string {
 func waitSources(t *testing.T, h *testherald.Herald, want []string) {
 	t.Helper()
 	slices.Sort(want)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := sources(t, h)
-		if slices.Equal(got, want) {
-			return
+	testwait.Until(t, "the source consumers", func() error {
+		if got := sources(t, h); !slices.Equal(got, want) {
+			return fmt.Errorf("%v, want %v", got, want)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("source consumers %v, want %v", got, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func tenantSources(tenant string) []string {
@@ -80,7 +77,7 @@ func TestSourcesFollowOnlyTenantsWithEndpoints(t *testing.T) {
 	recv := newReceiver(t, nil)
 	hookID, _ := a.webhook(recv.URL, events.HookDeliverySent)
 	a.inApp("run_a1") // at once: likely before the follower saw the endpoint
-	recv.waitFor(t, 15*time.Second, "the delivery.sent of run_a1", func(got []received) bool { return len(got) == 1 })
+	recv.waitFor(t, "the delivery.sent of run_a1", func(got []received) bool { return len(got) == 1 })
 	waitSources(t, h, tenantSources(a.tenant))
 
 	a.call("DELETE", "/v1/webhooks/"+hookID, nil, 204)

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testapi"
 	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 // verifySignature is an implementation of Standard Webhooks verification
@@ -146,27 +148,24 @@ func (r *receiver) requests() []received {
 }
 
 // waitFor polls the receiver until done holds for its requests.
-func (r *receiver) waitFor(t *testing.T, timeout time.Duration, what string, done func([]received) bool) []received {
+func (r *receiver) waitFor(t *testing.T, what string, done func([]received) bool) []received {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		got := r.requests()
-		if done(got) {
-			return got
+	var got []received
+	testwait.Until(t, "receiver: "+what, func() error {
+		if got = r.requests(); !done(got) {
+			return fmt.Errorf("got %d requests", len(got))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("receiver: %s not seen in %v; got %d requests", what, timeout, len(got))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
+	return got
 }
 
 // waitForEverySigned waits until n distinct messages came (retries may
 // repeat some) and fails the test unless each request verifies with
 // secret.
-func (r *receiver) waitForEverySigned(t *testing.T, timeout time.Duration, n int, secret string) {
+func (r *receiver) waitForEverySigned(t *testing.T, n int, secret string) {
 	t.Helper()
-	got := r.waitFor(t, timeout, "every message", func(got []received) bool {
+	got := r.waitFor(t, "every message", func(got []received) bool {
 		ids := map[string]bool{}
 		for _, r := range got {
 			ids[r.ID] = true

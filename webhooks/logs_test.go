@@ -5,11 +5,11 @@ import (
 	"net"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testlog"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 // TestFailedAttemptLogsNoURLSecrets: an attempt that fails at the network
@@ -29,13 +29,7 @@ func TestFailedAttemptLogsNoURLSecrets(t *testing.T) {
 	// Credentials in the URL are refused at save; a token in the query is not.
 	f.webhook("http://"+host+"/hook?token=SECRET", events.HookDeliverySent)
 	f.inApp("run_1")
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(logs.String(), "webhooks: attempt failed") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no failed attempt logged:\n%s", logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(t, "a failed attempt logged", func() bool { return strings.Contains(logs.String(), "webhooks: attempt failed") })
 	out := logs.String()
 	for _, secret := range []string{"SECRET", "token="} {
 		if strings.Contains(out, secret) {

@@ -8,9 +8,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/internal/testnet"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 // TestAdminCommands drives `herald tenant` and `herald key` against a real
@@ -104,19 +104,14 @@ func status(t *testing.T, addr, key string) int {
 // waitReady returns once addr answers /readyz with 200.
 func waitReady(t *testing.T, addr string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute) // a guard against a hang only
-	for {
-		if resp, err := http.Get("http://" + addr + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
+	testwait.For(t, "serve ready", func() bool {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("serve never became ready")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 }
 
 // TestHealthcheck: herald healthcheck succeeds against a live server, on

@@ -370,7 +370,9 @@ func TestCrashMidFanoutAndWhileSleeping(t *testing.T) {
 			"to": map[string]any{"topics": []string{"big"}}, "transactionId": "crash-fanout"})
 		done <- status
 	}()
-	deadline := time.Now().Add(30 * time.Second)
+	// Polled every millisecond, not at testwait's pace: the kill must
+	// come while the fan-out is under way.
+	deadline := time.Now().Add(hangGuard)
 	for {
 		n := 0
 		w.calls.Range(func(any, any) bool { n++; return n < 1 })

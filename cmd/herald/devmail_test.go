@@ -9,11 +9,11 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/delivery/smtp"
 	"github.com/heraldhq/herald/internal/testlog"
 	"github.com/heraldhq/herald/internal/testnet"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 func TestDevmailCatchesAndLists(t *testing.T) {
@@ -36,17 +36,10 @@ func TestDevmailCatchesAndLists(t *testing.T) {
 	sender := smtp.NewSender(smtp.Options{})
 	defer sender.Close()
 	cfg := smtp.Config{Host: host, Port: port, FromEmail: "noreply@herald.test", FromName: "Herald", Username: "any", Password: "thing"}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.Until(t, "devmail to accept mail", func() error {
 		_, err := sender.Send(ctx, cfg, smtp.Message{To: "ada@example.com", Subject: "Caught ✓", Body: "Hello"})
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("devmail never accepted mail: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err
+	})
 
 	resp, err := http.Get("http://" + httpAddr + "/api/messages")
 	if err != nil {

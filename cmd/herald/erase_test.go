@@ -14,6 +14,7 @@ import (
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testsmtp"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 // filesHolding returns the files under dir whose bytes contain marker.
@@ -102,13 +103,7 @@ func TestEraseSubscriber(t *testing.T) {
 	must("DELETE", "/v1/suppressions/sms/+15550001777", key, nil, 204)
 	// Before: every marker is in the files (the check below can see them).
 	for _, m := range []string{contactMark, attrMark, payloadMark} {
-		deadline := time.Now().Add(10 * time.Second)
-		for len(filesHolding(t, dir, m)) == 0 {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s never reached the data dir's files", m)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		testwait.For(t, m+" in the data dir's files", func() bool { return len(filesHolding(t, dir, m)) != 0 })
 	}
 
 	must("DELETE", "/v1/subscribers/erasee?erase=maybe", key, nil, 422)

@@ -22,6 +22,7 @@ import (
 	"github.com/heraldhq/herald/internal/testnats"
 	"github.com/heraldhq/herald/internal/testnet"
 	"github.com/heraldhq/herald/internal/testsmtp"
+	"github.com/heraldhq/herald/internal/testwait"
 	"github.com/nats-io/nats.go"
 )
 
@@ -105,7 +106,7 @@ func TestClusterFailoverMidFanout(t *testing.T) {
 	// Both processes hold the audience before the fan-out reads it.
 	for _, p := range []string{a.Addr, b.Addr} {
 		c := newAPI(t, "http://"+p, tn.APIKey)
-		waitFor(t, "the audience projected", func() bool {
+		testwait.For(t, "the audience projected", func() bool {
 			st, _ := c.do("GET", fmt.Sprintf("/v1/subscribers/s%05d", failoverRuns-1), nil)
 			return st == http.StatusOK
 		})
@@ -114,11 +115,11 @@ func TestClusterFailoverMidFanout(t *testing.T) {
 	began := time.Now()
 	ta.must("POST", "/v1/events", map[string]any{"workflowId": "ping", "to": map[string]any{"topics": []string{"all"}},
 		"transactionId": "failover"}, http.StatusAccepted)
-	waitFor(t, "a quarter of the fan-out", func() bool { return mail.Inbox().Len() >= failoverRuns/4 })
+	testwait.For(t, "a quarter of the fan-out", func() bool { return mail.Inbox().Len() >= failoverRuns/4 })
 	lost, before := time.Now(), mail.Inbox().Len()
 	b.Kill()
 	nc.Stop(leader)
-	waitFor(t, "every run's email", func() bool { return distinctSubjects(mail) >= failoverRuns })
+	testwait.For(t, "every run's email", func() bool { return distinctSubjects(mail) >= failoverRuns })
 	last := time.Now()
 
 	// The figures: how long after the loss the runs begun before it (their
@@ -168,7 +169,7 @@ func TestClusterFailoverMidFanout(t *testing.T) {
 	// Once: one RunCompleted per run in the log. A run records its
 	// completion after its email arrived: wait for the last ones.
 	var completed map[string]int
-	waitFor(t, "every run's completion", func() bool {
+	testwait.For(t, "every run's completion", func() bool {
 		completed = map[string]int{}
 		err := log.Replay(context.Background(), eventlog.Filter{Tenant: tn.TenantID, Types: []string{events.RunCompleted}},
 			func(ev eventlog.Event) error { completed[ev.Subject]++; return nil })
@@ -204,17 +205,4 @@ func distinctSubjects(c *testsmtp.Catcher) int {
 		seen[m.Subject] = true
 	}
 	return len(seen)
-}
-
-// waitFor polls cond; the bound guards against a hang (a stall), it is no
-// measure.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(hangGuard)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v (stalled)", what, hangGuard)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

@@ -5,10 +5,8 @@ import (
 	"context"
 	"errors"
 	"net"
-	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/internal/testlog"
 	"github.com/heraldhq/herald/internal/testnet"
@@ -65,20 +63,8 @@ func serveReady(t *testing.T, ctx context.Context) (done <-chan error, logs *tes
 	go func() {
 		answer <- run(ctx, []string{"serve", "--data", t.TempDir(), "--http", addr}, &bytes.Buffer{}, logs)
 	}()
-	deadline := time.Now().Add(time.Minute) // a guard against a hang only
-	for {
-		resp, err := http.Get("http://" + addr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return answer, logs
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("serve never became ready")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitReady(t, addr)
+	return answer, logs
 }
 
 func TestServeStopsOnCancel(t *testing.T) {

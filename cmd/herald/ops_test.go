@@ -22,6 +22,7 @@ import (
 	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testlog"
 	"github.com/heraldhq/herald/internal/testsmtp"
+	"github.com/heraldhq/herald/internal/testwait"
 	"github.com/heraldhq/herald/service"
 )
 
@@ -331,13 +332,9 @@ func TestAuditAndRebuild(t *testing.T) {
 	if r := w.h.Do("PUT", "/v1/topics/followed", w.keyA, map[string]any{"name": "Followed"}); r.Status != 201 {
 		t.Fatalf("PUT topic: %d %s", r.Status, r.Body)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !bytes.Contains(followOut.Bytes(), []byte(eventlogToken("followed"))) {
-		if time.Now().After(deadline) {
-			t.Fatalf("--follow never printed the new topic: %s", followOut.Bytes())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(t, "--follow to print the new topic", func() bool {
+		return bytes.Contains(followOut.Bytes(), []byte(eventlogToken("followed")))
+	})
 	stopFollow()
 	if err := <-followDone; err != nil {
 		t.Fatalf("--follow ended with %v", err)

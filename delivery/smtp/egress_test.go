@@ -6,12 +6,12 @@ import (
 	"net"
 	"net/textproto"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/emersion/go-sasl"
 	"github.com/heraldhq/herald/delivery/smtp"
 	"github.com/heraldhq/herald/egress"
+	"github.com/heraldhq/herald/internal/testnet"
 	"github.com/heraldhq/herald/internal/testsmtp"
 )
 
@@ -86,31 +86,16 @@ func TestAuthNeedsTLSAwayFromLoopback(t *testing.T) {
 func TestEgressRefusedIsRejected(t *testing.T) {
 	// A bare listener, not a testsmtp server: the refused send ends before
 	// such a server would have started serving.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var accepted atomic.Int32
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
-	defer l.Close()
-	cfg := smtp.Config{Host: "localhost", Port: l.Addr().(*net.TCPAddr).Port, FromEmail: "noreply@herald.test"}
-	_, err = newSender(t, smtp.Options{DialContext: egress.Policy{}.Dialer(0).DialContext}).Send(context.Background(), cfg, hello)
+	l := testnet.Count(t)
+	cfg := smtp.Config{Host: "localhost", Port: l.Port(), FromEmail: "noreply@herald.test"}
+	_, err := newSender(t, smtp.Options{DialContext: egress.Policy{}.Dialer(0).DialContext}).Send(context.Background(), cfg, hello)
 	if !errors.Is(err, smtp.ErrRejected) || !errors.Is(err, egress.ErrRefused) {
 		t.Fatalf("err = %v, want ErrRejected and egress.ErrRefused", err)
 	}
 	if msg := smtp.PublicMessage(err); strings.Contains(msg, "127.0.0.1") || !strings.Contains(msg, "refused") {
 		t.Errorf("public message %q", msg)
 	}
-	if accepted.Load() != 0 {
+	if l.Accepted() != 0 {
 		t.Fatal("the server was reached")
 	}
 }

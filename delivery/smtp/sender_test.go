@@ -23,6 +23,7 @@ import (
 
 	"github.com/heraldhq/herald/delivery/smtp"
 	"github.com/heraldhq/herald/internal/testsmtp"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 func newSender(t testing.TB, opts smtp.Options) *smtp.Sender {
@@ -395,7 +396,7 @@ func TestIdleTimeout(t *testing.T) {
 	opts.IdleTimeout = 20 * time.Millisecond
 	s := newSender(t, opts)
 	send(t, s, ts.cfg, hello)
-	waitFor(t, "the idle session to end", func() bool { return ts.Logouts() == 1 })
+	testwait.For(t, "the idle session to end", func() bool { return ts.Logouts() == 1 })
 	send(t, s, ts.cfg, hello)
 	if n := ts.Connections(); n != 2 {
 		t.Errorf("%d connections, want 2 (the idle one expired)", n)
@@ -462,7 +463,7 @@ func TestMaxOpenWaitEndsWithCtx(t *testing.T) {
 		_, err := s.Send(context.Background(), ts.cfg, hello)
 		first <- err
 	}()
-	waitFor(t, "the first send to hold the only session", func() bool { return ts.Connections() == 1 })
+	testwait.For(t, "the first send to hold the only session", func() bool { return ts.Connections() == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	_, err := s.Send(ctx, ts.cfg, hello)
@@ -580,7 +581,7 @@ func TestClose(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the idle session to end", func() bool { return ts.Logouts() == 1 })
+	testwait.For(t, "the idle session to end", func() bool { return ts.Logouts() == 1 })
 	if _, err := s.Send(context.Background(), ts.cfg, hello); !errors.Is(err, smtp.ErrClosed) {
 		t.Errorf("Send after Close: err = %v, want ErrClosed", err)
 	}
@@ -648,17 +649,6 @@ func BenchmarkSendParallel(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "sends/s")
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func TestSendWithMessageID(t *testing.T) {

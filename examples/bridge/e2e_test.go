@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +24,7 @@ import (
 	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testnet"
 	"github.com/heraldhq/herald/internal/testsmtp"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 // providers is one loopback server speaking the APIs of Twilio, Slack,
@@ -107,17 +110,13 @@ func startExample(t *testing.T, addr, secret string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
-	deadline := time.Now().Add(time.Minute) // a guard against a hang only
-	for {
-		if resp, err := http.Get("http://" + addr + "/"); err == nil {
+	testwait.For(t, "the example Bridge to answer", func() bool {
+		resp, err := http.Get("http://" + addr + "/")
+		if err == nil {
 			resp.Body.Close()
-			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the example Bridge never answered")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil
+	})
 }
 
 // TestEveryWorkflowThroughHerald builds the example Bridge, binds it to a
@@ -190,17 +189,17 @@ func TestEveryWorkflowThroughHerald(t *testing.T) {
 	}
 	mailTo := func(addr, subject string) string {
 		t.Helper()
-		deadline := time.Now().Add(wait)
-		for time.Now().Before(deadline) {
+		var data string
+		testwait.For(t, fmt.Sprintf("mail to %s about %q", addr, subject), func() bool {
 			for _, m := range mail.Messages() {
 				if len(m.To) == 1 && m.To[0] == addr && strings.Contains(string(m.Data), subject) {
-					return string(m.Data)
+					data = string(m.Data)
+					return true
 				}
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		t.Fatalf("no mail to %s about %q", addr, subject)
-		return ""
+			return false
+		})
+		return data
 	}
 	inbox := func(subscriber, subject string) {
 		t.Helper()
@@ -296,22 +295,11 @@ func TestEveryWorkflowThroughHerald(t *testing.T) {
 	}
 	// daily_digest on its schedule.
 	{
-		deadline := time.Now().Add(wait)
-		for {
+		testwait.For(t, "a daily_digest run completed", func() bool {
 			var list struct{ Data []map[string]any }
 			do("GET", "/v1/runs?status=completed&limit=500", nil, http.StatusOK).JSON(t, &list)
-			found := false
-			for _, r := range list.Data {
-				found = found || r["workflowId"] == "daily_digest"
-			}
-			if found {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("no daily_digest run completed")
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return slices.ContainsFunc(list.Data, func(r map[string]any) bool { return r["workflowId"] == "daily_digest" })
+		})
 		mailTo("ops@example.com", "Acme daily digest for")
 	}
 }

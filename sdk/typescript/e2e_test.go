@@ -22,6 +22,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testsmtp"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 func TestTypeScriptBridgeE2E(t *testing.T) {
@@ -222,18 +223,14 @@ func startBridge(t *testing.T, node, script, secret string, port int, variant st
 // contains text.
 func waitMail(t *testing.T, sink *testsmtp.Server, rcpt, text string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	testwait.Until(t, fmt.Sprintf("a message to %s with %q", rcpt, text), func() error {
+		var got []string
 		for _, m := range sink.Messages() {
 			if len(m.To) > 0 && m.To[0] == rcpt && bytes.Contains(m.Data, []byte(text)) {
-				return
+				return nil
 			}
+			got = append(got, fmt.Sprintf("%v: %.300s", m.To, m.Data))
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	var got []string
-	for _, m := range sink.Messages() {
-		got = append(got, fmt.Sprintf("%v: %.300s", m.To, m.Data))
-	}
-	t.Fatalf("no message to %s with %q; got:\n%s", rcpt, text, strings.Join(got, "\n"))
+		return fmt.Errorf("got:\n%s", strings.Join(got, "\n"))
+	})
 }
