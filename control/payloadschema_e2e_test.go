@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/internal/testherald"
@@ -97,7 +96,7 @@ func TestPayloadSchemaEnforcedAtTriggerE2E(t *testing.T) {
 	}
 	var res struct{ Runs []struct{ RunID string } }
 	r.JSON(t, &res)
-	if run := h.WaitRun(key, res.Runs[0].RunID, 30*time.Second, "completed", "failed"); run["status"] != "completed" {
+	if run := h.WaitRun(key, res.Runs[0].RunID, "completed", "failed"); run["status"] != "completed" {
 		t.Fatalf("run: %v", run)
 	}
 	if n := m.Accepted(); n != 1 {

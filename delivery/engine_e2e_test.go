@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"testing"
-	"time"
 
 	gosmtp "github.com/emersion/go-smtp"
 
@@ -33,7 +32,7 @@ func runWelcome(t *testing.T, f *fixture) map[string]any {
 	if len(tr.Runs) != 1 {
 		t.Fatalf("trigger: %s", r.Body)
 	}
-	return f.h.WaitRun(f.key, tr.Runs[0].RunID, 15*time.Second, "completed", "failed")
+	return f.h.WaitRun(f.key, tr.Runs[0].RunID, "completed", "failed")
 }
 
 // TestEngineSendStepThroughDelivery: the engine's send step goes through

@@ -177,7 +177,7 @@ func (f *inboundFixture) sendOne(channelKey string, config map[string]any, kind,
 	f.h.Bridge(f.key, bridge.NewRegistry().MustRegister(wf))
 	var tr struct{ Runs []struct{ RunID string } }
 	f.call("POST", "/v1/events", map[string]any{"workflowId": wf.ID(), "to": map[string]any{"subscriberId": "ada"}}, 202).JSON(f.t, &tr)
-	f.h.WaitRun(f.key, tr.Runs[0].RunID, 20*time.Second, "completed")
+	f.h.WaitRun(f.key, tr.Runs[0].RunID, "completed")
 	var chs []struct{ ChannelKey, InboundURL string }
 	f.call("GET", "/v1/channels", nil, 200).JSON(f.t, &chs)
 	return tr.Runs[0].RunID, chs[0].InboundURL
@@ -188,7 +188,7 @@ func (f *inboundFixture) run(subscriber string) (runID string, seen any) {
 	f.t.Helper()
 	var tr struct{ Runs []struct{ RunID string } }
 	f.call("POST", "/v1/events", map[string]any{"workflowId": "noted", "to": map[string]any{"subscriberId": subscriber}}, 202).JSON(f.t, &tr)
-	run := f.h.WaitRun(f.key, tr.Runs[0].RunID, 20*time.Second, "completed", "failed")
+	run := f.h.WaitRun(f.key, tr.Runs[0].RunID, "completed", "failed")
 	if run["status"] != "completed" {
 		f.t.Fatalf("run %v", run)
 	}

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/mail"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/internal/testsmtp"
@@ -41,7 +40,7 @@ func TestSMTPSendsHTMLAndTextWithReplyTo(t *testing.T) {
 	if len(tr.Runs) != 1 {
 		t.Fatalf("trigger: %s", r.Body)
 	}
-	if run := f.h.WaitRun(f.key, tr.Runs[0].RunID, 15*time.Second, "completed", "failed"); run["status"] != "completed" {
+	if run := f.h.WaitRun(f.key, tr.Runs[0].RunID, "completed", "failed"); run["status"] != "completed" {
 		t.Fatalf("run %v", run)
 	}
 

@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/internal/testherald"
@@ -63,7 +62,7 @@ func (f *fixture) run(workflow string) map[string]any {
 	if len(tr.Runs) != 1 {
 		f.t.Fatalf("trigger: %s", r.Body)
 	}
-	return f.h.WaitRun(f.key, tr.Runs[0].RunID, 15*time.Second, "completed", "failed")
+	return f.h.WaitRun(f.key, tr.Runs[0].RunID, "completed", "failed")
 }
 
 // TestPreferencesEndToEnd: a subscriber who opted out of email for one
@@ -147,7 +146,7 @@ func TestPreferencesEndToEnd(t *testing.T) {
 	r := f.tenantCall("POST", "/v1/events", map[string]any{"workflowId": "news", "to": map[string]any{"subscriberId": long}}, http.StatusAccepted)
 	var tr struct{ Runs []struct{ RunID string } }
 	r.JSON(t, &tr)
-	if run := f.h.WaitRun(f.key, tr.Runs[0].RunID, 15*time.Second, "completed", "failed"); run["status"] != "completed" {
+	if run := f.h.WaitRun(f.key, tr.Runs[0].RunID, "completed", "failed"); run["status"] != "completed" {
 		t.Fatalf("long id: run %v", run)
 	}
 	if got := m.Messages(); len(got) != before+1 {

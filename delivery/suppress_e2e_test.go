@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	gosmtp "github.com/emersion/go-smtp"
 
@@ -78,7 +77,7 @@ func TestHardBounceSuppressesTheAddress(t *testing.T) {
 		if len(tr.Runs) != 1 {
 			t.Fatalf("trigger: %s", r.Body)
 		}
-		return f.h.WaitRun(f.key, tr.Runs[0].RunID, 15*time.Second, "completed", "failed")
+		return f.h.WaitRun(f.key, tr.Runs[0].RunID, "completed", "failed")
 	}
 	steps := func(run map[string]any) map[string]map[string]any {
 		out := map[string]map[string]any{}

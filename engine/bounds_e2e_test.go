@@ -118,7 +118,7 @@ func TestBridgeAnswerOverABoundFailsTheRunAndServiceStaysReady(t *testing.T) {
 		runs[wf] = triggerOne(t, h, key, wf)
 	}
 	for wf, runID := range runs {
-		run := h.WaitRun(key, runID, 30*time.Second, "failed", "completed")
+		run := h.WaitRun(key, runID, "failed", "completed")
 		runErr, _ := run["error"].(map[string]any)
 		want := "invalid_step"
 		if c, ok := otherCodes[wf]; ok {
@@ -145,7 +145,7 @@ func TestBridgeAnswerOverABoundFailsTheRunAndServiceStaysReady(t *testing.T) {
 	if r := h.Do("GET", "/readyz", "", nil); r.Status != http.StatusOK || !h.Ready() {
 		t.Fatalf("readyz %d after the oversized answers", r.Status)
 	}
-	run := h.WaitRun(key, triggerOne(t, h, key, "fine"), 30*time.Second, "completed", "failed")
+	run := h.WaitRun(key, triggerOne(t, h, key, "fine"), "completed", "failed")
 	if run["status"] != "completed" {
 		t.Fatalf("a well-behaved run after them: %v", run)
 	}

@@ -3,7 +3,6 @@ package engine_test
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/internal/testherald"
 )
@@ -28,7 +27,7 @@ func TestBridgeErrorMessageReachesTheRun(t *testing.T) {
 		runs[wf] = triggerOne(t, h, key, wf)
 	}
 	for wf, runID := range runs {
-		run := h.WaitRun(key, runID, 30*time.Second, "failed", "completed")
+		run := h.WaitRun(key, runID, "failed", "completed")
 		runErr, _ := run["error"].(map[string]any)
 		steps, _ := run["steps"].([]any)
 		if run["status"] != "failed" || runErr["code"] != "attempts_exhausted" || len(steps) != 1 {

@@ -61,7 +61,7 @@ func TestDigestAggregateIsBounded(t *testing.T) {
 	}
 	total, windows := 0, 0
 	for _, id := range ids {
-		run := h.WaitRun(key, id, 2*time.Minute, "completed", "digested", "failed")
+		run := h.WaitRun(key, id, "completed", "digested", "failed")
 		switch run["status"] {
 		case "completed":
 			steps := run["steps"].([]any)

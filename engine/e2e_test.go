@@ -93,7 +93,7 @@ func startWaiting(t *testing.T, id, event string) (*fixture, string) {
 	t.Helper()
 	f := start(t, bridge.NewRegistry().MustRegister(waitingFor(id, event)))
 	runID := one(t, f.trigger(t, map[string]any{"workflowId": id, "to": map[string]any{"subscriberId": "u1"}}))
-	f.h.WaitRun(f.key, runID, 10*time.Second, "waiting")
+	f.h.WaitRun(f.key, runID, "waiting")
 	return f, runID
 }
 
@@ -123,7 +123,7 @@ func TestThreeStepWorkflowRunsEachCallbackOnce(t *testing.T) {
 	f := start(t, bridge.NewRegistry().MustRegister(wf))
 	runID := one(t, f.trigger(t, map[string]any{"workflowId": "welcome", "to": map[string]any{"subscriberId": "u1"},
 		"payload": map[string]any{"plan": "pro"}}))
-	run := f.h.WaitRun(f.key, runID, 10*time.Second, "completed", "failed")
+	run := f.h.WaitRun(f.key, runID, "completed", "failed")
 	if run["status"] != "completed" {
 		t.Fatalf("run: %v", run)
 	}
@@ -166,7 +166,7 @@ func TestFailingCallbackIsRetriedThenCompletes(t *testing.T) {
 	})
 	f := start(t, bridge.NewRegistry().MustRegister(wf))
 	runID := one(t, f.trigger(t, map[string]any{"workflowId": "flaky", "to": map[string]any{"subscriberId": "u1"}}))
-	run := f.h.WaitRun(f.key, runID, 10*time.Second, "completed", "failed")
+	run := f.h.WaitRun(f.key, runID, "completed", "failed")
 	step := run["steps"].([]any)[0].(map[string]any)
 	if run["status"] != "completed" || step["attempts"] != float64(3) || step["output"] != float64(42) || calls.get("call") != 3 {
 		t.Fatalf("run %v, calls %d", run, calls.get("call"))
@@ -184,7 +184,7 @@ func TestAttemptsExhaustedFailsTheRun(t *testing.T) {
 	h.Bridge(key, bridge.NewRegistry().MustRegister(wf))
 	f := &fixture{h: h, key: key}
 	runID := one(t, f.trigger(t, map[string]any{"workflowId": "broken", "to": map[string]any{"subscriberId": "u1"}}))
-	run := h.WaitRun(key, runID, 10*time.Second, "failed", "completed")
+	run := h.WaitRun(key, runID, "failed", "completed")
 	runErr := run["error"].(map[string]any)
 	step := run["steps"].([]any)[0].(map[string]any)
 	if run["status"] != "failed" || runErr["code"] != "attempts_exhausted" || step["attempts"] != float64(3) || step["status"] != "failed" {
@@ -195,7 +195,7 @@ func TestAttemptsExhaustedFailsTheRun(t *testing.T) {
 func TestUnknownWorkflowFailsTerminally(t *testing.T) {
 	f := start(t, bridge.NewRegistry().MustRegister(bridge.MustWorkflow("known", func(*bridge.Context, any) error { return nil })))
 	runID := one(t, f.trigger(t, map[string]any{"workflowId": "unknown", "to": map[string]any{"subscriberId": "u1"}}))
-	run := f.h.WaitRun(f.key, runID, 10*time.Second, "failed", "completed")
+	run := f.h.WaitRun(f.key, runID, "failed", "completed")
 	if run["error"].(map[string]any)["code"] != "workflow_not_found" {
 		t.Fatalf("run %v", run)
 	}
@@ -215,7 +215,7 @@ func TestTerminalDeliveryFailureFailsTheRun(t *testing.T) {
 		return http.StatusUnprocessableEntity, map[string]any{"error": map[string]string{"code": "no_address", "message": "no email address"}}
 	}
 	runID := one(t, f.trigger(t, map[string]any{"workflowId": "notify", "to": map[string]any{"subscriberId": "u1"}}))
-	run := f.h.WaitRun(f.key, runID, 10*time.Second, "failed", "completed")
+	run := f.h.WaitRun(f.key, runID, "failed", "completed")
 	step := run["steps"].([]any)[0].(map[string]any)
 	if run["error"].(map[string]any)["code"] != "no_address" || step["attempts"] != float64(2) {
 		t.Fatalf("run %v", run)
@@ -251,7 +251,7 @@ func TestTopicTriggerStartsOneRunPerDistinctSubscriber(t *testing.T) {
 		t.Fatalf("runs %v", runs)
 	}
 	for _, r := range runs {
-		f.h.WaitRun(f.key, r["runId"].(string), 10*time.Second, "completed")
+		f.h.WaitRun(f.key, r["runId"].(string), "completed")
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -277,8 +277,8 @@ func TestDelayResumesAfterTheDelay(t *testing.T) {
 	f := start(t, bridge.NewRegistry().MustRegister(wf))
 	began := time.Now()
 	runID := one(t, f.trigger(t, map[string]any{"workflowId": "pause", "to": map[string]any{"subscriberId": "u1"}}))
-	f.h.WaitRun(f.key, runID, 5*time.Second, "sleeping")
-	run := f.h.WaitRun(f.key, runID, 10*time.Second, "completed")
+	f.h.WaitRun(f.key, runID, "sleeping")
+	run := f.h.WaitRun(f.key, runID, "completed")
 	if el := time.Duration(resumed.Load() - began.UnixNano()); el < 2*time.Second {
 		t.Fatalf("resumed after %v", el)
 	}
@@ -319,7 +319,7 @@ func TestWaitResumesWithTheSignalPayload(t *testing.T) {
 	got := make(chan json.RawMessage, 1)
 	f := start(t, bridge.NewRegistry().MustRegister(approvalWorkflow(time.Hour, got)))
 	runID := one(t, f.trigger(t, map[string]any{"workflowId": "approval", "to": map[string]any{"subscriberId": "u1"}}))
-	f.h.WaitRun(f.key, runID, 5*time.Second, "waiting")
+	f.h.WaitRun(f.key, runID, "waiting")
 	// A signal of another name does not resume it.
 	if r := f.h.Do("POST", "/v1/events/"+runID+"/signal", f.key, map[string]any{"event": "rejected"}); r.Status != http.StatusAccepted {
 		t.Fatalf("signal: %d %s", r.Status, r.Body)
@@ -331,7 +331,7 @@ func TestWaitResumesWithTheSignalPayload(t *testing.T) {
 	if v := resumedWith(t, got, 10*time.Second, "the run did not resume"); string(v) != `{"by":"ann"}` {
 		t.Fatalf("wait returned %s", v)
 	}
-	f.h.WaitRun(f.key, runID, 5*time.Second, "completed")
+	f.h.WaitRun(f.key, runID, "completed")
 	if r := f.h.Do("POST", "/v1/events/"+runID+"/signal", f.key, map[string]any{"event": "approved"}); r.Status != http.StatusConflict || r.ErrorCode() != "run_finished" {
 		t.Fatalf("signal to finished run: %d %s", r.Status, r.Body)
 	}
@@ -373,14 +373,14 @@ func TestSignalWithoutPayloadResumesWithNull(t *testing.T) {
 			got := make(chan json.RawMessage, 1)
 			f := start(t, bridge.NewRegistry().MustRegister(approvalWorkflow(time.Hour, got)))
 			runID := one(t, f.trigger(t, map[string]any{"workflowId": "approval", "to": map[string]any{"subscriberId": "u1"}}))
-			f.h.WaitRun(f.key, runID, 5*time.Second, "waiting")
+			f.h.WaitRun(f.key, runID, "waiting")
 			if r := f.h.Do("POST", "/v1/events/"+runID+"/signal", f.key, body); r.Status != http.StatusAccepted {
 				t.Fatalf("signal: %d %s", r.Status, r.Body)
 			}
 			if v := resumedWith(t, got, 10*time.Second, "the signal did not resume the wait"); v != nil && string(v) != "null" {
 				t.Fatalf("the wait resumed with %s", v)
 			}
-			f.h.WaitRun(f.key, runID, 5*time.Second, "completed")
+			f.h.WaitRun(f.key, runID, "completed")
 			var run struct {
 				Steps []struct {
 					StepID string
@@ -404,7 +404,7 @@ func TestWaitTimesOutWithNull(t *testing.T) {
 	if v := resumedWith(t, got, 10*time.Second, "the wait did not time out"); v != nil && string(v) != "null" {
 		t.Fatalf("timeout gave %s", v)
 	}
-	f.h.WaitRun(f.key, runID, 5*time.Second, "completed")
+	f.h.WaitRun(f.key, runID, "completed")
 }
 
 func TestSignalErrors(t *testing.T) {
@@ -429,11 +429,11 @@ func TestCancelEndsAWaitingRun(t *testing.T) {
 	got := make(chan json.RawMessage, 1)
 	f := start(t, bridge.NewRegistry().MustRegister(approvalWorkflow(2*time.Second, got)))
 	runID := one(t, f.trigger(t, map[string]any{"workflowId": "approval", "to": map[string]any{"subscriberId": "u1"}}))
-	f.h.WaitRun(f.key, runID, 5*time.Second, "waiting")
+	f.h.WaitRun(f.key, runID, "waiting")
 	if r := f.h.Do("POST", "/v1/runs/"+runID+"/cancel", f.key, nil); r.Status != http.StatusAccepted {
 		t.Fatalf("cancel: %d %s", r.Status, r.Body)
 	}
-	run := f.h.WaitRun(f.key, runID, 5*time.Second, "cancelled")
+	run := f.h.WaitRun(f.key, runID, "cancelled")
 	if run["error"].(map[string]any)["code"] != "cancelled" {
 		t.Fatalf("run %v", run)
 	}
@@ -489,12 +489,12 @@ func TestRotatedSecretSignsRunsInFlight(t *testing.T) {
 	b := h.Bridge(key, bridge.NewRegistry().MustRegister(approvalWorkflow(time.Hour, got)))
 	f := &fixture{h: h, key: key}
 	runID := one(t, f.trigger(t, map[string]any{"workflowId": "approval", "to": map[string]any{"subscriberId": "u1"}}))
-	h.WaitRun(key, runID, 5*time.Second, "waiting")
+	h.WaitRun(key, runID, "waiting")
 	b.Rotate() // the Bridge now refuses the old secret
 	if r := h.Do("POST", "/v1/events/"+runID+"/signal", key, map[string]any{"event": "approved", "payload": map[string]any{"n": 1}}); r.Status != 202 {
 		t.Fatalf("signal: %d", r.Status)
 	}
-	run := h.WaitRun(key, runID, 10*time.Second, "completed", "failed")
+	run := h.WaitRun(key, runID, "completed", "failed")
 	if run["status"] != "completed" {
 		t.Fatalf("run after rotation: %v", run)
 	}

@@ -45,8 +45,8 @@ func TestEraseCancelsTheSubscribersRuns(t *testing.T) {
 	to := func(id string) map[string]any { return map[string]any{"subscriberId": id} }
 	waiting := one(t, f.trigger(t, map[string]any{"workflowId": "waits", "to": to("u1")}))
 	sleeping := one(t, f.trigger(t, map[string]any{"workflowId": "sleeps", "to": to("u1")}))
-	f.h.WaitRun(f.key, waiting, 10*time.Second, "waiting")
-	f.h.WaitRun(f.key, sleeping, 10*time.Second, "sleeping")
+	f.h.WaitRun(f.key, waiting, "waiting")
+	f.h.WaitRun(f.key, sleeping, "sleeping")
 	before := map[string]int{waiting: calls.get(waiting), sleeping: calls.get(sleeping)}
 
 	if r := f.h.Do("DELETE", "/v1/subscribers/u1?erase=true", f.key, nil); r.Status != http.StatusNoContent {
@@ -69,7 +69,7 @@ func TestEraseCancelsTheSubscribersRuns(t *testing.T) {
 	// erase, wakes after the cancelled one would have: once it has sent,
 	// the cancelled run has had every chance to.
 	later := one(t, f.trigger(t, map[string]any{"workflowId": "sleeps", "to": to("u2")}))
-	if run := f.h.WaitRun(f.key, later, 30*time.Second, "completed", "failed"); run["status"] != "completed" {
+	if run := f.h.WaitRun(f.key, later, "completed", "failed"); run["status"] != "completed" {
 		t.Fatalf("the other subscriber's run: %v", run)
 	}
 	for runID, n := range before {

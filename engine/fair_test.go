@@ -177,7 +177,7 @@ func TestSlowTenantDoesNotDelayAnotherTenant(t *testing.T) {
 	// The slow tenant's waiting runs are not lost: each completes, its
 	// callback run once.
 	for _, id := range slowRuns {
-		h.WaitRun(slowKey, id, 2*time.Minute, "completed")
+		h.WaitRun(slowKey, id, "completed")
 	}
 	if _, most, calls := g.read(); calls != 6 || most > 2 {
 		t.Fatalf("slow callbacks: %d calls, %d at once; want 6 calls, at most 2 at once", calls, most)
@@ -253,7 +253,7 @@ func TestTenantConcurrencySetting(t *testing.T) {
 		runs = append(runs, res.Runs[0].RunID)
 	}
 	for _, id := range runs {
-		h.WaitRun(key, id, 30*time.Second, "completed")
+		h.WaitRun(key, id, "completed")
 	}
 	if _, most, calls := g.read(); most != 1 || calls != 3 {
 		t.Fatalf("%d calls, %d at once; want 3 calls, one at a time", calls, most)
@@ -293,7 +293,7 @@ func TestTenantOverItsCapLeavesWorkersToOthers(t *testing.T) {
 	}
 	var res struct{ Runs []struct{ RunID string } }
 	r.JSON(t, &res)
-	run := h.WaitRun(quietKey, res.Runs[0].RunID, holdFor, "completed", "failed")
+	run := h.WaitRunWithin(quietKey, res.Runs[0].RunID, holdFor, "completed", "failed")
 	if run["status"] != "completed" || m.Accepted() != 1 {
 		t.Fatalf("quiet run %v, %d messages", run, m.Accepted())
 	}

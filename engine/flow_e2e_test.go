@@ -91,7 +91,7 @@ func TestRerunFailedRunE2E(t *testing.T) {
 	f := &fixture{h: h, key: key}
 	runID := one(t, f.trigger(t, map[string]any{"workflowId": "order", "to": map[string]any{"subscriberId": "u1"}}))
 
-	run := h.WaitRun(key, runID, 30*time.Second, "failed", "completed")
+	run := h.WaitRun(key, runID, "failed", "completed")
 	if run["status"] != "failed" || run["error"].(map[string]any)["code"] != "attempts_exhausted" {
 		t.Fatalf("run before the rerun: %v", run)
 	}
@@ -111,7 +111,7 @@ func TestRerunFailedRunE2E(t *testing.T) {
 	if r := h.Do("POST", "/v1/runs/"+runID+"/rerun", key, nil); r.Status != http.StatusAccepted {
 		t.Fatalf("rerun: %d %s", r.Status, r.Body)
 	}
-	run = h.WaitRun(key, runID, 30*time.Second, "completed", "failed")
+	run = h.WaitRun(key, runID, "completed", "failed")
 	if run["status"] != "completed" || run["error"] != nil {
 		t.Fatalf("run after the rerun: %v", run)
 	}
@@ -345,9 +345,9 @@ func TestCancelTransactionOfWaitingRunsE2E(t *testing.T) {
 	runs := f.trigger(t, map[string]any{"workflowId": "wait", "to": map[string]any{"topics": []string{"team"}}, "transactionId": "order-1"})
 	single := one(t, f.trigger(t, map[string]any{"workflowId": "wait", "to": map[string]any{"subscriberId": "u1"}, "transactionId": "order-2"}))
 	for _, run := range runs {
-		h.WaitRun(key, run["runId"].(string), 10*time.Second, "waiting")
+		h.WaitRun(key, run["runId"].(string), "waiting")
 	}
-	h.WaitRun(key, single, 10*time.Second, "waiting")
+	h.WaitRun(key, single, "waiting")
 	// One run of order-1 cancelled alone first: not the transaction's doing.
 	if r := h.Do("POST", "/v1/runs/"+runs[0]["runId"].(string)+"/cancel", key, nil); r.Status != http.StatusAccepted {
 		t.Fatalf("cancel run: %d %s", r.Status, r.Body)
@@ -374,13 +374,13 @@ func TestCancelTransactionOfWaitingRunsE2E(t *testing.T) {
 			t.Fatalf("run %d cancelled for %q, want %q", i, d.Reason, want)
 		}
 	}
-	if run := h.WaitRun(key, single, time.Second, "waiting", "cancelled"); run["status"] != "waiting" {
+	if run := h.WaitRun(key, single, "waiting", "cancelled"); run["status"] != "waiting" {
 		t.Fatalf("the run of another transaction: %v", run["status"])
 	}
 	if r := h.Do("POST", "/v1/transactions/order-2/cancel", key, nil); r.Status != http.StatusAccepted || r.Map(t)["cancelled"] != float64(1) {
 		t.Fatalf("cancel order-2: %d %s, want 1", r.Status, r.Body)
 	}
-	if run := h.WaitRun(key, single, 10*time.Second, "cancelled"); run["error"].(map[string]any)["code"] != "cancelled" {
+	if run := h.WaitRun(key, single, "cancelled"); run["error"].(map[string]any)["code"] != "cancelled" {
 		t.Fatalf("run: %v", run)
 	}
 	for _, txn := range []string{"nope", "a%20b"} {
@@ -427,7 +427,7 @@ func TestSignalTransactionE2E(t *testing.T) {
 	byID := map[string]string{}
 	for _, run := range append(runs, other...) {
 		byID[run["subscriberId"].(string)] = run["runId"].(string)
-		h.WaitRun(key, run["runId"].(string), 10*time.Second, "waiting")
+		h.WaitRun(key, run["runId"].(string), "waiting")
 	}
 
 	signal := func(body map[string]any) (int, string, float64) {
@@ -443,9 +443,9 @@ func TestSignalTransactionE2E(t *testing.T) {
 		"payload": map[string]any{"by": "ann"}}); n != 1 {
 		t.Fatalf("signal to one subscriber: %d %s runs %v", st, code, n)
 	}
-	h.WaitRun(key, byID[ids[1]], 10*time.Second, "completed")
+	h.WaitRun(key, byID[ids[1]], "completed")
 	for _, id := range []string{ids[0], ids[2], "u1"} {
-		if run := h.WaitRun(key, byID[id], time.Second, "waiting", "completed"); run["status"] != "waiting" {
+		if run := h.WaitRun(key, byID[id], "waiting", "completed"); run["status"] != "waiting" {
 			t.Fatalf("run of %s: %v", id, run["status"])
 		}
 	}
@@ -456,9 +456,9 @@ func TestSignalTransactionE2E(t *testing.T) {
 		t.Fatalf("signal to the transaction: %d %s runs %v", st, code, n)
 	}
 	for _, id := range []string{ids[0], ids[2]} {
-		h.WaitRun(key, byID[id], 10*time.Second, "completed")
+		h.WaitRun(key, byID[id], "completed")
 	}
-	if run := h.WaitRun(key, byID["u1"], time.Second, "waiting", "completed"); run["status"] != "waiting" {
+	if run := h.WaitRun(key, byID["u1"], "waiting", "completed"); run["status"] != "waiting" {
 		t.Fatalf("the run of another transaction: %v", run["status"])
 	}
 	mu.Lock()
@@ -473,7 +473,7 @@ func TestSignalTransactionE2E(t *testing.T) {
 	if r := h.Do("POST", "/v1/events/"+byID["u1"]+"/signal", key, map[string]any{"event": "approved"}); r.Status != http.StatusAccepted {
 		t.Fatalf("signal to a run: %d %s", r.Status, r.Body)
 	}
-	h.WaitRun(key, byID["u1"], 10*time.Second, "completed")
+	h.WaitRun(key, byID["u1"], "completed")
 
 	// Bad requests.
 	for _, c := range []struct {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/bridge"
 )
@@ -34,7 +33,7 @@ func TestNotifySkippedSendE2E(t *testing.T) {
 		return http.StatusOK, map[string]string{"attemptId": "att_" + key, "status": "sent", "providerMessageId": "m1"}
 	}
 	runID := one(t, f.trigger(t, map[string]any{"workflowId": "shipped", "to": map[string]any{"subscriberId": "u1"}}))
-	run := f.h.WaitRun(f.key, runID, 10*time.Second, "completed", "failed")
+	run := f.h.WaitRun(f.key, runID, "completed", "failed")
 	if run["status"] != "completed" {
 		t.Fatalf("run: %v", run)
 	}

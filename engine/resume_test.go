@@ -145,7 +145,7 @@ func TestResumeCallsTheBridgeBeforeRecordingTheDelaysEnd(t *testing.T) {
 		lastType = append(lastType, ev.Type)
 	})))
 	runID := one(t, (&fixture{h: f.h, key: f.key}).trigger(t, map[string]any{"workflowId": "pause", "to": map[string]any{"subscriberId": "u1"}}))
-	f.h.WaitRun(f.key, runID, 10*time.Second, "completed")
+	f.h.WaitRun(f.key, runID, "completed")
 	mu.Lock()
 	defer mu.Unlock()
 	if len(lastType) != 1 || lastType[0] != events.RunSleeping {
@@ -181,7 +181,7 @@ func TestResumeSurvivesABridgeCallLost(t *testing.T) {
 		return dropped.CompareAndSwap(false, true)
 	}
 	runID := one(t, (&fixture{h: f.h, key: f.key}).trigger(t, map[string]any{"workflowId": "pause", "to": map[string]any{"subscriberId": "u1"}}))
-	f.h.WaitRun(f.key, runID, 30*time.Second, "completed")
+	f.h.WaitRun(f.key, runID, "completed")
 	if !dropped.Load() {
 		t.Fatal("no Bridge call after the delay was dropped")
 	}
@@ -295,7 +295,7 @@ func TestBurstOfWakesStepsAsideAndRecordsEveryAnswerOnce(t *testing.T) {
 	f := startResume(t, bridge.NewRegistry().MustRegister(b.workflow()))
 	b.start(t, f.h, f.tenant, f.key)
 	for _, id := range b.wait(t) {
-		f.h.WaitRun(f.key, id, time.Minute, "completed")
+		f.h.WaitRun(f.key, id, "completed")
 		evs := f.history(t, id)
 		if w, a := completions(t, evs, "wait"), completions(t, evs, "after"); w != 1 || a != 1 {
 			t.Fatalf("run %s recorded the delay's end %d times and the step after %d times", id, w, a)
@@ -330,7 +330,7 @@ func TestStopMidBurstRunsEveryStepOnce(t *testing.T) {
 
 	h2 := testherald.Start(t, opts)
 	for _, id := range b.wait(t) {
-		h2.WaitRun(key, id, 30*time.Second, "completed")
+		h2.WaitRun(key, id, "completed")
 	}
 	t.Logf("%d of %d runs had resumed when the first process stopped", before, burstRuns)
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/internal/testherald"
@@ -50,7 +49,7 @@ func TestRunStepsAndOutputsAreBounded(t *testing.T) {
 	} {
 		calls.Store(0)
 		runID := triggerOne(t, h, key, tt.workflow)
-		run := h.WaitRun(key, runID, 120*time.Second, "failed", "completed")
+		run := h.WaitRun(key, runID, "failed", "completed")
 		steps := run["steps"].([]any)
 		last := steps[len(steps)-1].(map[string]any)
 		runErr := run["error"].(map[string]any)

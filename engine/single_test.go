@@ -138,7 +138,7 @@ func (f *singleFixture) ledger(t *testing.T, txn string) []map[string]any {
 // sending nothing more.
 func (f *singleFixture) done(t *testing.T, txn, sub, runID string) {
 	t.Helper()
-	run := f.h.WaitRun(f.key, runID, 20*time.Second, "completed", "failed")
+	run := f.h.WaitRun(f.key, runID, "completed", "failed")
 	if run["status"] != "completed" || run["transactionId"] != txn {
 		t.Fatalf("run: %v", run)
 	}
@@ -149,7 +149,7 @@ func (f *singleFixture) done(t *testing.T, txn, sub, runID string) {
 	if r.Status != http.StatusAccepted || len(res.Runs) != 1 || res.Runs[0]["runId"] != runID || res.Runs[0]["status"] != "dispatched" {
 		t.Fatalf("repeat: %d %s", r.Status, r.Body)
 	}
-	f.h.WaitRun(f.key, runID, 20*time.Second, "completed")
+	f.h.WaitRun(f.key, runID, "completed")
 	time.Sleep(300 * time.Millisecond) // a second turn, had the repeat started one, would send now
 	if n := f.sends(runID); n != 1 {
 		t.Fatalf("%d sends of run %s", n, runID)

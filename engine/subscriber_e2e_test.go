@@ -52,12 +52,12 @@ func TestSubscriberFrozenAtRunStartE2E(t *testing.T) {
 	}
 	put("pro", "fr")
 	runID := one(t, f.trigger(t, map[string]any{"workflowId": "plans", "to": map[string]any{"subscriberId": "u1"}}))
-	f.h.WaitRun(f.key, runID, 10*time.Second, "waiting")
+	f.h.WaitRun(f.key, runID, "waiting")
 	put("free", "de")
 	if r := f.h.Do("POST", "/v1/events/"+runID+"/signal", f.key, map[string]any{"event": "go"}); r.Status != http.StatusAccepted {
 		t.Fatalf("signal: %d %s", r.Status, r.Body)
 	}
-	run := f.h.WaitRun(f.key, runID, 10*time.Second, "completed", "failed")
+	run := f.h.WaitRun(f.key, runID, "completed", "failed")
 	if run["status"] != "completed" {
 		t.Fatalf("run: %v", run)
 	}
@@ -100,7 +100,7 @@ func TestFirstRunStepRecordedWithSubscriberE2E(t *testing.T) {
 	ctx := context.Background()
 	history := func(runID string) []eventlog.Event {
 		t.Helper()
-		if run := h.WaitRun(key, runID, 10*time.Second, "completed", "failed"); run["status"] != "completed" {
+		if run := h.WaitRun(key, runID, "completed", "failed"); run["status"] != "completed" {
 			t.Fatalf("run: %v", run)
 		}
 		evs, err := h.Log().History(ctx, eventlog.Subject(tenant, eventlog.AggRun, runID), 0)
@@ -165,7 +165,7 @@ func TestFirstRunStepRecordedWithSubscriberE2E(t *testing.T) {
 	if got := types(evs); !slices.Equal(got, want) {
 		t.Fatalf("history after the erasure %v, want %v", got, want)
 	}
-	if run := h.WaitRun(key, first, time.Second, "completed"); run["status"] != "completed" {
+	if run := h.WaitRun(key, first, "completed"); run["status"] != "completed" {
 		t.Fatalf("the erased subscriber's run: %v", run)
 	}
 }
@@ -209,7 +209,7 @@ func TestLastSendRecordedWithCompletionE2E(t *testing.T) {
 	finish := func(workflow string) (map[string]any, []eventlog.Event) {
 		t.Helper()
 		runID := one(t, f.trigger(t, map[string]any{"workflowId": workflow, "to": map[string]any{"subscriberId": "u1"}}))
-		row := h.WaitRun(key, runID, 10*time.Second, "completed", "failed")
+		row := h.WaitRun(key, runID, "completed", "failed")
 		if row["status"] != "completed" {
 			t.Fatalf("run: %v", row)
 		}
@@ -304,7 +304,7 @@ func TestHeldSendAcrossAConflict(t *testing.T) {
 	h.Bridge(key, bridge.NewRegistry().MustRegister(wf))
 	f := &fixture{h: h, key: key}
 	runID := one(t, f.trigger(t, map[string]any{"workflowId": "sendsignal", "to": map[string]any{"subscriberId": "u1"}}))
-	if row := h.WaitRun(key, runID, 10*time.Second, "completed", "failed"); row["status"] != "completed" {
+	if row := h.WaitRun(key, runID, "completed", "failed"); row["status"] != "completed" {
 		t.Fatalf("run: %v", row)
 	}
 	evs, err := h.Log().History(context.Background(), eventlog.Subject(tenant, eventlog.AggRun, runID), 0)

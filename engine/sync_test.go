@@ -167,7 +167,7 @@ func checkDigest(t *testing.T, h *testherald.Herald, key string, d *testherald.S
 	t.Helper()
 	completed, digested := 0, 0
 	for _, id := range runIDs {
-		run := h.WaitRun(key, id, 20*time.Second, "completed", "digested", "failed")
+		run := h.WaitRun(key, id, "completed", "digested", "failed")
 		switch run["status"] {
 		case "completed":
 			completed++
@@ -234,7 +234,7 @@ func TestDigestCollectsAWindow(t *testing.T) {
 	var windows [][]event
 	digested := 0
 	for _, id := range ids {
-		run := h.WaitRun(key, id, time.Minute, "completed", "digested", "failed")
+		run := h.WaitRun(key, id, "completed", "digested", "failed")
 		switch run["status"] {
 		case "completed":
 			raw, _ := json.Marshal(run["steps"].([]any)[0].(map[string]any)["output"])

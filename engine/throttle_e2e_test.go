@@ -68,7 +68,7 @@ func (w *throttleWorld) trigger(t *testing.T, h *testherald.Herald) string {
 // output.
 func counted(t *testing.T, h *testherald.Herald, key, runID string) (count int, throttled bool) {
 	t.Helper()
-	run := h.WaitRun(key, runID, 30*time.Second, "completed", "failed")
+	run := h.WaitRun(key, runID, "completed", "failed")
 	steps, _ := run["steps"].([]any)
 	if run["status"] != "completed" || len(steps) == 0 {
 		t.Fatalf("run %s: %v", runID, run)
@@ -198,7 +198,7 @@ func TestThrottleOutOfRangeFailsTheRunE2E(t *testing.T) {
 		runs[wf] = triggerOne(t, h, key, wf)
 	}
 	for wf, runID := range runs {
-		run := h.WaitRun(key, runID, 30*time.Second, "failed", "completed")
+		run := h.WaitRun(key, runID, "failed", "completed")
 		runErr, _ := run["error"].(map[string]any)
 		if run["status"] != "failed" || runErr["code"] != "invalid_step" {
 			t.Errorf("%s: run %.300v", wf, run)

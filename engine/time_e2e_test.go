@@ -186,7 +186,7 @@ func TestTimeZonesE2E(t *testing.T) {
 		trigger("daily", map[string]any{"cron": cron})}
 
 	// The critical send is not held.
-	run := h.WaitRun(key, critical, time.Minute, "completed", "failed")
+	run := h.WaitRun(key, critical, "completed", "failed")
 	if out := stepOutput(t, run, "mail"); run["status"] != "completed" || out["status"] != "sent" || out["heldUntil"] != nil {
 		t.Fatalf("critical run: %v", run)
 	}
@@ -195,7 +195,7 @@ func TestTimeZonesE2E(t *testing.T) {
 	}
 
 	// The non-critical one sleeps until the window's end, nothing sent.
-	if run := h.WaitRun(key, held, time.Minute, "sleeping", "completed", "failed"); run["status"] != "sleeping" {
+	if run := h.WaitRun(key, held, "sleeping", "completed", "failed"); run["status"] != "sleeping" {
 		t.Fatalf("the send inside quiet hours was not held: %v", run)
 	}
 	s := sleeps(t, runHistory(t, h, tenant, held))
@@ -210,7 +210,7 @@ func TestTimeZonesE2E(t *testing.T) {
 	}
 
 	// It goes once the window ended.
-	run = h.WaitRun(key, held, 5*time.Minute, "completed", "failed")
+	run = h.WaitRunWithin(key, held, 5*time.Minute, "completed", "failed")
 	out := stepOutput(t, run, "mail")
 	if run["status"] != "completed" || out["status"] != "sent" || out["heldUntil"] != endAt.Format(time.RFC3339) {
 		t.Fatalf("held run: %v, want heldUntil %s", run, endAt.Format(time.RFC3339))
@@ -220,7 +220,7 @@ func TestTimeZonesE2E(t *testing.T) {
 	}
 
 	// The delay ends at the local time.
-	run = h.WaitRun(key, delayed, 5*time.Minute, "completed", "failed")
+	run = h.WaitRunWithin(key, delayed, 5*time.Minute, "completed", "failed")
 	if run["status"] != "completed" {
 		t.Fatalf("delayed run: %v", run)
 	}
@@ -237,7 +237,7 @@ func TestTimeZonesE2E(t *testing.T) {
 	// completes, the others are digested into it.
 	var collector string
 	for _, id := range digests {
-		run := h.WaitRun(key, id, 5*time.Minute, "completed", "digested", "failed")
+		run := h.WaitRunWithin(key, id, 5*time.Minute, "completed", "digested", "failed")
 		switch run["status"] {
 		case "completed":
 			if collector != "" {

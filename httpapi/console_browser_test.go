@@ -70,8 +70,8 @@ func newConsoleFixture(t *testing.T) *consoleFixture {
 	}
 	f.adaRun = f.trigger(t, "welcome", "ada")
 	f.bobRun = f.trigger(t, "welcome", "bob")
-	f.h.WaitRun(f.key, f.adaRun, 2*time.Minute, "sleeping")
-	f.h.WaitRun(f.key, f.bobRun, 2*time.Minute, "sleeping")
+	f.h.WaitRun(f.key, f.adaRun, "sleeping")
+	f.h.WaitRun(f.key, f.bobRun, "sleeping")
 	return f
 }
 
@@ -152,13 +152,13 @@ func TestConsoleShowsRunsAndCancelsOne(t *testing.T) {
 		chromedp.Click(`//button[text()="Yes, cancel"]`)); err != nil {
 		t.Fatal(err)
 	}
-	f.h.WaitRun(f.key, f.adaRun, 2*time.Minute, "cancelled")
+	f.h.WaitRun(f.key, f.adaRun, "cancelled")
 	waitText(t, tab, "the cancelled run", "RunCancelled", "cancelled")
 
 	// A failed run offers a rerun; confirmed, the run is run again from
 	// its failed step (it fails again: its Bridge still throws).
 	broken := f.trigger(t, "broken", "ada")
-	f.h.WaitRun(f.key, broken, 2*time.Minute, "failed")
+	f.h.WaitRun(f.key, broken, "failed")
 	if err := chromedp.Do(tab, chromedp.Navigate(base+"/console/runs/"+broken)); err != nil {
 		t.Fatal(err)
 	}

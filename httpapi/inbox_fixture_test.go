@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/internal/testherald"
@@ -78,7 +77,7 @@ func (f *inboxFixture) trigger(subscriber, body string) string {
 // is then in the inbox.
 func (f *inboxFixture) send(subscriber, body string) {
 	f.t.Helper()
-	f.h.WaitRun(f.key, f.trigger(subscriber, body), 20*time.Second, "completed")
+	f.h.WaitRun(f.key, f.trigger(subscriber, body), "completed")
 }
 
 type inboxMessage struct {

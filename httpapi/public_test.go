@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -60,7 +59,7 @@ func (pt *publicTenant) linksOf(t *testing.T, workflow string) (unsubscribe, pre
 	if len(tr.Runs) != 1 {
 		t.Fatalf("trigger: %d %s", r.Status, r.Body)
 	}
-	if run := pt.h.WaitRun(pt.key, tr.Runs[0].RunID, 15*time.Second, "completed", "failed"); run["status"] != "completed" {
+	if run := pt.h.WaitRun(pt.key, tr.Runs[0].RunID, "completed", "failed"); run["status"] != "completed" {
 		t.Fatalf("run %v", run)
 	}
 	pt.mu.Lock()

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/bridge"
 )
@@ -59,7 +58,7 @@ func TestWorkflowDisplayText(t *testing.T) {
 	if len(tr.Runs) != 1 {
 		t.Fatalf("trigger: %d %s", r.Status, r.Body)
 	}
-	if run := h.WaitRun(key, tr.Runs[0].RunID, 15*time.Second, "completed", "failed"); run["status"] != "completed" {
+	if run := h.WaitRun(key, tr.Runs[0].RunID, "completed", "failed"); run["status"] != "completed" {
 		t.Fatalf("run %v", run)
 	}
 	mu.Lock()

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testnet"
@@ -75,7 +74,7 @@ func TestNonCanonicalDestinationsRefusedForGoodAtSend(t *testing.T) {
 	}
 	var trig struct{ Runs []struct{ RunID string } }
 	r.JSON(t, &trig)
-	run := h.WaitRun(key, trig.Runs[0].RunID, 30*time.Second, "failed")
+	run := h.WaitRun(key, trig.Runs[0].RunID, "failed")
 	if runErr, _ := run["error"].(map[string]any); runErr["code"] != "egress_refused" {
 		t.Fatalf("run error = %v, want egress_refused", run["error"])
 	}

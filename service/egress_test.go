@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/internal/testherald"
 )
@@ -62,7 +61,7 @@ func TestEgressPolicyEndToEnd(t *testing.T) {
 	}
 	var trig struct{ Runs []struct{ RunID string } }
 	r.JSON(t, &trig)
-	run := h.WaitRun(key, trig.Runs[0].RunID, 30*time.Second, "failed")
+	run := h.WaitRun(key, trig.Runs[0].RunID, "failed")
 	runErr, _ := run["error"].(map[string]any)
 	if runErr["code"] != "egress_refused" {
 		t.Fatalf("run error = %v, want egress_refused", run["error"])

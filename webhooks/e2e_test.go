@@ -58,11 +58,11 @@ func TestEveryEventTypeArrivesSigned(t *testing.T) {
 		f.call("POST", "/v1/events", map[string]any{"workflowId": wf, "to": map[string]any{"subscriberId": "ada"}}, 202).JSON(t, &tr)
 		runs[wf] = tr.Runs[0].RunID
 	}
-	h.WaitRun(f.key, runs["done"], 15*time.Second, "completed")
-	h.WaitRun(f.key, runs["boom"], 15*time.Second, "failed")
-	h.WaitRun(f.key, runs["waits"], 15*time.Second, "waiting")
+	h.WaitRun(f.key, runs["done"], "completed")
+	h.WaitRun(f.key, runs["boom"], "failed")
+	h.WaitRun(f.key, runs["waits"], "waiting")
 	f.call("POST", "/v1/runs/"+runs["waits"]+"/cancel", map[string]any{}, 202)
-	h.WaitRun(f.key, runs["waits"], 15*time.Second, "cancelled")
+	h.WaitRun(f.key, runs["waits"], "cancelled")
 
 	// Deliveries: sent (in-app), skipped (no phone number), failed (a
 	// webhook channel whose URL answers 400).

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/internal/testherald"
@@ -91,7 +90,7 @@ func TestEraseSubscriber(t *testing.T) {
 	must("POST", "/v1/events", key, map[string]any{"workflowId": "welcome", "to": map[string]any{"subscriberId": "erasee"},
 		"payload": map[string]any{"note": payloadMark}}, 202).JSON(t, &res)
 	runID := res.Runs[0].RunID
-	h.WaitRun(key, runID, 20*time.Second, "completed")
+	h.WaitRun(key, runID, "completed")
 	if r := must("GET", "/v1/deliveries?runId="+runID, key, nil, 200); !bytes.Contains(r.Body, []byte(contactMark)) {
 		t.Fatalf("the delivery does not show the address: %s", r.Body)
 	}
@@ -131,7 +130,7 @@ func TestEraseSubscriber(t *testing.T) {
 	must("PUT", "/v1/subscribers/again", key, map[string]any{
 		"contacts": map[string]any{"email": []string{strings.ToUpper(contactMark) + "@acme.test"}}}, 201)
 	must("POST", "/v1/events", key, map[string]any{"workflowId": "welcome", "to": map[string]any{"subscriberId": "again"}}, 202).JSON(t, &res)
-	h.WaitRun(key, res.Runs[0].RunID, 20*time.Second, "completed")
+	h.WaitRun(key, res.Runs[0].RunID, "completed")
 	if r := must("GET", "/v1/deliveries?runId="+res.Runs[0].RunID, key, nil, 200); !bytes.Contains(r.Body, []byte(`"reason":"suppressed"`)) {
 		t.Fatalf("a send to the erased subscriber's suppressed address: %s", r.Body)
 	}

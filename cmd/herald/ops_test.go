@@ -176,15 +176,15 @@ func newOpsWorld(t *testing.T) *opsWorld {
 	cancelled := trigger(w.keyA, map[string]any{"workflowId": "approval", "to": map[string]any{"subscriberId": "user.01@acme"}})[0]
 	failed := trigger(w.keyA, map[string]any{"workflowId": "texting", "to": map[string]any{"subscriberId": "user.02@acme"}})[0]
 	refused := trigger(keyB, map[string]any{"workflowId": "welcome", "to": map[string]any{"subscriberId": "b1"}})[0]
-	h.WaitRun(w.keyA, signalled, 20*time.Second, "waiting")
+	h.WaitRun(w.keyA, signalled, "waiting")
 	must("POST", "/v1/events/"+signalled+"/signal", w.keyA, map[string]any{"event": "approved", "payload": map[string]any{"by": "ada"}}, 202)
-	h.WaitRun(w.keyA, cancelled, 20*time.Second, "waiting")
+	h.WaitRun(w.keyA, cancelled, "waiting")
 	must("POST", "/v1/runs/"+cancelled+"/cancel", w.keyA, nil, 202)
 	w.runs[signalled], w.runs[cancelled], w.runs[failed] = "completed", "cancelled", "failed"
 	for id, status := range w.runs {
-		h.WaitRun(w.keyA, id, 30*time.Second, status)
+		h.WaitRun(w.keyA, id, status)
 	}
-	h.WaitRun(keyB, refused, 30*time.Second, "failed")
+	h.WaitRun(keyB, refused, "failed")
 	must("GET", "/v1/runs?transactionId=txn-news", w.keyA, nil, 200)
 	if n := int(w.workRuns.Load()); n < 9 {
 		t.Fatalf("the welcome workflow's run step ran %d times for 9 runs", n)

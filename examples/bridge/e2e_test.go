@@ -181,7 +181,7 @@ func TestEveryWorkflowThroughHerald(t *testing.T) {
 	const wait = time.Minute // a guard against a hang only
 	completed := func(runID string) map[string]any {
 		t.Helper()
-		run := h.WaitRun(key, runID, wait, "completed", "failed", "cancelled")
+		run := h.WaitRun(key, runID, "completed", "failed", "cancelled")
 		if run["status"] != "completed" {
 			t.Fatalf("run %s of %s: %v", runID, run["workflowId"], run)
 		}
@@ -221,7 +221,7 @@ func TestEveryWorkflowThroughHerald(t *testing.T) {
 	// approval.
 	{
 		runID := trigger("approval", "ada", map[string]any{"title": "Expense #42", "approverId": "bob", "timeout": "1h"})
-		h.WaitRun(key, runID, wait, "waiting")
+		h.WaitRun(key, runID, "waiting")
 		mailTo("bob@example.com", "Approval needed: Expense #42")
 		do("POST", "/v1/events/"+runID+"/signal", map[string]any{"event": "approved", "payload": map[string]any{"by": "bob"}}, http.StatusAccepted)
 		completed(runID)
@@ -264,7 +264,7 @@ func TestEveryWorkflowThroughHerald(t *testing.T) {
 		// it (a window long enough for a loaded machine to start them).
 		ended := map[any]int{}
 		for _, r := range runs {
-			ended[h.WaitRun(key, r, wait, "digested", "completed", "failed")["status"]]++
+			ended[h.WaitRun(key, r, "digested", "completed", "failed")["status"]]++
 		}
 		if ended["completed"] != 1 || ended["digested"] != 2 {
 			t.Errorf("the three digest runs ended %v, want one completed and two digested", ended)

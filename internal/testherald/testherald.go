@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/internal/testapi"
+	"github.com/heraldhq/herald/internal/testwait"
 	"github.com/heraldhq/herald/service"
 )
 
@@ -145,10 +146,19 @@ func (h *Herald) MailChannel(key string, port int) {
 }
 
 // WaitRun polls GET /v1/runs/{runID} until the run's status is one of
-// want (or the timeout passes) and returns the run.
-func (h *Herald) WaitRun(key, runID string, timeout time.Duration, want ...string) map[string]any {
+// want and returns the run. Its bound is testwait.HangGuard, a guard
+// against a hang: a loaded machine only makes it return later.
+func (h *Herald) WaitRun(key, runID string, want ...string) map[string]any {
 	h.t.Helper()
-	deadline := time.Now().Add(timeout)
+	return h.WaitRunWithin(key, runID, testwait.HangGuard, want...)
+}
+
+// WaitRunWithin is WaitRun bounded by within instead, for a test whose
+// bound is part of what it asserts or that waits on the clock for longer
+// than the guard.
+func (h *Herald) WaitRunWithin(key, runID string, within time.Duration, want ...string) map[string]any {
+	h.t.Helper()
+	deadline := time.Now().Add(within)
 	var last Response
 	for time.Now().Before(deadline) {
 		last = h.Do("GET", "/v1/runs/"+runID, key, nil)
@@ -162,6 +172,6 @@ func (h *Herald) WaitRun(key, runID string, timeout time.Duration, want ...strin
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	h.t.Fatalf("run %s did not reach %v in %v: %d %s", runID, want, timeout, last.Status, last.Body)
+	h.t.Fatalf("run %s did not reach %v in %v: %d %s", runID, want, within, last.Status, last.Body)
 	return nil
 }

@@ -67,12 +67,12 @@ func TestTypeScriptBridgeE2E(t *testing.T) {
 	// run, delay, waitForEvent answered by a signal, and an e-mail.
 	j1 := trigger("journey", "ada", nil)
 	j2 := trigger("journey", "bo", nil)
-	h.WaitRun(key, j1, 30*time.Second, "waiting")
-	h.WaitRun(key, j2, 30*time.Second, "waiting")
+	h.WaitRun(key, j1, "waiting")
+	h.WaitRun(key, j2, "waiting")
 	if r := h.Do("POST", "/v1/events/"+j1+"/signal", key, map[string]any{"event": "confirmed", "payload": map[string]any{"by": "e2e"}}); r.Status != 202 {
 		t.Fatalf("signal: %d %s", r.Status, r.Body)
 	}
-	run := h.WaitRun(key, j1, 30*time.Second, "completed", "failed")
+	run := h.WaitRun(key, j1, "completed", "failed")
 	var types []string
 	for _, s := range run["steps"].([]any) {
 		step := s.(map[string]any)
@@ -81,8 +81,8 @@ func TestTypeScriptBridgeE2E(t *testing.T) {
 	if run["status"] != "completed" || strings.Join(types, " ") != "run/completed delay/completed waitForEvent/completed send/completed" {
 		t.Fatalf("journey: %v", run)
 	}
-	first := h.WaitRun(key, b1, 30*time.Second, "completed", "digested", "failed")
-	second := h.WaitRun(key, b2, 30*time.Second, "completed", "digested", "failed")
+	first := h.WaitRun(key, b1, "completed", "digested", "failed")
+	second := h.WaitRun(key, b2, "completed", "digested", "failed")
 	if statuses := fmt.Sprint(first["status"], " ", second["status"]); statuses != "completed digested" && statuses != "digested completed" {
 		t.Fatalf("digest runs: %v, %v", first, second)
 	}
@@ -95,7 +95,7 @@ func TestTypeScriptBridgeE2E(t *testing.T) {
 	if r := h.Do("POST", "/v1/events/"+j2+"/signal", key, map[string]any{"event": "confirmed"}); r.Status != 202 {
 		t.Fatalf("signal: %d %s", r.Status, r.Body)
 	}
-	run = h.WaitRun(key, j2, 30*time.Second, "failed", "completed")
+	run = h.WaitRun(key, j2, "failed", "completed")
 	e, _ := run["error"].(map[string]any)
 	want := `step 1 was "load" (run) in the history, the code asked for "load-v2" (run)`
 	if run["status"] != "failed" || e["code"] != "nondeterministic" || !strings.Contains(fmt.Sprint(e["message"]), want) {
