@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testherald"
 )
 
@@ -487,7 +489,7 @@ func TestAudienceTenantIsolation(t *testing.T) {
 func TestDeleteTopicRacesSubscribes(t *testing.T) {
 	// Some 700 requests of one tenant in well under a second: no rate limit.
 	h := testherald.Start(t, testherald.Options{Env: map[string]string{"HERALD_RATE_LIMIT": "0"}})
-	_, key := h.Tenant("Acme")
+	tenant, key := h.Tenant("Acme")
 	const n = 50
 	for i := range n {
 		if r := h.Do("PUT", sub(fmt.Sprintf("s%02d", i)), key, nil); r.Status != 201 {
@@ -557,11 +559,33 @@ func TestDeleteTopicRacesSubscribes(t *testing.T) {
 		r = h.Do("GET", "/v1/topics/"+topic+"/subscribers?limit=500", key, nil)
 		var members page[subscriptionBody]
 		r.JSON(t, &members)
+		// A subscription survived the delete when its event comes before
+		// the delete's in the log. Their createdAt cannot tell: each event
+		// is stamped before its append, so two concurrent subscribes may
+		// land in the log in the other order than their stamps.
+		var deleted uint64
+		if del.Status == http.StatusNoContent {
+			evs, err := h.Log().History(context.Background(), eventlog.Subject(tenant, eventlog.AggTopic, topic), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ev := range evs {
+				if ev.Type == events.TopicDeleted {
+					deleted = ev.Seq
+				}
+			}
+			if deleted == 0 {
+				t.Fatalf("round %d: the delete answered 204 and recorded no TopicDeleted", round)
+			}
+		}
 		var ids []string
 		for _, m := range members.Data {
 			ids = append(ids, m.SubscriberID)
-			if del.Status == http.StatusNoContent && m.CreatedAt < tp.CreatedAt {
-				t.Fatalf("round %d: subscription of %s (%s) survived the delete (topic re-created %s)", round, m.SubscriberID, m.CreatedAt, tp.CreatedAt)
+			if deleted == 0 {
+				continue
+			}
+			if s, err := h.Store().Subscription(tenant, m.SubscriberID, topic); err != nil || s.Seq < deleted {
+				t.Fatalf("round %d: subscription of %s (log sequence %d, %v) survived the delete (sequence %d)", round, m.SubscriberID, s.Seq, err, deleted)
 			}
 		}
 		if !slices.Equal(ids, listed) || tp.SubscriberCount != len(ids) {
