@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,25 +22,27 @@ import (
 // HERALD_NATS_URL it reads the cluster's streams directly; in embedded
 // mode it opens the data dir's store when no server runs on it, and asks
 // the running server (GET /v1/admin/events) when one does.
-func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func auditCmd(fs *flag.FlagSet) action {
 	var (
 		f            eventlog.Filter
 		since, types string
 		flags        service.Flags
 	)
-	fs := newFlagSet("audit")
 	fs.StringVar(&f.Tenant, "tenant", "", "only this tenant's events")
 	fs.StringVar(&since, "since", "", "only events at or after this RFC 3339 instant")
 	fs.StringVar(&types, "type", "", "only events of this type (comma-separated for several)")
 	fs.BoolVar(&f.Follow, "follow", false, "keep printing new events until interrupted")
 	configFlags(fs, &flags)
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		return fmt.Errorf("%w: audit: %v", errUsage, err)
+	return func(ctx context.Context, _ []string, stdout, _ io.Writer) error {
+		return audit(ctx, f, since, types, flags, stdout)
 	}
+}
+
+func audit(ctx context.Context, f eventlog.Filter, since, types string, flags service.Flags, stdout io.Writer) error {
 	if since != "" {
 		t, err := time.Parse(time.RFC3339Nano, since)
 		if err != nil {
-			return fmt.Errorf("--since: %q is not an RFC 3339 instant", since)
+			return badUsage("--since: %q is not an RFC 3339 instant", since)
 		}
 		f.Since = t
 	}

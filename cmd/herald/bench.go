@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -16,12 +14,7 @@ import (
 
 // benchCmd runs the end-to-end benchmark (internal/bench): herald serve as
 // a child process, a Bridge and an SMTP sink in this one, on loopback.
-func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if os.Getenv(bench.NATSEnv) != "" {
-		// The NATS process of `herald bench --nats external`.
-		return bench.ServeNATS(ctx, stdout)
-	}
-	fs := newFlagSet("bench")
+func benchCmd(fs *flag.FlagSet) action {
 	quick := fs.Bool("quick", false, "the quick profile: smaller sizes, a few minutes")
 	asJSON := fs.Bool("json", false, "print the result as JSON on stdout (progress stays on stderr)")
 	scenarios := fs.String("scenarios", "", "comma-separated subset of "+strings.Join(bench.Scenarios, ",")+" (default: all)")
@@ -45,79 +38,84 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	profileSecs := fs.Int("profile-seconds", 0, "length of each CPU profile (default 20)")
 	timeout := fs.Duration("timeout", 0, "bound on one scenario (default 10m)")
 	natsMode := fs.String("nats", "embedded", "embedded: NATS inside herald serve (the default deployment); external: NATS in a process of its own, measured apart (production's layout)")
-	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(stdout, "Usage: herald bench [flags]\n\nRuns herald serve as a child process on loopback, with a Bridge and an SMTP sink in\nthis process, and measures fan-out, latency, single-subscriber triggers from many clients,\ntimers, the API and the recovery after a kill under HERALD_SYNC=interval and always. Progress goes to stderr, the result to stdout. Flags:")
-		fs.SetOutput(stdout)
-		fs.PrintDefaults()
-		return nil
-	} else if err != nil || fs.NArg() > 0 {
-		return fmt.Errorf("%w: bench: %v", errUsage, err)
-	}
-	cfg := bench.Full()
-	if *quick {
-		cfg = bench.Quick()
-	}
-	var err error
-	if *scenarios != "" {
-		cfg.Scenarios = splitList(*scenarios)
-	}
-	if *syncModes != "" {
-		cfg.SyncModes = splitList(*syncModes)
-	}
-	if *sizes != "" {
-		if cfg.FanoutSizes, err = parseInts(*sizes); err != nil {
-			return fmt.Errorf("%w: bench --sizes: %v", errUsage, err)
+	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) error {
+		if os.Getenv(bench.NATSEnv) != "" {
+			// The NATS process of `herald bench --nats external`.
+			return bench.ServeNATS(ctx, stdout)
 		}
-	}
-	set := func(dst *int, v int) {
-		if v != 0 {
-			*dst = v
+		cfg := bench.Full()
+		if *quick {
+			cfg = bench.Quick()
 		}
-	}
-	cfg.Steps = *steps
-	set(&cfg.IndividualTriggers, *individualN)
-	set(&cfg.IndividualClients, *individualClients)
-	set(&cfg.RecoveryRuns, *recoveryN)
-	cfg.RecoveryAckWait = *recoveryAckWait
-	set(&cfg.LatencyTriggers, *latencyN)
-	set(&cfg.TimerRuns, *timersN)
-	set(&cfg.APIClients, *apiClients)
-	set(&cfg.APIOps, *apiOps)
-	set(&cfg.SeedClients, *seedClients)
-	set(&cfg.ProfileSeconds, *profileSecs)
-	if *timerDelay != 0 {
-		cfg.TimerDelay = *timerDelay
-	}
-	cfg.TimerSpread = *timerSpread
-	cfg.Timeout = *timeout
-	cfg.WorkDir, cfg.Keep, cfg.ProfileDir = *workDir, *keep, *profileDir
-	cfg.Progress = stderr
-	if cfg.ServeCommand, err = bench.DefaultServeCommand(); err != nil {
-		return err
-	}
-	switch *natsMode {
-	case "embedded":
-	case "external":
-		if cfg.NATSCommand, err = bench.DefaultNATSCommand(); err != nil {
+		var err error
+		if *scenarios != "" {
+			cfg.Scenarios = splitList(*scenarios)
+		}
+		if *syncModes != "" {
+			cfg.SyncModes = splitList(*syncModes)
+		}
+		if *sizes != "" {
+			if cfg.FanoutSizes, err = parseInts(*sizes); err != nil {
+				return badUsage("--sizes: %v", err)
+			}
+		}
+		set := func(dst *int, v int) {
+			if v != 0 {
+				*dst = v
+			}
+		}
+		cfg.Steps = *steps
+		set(&cfg.IndividualTriggers, *individualN)
+		set(&cfg.IndividualClients, *individualClients)
+		set(&cfg.RecoveryRuns, *recoveryN)
+		cfg.RecoveryAckWait = *recoveryAckWait
+		set(&cfg.LatencyTriggers, *latencyN)
+		set(&cfg.TimerRuns, *timersN)
+		set(&cfg.APIClients, *apiClients)
+		set(&cfg.APIOps, *apiOps)
+		set(&cfg.SeedClients, *seedClients)
+		set(&cfg.ProfileSeconds, *profileSecs)
+		if *timerDelay != 0 {
+			cfg.TimerDelay = *timerDelay
+		}
+		cfg.TimerSpread = *timerSpread
+		cfg.Timeout = *timeout
+		cfg.WorkDir, cfg.Keep, cfg.ProfileDir = *workDir, *keep, *profileDir
+		cfg.Progress = stderr
+		if cfg.ServeCommand, err = bench.DefaultServeCommand(); err != nil {
 			return err
 		}
-	default:
-		return fmt.Errorf("%w: bench --nats: %q is not embedded or external", errUsage, *natsMode)
-	}
-	res, runErr := bench.Run(ctx, cfg)
-	if res != nil {
-		res.Command = "herald bench " + strings.Join(args, " ")
-		if *asJSON {
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(res); err != nil {
+		switch *natsMode {
+		case "embedded":
+		case "external":
+			if cfg.NATSCommand, err = bench.DefaultNATSCommand(); err != nil {
 				return err
 			}
-		} else {
-			res.WriteText(stdout)
+		default:
+			return badUsage("--nats: %q is not embedded or external", *natsMode)
 		}
+		res, runErr := bench.Run(ctx, cfg)
+		if res != nil {
+			res.Command = "herald bench"
+			fs.Visit(func(f *flag.Flag) {
+				if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() && f.Value.String() == "true" {
+					res.Command += " --" + f.Name
+				} else {
+					res.Command += " --" + f.Name + " " + f.Value.String()
+				}
+			})
+			if *asJSON {
+				enc := json.NewEncoder(stdout)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(res); err != nil {
+					return err
+				}
+			} else {
+				res.WriteText(stdout)
+			}
+		}
+		return runErr
 	}
-	return runErr
 }
 
 func splitList(s string) []string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -15,13 +16,15 @@ import (
 // serve at ADDR (HERALD_HTTP_ADDR) for GET /healthz and fails unless the
 // answer is 200. It is the container image's HEALTHCHECK, whose base has
 // no shell or curl. A wildcard host (0.0.0.0, ::) is asked on loopback.
-func healthcheckCmd(ctx context.Context, args []string, stdout io.Writer) error {
+func healthcheckCmd(fs *flag.FlagSet) action {
 	var f service.Flags
-	fs := newFlagSet("healthcheck")
 	fs.StringVar(&f.HTTPAddr, "http", "", "REST API address of the server (HERALD_HTTP_ADDR)")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		return fmt.Errorf("%w: healthcheck: %v", errUsage, err)
+	return func(ctx context.Context, _ []string, stdout, _ io.Writer) error {
+		return healthcheck(ctx, f, stdout)
 	}
+}
+
+func healthcheck(ctx context.Context, f service.Flags, stdout io.Writer) error {
 	cfg, err := toolConfig(f)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 
@@ -11,13 +12,15 @@ import (
 
 // rebuildCmd recreates the data dir's projections from the event log and
 // prints the new file's checksum beside the old one's.
-func rebuildCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func rebuildCmd(fs *flag.FlagSet) action {
 	var flags service.Flags
-	fs := newFlagSet("rebuild")
 	configFlags(fs, &flags)
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		return fmt.Errorf("%w: rebuild: %v", errUsage, err)
+	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) error {
+		return rebuild(ctx, flags, stdout, stderr)
 	}
+}
+
+func rebuild(ctx context.Context, flags service.Flags, stdout, stderr io.Writer) error {
 	cfg, err := toolConfig(flags)
 	if err != nil {
 		return err

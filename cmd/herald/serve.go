@@ -14,16 +14,17 @@ import (
 	"github.com/heraldhq/herald/service"
 )
 
-func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// serveCmd is `herald serve`.
+func serveCmd(fs *flag.FlagSet) action {
 	var f service.Flags
 	var memFlag string
-	fs := serveFlags(&f, &memFlag)
-	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
-		serveHelp(stdout)
-		return nil
-	} else if err != nil || fs.NArg() > 0 {
-		return fmt.Errorf("%w: serve: %v (herald serve --help lists every setting)", errUsage, err)
+	serveFlags(fs, &f, &memFlag)
+	return func(ctx context.Context, _ []string, _, stderr io.Writer) error {
+		return serve(ctx, f, memFlag, stderr)
 	}
+}
+
+func serve(ctx context.Context, f service.Flags, memFlag string, stderr io.Writer) error {
 	cfg, err := service.LoadConfig(os.Getenv, f)
 	mem, memErr := resolveMemoryLimit(memFlag, os.Getenv)
 	if err := errors.Join(err, memErr); err != nil {
@@ -66,10 +67,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return runErr
 }
 
-// serveFlags declares serve's flags into f and memoryLimit; their usage
-// comes from the settings table, like serve --help.
-func serveFlags(f *service.Flags, memoryLimit *string) *flag.FlagSet {
-	fs := newFlagSet("serve")
+// serveFlags declares serve's flags on fs into f and memoryLimit; their
+// usage comes from the settings table, like serve --help.
+func serveFlags(fs *flag.FlagSet, f *service.Flags, memoryLimit *string) {
 	fs.StringVar(&f.HTTPAddr, "http", "", flagUsage("HERALD_HTTP_ADDR"))
 	fs.StringVar(&f.DataDir, "data", "", flagUsage("HERALD_DATA_DIR"))
 	fs.StringVar(&f.NATSURL, "nats-url", "", flagUsage("HERALD_NATS_URL"))
@@ -79,7 +79,6 @@ func serveFlags(f *service.Flags, memoryLimit *string) *flag.FlagSet {
 	fs.StringVar(memoryLimit, "memory-limit", "", flagUsage(envMemoryLimit))
 	fs.StringVar(&f.PublicURL, "public-url", "", flagUsage("HERALD_PUBLIC_URL"))
 	fs.StringVar(&f.InboxOrigins, "inbox-origins", "", flagUsage("HERALD_INBOX_ORIGINS"))
-	return fs
 }
 
 // newLogger returns the process logger: JSON lines on stderr; the level

@@ -125,7 +125,9 @@ func TestSettings(t *testing.T) {
 	flags := map[string]bool{}
 	var f service.Flags
 	var mem string
-	serveFlags(&f, &mem).VisitAll(func(fl *flag.Flag) { flags["--"+fl.Name] = true })
+	fs := newFlagSet("serve")
+	serveFlags(fs, &f, &mem)
+	fs.VisitAll(func(fl *flag.Flag) { flags["--"+fl.Name] = true })
 	for _, s := range settings {
 		if s.flag != "" && !flags[s.flag] {
 			t.Errorf("settings gives %s the flag %s, which serve does not declare", s.env, s.flag)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,25 +21,30 @@ type adminClient struct {
 	addr, token string
 }
 
-// newAdminClient parses the tool flags (--http, --data) of an admin
-// command, of which want positional arguments must remain.
-func newAdminClient(name string, args []string, want int) (*adminClient, []string, error) {
+// adminFlags declares the flags of an admin command on fs: the server's
+// --http and the --data dir holding its admin token.
+func adminFlags(fs *flag.FlagSet) *service.Flags {
 	var f service.Flags
-	fs := newFlagSet(name)
 	fs.StringVar(&f.HTTPAddr, "http", "", "REST API address of the running server (HERALD_HTTP_ADDR)")
-	fs.StringVar(&f.DataDir, "data", "", "data directory holding admin.token (HERALD_DATA_DIR)")
-	if err := fs.Parse(args); err != nil || fs.NArg() != want {
-		return nil, nil, fmt.Errorf("%w: %s: %v", errUsage, name, err)
+	fs.StringVar(&f.DataDir, "data", "", "data directory holding admin.token, unless HERALD_ADMIN_TOKEN is set (HERALD_DATA_DIR)")
+	return &f
+}
+
+// adminCmd declares the admin flags on fs and returns the action that
+// calls do with a client of the server they name.
+func adminCmd(fs *flag.FlagSet, do func(ctx context.Context, c *adminClient, args []string, stdout io.Writer) error) action {
+	f := adminFlags(fs)
+	return func(ctx context.Context, args []string, stdout, _ io.Writer) error {
+		cfg, err := toolConfig(*f)
+		if err != nil {
+			return err
+		}
+		token, err := adminToken(cfg)
+		if err != nil {
+			return err
+		}
+		return do(ctx, &adminClient{addr: localAddr(cfg.HTTPAddr), token: token}, args, stdout)
 	}
-	cfg, err := toolConfig(f)
-	if err != nil {
-		return nil, nil, err
-	}
-	token, err := adminToken(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &adminClient{addr: localAddr(cfg.HTTPAddr), token: token}, fs.Args(), nil
 }
 
 // call sends one admin request and decodes a 2xx answer into out (nil:
@@ -109,84 +115,68 @@ func each[T any](ctx context.Context, c *adminClient, path string, row func(T)) 
 	}
 }
 
-// tenantCmd is `herald tenant create NAME` and `herald tenant list`.
-func tenantCmd(ctx context.Context, args []string, stdout io.Writer) error {
-	if len(args) == 0 {
-		return errUsage
-	}
-	switch args[0] {
-	case "create":
-		c, rest, err := newAdminClient("tenant create", args[1:], 1)
-		if err != nil {
-			return err
-		}
+// tenantCreateCmd is `herald tenant create NAME`.
+func tenantCreateCmd(fs *flag.FlagSet) action {
+	return adminCmd(fs, func(ctx context.Context, c *adminClient, args []string, stdout io.Writer) error {
 		var t struct{ TenantID, Name, APIKey string }
-		if err := c.call(ctx, http.MethodPost, "/v1/admin/tenants", map[string]string{"name": rest[0]}, &t); err != nil {
+		if err := c.call(ctx, http.MethodPost, "/v1/admin/tenants", map[string]string{"name": args[0]}, &t); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "tenant:  %s\nname:    %s\napi key: %s\n(the API key is shown once; store it now)\n", t.TenantID, t.Name, t.APIKey)
 		return nil
-	case "list":
-		c, _, err := newAdminClient("tenant list", args[1:], 0)
-		if err != nil {
-			return err
-		}
+	})
+}
+
+// tenantListCmd is `herald tenant list`.
+func tenantListCmd(fs *flag.FlagSet) action {
+	return adminCmd(fs, func(ctx context.Context, c *adminClient, _ []string, stdout io.Writer) error {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "TENANT\tCREATED\tNAME")
-		err = each(ctx, c, "/v1/admin/tenants", func(t struct{ TenantID, Name, CreatedAt string }) {
+		err := each(ctx, c, "/v1/admin/tenants", func(t struct{ TenantID, Name, CreatedAt string }) {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", t.TenantID, t.CreatedAt, t.Name)
 		})
 		if err != nil {
 			return err
 		}
 		return tw.Flush()
-	}
-	return errUsage
+	})
 }
 
-// keyCmd is `herald key create|list TENANT` and `herald key revoke TENANT
-// PREFIX`: the tenant's API keys through the admin API, for a tenant
-// whose every key is lost.
-func keyCmd(ctx context.Context, args []string, stdout io.Writer) error {
-	if len(args) == 0 {
-		return errUsage
-	}
-	switch args[0] {
-	case "create":
-		c, rest, err := newAdminClient("key create", args[1:], 1)
-		if err != nil {
-			return err
-		}
+// keyCreateCmd is `herald key create TENANT`: another API key, for a
+// tenant whose every key is lost.
+func keyCreateCmd(fs *flag.FlagSet) action {
+	return adminCmd(fs, func(ctx context.Context, c *adminClient, args []string, stdout io.Writer) error {
 		var k struct{ APIKey, Prefix string }
-		if err := c.call(ctx, http.MethodPost, "/v1/admin/tenants/"+url.PathEscape(rest[0])+"/api-keys", struct{}{}, &k); err != nil {
+		if err := c.call(ctx, http.MethodPost, "/v1/admin/tenants/"+url.PathEscape(args[0])+"/api-keys", struct{}{}, &k); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "prefix:  %s\napi key: %s\n(the API key is shown once; store it now)\n", k.Prefix, k.APIKey)
 		return nil
-	case "list":
-		c, rest, err := newAdminClient("key list", args[1:], 1)
-		if err != nil {
-			return err
-		}
+	})
+}
+
+// keyListCmd is `herald key list TENANT`.
+func keyListCmd(fs *flag.FlagSet) action {
+	return adminCmd(fs, func(ctx context.Context, c *adminClient, args []string, stdout io.Writer) error {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "PREFIX\tCREATED")
-		err = each(ctx, c, "/v1/admin/tenants/"+url.PathEscape(rest[0])+"/api-keys", func(k struct{ Prefix, CreatedAt string }) {
+		err := each(ctx, c, "/v1/admin/tenants/"+url.PathEscape(args[0])+"/api-keys", func(k struct{ Prefix, CreatedAt string }) {
 			fmt.Fprintf(tw, "%s\t%s\n", k.Prefix, k.CreatedAt)
 		})
 		if err != nil {
 			return err
 		}
 		return tw.Flush()
-	case "revoke":
-		c, rest, err := newAdminClient("key revoke", args[1:], 2)
-		if err != nil {
+	})
+}
+
+// keyRevokeCmd is `herald key revoke TENANT PREFIX`.
+func keyRevokeCmd(fs *flag.FlagSet) action {
+	return adminCmd(fs, func(ctx context.Context, c *adminClient, args []string, stdout io.Writer) error {
+		if err := c.call(ctx, http.MethodDelete, "/v1/admin/tenants/"+url.PathEscape(args[0])+"/api-keys/"+url.PathEscape(args[1]), nil, nil); err != nil {
 			return err
 		}
-		if err := c.call(ctx, http.MethodDelete, "/v1/admin/tenants/"+url.PathEscape(rest[0])+"/api-keys/"+url.PathEscape(rest[1]), nil, nil); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "revoked %s\n", rest[1])
+		fmt.Fprintf(stdout, "revoked %s\n", args[1])
 		return nil
-	}
-	return errUsage
+	})
 }

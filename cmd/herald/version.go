@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"flag"
 	"fmt"
 	"io"
 	"runtime"
@@ -15,6 +17,13 @@ var (
 	buildVersion = "dev"
 	buildCommit  = ""
 )
+
+// versionCmd is `herald version`.
+func versionCmd(*flag.FlagSet) action {
+	return func(_ context.Context, _ []string, stdout, _ io.Writer) error {
+		return version(stdout)
+	}
+}
 
 func version(w io.Writer) error {
 	commit := buildCommit
