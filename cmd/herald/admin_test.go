@@ -44,7 +44,8 @@ func TestAdminCommands(t *testing.T) {
 	if tenant == nil || first == nil {
 		t.Fatalf("tenant create printed %q", out)
 	}
-	if out := cli(append([]string{"tenant", "list"}, flags...)...); !strings.Contains(out, tenant[1]) || !strings.Contains(out, "Acme Corp") {
+	// Flags go before the verb, between it and its arguments, or after them.
+	if out := cli(append(append([]string{"tenant"}, flags...), "list")...); !strings.Contains(out, tenant[1]) || !strings.Contains(out, "Acme Corp") {
 		t.Fatalf("tenant list lacks the tenant: %q", out)
 	}
 
@@ -53,7 +54,7 @@ func TestAdminCommands(t *testing.T) {
 	if second == nil {
 		t.Fatalf("key create printed %q", out)
 	}
-	list := cli(append(append([]string{"key", "list"}, flags...), tenant[1])...)
+	list := cli(append([]string{"key", "list", tenant[1]}, flags...)...)
 	if !strings.Contains(list, second[1]) || !strings.Contains(list, first[1][:11]) {
 		t.Fatalf("key list lacks a key: %q", list)
 	}
