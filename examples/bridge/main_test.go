@@ -62,7 +62,7 @@ func drive(t *testing.T, url string, req wire.ExecuteRequest, signal json.RawMes
 }
 
 func TestWorkflows(t *testing.T) {
-	srv := httptest.NewServer(bridge.Serve(newRegistry("ops", "0 9 * * *"), bridge.Options{SigningKey: secret}))
+	srv := httptest.NewServer(bridge.Serve(newRegistry(config{DigestRecipient: "ops", DigestSchedule: "0 9 * * *", ActivityCron: "0 9 * * *"}), bridge.Options{SigningKey: secret}))
 	defer srv.Close()
 
 	tests := []struct {
@@ -109,7 +109,7 @@ func TestWorkflows(t *testing.T) {
 	}
 
 	wfs, err := (&bridgeclient.Client{}).Discover(context.Background(), srv.URL, secret)
-	if err != nil || len(wfs) != 8 || wfs[2].WorkflowID != "daily_digest" || wfs[2].Schedule == nil || *wfs[2].Schedule != "0 9 * * *" {
+	if err != nil || len(wfs) != 12 || wfs[2].WorkflowID != "daily_digest" || wfs[2].Schedule == nil || *wfs[2].Schedule != "0 9 * * *" {
 		t.Fatalf("discover: %+v, %v", wfs, err)
 	}
 }
