@@ -91,6 +91,10 @@ func TestWorkflows(t *testing.T) {
 			"wait-approval (approved, 24h0m0s)",
 			"notify-expired → subscriber (email): No decision on New laptop",
 		}},
+		{"order shipped on the kinds named", wire.ExecuteRequest{WorkflowID: "order_shipped", Subscriber: &bridge.Subscriber{
+			SubscriberID: "u1", Contacts: map[string][]string{"email": {"ada@example.com"}}},
+			Payload: json.RawMessage(`{"orderId":"A-1","carrier":"Parcelco","kinds":["email","in_app"]}`),
+		}, "", []string{"email → subscriber (email): Your order A-1 has shipped", "in-app → subscriber (in_app): Order shipped"}},
 		{"daily digest", wire.ExecuteRequest{WorkflowID: "daily_digest"}, "", []string{
 			"collect-stats", "send-digest → ops (email): Acme daily digest for 20", // the day the step read from the clock
 		}},
