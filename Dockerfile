@@ -6,8 +6,11 @@
 # Both base images are pinned by digest: a rebuild gets the same bases
 # until someone changes the digest in a reviewed commit.
 #
-#   docker build -t herald --build-arg VERSION=$(git describe --tags --always) .
+#   docker build -t herald --build-arg VERSION=$(git describe --tags --always --dirty) --build-arg COMMIT=$(git rev-parse HEAD) .
 #   docker run -p 8080:8080 -v herald-data:/data herald
+#
+# VERSION and COMMIT are what `herald version` reports, as `make build`
+# sets them (the context has no .git to read them from).
 #
 # deploy/compose.yaml runs the production layout; docs/operations.md.
 

@@ -155,3 +155,44 @@ func TestDocsShellVariables(t *testing.T) {
 		t.Fatalf("only %d shell blocks found", blocks)
 	}
 }
+
+var (
+	// exampleWorkflow is a workflow an example Bridge defines: Go's
+	// bridge.MustWorkflow("id", …), TypeScript's workflow<…>("id", …).
+	exampleWorkflow = regexp.MustCompile(`(?:MustWorkflow|workflow(?:<[^>(]*>)?)\("(\w+)"`)
+	// pageWorkflow is a workflow a page defines, triggers or sets
+	// preferences for: the id is its one non-empty group.
+	pageWorkflow = regexp.MustCompile(`MustWorkflow\("(\w+)"|\bworkflow\("(\w+)"|"workflowId":\s*"(\w+)",\s*"to"|"workflows":\s*\{\s*"(\w+)"`)
+)
+
+// TestDocsWorkflowsExist: every workflow a page defines, triggers or sets
+// preferences for is one the example Bridges serve (examples/bridge,
+// examples/typescript), so that a reader who runs them can run the page.
+func TestDocsWorkflowsExist(t *testing.T) {
+	known := map[string]bool{}
+	for _, src := range []string{"../examples/bridge/workflows.go", "../examples/typescript/src/main.ts"} {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range exampleWorkflow.FindAllStringSubmatch(string(b), -1) {
+			known[m[1]] = true
+		}
+	}
+	if !known["welcome"] || !known["invoice_paid"] || !known["approval"] {
+		t.Fatalf("the example workflows were not found: %v", known)
+	}
+	checked := 0
+	for page, text := range pages(t) {
+		for _, m := range pageWorkflow.FindAllStringSubmatch(text, -1) {
+			id := strings.Join(m[1:], "")
+			checked++
+			if !known[id] {
+				t.Errorf("%s uses the workflow %q, which no example Bridge serves", page, id)
+			}
+		}
+	}
+	if checked < 5 {
+		t.Fatalf("only %d workflow uses found in the pages", checked)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,7 +20,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testnet"
@@ -104,7 +104,8 @@ func startExample(t *testing.T, addr, secret string) {
 	}
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), "HERALD_SIGNING_SECRET="+secret, "BRIDGE_ADDR="+addr,
-		"DIGEST_RECIPIENT=ops", "DIGEST_SCHEDULE=* * * * * *") // a tick every second
+		"DIGEST_RECIPIENT=ops", "DIGEST_SCHEDULE=* * * * * *", // a tick every second
+		"ACTIVITY_DIGEST_CRON="+activityCron)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -125,6 +126,9 @@ func startExample(t *testing.T, addr, secret string) {
 // speaking their providers' APIs, a webhook receiver, the in-app inbox),
 // and drives each of its workflows to the end its doc page describes.
 func TestEveryWorkflowThroughHerald(t *testing.T) {
+	// morning_tip waits for the clock (up to 100 s): beside the
+	// TypeScript example's test, which waits as long.
+	t.Parallel()
 	mail := testsmtp.Start(t, testsmtp.Options{})
 	prov := startProviders(t)
 	h := testherald.Start(t, testherald.Options{Env: map[string]string{"HERALD_PUBLIC_URL": "http://herald.test"}})
@@ -156,7 +160,7 @@ func TestEveryWorkflowThroughHerald(t *testing.T) {
 	startExample(t, addr, bind.SigningSecret)
 	var synced struct{ Workflows []map[string]any }
 	do("POST", "/v1/sync", nil, http.StatusOK).JSON(t, &synced)
-	if len(synced.Workflows) != 8 {
+	if len(synced.Workflows) != 12 {
 		t.Fatalf("sync: %+v", synced)
 	}
 
@@ -168,6 +172,9 @@ func TestEveryWorkflowThroughHerald(t *testing.T) {
 	} {
 		do("PUT", "/v1/subscribers/"+id, map[string]any{"contacts": contacts, "attributes": map[string]any{"firstName": id}}, http.StatusCreated)
 	}
+	// price_alert, morning_tip, activity_digest and invoice_paid; the
+	// others run while morning_tip waits for its local time.
+	feat := startFeatures(t, h, key, mail)
 	trigger := func(workflow, subscriber string, payload any) string {
 		t.Helper()
 		var tr struct{ Runs []struct{ RunID string } }
@@ -178,7 +185,6 @@ func TestEveryWorkflowThroughHerald(t *testing.T) {
 		}
 		return tr.Runs[0].RunID
 	}
-	const wait = time.Minute // a guard against a hang only
 	completed := func(runID string) map[string]any {
 		t.Helper()
 		run := h.WaitRun(key, runID, "completed", "failed", "cancelled")
@@ -302,4 +308,121 @@ func TestEveryWorkflowThroughHerald(t *testing.T) {
 		})
 		mailTo("ops@example.com", "Acme daily digest for")
 	}
+	feat.finish()
+}
+
+// TestTypeScriptExampleThroughHerald builds the TypeScript example Bridge
+// (examples/typescript, on the SDK of sdk/typescript), binds it to a running
+// herald service with an email channel, and drives each of its workflows
+// as the Go example's are driven: welcome, then the throttle, the delay
+// until a local time, the cron digest and the payload schema. It needs node
+// and npm; without them it is skipped (CI installs both, see .ci/run).
+func TestTypeScriptExampleThroughHerald(t *testing.T) {
+	t.Parallel()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm is not installed")
+	}
+	script := buildTypeScriptExample(t)
+
+	mail := testsmtp.Start(t, testsmtp.Options{})
+	h := testherald.Start(t, testherald.Options{})
+	_, key := h.Tenant("Acme")
+	h.MailChannel(key, mail.Port)
+	addr := testnet.FreeAddr(t)
+	_, port, _ := strings.Cut(addr, ":")
+	var bind struct{ SigningSecret string }
+	if r := h.Do("PUT", "/v1/bridge", key, map[string]string{"webhookUrl": "http://" + addr + "/"}); r.Status != http.StatusOK {
+		t.Fatalf("bridge: %d %s", r.Status, r.Body)
+	} else {
+		r.JSON(t, &bind)
+	}
+	cmd := exec.Command(node, script)
+	cmd.Env = append(os.Environ(), "HERALD_SIGNING_SECRET="+bind.SigningSecret, "BRIDGE_PORT="+port,
+		"ACTIVITY_DIGEST_CRON="+activityCron)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
+	testwait.For(t, "the TypeScript example Bridge to answer", func() bool {
+		resp, err := http.Get("http://" + addr + "/")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil
+	})
+	r := h.Do("POST", "/v1/sync", key, nil)
+	var synced struct{ Workflows []struct{ WorkflowID string } }
+	r.JSON(t, &synced)
+	var ids []string
+	for _, w := range synced.Workflows {
+		ids = append(ids, w.WorkflowID)
+	}
+	if r.Status != http.StatusOK || strings.Join(ids, " ") != "welcome price_alert morning_tip activity_digest invoice_paid" {
+		t.Fatalf("sync: %d %s", r.Status, r.Body)
+	}
+
+	if r := h.Do("PUT", "/v1/subscribers/ada", key, map[string]any{"contacts": map[string]any{"email": []string{"ada@example.com"}},
+		"attributes": map[string]any{"firstName": "Ada", "plan": "pro"}}); r.Status != http.StatusCreated {
+		t.Fatalf("subscriber: %d %s", r.Status, r.Body)
+	}
+	feat := startFeatures(t, h, key, mail)
+	feat.completed(feat.trigger("welcome", "ada", nil))
+	feat.waitMail("ada@example.com", "Welcome to Acme, Ada!")
+	feat.finish()
+}
+
+// buildTypeScriptExample installs and compiles the SDK and the example
+// when a source is newer than its output (make test-ts has usually just
+// built the SDK) and returns the example's script.
+func buildTypeScriptExample(t *testing.T) string {
+	t.Helper()
+	sdk, example := filepath.Join("..", "..", "sdk", "typescript"), filepath.Join("..", "typescript")
+	for _, dir := range []string{sdk, example} {
+		out := filepath.Join(dir, "dist", "index.js")
+		if dir == example {
+			out = filepath.Join(dir, "dist", "main.js")
+		}
+		if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
+			npm(t, dir, "ci", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error")
+		}
+		if stale(t, out, filepath.Join(dir, "src"), filepath.Join(dir, "package.json")) {
+			npm(t, dir, "run", "build", "--silent")
+		}
+	}
+	return filepath.Join(example, "dist", "main.js")
+}
+
+func npm(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("npm", args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm %s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
+	}
+}
+
+// stale reports whether output is missing or older than a file under roots.
+func stale(t *testing.T, output string, roots ...string) bool {
+	t.Helper()
+	st, err := os.Stat(output)
+	if err != nil {
+		return true
+	}
+	found := false
+	for _, root := range roots {
+		_ = filepath.WalkDir(root, func(_ string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				if info, err := d.Info(); err == nil && info.ModTime().After(st.ModTime()) {
+					found = true
+				}
+			}
+			return nil
+		})
+	}
+	return found
 }

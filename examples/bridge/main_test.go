@@ -62,7 +62,7 @@ func drive(t *testing.T, url string, req wire.ExecuteRequest, signal json.RawMes
 }
 
 func TestWorkflows(t *testing.T) {
-	srv := httptest.NewServer(bridge.Serve(newRegistry("ops", "0 9 * * *"), bridge.Options{SigningKey: secret}))
+	srv := httptest.NewServer(bridge.Serve(newRegistry(config{DigestRecipient: "ops", DigestSchedule: "0 9 * * *", ActivityCron: "0 9 * * *"}), bridge.Options{SigningKey: secret}))
 	defer srv.Close()
 
 	tests := []struct {
@@ -91,6 +91,10 @@ func TestWorkflows(t *testing.T) {
 			"wait-approval (approved, 24h0m0s)",
 			"notify-expired → subscriber (email): No decision on New laptop",
 		}},
+		{"order shipped on the kinds named", wire.ExecuteRequest{WorkflowID: "order_shipped", Subscriber: &bridge.Subscriber{
+			SubscriberID: "u1", Contacts: map[string][]string{"email": {"ada@example.com"}}},
+			Payload: json.RawMessage(`{"orderId":"A-1","carrier":"Parcelco","kinds":["email","in_app"]}`),
+		}, "", []string{"email → subscriber (email): Your order A-1 has shipped", "in-app → subscriber (in_app): Order shipped"}},
 		{"daily digest", wire.ExecuteRequest{WorkflowID: "daily_digest"}, "", []string{
 			"collect-stats", "send-digest → ops (email): Acme daily digest for 20", // the day the step read from the clock
 		}},
@@ -109,7 +113,7 @@ func TestWorkflows(t *testing.T) {
 	}
 
 	wfs, err := (&bridgeclient.Client{}).Discover(context.Background(), srv.URL, secret)
-	if err != nil || len(wfs) != 8 || wfs[2].WorkflowID != "daily_digest" || wfs[2].Schedule == nil || *wfs[2].Schedule != "0 9 * * *" {
+	if err != nil || len(wfs) != 12 || wfs[2].WorkflowID != "daily_digest" || wfs[2].Schedule == nil || *wfs[2].Schedule != "0 9 * * *" {
 		t.Fatalf("discover: %+v, %v", wfs, err)
 	}
 }

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,13 +14,22 @@ import (
 	"github.com/heraldhq/herald/bridge/wire"
 )
 
-// newRegistry defines the workflows; digestRecipient is the subscriber id the
-// daily digest goes to, digestSchedule its cron schedule.
-func newRegistry(digestRecipient, digestSchedule string) *bridge.Registry {
+// config is what the environment sets (main.go).
+type config struct {
+	// DigestRecipient is the subscriber id the daily digest goes to,
+	// DigestSchedule its cron schedule.
+	DigestRecipient, DigestSchedule string
+	// ActivityCron is when activity_digest sends what it gathered, read
+	// in each subscriber's time zone.
+	ActivityCron string
+}
+
+// newRegistry defines the workflows.
+func newRegistry(cfg config) *bridge.Registry {
 	return bridge.NewRegistry().MustRegister(
 		bridge.MustWorkflow("welcome", welcome),
 		bridge.MustWorkflow("approval", approval),
-		bridge.MustWorkflow("daily_digest", dailyDigest(digestRecipient), bridge.WithSchedule(digestSchedule)),
+		bridge.MustWorkflow("daily_digest", dailyDigest(cfg.DigestRecipient), bridge.WithSchedule(cfg.DigestSchedule)),
 		bridge.MustWorkflow("order_shipped", orderShipped,
 			bridge.WithName("Shipping updates"), bridge.WithDescription("When an order of yours leaves the warehouse.")),
 		bridge.MustWorkflow("reminder", reminder, bridge.WithName("Reminders")),
@@ -32,6 +43,10 @@ func newRegistry(digestRecipient, digestSchedule string) *bridge.Registry {
 		// Critical: sent whatever the subscriber's preferences say, and
 		// its messages carry no unsubscribe link.
 		bridge.MustWorkflow("password_reset", passwordReset, bridge.WithCritical(), bridge.WithName("Password reset")),
+		bridge.MustWorkflow("price_alert", priceAlert, bridge.WithName("Price alerts")),
+		bridge.MustWorkflow("morning_tip", morningTip, bridge.WithName("Tips")),
+		bridge.MustWorkflow("activity_digest", activityDigest(cfg.ActivityCron), bridge.WithName("Activity digest")),
+		bridge.MustWorkflow("invoice_paid", invoicePaid, bridge.WithName("Receipts"), bridge.WithPayloadSchema(invoiceSchema)),
 	)
 }
 
@@ -177,49 +192,68 @@ type shipment struct {
 	OrderID     string `json:"orderId"`
 	Carrier     string `json:"carrier"`
 	TrackingURL string `json:"trackingUrl"` // optional
+	// Kinds are the channel kinds to send on ("email", "in_app", …):
+	// the kinds the tenant has channels of. Empty: all six.
+	Kinds []bridge.Channel `json:"kinds"`
 }
 
 // orderShipped sends the news on every channel kind, one step each. Each
 // kind goes to the subscriber's address of that kind (contacts.sms[0], …);
 // a subscriber without one is skipped (bridge.NoAddress) and the run goes
-// on. The tenant needs an enabled channel of each kind; with two of a kind
-// (email-ses at priority 0, email-smtp at 1), a send that fails before the
-// provider took it moves to the next one at once: failover is the
-// channels' business, not the workflow's.
+// on. A kind the tenant has no enabled channel of fails the run
+// (no_channel): a tenant without channels of all six kinds names the kinds
+// it has in the payload's "kinds". With two channels of a kind (email-ses
+// at priority 0, email-smtp at 1), a send that fails before the provider
+// took it moves to the next one at once: failover is the channels'
+// business, not the workflow's.
 func orderShipped(ctx *bridge.Context, s shipment) error {
 	if s.OrderID == "" {
 		return errors.New("order_shipped needs an orderId")
 	}
+	on := func(kind bridge.Channel) bool { return len(s.Kinds) == 0 || slices.Contains(s.Kinds, kind) }
 	track := s.TrackingURL
 	if track == "" {
 		track = "https://track.example.com/" + s.OrderID
 	}
 	text := fmt.Sprintf("Order %s has shipped with %s.", s.OrderID, s.Carrier)
-	if _, err := bridge.Notify(ctx, "email", func(context.Context) (bridge.EmailContent, error) {
-		return bridge.EmailContent{Subject: "Your order " + s.OrderID + " has shipped", Text: text + "\nTrack it: " + track + "\n"}, nil
-	}); err != nil {
-		return err
+	if on(bridge.Email) {
+		if _, err := bridge.Notify(ctx, "email", func(context.Context) (bridge.EmailContent, error) {
+			return bridge.EmailContent{Subject: "Your order " + s.OrderID + " has shipped", Text: text + "\nTrack it: " + track + "\n"}, nil
+		}); err != nil {
+			return err
+		}
 	}
-	if _, err := bridge.Notify(ctx, "sms", func(context.Context) (bridge.SMSContent, error) {
-		return bridge.SMSContent{Body: text}, nil
-	}); err != nil {
-		return err
+	if on(bridge.SMS) {
+		if _, err := bridge.Notify(ctx, "sms", func(context.Context) (bridge.SMSContent, error) {
+			return bridge.SMSContent{Body: text}, nil
+		}); err != nil {
+			return err
+		}
 	}
-	if _, err := bridge.Notify(ctx, "chat", func(context.Context) (bridge.ChatContent, error) {
-		return bridge.ChatContent{Body: text}, nil
-	}); err != nil {
-		return err
+	if on(bridge.Chat) {
+		if _, err := bridge.Notify(ctx, "chat", func(context.Context) (bridge.ChatContent, error) {
+			return bridge.ChatContent{Body: text}, nil
+		}); err != nil {
+			return err
+		}
 	}
-	if _, err := bridge.Notify(ctx, "push", func(context.Context) (bridge.PushContent, error) {
-		return bridge.PushContent{Title: "Order shipped", Body: text, Data: map[string]string{"orderId": s.OrderID}}, nil
-	}); err != nil {
-		return err
+	if on(bridge.Push) {
+		if _, err := bridge.Notify(ctx, "push", func(context.Context) (bridge.PushContent, error) {
+			return bridge.PushContent{Title: "Order shipped", Body: text, Data: map[string]string{"orderId": s.OrderID}}, nil
+		}); err != nil {
+			return err
+		}
 	}
-	if _, err := bridge.Notify(ctx, "in-app", func(context.Context) (bridge.InAppContent, error) {
-		return bridge.InAppContent{Subject: "Order shipped", Body: text,
-			PrimaryAction: &bridge.InAppAction{Label: "Track", URL: track}}, nil
-	}); err != nil {
-		return err
+	if on(bridge.InApp) {
+		if _, err := bridge.Notify(ctx, "in-app", func(context.Context) (bridge.InAppContent, error) {
+			return bridge.InAppContent{Subject: "Order shipped", Body: text,
+				PrimaryAction: &bridge.InAppAction{Label: "Track", URL: track}}, nil
+		}); err != nil {
+			return err
+		}
+	}
+	if !on(bridge.Webhook) {
+		return nil
 	}
 	// A webhook send needs no address: it posts to the channel's URL
 	// (your own system, say a warehouse dashboard).
@@ -340,4 +374,110 @@ func footer(l *bridge.Links) string {
 		s += "Unsubscribe from these e-mails: " + *l.Unsubscribe + "\n"
 	}
 	return s
+}
+
+// priceDrop is the trigger payload of price_alert.
+type priceDrop struct {
+	Product string `json:"product"`
+	Price   string `json:"price"`
+}
+
+// priceAlert e-mails a price drop, at most 3 an hour to one subscriber. The
+// throttle step counts the runs of this workflow for the subscriber that
+// reached it within the last hour, this one included (Herald keeps the
+// count: it survives restarts and is shared by every herald process); a run
+// over the limit ends there, sending nothing.
+func priceAlert(ctx *bridge.Context, p priceDrop) error {
+	t, err := bridge.Throttle(ctx, "at-most-3-an-hour", 3, time.Hour)
+	if err != nil || t.Throttled {
+		return err
+	}
+	_, err = bridge.Notify(ctx, "email", func(context.Context) (bridge.EmailContent, error) {
+		return bridge.EmailContent{Subject: "Price drop: " + p.Product + " now " + p.Price,
+			Text: fmt.Sprintf("%s is down to %s.\n", p.Product, p.Price)}, nil
+	})
+	return err
+}
+
+// tip is the trigger payload of morning_tip.
+type tip struct {
+	Text string `json:"text"`
+	At   string `json:"at"` // the subscriber's local time to send it at, "HH:MM"; default 09:00
+}
+
+// morningTip waits until the subscriber's clock next reads 09:00, in the
+// time zone of their profile (UTC without one), then e-mails the tip. Herald
+// picks the instant when the run reaches the delay and records it, so a
+// replay or a restart never moves it.
+func morningTip(ctx *bridge.Context, t tip) error {
+	if err := bridge.DelayUntilLocal(ctx, "until-morning", cmp.Or(t.At, "09:00")); err != nil {
+		return err
+	}
+	_, err := bridge.Notify(ctx, "email", func(context.Context) (bridge.EmailContent, error) {
+		return bridge.EmailContent{Subject: "Your tip for today", Text: t.Text + "\n"}, nil
+	})
+	return err
+}
+
+// activity is the trigger payload of activity_digest.
+type activity struct {
+	Actor  string `json:"actor"`
+	Action string `json:"action"`
+}
+
+// activityDigest returns the workflow that gathers a subscriber's activity
+// into one e-mail at the next tick of cron ("0 9 * * *": every morning at
+// 9), read in the subscriber's time zone. The run that opens the window
+// sends it; the runs that join end at the digest step (status digested).
+func activityDigest(cron string) func(*bridge.Context, activity) error {
+	return func(ctx *bridge.Context, _ activity) error {
+		got, err := bridge.Digest(ctx, "gather", 0, bridge.DigestCron(cron))
+		if err != nil {
+			return err
+		}
+		var lines []string
+		for _, ev := range got.Events {
+			lines = append(lines, fmt.Sprintf("%v %v", ev.Payload["actor"], ev.Payload["action"]))
+		}
+		_, err = bridge.Notify(ctx, "email", func(context.Context) (bridge.EmailContent, error) {
+			return bridge.EmailContent{
+				Subject: fmt.Sprintf("Your activity digest: %d updates", got.Count),
+				Text:    strings.Join(lines, "\n") + "\n",
+			}, nil
+		})
+		return err
+	}
+}
+
+// invoiceSchema is the payload schema of invoice_paid. After a sync Herald
+// checks every trigger of the workflow against it: a payload it refuses is
+// answered 422 invalid_payload, naming each bad field, and starts nothing.
+var invoiceSchema = json.RawMessage(`{
+  "type": "object",
+  "required": ["invoiceId", "amount", "currency"],
+  "properties": {
+    "invoiceId": {"type": "string", "minLength": 1},
+    "amount": {"type": "number", "exclusiveMinimum": 0},
+    "currency": {"enum": ["EUR", "GBP", "USD"]}
+  },
+  "additionalProperties": false
+}`)
+
+// invoice is the trigger payload of invoice_paid, as invoiceSchema has it.
+type invoice struct {
+	InvoiceID string  `json:"invoiceId"`
+	Amount    float64 `json:"amount"`
+	Currency  string  `json:"currency"`
+}
+
+// invoicePaid e-mails a receipt. It trusts its payload's shape: Herald
+// refused every trigger whose payload does not match invoiceSchema.
+func invoicePaid(ctx *bridge.Context, inv invoice) error {
+	_, err := bridge.Notify(ctx, "email", func(context.Context) (bridge.EmailContent, error) {
+		return bridge.EmailContent{
+			Subject: fmt.Sprintf("Receipt for invoice %s", inv.InvoiceID),
+			Text:    fmt.Sprintf("We received %.2f %s for invoice %s. Thank you.\n", inv.Amount, inv.Currency, inv.InvoiceID),
+		}, nil
+	})
+	return err
 }
