@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/internal/testapi"
@@ -79,6 +80,7 @@ type StandInDelivery struct {
 
 	mu       sync.Mutex
 	requests []map[string]any
+	received []time.Time
 	// Answer, when set, decides the status and body of each request.
 	Answer func(req map[string]any) (status int, body any)
 }
@@ -98,6 +100,7 @@ func NewStandInDelivery(t testing.TB) *StandInDelivery {
 		}
 		d.mu.Lock()
 		d.requests = append(d.requests, req)
+		d.received = append(d.received, time.Now())
 		key, _ := req["idempotencyKey"].(string)
 		answer := d.Answer
 		d.mu.Unlock()
@@ -119,6 +122,13 @@ func (d *StandInDelivery) Requests() []map[string]any {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return append([]map[string]any(nil), d.requests...)
+}
+
+// ReceivedAt returns when each of Requests was received, in their order.
+func (d *StandInDelivery) ReceivedAt() []time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]time.Time(nil), d.received...)
 }
 
 // Ping is the workflow "ping" of the cluster and failover tests: a `run`
