@@ -207,7 +207,7 @@ func TestSyncCodes(t *testing.T) {
 	rt := &runtime{}
 	h.rebuild(control.Config{Runtime: rt, RuntimeOptions: control.RuntimeOptions{CronMinInterval: 60e9}})
 	ctx := context.Background()
-	if _, err := h.ctl.Sync(ctx, "ten_1"); code(err) != "bridge_not_configured" || !errors.Is(err, apierr.ErrConflict) {
+	if _, err := h.ctl.Sync(ctx, "ten_1", false); code(err) != "bridge_not_configured" || !errors.Is(err, apierr.ErrConflict) {
 		t.Fatalf("before a Bridge: %v", err)
 	}
 	if _, err := h.ctl.ConfigureBridge(ctx, "ten_1", "https://bridge.example/h"); err != nil {
@@ -248,7 +248,7 @@ func TestSyncCodes(t *testing.T) {
 	}
 	for _, c := range cases {
 		rt.discover = func() ([]wire.WorkflowInfo, error) { return c.infos, c.err }
-		_, err := h.ctl.Sync(ctx, "ten_1")
+		_, err := h.ctl.Sync(ctx, "ten_1", false)
 		if code(err) != c.code {
 			t.Errorf("%s: %v, want %s", c.name, err, c.code)
 			continue
@@ -270,11 +270,70 @@ func TestSyncCodes(t *testing.T) {
 	rt.discover = func() ([]wire.WorkflowInfo, error) {
 		return []wire.WorkflowInfo{{WorkflowID: "daily", Schedule: s("0 9 * * *")}, {WorkflowID: "welcome"}}, nil
 	}
-	wfs, err := h.ctl.Sync(ctx, "ten_1")
+	res, err := h.ctl.Sync(ctx, "ten_1", false)
+	wfs := res.Workflows
 	if err != nil || len(wfs) != 2 || wfs[0].NextRunAt == nil || wfs[1].NextRunAt != nil || len(rt.armed) != 1 {
 		t.Fatalf("sync: %+v %v armed %v", wfs, err, rt.armed)
 	}
 	if got, err := h.ctl.Workflows(ctx, "ten_1"); err != nil || len(got) != 2 || got[0].WorkflowID != "daily" {
 		t.Fatalf("workflows: %+v %v", got, err)
+	}
+}
+
+// A sync answers the ids of the last sync's workflows it drops; a dry run
+// answers the same and records and arms nothing.
+func TestSyncRemovedAndDryRun(t *testing.T) {
+	h := newChannelHarness(t, channelKeyring(t, 1))
+	rt := &runtime{}
+	h.rebuild(control.Config{Runtime: rt, RuntimeOptions: control.RuntimeOptions{CronMinInterval: 60e9}})
+	ctx := context.Background()
+	if _, err := h.ctl.ConfigureBridge(ctx, "ten_1", "https://bridge.example/h"); err != nil {
+		t.Fatal(err)
+	}
+	serve := func(ids ...string) {
+		rt.discover = func() ([]wire.WorkflowInfo, error) {
+			var infos []wire.WorkflowInfo
+			for _, id := range ids {
+				infos = append(infos, wire.WorkflowInfo{WorkflowID: id})
+			}
+			return infos, nil
+		}
+	}
+	ids := func(wfs []control.Workflow) string {
+		var out []string
+		for _, w := range wfs {
+			out = append(out, w.WorkflowID)
+		}
+		return strings.Join(out, ",")
+	}
+	steps := []struct {
+		serves           []string
+		dryRun           bool
+		removed, current string // current: GET /v1/workflows after the call
+	}{
+		{[]string{"a", "b", "c"}, true, "", ""}, // a dry run before any sync records nothing
+		{[]string{"a", "b", "c"}, false, "", "a,b,c"},
+		{[]string{"b", "d"}, true, "a,c", "a,b,c"},
+		{[]string{"b", "d"}, true, "a,c", "a,b,c"}, // a dry run repeated answers the same
+		{[]string{"b", "d"}, false, "a,c", "b,d"},
+		{[]string{"b", "d"}, false, "", "b,d"},
+		{nil, false, "b,d", ""},
+	}
+	for i, st := range steps {
+		serve(st.serves...)
+		armed := len(rt.armed)
+		res, err := h.ctl.Sync(ctx, "ten_1", st.dryRun)
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		if ids(res.Workflows) != strings.Join(st.serves, ",") || strings.Join(res.Removed, ",") != st.removed || res.Removed == nil {
+			t.Errorf("step %d: workflows %s removed %q, want %v and %q", i, ids(res.Workflows), res.Removed, st.serves, st.removed)
+		}
+		if cur, err := h.ctl.Workflows(ctx, "ten_1"); err != nil || ids(cur) != st.current {
+			t.Errorf("step %d: the workflows after it %s %v, want %s", i, ids(cur), err, st.current)
+		}
+		if want := armed + map[bool]int{true: 0, false: 1}[st.dryRun]; len(rt.armed) != want {
+			t.Errorf("step %d: schedules armed %d times, want %d", i, len(rt.armed), want)
+		}
 	}
 }

@@ -76,18 +76,21 @@ const fanoutIdle = 2 * time.Second
 
 // CancelTransaction cancels every unfinished run of a transaction,
 // including the runs its fan-out has not started yet, and returns how
-// many runs the transaction's cancellation ended.
+// many runs this call ended.
 //
 // It appends TransactionCancelled on the transaction (once: a repeated
-// cancel finds it, and answers the same count). A fan-out that reads it
+// cancel finds it, ends only what is left, and counts that: 0 when the
+// first cancel ended every run). A fan-out that reads it
 // starts its remaining runs cancelled, before any turn of them (see the
 // engine's txncancel.go); the runs a fan-out started before are cancelled
 // here, chunk by chunk as the fan-out dispatches them, so that few of them
 // take a turn meanwhile. A fan-out that says nothing for fanoutIdle is
 // finished here (a trigger to one subscriber at once): every recipient's
-// run is known before the answer. The count is of the transaction's runs
-// ended by its cancellation: the runs cancelled one by one before, or
-// finished otherwise, are not in it.
+// run is known before the answer. The count is of the runs this call
+// ended: those it cancelled, and, for the call that recorded the
+// cancellation, those a fan-out started cancelled; the runs cancelled one
+// by one before, by another cancel of the transaction, or finished
+// otherwise, are not in it.
 //
 // Errors: 404 transaction_not_found.
 func (c *Control) CancelTransaction(ctx context.Context, tenant, txn, actor string) (int, error) {
@@ -95,6 +98,7 @@ func (c *Control) CancelTransaction(ctx context.Context, tenant, txn, actor stri
 	var acc events.TriggerAcceptedData
 	var cancel events.TransactionCancelledData
 	var evs []eventlog.Event
+	first := false // this call recorded the cancellation
 	err := retry(ctx, func() error {
 		var err error
 		if evs, acc, err = c.transaction(ctx, tenant, txn); err != nil {
@@ -108,12 +112,13 @@ func (c *Control) CancelTransaction(ctx context.Context, tenant, txn, actor stri
 		cancel = events.TransactionCancelledData{TransactionID: txn, Actor: actor}
 		_, err = c.log.Append(ctx, eventlog.Record{Subject: subject, Type: events.TransactionCancelled, Tenant: tenant,
 			Data: cancel, Expect: true, ExpectSeq: evs[len(evs)-1].Seq})
+		first = err == nil
 		return err
 	})
 	if err != nil {
 		return 0, err
 	}
-	sw := &txnSweep{c: c, tenant: tenant, swept: map[string]bool{},
+	sw := &txnSweep{c: c, tenant: tenant, swept: map[string]bool{}, first: first,
 		data: events.RunCancelledData{Reason: events.CancelTransaction, Actor: cancel.Actor}}
 	completed := false
 	after := uint64(0)
@@ -172,10 +177,13 @@ type txnSweep struct {
 	c      *Control
 	tenant string
 	data   events.RunCancelledData
-	swept  map[string]bool
-	mu     sync.Mutex
-	n      int    // runs the cancellation ended
-	last   uint64 // the last RunCancelled appended
+	// first: the sweep's call recorded the cancellation, so the runs a
+	// fan-out started cancelled are its doing.
+	first bool
+	swept map[string]bool
+	mu    sync.Mutex
+	n     int    // runs the call ended
+	last  uint64 // the last RunCancelled appended
 }
 
 // sweep cancels the runs of ds not swept yet, the last dispatched first:
@@ -190,7 +198,7 @@ func (sw *txnSweep) sweep(ctx context.Context, ds []events.Dispatch) error {
 		}
 	}
 	return forEachRun(ctx, todo, func(ctx context.Context, runID string) error {
-		ended, seq, err := sw.c.cancelForTransaction(ctx, sw.tenant, runID, sw.data)
+		ended, seq, err := sw.c.cancelForTransaction(ctx, sw.tenant, runID, sw.data, sw.first)
 		if err != nil || !ended {
 			return err
 		}
@@ -202,9 +210,10 @@ func (sw *txnSweep) sweep(ctx context.Context, ds []events.Dispatch) error {
 }
 
 // cancelForTransaction cancels one run of a cancelled transaction unless
-// it is finished; ended reports whether the transaction's cancellation
-// ended it (now, or before: by its fan-out, or by an earlier cancel), seq
-// is the sequence of the RunCancelled this call appended (0: none).
+// it is finished; ended reports whether the call ended it: now, or, when
+// first (the call recorded the cancellation), by its fan-out, which
+// started the run cancelled. seq is the sequence of the RunCancelled this
+// call appended (0: none).
 //
 // It reads the run's last event only, not its history: a run is finished
 // exactly when its last event ends it (every writer of a run expects the
@@ -213,7 +222,7 @@ func (sw *txnSweep) sweep(ctx context.Context, ds []events.Dispatch) error {
 // large transaction's runs are read while the engine advances them: one
 // read each keeps the cancel ahead of the turns.
 func (c *Control) cancelForTransaction(ctx context.Context, tenant, runID string,
-	data events.RunCancelledData) (ended bool, seq uint64, err error) {
+	data events.RunCancelledData, first bool) (ended bool, seq uint64, err error) {
 	subject := eventlog.Subject(tenant, eventlog.AggRun, runID)
 	err = retry(ctx, func() error {
 		last, ok, err := c.log.Last(ctx, subject)
@@ -228,7 +237,7 @@ func (c *Control) cancelForTransaction(ctx context.Context, tenant, runID string
 					return err
 				}
 			}
-			ended = d.Reason == events.CancelTransaction
+			ended = first && d.Reason == events.CancelTransaction && d.AtStart
 			return nil
 		case events.RunCompleted, events.RunFailed, events.RunDigested:
 			return nil

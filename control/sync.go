@@ -49,9 +49,22 @@ type Workflow struct {
 	PayloadSchema json.RawMessage
 }
 
+// SyncResult is what a sync records, or would record.
+type SyncResult struct {
+	// Workflows are the workflows the Bridge serves, as recorded.
+	Workflows []Workflow
+	// Removed are the ids of the workflows of the last sync this one
+	// drops, in that sync's order; empty when it drops none. A removed
+	// workflow's schedule is disarmed; its unfinished runs fail at their
+	// next turn, when the Bridge answers 404 workflow_not_found.
+	Removed []string
+}
+
 // Sync asks the tenant's Bridge which workflows it serves, records them,
 // and arms the cron schedules of the schedule-triggered ones (disarming
 // schedules that changed or went away). A refused sync records nothing.
+// With dryRun, it asks and checks the same and answers the same, but
+// records and arms nothing.
 //
 // Errors: 409 bridge_not_configured; 502 bridge_unreachable or
 // bridge_rejected when the Bridge gave no answer or refused; a
@@ -59,41 +72,61 @@ type Workflow struct {
 // answer (apierr.CodeInvalidWorkflowID, apierr.CodeInvalidSchedule,
 // apierr.CodeInvalidPayloadSchema, CodeTooMany…,
 // apierr.CodeScheduleTooFrequent).
-func (c *Control) Sync(ctx context.Context, tenant string) ([]Workflow, error) {
+func (c *Control) Sync(ctx context.Context, tenant string, dryRun bool) (SyncResult, error) {
 	url, secret, err := c.BridgeSecret(ctx, tenant)
 	if errors.Is(err, apierr.ErrNotFound) {
-		return nil, errBridgeRequired
+		return SyncResult{}, errBridgeRequired
 	}
 	if err != nil {
-		return nil, err
+		return SyncResult{}, err
 	}
 	infos, err := c.rt.Discover(ctx, url, secret)
 	switch {
 	case errors.Is(err, bridgeclient.ErrUnreachable):
-		return nil, apierr.New(apierr.CodeBridgeUnreachable, err.Error())
+		return SyncResult{}, apierr.New(apierr.CodeBridgeUnreachable, err.Error())
 	case err != nil:
-		return nil, apierr.New(apierr.CodeBridgeRejected, err.Error())
+		return SyncResult{}, apierr.New(apierr.CodeBridgeRejected, err.Error())
 	}
 	synced, err := c.checkDiscovered(infos)
 	if err != nil {
-		return nil, err
+		return SyncResult{}, err
 	}
 	previous, err := c.synced(ctx, tenant)
 	if err != nil {
-		return nil, err
+		return SyncResult{}, err
+	}
+	res := SyncResult{Workflows: c.view(synced), Removed: removedBy(previous, synced)}
+	if dryRun {
+		return res, nil
 	}
 	seq, err := c.log.Append(ctx, eventlog.Record{Subject: eventlog.Subject(tenant, eventlog.AggWorkflows, tenant),
 		Type: events.WorkflowsSynced, Tenant: tenant, Data: events.WorkflowsSyncedData{Workflows: synced}})
 	if err != nil {
-		return nil, err
+		return SyncResult{}, err
 	}
 	if err := c.rt.ArmSchedules(ctx, tenant, previous, synced); err != nil {
-		return nil, err
+		return SyncResult{}, err
 	}
 	if err := c.store.WaitFor(ctx, seq); err != nil {
-		return nil, err
+		return SyncResult{}, err
 	}
-	return c.view(synced), nil
+	return res, nil
+}
+
+// removedBy returns the ids of the workflows of previous that synced
+// drops, in previous's order; an empty list when none.
+func removedBy(previous, synced []events.SyncedWorkflow) []string {
+	kept := make(map[string]bool, len(synced))
+	for _, w := range synced {
+		kept[w.WorkflowID] = true
+	}
+	removed := []string{}
+	for _, w := range previous {
+		if !kept[w.WorkflowID] {
+			removed = append(removed, w.WorkflowID)
+		}
+	}
+	return removed
 }
 
 // Workflows returns the tenant's last successful sync, with next run

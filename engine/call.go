@@ -63,6 +63,7 @@ func (t *turn) execute(ctx context.Context) (verdict, error) {
 
 // answer records what the Bridge answered.
 func (t *turn) answer(ctx context.Context, out bridgeclient.Outcome) (verdict, error) {
+	t.answered = out.Step
 	// The run's writes keep their order: the completion the call
 	// followed, and the frozen subscriber, go before whatever the answer
 	// leads to (a delivery, a digest). A `run` step leads to nothing but
@@ -86,12 +87,13 @@ func (t *turn) answer(ctx context.Context, out bridgeclient.Outcome) (verdict, e
 }
 
 // pendingID names the step a failure belongs to: the Bridge's, else the
-// step in progress.
+// step in progress; "" for the call to the Bridge (no step in progress,
+// or the call to the Bridge is).
 func (t *turn) pendingID(id string) string {
 	if id != "" {
 		return id
 	}
-	if p := t.st.Pending(); p != nil {
+	if p := t.st.Pending(); p != nil && !p.Bridge() {
 		return p.StepID
 	}
 	return ""

@@ -191,7 +191,7 @@ func (e *Engine) deadLetter(ctx context.Context, tenant, runID, code, message st
 		}
 		d := events.RunFailedData{Code: code, Message: message}
 		if p := st.Pending(); p != nil {
-			d.StepID = p.StepID
+			d.StepID, d.Type = p.StepID, p.Type
 		}
 		if _, err := e.log.Append(ctx, eventlog.Record{Subject: subject, Type: events.RunFailed, Tenant: tenant, Data: d,
 			Expect: true, ExpectSeq: st.LastSeq, At: e.now().UTC()}); err != nil {

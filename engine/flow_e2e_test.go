@@ -327,10 +327,10 @@ func TestCancelTransactionMidFanoutE2E(t *testing.T) {
 		t.Fatal("every run called the Bridge: the cancel did not stop the fan-out's runs")
 	}
 
-	// A repeated cancel finds the transaction cancelled: the same count.
+	// A repeated cancel finds the transaction cancelled and ends nothing.
 	r := h.Do("POST", "/v1/transactions/"+url.PathEscape(txn)+"/cancel", key, nil)
-	if r.Status != http.StatusAccepted || r.Map(t)["cancelled"] != float64(cancelled) {
-		t.Fatalf("repeated cancel: %d %s, want %d", r.Status, r.Body, cancelled)
+	if r.Status != http.StatusAccepted || r.Map(t)["cancelled"] != float64(0) {
+		t.Fatalf("repeated cancel: %d %s, want 0", r.Status, r.Body)
 	}
 }
 
@@ -354,6 +354,10 @@ func TestCancelTransactionOfWaitingRunsE2E(t *testing.T) {
 	}
 	if r := h.Do("POST", "/v1/transactions/order-1/cancel", key, nil); r.Status != http.StatusAccepted || r.Map(t)["cancelled"] != float64(2) {
 		t.Fatalf("cancel order-1: %d %s, want 2", r.Status, r.Body)
+	}
+	// The count is what the call ended: a second cancel ends nothing.
+	if r := h.Do("POST", "/v1/transactions/order-1/cancel", key, nil); r.Status != http.StatusAccepted || r.Map(t)["cancelled"] != float64(0) {
+		t.Fatalf("cancel order-1 again: %d %s, want 0", r.Status, r.Body)
 	}
 	for i, run := range runs {
 		// The answer waited for the projections: the runs read cancelled.
@@ -380,8 +384,16 @@ func TestCancelTransactionOfWaitingRunsE2E(t *testing.T) {
 	if r := h.Do("POST", "/v1/transactions/order-2/cancel", key, nil); r.Status != http.StatusAccepted || r.Map(t)["cancelled"] != float64(1) {
 		t.Fatalf("cancel order-2: %d %s, want 1", r.Status, r.Body)
 	}
-	if run := h.WaitRun(key, single, "cancelled"); run["error"].(map[string]any)["code"] != "cancelled" {
+	run := h.WaitRun(key, single, "cancelled")
+	if run["error"].(map[string]any)["code"] != "cancelled" {
 		t.Fatalf("run: %v", run)
+	}
+	// The wait under way when the cancel came ended cancelled with it.
+	if steps := run["steps"].([]any); len(steps) != 1 || steps[0].(map[string]any)["status"] != "cancelled" {
+		t.Fatalf("the cancelled run's steps: %v", steps)
+	}
+	if r := h.Do("POST", "/v1/transactions/order-2/cancel", key, nil); r.Status != http.StatusAccepted || r.Map(t)["cancelled"] != float64(0) {
+		t.Fatalf("cancel order-2 again: %d %s, want 0", r.Status, r.Body)
 	}
 	for _, txn := range []string{"nope", "a%20b"} {
 		if r := h.Do("POST", "/v1/transactions/"+txn+"/cancel", key, nil); r.Status != http.StatusNotFound || r.ErrorCode() != "transaction_not_found" {

@@ -383,3 +383,95 @@ func TestDigestWindowSurvivesARestart(t *testing.T) {
 		t.Fatalf("%d of %d triggers digested: %v", len(seen), n, reqs)
 	}
 }
+
+// A sync that drops workflows names them (a dry run first, which changes
+// nothing); a removed workflow's unfinished run fails at its next turn
+// with workflow_not_found, on the call to the Bridge, while a run of a
+// workflow the new Bridge serves goes on. The Bridge is replaced by
+// another one serving other workflows, as a tenant switching examples
+// does.
+func TestSyncRemovedWorkflowsRunsFailAtTheirNextTurn(t *testing.T) {
+	d := testherald.NewStandInDelivery(t)
+	h := testherald.Start(t, testherald.Options{DeliverURL: d.URL})
+	_, key := h.Tenant("Acme")
+	h.Bridge(key, bridge.NewRegistry().MustRegister(waitingFor("keep", "go"), waitingFor("gone", "go"),
+		bridge.MustWorkflow("gone_daily", func(*bridge.Context, any) error { return nil }, bridge.WithSchedule("0 9 * * *"))))
+	type syncAnswer struct {
+		Workflows []struct{ WorkflowID string }
+		Removed   []string
+	}
+	sync := func(query string) (syncAnswer, string) {
+		t.Helper()
+		r := h.Do("POST", "/v1/sync"+query, key, nil)
+		if r.Status != http.StatusOK {
+			t.Fatalf("sync%s: %d %s", query, r.Status, r.Body)
+		}
+		var a syncAnswer
+		r.JSON(t, &a)
+		var ids []string
+		for _, w := range a.Workflows {
+			ids = append(ids, w.WorkflowID)
+		}
+		sort.Strings(ids)
+		return a, strings.Join(ids, ",")
+	}
+	listed := func() string {
+		t.Helper()
+		var a syncAnswer
+		h.Do("GET", "/v1/workflows", key, nil).JSON(t, &a)
+		var ids []string
+		for _, w := range a.Workflows {
+			ids = append(ids, w.WorkflowID)
+		}
+		sort.Strings(ids)
+		return strings.Join(ids, ",")
+	}
+	if a, ids := sync(""); ids != "gone,gone_daily,keep" || a.Removed == nil || len(a.Removed) != 0 {
+		t.Fatalf("first sync: %s removed %v", ids, a.Removed)
+	}
+	f := &fixture{h: h, key: key}
+	runs := map[string]string{}
+	for _, wf := range []string{"keep", "gone"} {
+		runs[wf] = one(t, f.trigger(t, map[string]any{"workflowId": wf, "to": map[string]any{"subscriberId": "u1"}}))
+		h.WaitRun(key, runs[wf], "waiting")
+	}
+
+	h.Bridge(key, bridge.NewRegistry().MustRegister(waitingFor("keep", "go"), waitingFor("fresh", "go")))
+	if r := h.Do("POST", "/v1/sync?dryRun=maybe", key, nil); r.Status != http.StatusUnprocessableEntity || r.ErrorCode() != "validation_failed" {
+		t.Fatalf("dryRun=maybe: %d %s", r.Status, r.Body)
+	}
+	if a, ids := sync("?dryRun=true"); ids != "fresh,keep" || strings.Join(a.Removed, ",") != "gone,gone_daily" {
+		t.Fatalf("dry run: %s removed %v", ids, a.Removed)
+	}
+	if got := listed(); got != "gone,gone_daily,keep" {
+		t.Fatalf("a dry run changed the workflows: %s", got)
+	}
+	if a, ids := sync(""); ids != "fresh,keep" || strings.Join(a.Removed, ",") != "gone,gone_daily" {
+		t.Fatalf("sync: %s removed %v", ids, a.Removed)
+	}
+	if got := listed(); got != "fresh,keep" {
+		t.Fatalf("workflows after the sync: %s", got)
+	}
+
+	// The runs' next turn: the signal each waits for.
+	for _, runID := range runs {
+		if r := h.Do("POST", "/v1/events/"+runID+"/signal", key, map[string]any{"event": "go"}); r.Status != http.StatusAccepted {
+			t.Fatalf("signal: %d %s", r.Status, r.Body)
+		}
+	}
+	if run := h.WaitRun(key, runs["keep"], "completed", "failed"); run["status"] != "completed" {
+		t.Fatalf("the kept workflow's run: %v", run)
+	}
+	run := h.WaitRun(key, runs["gone"], "completed", "failed")
+	steps, _ := run["steps"].([]any)
+	if run["status"] != "failed" || run["error"].(map[string]any)["code"] != "workflow_not_found" || len(steps) != 2 {
+		t.Fatalf("the removed workflow's run: %v", run)
+	}
+	if wait, call := steps[0].(map[string]any), steps[1].(map[string]any); wait["stepId"] != "wait" || wait["status"] != "completed" ||
+		call["stepId"] != "bridge" || call["type"] != "bridge" || call["status"] != "failed" {
+		t.Fatalf("the removed workflow's run's steps: %v", steps)
+	}
+	if a, _ := sync(""); len(a.Removed) != 0 {
+		t.Fatalf("a sync dropping nothing removed %v", a.Removed)
+	}
+}

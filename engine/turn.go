@@ -78,6 +78,10 @@ type turn struct {
 	// due is the instant a woken turn's run came due (unix nanoseconds);
 	// zero once the turn reached the Bridge, or when it did not wake.
 	due int64
+	// answered is the step the Bridge answered last in the turn, which
+	// the turn acts on (see fail); nil before, or after an answer that
+	// named no step.
+	answered *wire.Step
 	// sub is the run's subscriber as the Bridge sees it, read once a turn.
 	sub *wire.Subscriber
 	// resumed is a step's completion (a delay's end, a signal taken, a
@@ -161,7 +165,7 @@ func (e *Engine) steps(ctx context.Context, t *turn, first func(context.Context)
 		case errors.Is(err, eventlog.ErrConflict):
 			// Another writer (a signal, a cancel, another worker) moved
 			// the run: re-read and decide again.
-			t.resumed, t.held, t.frozen, t.sub, t.out = nil, nil, nil, nil, nil
+			t.resumed, t.held, t.frozen, t.sub, t.out, t.answered = nil, nil, nil, nil, nil, nil
 			e.states.drop(runID)
 			if t.st, err = e.load(ctx, t.tenant, runID); err != nil || t.st == nil {
 				return finished, err

@@ -118,9 +118,13 @@ type RunCompletedData struct {
 	Step *StepCompletedData `json:"step,omitempty"`
 }
 
-// RunFailedData ends a run with a terminal failure.
+// RunFailedData ends a run with a terminal failure of the step StepID, of
+// type Type. An empty StepID names the step in progress, else the call to
+// the Bridge; an empty Type, the type the step had (failures recorded
+// before the field have none).
 type RunFailedData struct {
 	StepID  string `json:"stepId,omitempty"`
+	Type    string `json:"type,omitempty"`
 	Code    string `json:"code"`
 	Message string `json:"message"`
 }

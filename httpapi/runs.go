@@ -149,11 +149,6 @@ type stepView struct {
 	Error    *errorView `json:"error"`
 }
 
-// bridgeCallStep is the stepId and type a run shows for the call to its
-// Bridge while no step is named: the Bridge is down or failed the whole
-// workflow. No step of a workflow has the type "bridge".
-const bridgeCallStep = "bridge"
-
 // errorView is a run's or a step's failure.
 type errorView struct {
 	Code    string `json:"code"`
@@ -166,12 +161,6 @@ func viewRun(st *projections.Run) runView {
 		CreatedAt: ts(st.CreatedAt), UpdatedAt: ts(st.UpdatedAt), Steps: make([]stepView, 0, len(st.Steps))}
 	for _, s := range st.Steps {
 		sv := stepView{StepID: s.StepID, Type: s.Type, Status: s.Status, Attempts: s.Attempts, Error: (*errorView)(s.Error)}
-		if s.StepID == "" {
-			// The Bridge failed before it named a step (it is down, or
-			// answered an error for the whole workflow): what is tried
-			// again is the call to the Bridge, so the step says so.
-			sv.StepID, sv.Type = bridgeCallStep, bridgeCallStep
-		}
 		if len(s.Output) > 0 {
 			sv.Output = s.Output
 		}

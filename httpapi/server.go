@@ -150,7 +150,7 @@ func New(cfg Config, deps Deps) *Server {
 		r.Handle(rt.path, s.wrap(rt.path, h)).Methods(rt.method).Name(rt.method + " " + rt.path)
 	}
 	s.router = r
-	s.handler = s.withCORS(r)
+	s.handler = headAsGet(s.withCORS(r))
 	return s
 }
 

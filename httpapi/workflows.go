@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/control"
 )
 
@@ -52,12 +53,33 @@ func viewWorkflows(wfs []control.Workflow) workflowsView {
 	})}
 }
 
+// syncView is the answer to POST /v1/sync: the workflows, and the ids of
+// the last sync's workflows this one drops.
+type syncView struct {
+	workflowsView
+	Removed []string `json:"removed"`
+}
+
+// sync is POST /v1/sync; ?dryRun=true answers the same and changes
+// nothing.
 func (s *Server) sync(w http.ResponseWriter, r *http.Request) error {
+	var dryRun bool
+	switch r.URL.Query().Get("dryRun") {
+	case "", "false", "0":
+	case "true", "1":
+		dryRun = true
+	default:
+		var p apierr.Problems
+		p.Add("dryRun", "must be true or false")
+		return p.Err()
+	}
 	if err := decode(w, r, &struct{}{}); err != nil {
 		return err
 	}
-	res, err := s.deps.Control.Sync(r.Context(), tenantOf(r.Context()))
-	return reply(w, http.StatusOK, res, err, viewWorkflows)
+	res, err := s.deps.Control.Sync(r.Context(), tenantOf(r.Context()), dryRun)
+	return reply(w, http.StatusOK, res, err, func(res control.SyncResult) syncView {
+		return syncView{workflowsView: viewWorkflows(res.Workflows), Removed: res.Removed}
+	})
 }
 
 func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) error {

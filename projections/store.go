@@ -36,7 +36,7 @@ var (
 // ModelsVersion names the shape of the read models. Change it with any
 // change a file built before cannot serve (a new index, a new field
 // filled from old events): Open then rebuilds such a file from the log.
-const ModelsVersion = "2"
+const ModelsVersion = "3"
 
 // applyFunc applies one event to the read models inside tx.
 type applyFunc func(tx *bolt.Tx, ev eventlog.Event) error

@@ -30,14 +30,27 @@ func (s Status) Finished() bool {
 	return s == Completed || s == Failed || s == Cancelled || s == Digested
 }
 
-// Step statuses.
+// Step statuses. A finished run has no step retrying, sleeping or
+// waiting: its end settles the step under way (see settle).
 const (
-	StepDone     = "completed"
-	StepFailed   = "failed"
-	StepRetrying = "retrying"
-	StepSleeping = "sleeping"
-	StepWaiting  = "waiting"
+	StepDone      = "completed"
+	StepFailed    = "failed"
+	StepCancelled = "cancelled"
+	StepRetrying  = "retrying"
+	StepSleeping  = "sleeping"
+	StepWaiting   = "waiting"
 )
+
+// BridgeStep is the stepId and the type of the step a run shows for the
+// call to its Bridge while no step of the workflow is named: the Bridge
+// is down, or failed the whole workflow before naming a step. No step of
+// a workflow has the type "bridge"; the next step the Bridge names takes
+// its place (and its attempts).
+const BridgeStep = "bridge"
+
+// stepTypeUnnamed is the type of a step whose failure the Bridge reported
+// without its type: a step the Bridge ran, the callback of a run step.
+const stepTypeUnnamed = "run"
 
 // ErrOtherRun is returned by Apply for an event of another run.
 var ErrOtherRun = errors.New("runstate: event of another run")
@@ -48,7 +61,8 @@ type Error struct {
 	Message string `json:"message"`
 }
 
-// Step is one step of a run as far as it got.
+// Step is one step of a run as far as it got. Its StepID and Type are
+// never empty.
 type Step struct {
 	StepID   string          `json:"stepId"`
 	Type     string          `json:"type"`
@@ -77,7 +91,8 @@ type State struct {
 	SubscriberID  *string `json:"subscriberId"`
 	Status        Status  `json:"status"`
 	// Steps are the completed steps in order, then the current step when
-	// it is in progress (retrying, sleeping or waiting) or failed.
+	// it is in progress (retrying, sleeping or waiting), or, once the run
+	// ended, how it ended (failed, cancelled).
 	Steps []Step `json:"steps"`
 	// WakeAt is when the run's pending timer is due: the end of a delay,
 	// a wait's timeout or a retry. Nil: no timer.
@@ -199,12 +214,12 @@ func (s *State) Apply(ev events.Event) error {
 	case events.RunFailed:
 		var d events.RunFailedData
 		if err = ev.Decode(&d); err == nil {
+			// The failure is the named step's, else the step under way's,
+			// else the call to the Bridge's.
 			e := &Error{Code: d.Code, Message: d.Message}
-			if d.StepID != "" {
-				st := s.current(d.StepID, "")
-				st.Status, st.Error = StepFailed, e
-				st.Attempts++
-			}
+			st := s.current(d.StepID, d.Type)
+			st.Status, st.Error = StepFailed, e
+			st.Attempts++
 			s.Status, s.Error, s.WakeAt, s.WaitEvent = Failed, e, nil, ""
 		}
 	case events.RunCancelled:
@@ -229,8 +244,33 @@ func (s *State) Apply(ev events.Event) error {
 	if err != nil {
 		return err
 	}
+	if s.Status.Finished() {
+		s.settle()
+	}
 	s.touch(ev)
 	return nil
+}
+
+// settle ends the steps still under way of a run that just ended, so that
+// no step of a finished run reads as retrying, sleeping or waiting: a
+// cancel cancels them; a failure fails them; a run that completed without
+// them failed them too (the Bridge went on past a step it had failed),
+// save the call to the Bridge, which the run's end answered.
+func (s *State) settle() {
+	for i := range s.Steps {
+		st := &s.Steps[i]
+		if st.Status != StepRetrying && st.Status != StepSleeping && st.Status != StepWaiting {
+			continue
+		}
+		switch {
+		case s.Status == Cancelled:
+			st.Status = StepCancelled
+		case s.Status != Failed && st.Bridge():
+			st.Status = StepDone
+		default:
+			st.Status = StepFailed
+		}
+	}
 }
 
 // rerun resumes a failed run at its failed step, attempts counted afresh;
@@ -308,23 +348,39 @@ func (s *State) stepFailed(ev events.Event) error {
 
 // current returns the step in progress with this id, appending it when
 // the last step is completed or another step. An empty id names whatever
-// step is in progress (the Bridge failed before naming it).
+// step is in progress, else the call to the Bridge (BridgeStep: the
+// Bridge failed before naming a step); the call to the Bridge in
+// progress becomes the step the Bridge names next. An empty type keeps
+// the step's; a step never typed is a run step (see stepTypeUnnamed).
 func (s *State) current(stepID, typ string) *Step {
 	if n := len(s.Steps); n > 0 {
 		last := &s.Steps[n-1]
-		if last.Status != StepDone && (stepID == "" || last.StepID == stepID || last.StepID == "") {
-			if stepID != "" {
+		// An empty id on record: a state folded before BridgeStep.
+		bridge := last.Bridge() || last.StepID == ""
+		if last.Status != StepDone && (stepID == "" || last.StepID == stepID || bridge) {
+			if stepID != "" && stepID != last.StepID {
 				last.StepID = stepID
+				if bridge {
+					last.Type = "" // the named step is not the Bridge's call
+				}
 			}
-			if typ != "" {
-				last.Type = typ
+			last.Type = cmp.Or(typ, last.Type, stepTypeUnnamed)
+			if last.StepID == "" {
+				last.StepID, last.Type = BridgeStep, BridgeStep
 			}
 			return last
 		}
 	}
-	s.Steps = append(s.Steps, Step{StepID: stepID, Type: typ})
+	if stepID == "" {
+		stepID, typ = BridgeStep, BridgeStep
+	}
+	s.Steps = append(s.Steps, Step{StepID: stepID, Type: cmp.Or(typ, stepTypeUnnamed)})
 	return &s.Steps[len(s.Steps)-1]
 }
+
+// Bridge reports whether the step is the call to the Bridge, not a step
+// of the workflow (see BridgeStep).
+func (st *Step) Bridge() bool { return st.Type == BridgeStep }
 
 // CompletedSteps returns the completed steps, oldest first: what the
 // Bridge replays.
@@ -349,8 +405,11 @@ func (s *State) HeldSend(stepID string) (time.Time, bool) {
 
 // Pending returns the step in progress, or nil.
 func (s *State) Pending() *Step {
-	if n := len(s.Steps); n > 0 && s.Steps[n-1].Status != StepDone && s.Steps[n-1].Status != StepFailed {
-		return &s.Steps[n-1]
+	if n := len(s.Steps); n > 0 {
+		switch st := &s.Steps[n-1]; st.Status {
+		case StepRetrying, StepSleeping, StepWaiting:
+			return st
+		}
 	}
 	return nil
 }

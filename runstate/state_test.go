@@ -89,7 +89,43 @@ func TestFoldTable(t *testing.T) {
 			runstate.Completed, "", nil, 0, ""},
 		{"cancelled while sleeping", []any{st, sd, events.RunSleeping, events.RunSleepingData{StepID: "d", Until: at},
 			events.RunCancelled, struct{}{}},
-			runstate.Cancelled, "d:sleeping:1", nil, 0, "cancelled"},
+			runstate.Cancelled, "d:cancelled:1", nil, 0, "cancelled"},
+		{"cancelled while waiting", []any{st, sd, events.RunWaiting, events.RunWaitingData{StepID: "w", Event: "approved", TimeoutAt: &at},
+			events.RunCancelled, events.RunCancelledData{Reason: events.CancelTransaction}},
+			runstate.Cancelled, "w:cancelled:1", nil, 0, "cancelled"},
+		{"cancelled while retrying", []any{st, sd, events.StepCompleted, events.StepCompletedData{StepID: "a", Type: "run"},
+			events.StepFailed, events.StepFailedData{StepID: "b", Attempt: 1, Code: "step_failed", RetryAt: at},
+			events.RunCancelled, struct{}{}},
+			runstate.Cancelled, "a:completed:1,b:cancelled:1", nil, 0, "cancelled"},
+		{"attempts exhausted on the named step", []any{st, sd,
+			events.StepFailed, events.StepFailedData{StepID: "a", Attempt: 1, Code: "step_failed", RetryAt: at},
+			events.StepFailed, events.StepFailedData{StepID: "a", Attempt: 2, Code: "step_failed", RetryAt: at},
+			events.RunFailed, events.RunFailedData{StepID: "a", Code: "attempts_exhausted", Message: "step a failed 3 times"}},
+			runstate.Failed, "a:failed:3", nil, 0, "attempts_exhausted"},
+		{"attempts exhausted before any step", []any{st, sd,
+			events.StepFailed, events.StepFailedData{Attempt: 1, Code: "bridge_unreachable", RetryAt: at},
+			events.StepFailed, events.StepFailedData{Attempt: 2, Code: "bridge_unreachable", RetryAt: at},
+			events.RunFailed, events.RunFailedData{Code: "attempts_exhausted", Message: "step  failed 3 times"}},
+			runstate.Failed, "bridge:failed:3", nil, 0, "attempts_exhausted"},
+		{"attempts exhausted on the call to the bridge", []any{st, sd,
+			events.StepCompleted, events.StepCompletedData{StepID: "a", Type: "run"},
+			events.StepFailed, events.StepFailedData{StepID: "bridge", Type: "bridge", Attempt: 1, Code: "bridge_error", RetryAt: at},
+			events.RunFailed, events.RunFailedData{StepID: "bridge", Type: "bridge", Code: "attempts_exhausted", Message: "step bridge failed 2 times"}},
+			runstate.Failed, "a:completed:1,bridge:failed:2", nil, 0, "attempts_exhausted"},
+		{"the bridge fails the workflow at once", []any{st, sd,
+			events.RunFailed, events.RunFailedData{Code: "workflow_not_found", Message: "bridge answered 404: not found"}},
+			runstate.Failed, "bridge:failed:1", nil, 0, "workflow_not_found"},
+		{"the call to the bridge answered by the run's end", []any{st, sd,
+			events.StepFailed, events.StepFailedData{StepID: "bridge", Type: "bridge", Attempt: 1, Code: "bridge_error", RetryAt: at},
+			events.RunCompleted, struct{}{}},
+			runstate.Completed, "bridge:completed:1", nil, 0, ""},
+		{"a step the bridge went on past", []any{st, sd,
+			events.StepFailed, events.StepFailedData{StepID: "a", Attempt: 1, Code: "step_failed", RetryAt: at},
+			events.RunCompleted, struct{}{}},
+			runstate.Completed, "a:failed:1", nil, 0, ""},
+		{"a delay the dead letter failed", []any{st, sd, events.RunSleeping, events.RunSleepingData{StepID: "d", Until: at},
+			events.RunFailed, events.RunFailedData{StepID: "d", Type: "delay", Code: "infrastructure_exhausted", Message: "m"}},
+			runstate.Failed, "d:failed:2", nil, 0, "infrastructure_exhausted"},
 		{"rerun after attempts exhausted", []any{st, sd,
 			events.StepCompleted, events.StepCompletedData{StepID: "a", Type: "run"},
 			events.StepFailed, events.StepFailedData{StepID: "b", Attempt: 1, Code: "step_failed", RetryAt: at},
@@ -123,6 +159,7 @@ func TestFoldTable(t *testing.T) {
 			if s.Status != c.status || strings.Join(steps, ",") != c.steps {
 				t.Fatalf("status %s steps %v", s.Status, steps)
 			}
+			checkInvariants(t, s)
 			if (s.WakeAt == nil) != (c.wake == nil) || (c.wake != nil && !s.WakeAt.Equal(*c.wake)) {
 				t.Fatalf("wake %v, want %v", s.WakeAt, c.wake)
 			}
@@ -136,6 +173,71 @@ func TestFoldTable(t *testing.T) {
 				}
 			} else if c.errCode != "" {
 				t.Fatalf("no error, want %q", c.errCode)
+			}
+		})
+	}
+}
+
+// checkInvariants fails t when s contradicts itself: a step without its
+// id or type, or a finished run with a step still under way.
+func checkInvariants(t *testing.T, s *runstate.State) {
+	t.Helper()
+	for i, st := range s.Steps {
+		if st.StepID == "" || st.Type == "" {
+			t.Errorf("step %d has stepId %q type %q", i, st.StepID, st.Type)
+		}
+		if s.Status.Finished() && (st.Status == runstate.StepRetrying || st.Status == runstate.StepSleeping || st.Status == runstate.StepWaiting) {
+			t.Errorf("the %s run's step %s is %s", s.Status, st.StepID, st.Status)
+		}
+	}
+	if s.Status.Finished() && s.Pending() != nil {
+		t.Errorf("the %s run has a step pending: %+v", s.Status, s.Pending())
+	}
+}
+
+// The types of the steps a failure names: the one it records, else the
+// one the step had, else a run step's; the call to the Bridge is a step
+// "bridge" of type "bridge", which the step the Bridge names next
+// replaces.
+func TestFailedStepTypes(t *testing.T) {
+	st, sd := started()
+	at := t0.Add(time.Hour)
+	cases := []struct {
+		name  string
+		evs   []any
+		types string // stepId:type, comma separated
+	}{
+		{"a send that found no channel", []any{st, sd,
+			events.RunFailed, events.RunFailedData{StepID: "mail", Type: "send", Code: "no_channel", Message: "m"}}, "mail:send"},
+		{"a send failed before the field existed", []any{st, sd,
+			events.RunFailed, events.RunFailedData{StepID: "mail", Code: "no_channel", Message: "m"}}, "mail:run"},
+		{"a send held then failed", []any{st, sd,
+			events.RunSleeping, events.RunSleepingData{StepID: "mail", Type: "send", Until: at},
+			events.RunFailed, events.RunFailedData{StepID: "mail", Code: "no_channel", Message: "m"}}, "mail:send"},
+		{"a step the bridge failed in", []any{st, sd,
+			events.StepFailed, events.StepFailedData{StepID: "fetch", Attempt: 1, Code: "step_failed", RetryAt: at}}, "fetch:run"},
+		{"the bridge then a named step", []any{st, sd,
+			events.StepFailed, events.StepFailedData{StepID: "bridge", Type: "bridge", Attempt: 1, Code: "bridge_error", RetryAt: at},
+			events.StepFailed, events.StepFailedData{StepID: "fetch", Attempt: 2, Code: "step_failed", RetryAt: at}}, "fetch:run"},
+		{"the bridge then a delay", []any{st, sd,
+			events.StepFailed, events.StepFailedData{Attempt: 1, Code: "bridge_error", RetryAt: at},
+			events.RunSleeping, events.RunSleepingData{StepID: "d", Until: at}}, "d:delay"},
+		{"the bridge down before any step", []any{st, sd,
+			events.StepFailed, events.StepFailedData{Attempt: 1, Code: "bridge_unreachable", RetryAt: at}}, "bridge:bridge"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := runstate.Fold(history(t, c.evs...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkInvariants(t, s)
+			var got []string
+			for _, st := range s.Steps {
+				got = append(got, st.StepID+":"+st.Type)
+			}
+			if g := strings.Join(got, ","); g != c.types {
+				t.Fatalf("steps %s, want %s", g, c.types)
 			}
 		})
 	}
@@ -179,6 +281,7 @@ func TestGoldenHistories(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			checkInvariants(t, s)
 			got, _ := json.MarshalIndent(s, "", "  ")
 			golden := strings.TrimSuffix(f, ".events.json") + ".state.json"
 			if *update {
