@@ -42,7 +42,7 @@ func urlHost(host string) string {
 // whoever adds a field says which it is.
 var notDestinations = map[string]bool{
 	"username": true, "password": true, "fromEmail": true, "fromName": true, // email-smtp
-	"region": true, "accessKeyId": true, "secretAccessKey": true, // email-ses
+	"region": true, "accessKeyId": true, "secretAccessKey": true, "topicArn": true, // email-ses
 	"accountSid": true, "authToken": true, "from": true, // sms-twilio
 	"botToken": true, // chat-slack
 	"secret":   true, // webhook
