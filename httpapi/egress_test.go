@@ -85,7 +85,8 @@ func destValue(t *testing.T, d delivery.Dest, host string) string {
 func sampleConfig(t *testing.T, e delivery.CatalogEntry) map[string]any {
 	t.Helper()
 	samples := map[string]any{"region": "eu-west-1", "secret": "whsec_c2VjcmV0", "from": "+15550100",
-		"teamId": "ABCDE12345", "keyId": "KEY1234567", "webhookSecret": "whsec_c2VjcmV0"}
+		"teamId": "ABCDE12345", "keyId": "KEY1234567", "webhookSecret": "whsec_c2VjcmV0",
+		"topicArn": "arn:aws:sns:eu-west-1:123456789012:ses-events"}
 	config := map[string]any{}
 	for _, f := range e.Fields {
 		switch {
