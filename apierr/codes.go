@@ -89,7 +89,7 @@ const (
 	CodeNondeterministic    = "nondeterministic"      // 422: the replay diverged
 	CodeDuplicateStepID     = "duplicate_step_id"     // 422
 	CodeBridgeBadRequest    = "bridge_bad_request"    // 400
-	CodeInvalidStep         = "invalid_step"          // an answer over a bound
+	CodeInvalidStep         = "invalid_step"          // an answer over a bound, a step value no retry mends
 	CodeEgressRefused       = "egress_refused"        // the address is refused by the egress policy
 	CodeStepFailed          = "step_failed"           // 500 naming the failed step
 	CodeBridgeError         = "bridge_error"          // another 5xx, 408, 425, 429, a replay

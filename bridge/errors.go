@@ -37,9 +37,10 @@ var (
 	// ErrDuplicateStepID (422 duplicate_step_id): one execution called two
 	// steps with the same id.
 	ErrDuplicateStepID = errors.New("bridge: duplicate step id")
-	// ErrInvalidStep (500, carried in a [*StepError]): a step was called with
-	// invalid arguments (empty id or channel, nil callback, negative
-	// duration…) or inside another step's callback.
+	// ErrInvalidStep (500 invalid_step, carried in a [*StepError]): a step
+	// was called with invalid arguments (empty id or channel, nil callback,
+	// negative duration…) or inside another step's callback. The service
+	// fails the run at once: a retry would call the step alike.
 	ErrInvalidStep = errors.New("bridge: invalid step")
 )
 

@@ -56,6 +56,7 @@ type Options struct {
 //	413 body_too_large                                   body over MaxBodyBytes
 //	422 nondeterministic, duplicate_step_id              the code departs from the run's history
 //	500 step_failed (with stepId), workflow_failed       a callback or the workflow failed: retried
+//	500 invalid_step (with stepId)                       a step called with invalid arguments: the run fails
 //
 // Error bodies are {"error":{"code","message"[,"stepId"]}}. reg must not be
 // nil. The handler is safe for concurrent use; each execute runs the workflow
@@ -166,7 +167,11 @@ var statusOf = []struct {
 // classify turns the error of a request into its status and error body.
 func classify(err error) (int, wire.ErrorInfo) {
 	if se, ok := errors.AsType[*StepError](err); ok {
-		return http.StatusInternalServerError, wire.ErrorInfo{Code: "step_failed", Message: se.Err.Error(), StepID: se.StepID}
+		code := "step_failed"
+		if errors.Is(se.Err, ErrInvalidStep) {
+			code = wire.CodeInvalidStep
+		}
+		return http.StatusInternalServerError, wire.ErrorInfo{Code: code, Message: se.Err.Error(), StepID: se.StepID}
 	}
 	if we, ok := errors.AsType[*workflowError](err); ok {
 		return http.StatusInternalServerError, wire.ErrorInfo{Code: "workflow_failed", Message: we.Error()}

@@ -325,64 +325,64 @@ func TestExecuteFailures(t *testing.T) {
 		{name: "workflow panic outside steps", fn: func(*bridge.Context, any) error { panic("oops") },
 			status: 500, code: "workflow_failed", msg: "workflow panicked: oops"},
 		{name: "invalid step arguments", fn: func(ctx *bridge.Context, _ any) error { return bridge.Delay(ctx, "d", -time.Second) },
-			status: 500, code: "step_failed", stepID: "d", msg: "negative delay"},
+			status: 500, code: "invalid_step", stepID: "d", msg: "negative delay"},
 		{name: "a local time that is not HH:MM", fn: func(ctx *bridge.Context, _ any) error { return bridge.DelayUntilLocal(ctx, "d", "9am") },
-			status: 500, code: "step_failed", stepID: "d", msg: `local time "9am" is not HH:MM`},
+			status: 500, code: "invalid_step", stepID: "d", msg: `local time "9am" is not HH:MM`},
 		{name: "a cron digest with a window", fn: func(ctx *bridge.Context, _ any) error {
 			_, err := bridge.Digest(ctx, "g", time.Minute, bridge.DigestCron("@daily"))
 			return err
-		}, status: 500, code: "step_failed", stepID: "g", msg: "a cron digest takes no window"},
+		}, status: 500, code: "invalid_step", stepID: "g", msg: "a cron digest takes no window"},
 		{name: "send on no channel", fn: func(ctx *bridge.Context, _ any) error {
 			_, err := bridge.Send(ctx, "s", "", func(context.Context) (bridge.SendContent, error) { return bridge.SendContent{}, nil })
 			return err
-		}, status: 500, code: "step_failed", stepID: "s", msg: "empty channel"},
+		}, status: 500, code: "invalid_step", stepID: "s", msg: "empty channel"},
 		{name: "send without render", fn: func(ctx *bridge.Context, _ any) error {
 			_, err := bridge.Send(ctx, "s", "email", nil)
 			return err
-		}, status: 500, code: "step_failed", stepID: "s", msg: "nil render"},
+		}, status: 500, code: "invalid_step", stepID: "s", msg: "nil render"},
 		{name: "send to nobody", fn: func(ctx *bridge.Context, _ any) error {
 			_, err := bridge.Send(ctx, "s", "email", func(context.Context) (bridge.SendContent, error) { return bridge.SendContent{}, nil }, bridge.To(""))
 			return err
-		}, status: 500, code: "step_failed", stepID: "s", msg: "empty recipient"},
+		}, status: 500, code: "invalid_step", stepID: "s", msg: "empty recipient"},
 		{name: "run without callback", fn: func(ctx *bridge.Context, _ any) error {
 			_, err := bridge.Run[int](ctx, "a", nil)
 			return err
-		}, status: 500, code: "step_failed", stepID: "a", msg: "nil callback"},
+		}, status: 500, code: "invalid_step", stepID: "a", msg: "nil callback"},
 		{name: "wait for no event", fn: func(ctx *bridge.Context, _ any) error {
 			_, _, err := bridge.WaitForEvent[any](ctx, "w", "", 0)
 			return err
-		}, status: 500, code: "step_failed", stepID: "w", msg: "empty event"},
+		}, status: 500, code: "invalid_step", stepID: "w", msg: "empty event"},
 		{name: "wait with negative timeout", fn: func(ctx *bridge.Context, _ any) error {
 			_, _, err := bridge.WaitForEvent[any](ctx, "w", "approved", -time.Second)
 			return err
-		}, status: 500, code: "step_failed", stepID: "w", msg: "negative timeout"},
+		}, status: 500, code: "invalid_step", stepID: "w", msg: "negative timeout"},
 		{name: "digest without window", fn: func(ctx *bridge.Context, _ any) error {
 			_, err := bridge.Digest(ctx, "g", 0)
 			return err
-		}, status: 500, code: "step_failed", stepID: "g", msg: "window must be positive"},
+		}, status: 500, code: "invalid_step", stepID: "g", msg: "window must be positive"},
 		{name: "throttle with limit 0", fn: func(ctx *bridge.Context, _ any) error {
 			_, err := bridge.Throttle(ctx, "t", 0, time.Hour)
 			return err
-		}, status: 500, code: "step_failed", stepID: "t", msg: "limit must be at least 1"},
+		}, status: 500, code: "invalid_step", stepID: "t", msg: "limit must be at least 1"},
 		{name: "throttle without window", fn: func(ctx *bridge.Context, _ any) error {
 			_, err := bridge.Throttle(ctx, "t", 3, 0)
 			return err
-		}, status: 500, code: "step_failed", stepID: "t", msg: "window must be positive"},
+		}, status: 500, code: "invalid_step", stepID: "t", msg: "window must be positive"},
 		{name: "throttle window over 31 days", fn: func(ctx *bridge.Context, _ any) error {
 			_, err := bridge.Throttle(ctx, "t", 3, 32*24*time.Hour)
 			return err
-		}, status: 500, code: "step_failed", stepID: "t", msg: "at most 31 days"},
+		}, status: 500, code: "invalid_step", stepID: "t", msg: "at most 31 days"},
 		{name: "delay until the zero time", fn: func(ctx *bridge.Context, _ any) error { return bridge.DelayUntil(ctx, "d", time.Time{}) },
-			status: 500, code: "step_failed", stepID: "d", msg: "zero time"},
+			status: 500, code: "invalid_step", stepID: "d", msg: "zero time"},
 		{name: "empty step id", fn: func(ctx *bridge.Context, _ any) error { return bridge.Delay(ctx, "", time.Second) },
-			status: 500, code: "step_failed", msg: "empty step id"},
+			status: 500, code: "invalid_step", msg: "empty step id"},
 		{name: "step inside a step", fn: func(ctx *bridge.Context, _ any) error {
 			_, err := bridge.Run(ctx, "outer", func(context.Context) (int, error) {
 				_ = bridge.Delay(ctx, "inner", time.Second) // error ignored: still refused
 				return 1, nil
 			})
 			return err
-		}, status: 500, code: "step_failed", stepID: "inner", msg: "inside another step"},
+		}, status: 500, code: "invalid_step", stepID: "inner", msg: "inside another step"},
 		{name: "duplicate step id", fn: func(ctx *bridge.Context, _ any) error {
 			if err := runA(ctx, nil); err != nil {
 				return err

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -52,7 +53,7 @@ func (k OutcomeKind) String() string {
 //	200 {"status":"completed"}           Completed
 //	200 {"status":"step","step":{…}}     Step (Step set, already validated)
 //	200 with a field over its bound      Terminal   invalid_step (see MaxIDChars…)
-//	200 throttle limit/window out of range Terminal invalid_step (see throttleBounds)
+//	200 a step with an invalid value     Terminal   invalid_step (StepID set; see check)
 //	200 anything else                    Retryable  bridge_invalid_answer
 //	401                                  Terminal   bridge_unauthorized
 //	404                                  Terminal   workflow_not_found
@@ -63,6 +64,7 @@ func (k OutcomeKind) String() string {
 //	3xx (redirects are not followed)     Terminal   bridge_rejected
 //	500 with a stepId                    Retryable  step_failed (StepID set)
 //	500 with a stepId over MaxIDChars    Terminal   invalid_step
+//	500 invalid_step                     Terminal   invalid_step (StepID set; a step called with invalid arguments)
 //	other 500                            Retryable  bridge_error
 //	  (a 500's Message: the Bridge's own when its body is a Bridge error body)
 //	other 5xx                            Retryable  bridge_error
@@ -113,6 +115,9 @@ func outcomeOf(status int, body []byte) Outcome {
 				o.Kind, o.Code, o.Message = OutcomeTerminal, apierr.CodeInvalidStep, why
 				return o
 			}
+			if p := undecodable(body); p != nil {
+				return invalidStep(o, p)
+			}
 			return invalidAnswer(o, fmt.Sprintf("not an execute answer: %v", err))
 		}
 		switch a.Status {
@@ -123,16 +128,12 @@ func outcomeOf(status int, body []byte) Outcome {
 			if a.Step == nil {
 				return invalidAnswer(o, `status "step" without a step`)
 			}
-			err := bounds(a.Step)
-			if err == nil {
-				err = throttleBounds(a.Step)
-			}
-			if err != nil {
+			if err := bounds(a.Step); err != nil {
 				o.Kind, o.Code, o.Message = OutcomeTerminal, apierr.CodeInvalidStep, clip(err.Error())
 				return o
 			}
-			if err := check(a.Step); err != nil {
-				return invalidAnswer(o, err.Error())
+			if p := check(a.Step); p != nil {
+				return invalidStep(o, p)
 			}
 			o.Kind, o.Step = OutcomeStep, a.Step
 			return o
@@ -169,6 +170,15 @@ func outcomeOf(status int, body []byte) Outcome {
 	case status == http.StatusInternalServerError && hasInfo && !validID(info.StepID):
 		o.Kind, o.Code = OutcomeTerminal, apierr.CodeInvalidStep
 		o.Message = fmt.Sprintf("the bridge named a failed step by an id over %d characters", MaxIDChars)
+		return o
+	case status == http.StatusInternalServerError && hasInfo && info.Code == wire.CodeInvalidStep:
+		// The SDK refused the step's arguments: calling it again calls
+		// it alike.
+		o = thrown(fail(OutcomeTerminal, apierr.CodeInvalidStep), body)
+		o.StepID = info.StepID
+		if info.StepID != "" {
+			o.Message = fmt.Sprintf("invalid step %q: %s", info.StepID, o.Message)
+		}
 		return o
 	case status == http.StatusInternalServerError && hasInfo && info.StepID != "":
 		o.StepID = info.StepID
@@ -320,10 +330,93 @@ func clip(s string) string {
 	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
+// A StepProblem is a step the Bridge answered with a value Herald cannot
+// act on: a retry would get the same answer, so the run fails at once
+// with [apierr.CodeInvalidStep]. Its message names the step, its type,
+// the field and what the field must be, never the value (text that came
+// from the network).
+type StepProblem struct {
+	StepID string
+	Type   wire.StepType // "" when the step has no type Herald knows
+	Field  string        // "seconds", "until.localTime", "window", …
+	Must   string        // what the field must be: "must be …"
+}
+
+// Error is the message of the run's and the step's error.
+func (p *StepProblem) Error() string {
+	step := "step"
+	if p.Type != "" {
+		step = string(p.Type) + " step"
+	}
+	if p.StepID == "" {
+		step = "a " + step
+	} else {
+		step = fmt.Sprintf("%s %q", step, p.StepID)
+	}
+	return fmt.Sprintf("invalid step from the bridge: %s: %s %s", step, p.Field, p.Must)
+}
+
+// What a field must be, in the words of a StepProblem.
+const (
+	mustID         = "must be a non-empty string"
+	mustType       = "must be one of run, send, delay, waitForEvent, digest, throttle"
+	mustContent    = "must be a JSON object"
+	mustSeconds    = "must be a number of seconds from 0 to 9223372036"
+	mustUntil      = `must be an RFC 3339 time or {"localTime":"HH:MM"}`
+	mustLocalTime  = "must be a time of day HH:MM, 00:00 to 23:59"
+	mustOneOfDelay = "must be exactly one of seconds, until and until.localTime"
+	mustDuration   = `must be a number of seconds (0 or more) or a duration string such as "90m" or "2d"`
+	mustWindow     = `must be over 0: a number of seconds or a duration string such as "1h"`
+	mustCron       = "must be a non-empty cron expression"
+	mustNotBoth    = "must be one of window and cron, not both"
+	mustLimit      = "must be a whole number, at least 1"
+	mustString     = "must be a string"
+	mustKey        = "must be a string or null"
+)
+
+// mustThrottleWindow is what a throttle's window must be.
+var mustThrottleWindow = fmt.Sprintf("must be over 0 and at most %s (31 days)", wire.MaxThrottleWindow)
+
+// fieldMust is what field must be, for a value of it that does not decode.
+func fieldMust(typ wire.StepType, field string) string {
+	switch field {
+	case "stepId", "channel", "event":
+		return mustID
+	case "type":
+		return mustType
+	case "content":
+		return mustContent
+	case "seconds":
+		return mustSeconds
+	case "until":
+		return mustUntil
+	case "timeout":
+		return mustDuration
+	case "window":
+		if typ == wire.StepThrottle {
+			return mustThrottleWindow
+		}
+		return mustWindow
+	case "limit":
+		return mustLimit
+	case "key":
+		return mustKey
+	}
+	return mustString
+}
+
 // check validates a step answered by a Bridge: what the engine needs of
-// each type is there and well-formed.
-func check(s *wire.Step) error {
-	var problem string
+// each type is there and holds a value the engine can act on. It returns
+// the first problem, nil when there is none. (A digest's cron is read,
+// and its ticks found, by the engine in the subscriber's time zone.)
+func check(s *wire.Step) *StepProblem {
+	known := knownType(s.Type)
+	problem := func(field, must string) *StepProblem {
+		return &StepProblem{StepID: s.StepID, Type: known, Field: field, Must: must}
+	}
+	if s.StepID == "" {
+		return problem("stepId", mustID)
+	}
 	switch s.Type {
 	case wire.StepRun:
 		if len(s.Output) == 0 {
@@ -332,48 +425,102 @@ func check(s *wire.Step) error {
 	case wire.StepSend:
 		switch {
 		case s.Channel == "":
-			problem = "no channel"
-		case len(s.Content) == 0 || string(s.Content) == "null":
-			problem = "no content"
-		case !isObject(s.Content):
-			problem = "a content that is not a JSON object"
+			return problem("channel", mustID)
+		case len(s.Content) == 0 || string(s.Content) == "null" || !isObject(s.Content):
+			return problem("content", mustContent)
 		case s.To != nil && *s.To == "":
-			problem = "an empty to"
+			return problem("to", "must be a non-empty string or absent")
 		}
 	case wire.StepDelay:
 		switch {
 		case count(s.Seconds != nil, s.Until != nil, s.LocalTime != "") != 1:
-			problem = "not exactly one of seconds, until and until.localTime"
+			return problem("seconds/until", mustOneOfDelay)
 		case s.LocalTime != "" && !validLocalTime(s.LocalTime):
-			problem = "an until.localTime that is not HH:MM"
+			return problem("until.localTime", mustLocalTime)
 		case s.Seconds != nil && (*s.Seconds < 0 || *s.Seconds > wire.MaxSeconds):
-			problem = "seconds out of range"
+			return problem("seconds", mustSeconds)
 		}
 	case wire.StepWaitForEvent:
 		if s.Event == "" {
-			problem = "no event"
+			return problem("event", mustID)
 		}
 	case wire.StepDigest:
 		switch {
 		case s.Window != nil && s.Cron != nil:
-			problem = "both a window and a cron"
+			return problem("window/cron", mustNotBoth)
 		case s.Cron != nil && *s.Cron == "":
-			problem = "an empty cron"
+			return problem("cron", mustCron)
 		case s.Cron == nil && (s.Window == nil || s.Window.Duration() <= 0):
-			problem = "no positive window"
+			return problem("window", mustWindow)
 		}
 	case wire.StepThrottle:
-		// throttleBounds checked the limit and the window.
+		switch {
+		case s.Limit == nil || *s.Limit < 1:
+			return problem("limit", mustLimit)
+		case s.Window == nil || s.Window.Duration() <= 0 || s.Window.Duration() > wire.MaxThrottleWindow:
+			return problem("window", mustThrottleWindow)
+		}
 	default:
-		return fmt.Errorf("step %q has an unknown type %q", s.StepID, s.Type)
-	}
-	switch {
-	case s.StepID == "":
-		return errors.New("a step without a stepId")
-	case problem != "":
-		return fmt.Errorf("%s step %q has %s", s.Type, s.StepID, problem)
+		return problem("type", mustType)
 	}
 	return nil
+}
+
+// knownType is t when it is a step type Herald knows, else "".
+func knownType(t wire.StepType) wire.StepType {
+	switch t {
+	case wire.StepRun, wire.StepSend, wire.StepDelay, wire.StepWaitForEvent, wire.StepDigest, wire.StepThrottle:
+		return t
+	}
+	return ""
+}
+
+// undecodable finds, in an answer that does not decode, a step field
+// whose value does not (a negative window, a fractional limit, a
+// seconds that is a string, an until that is no time): the answer is
+// well formed, the step is not. It returns nil when the answer is not a
+// step answer at all, or names no such field.
+func undecodable(body []byte) *StepProblem {
+	var raw struct {
+		Status string                     `json:"status"`
+		Step   map[string]json.RawMessage `json:"step"`
+	}
+	if json.Unmarshal(body, &raw) != nil || raw.Status != wire.StatusStep || raw.Step == nil {
+		return nil
+	}
+	p := &StepProblem{}
+	if json.Unmarshal(raw.Step["stepId"], &p.StepID) != nil || !validID(p.StepID) {
+		p.StepID = ""
+	}
+	var typ string
+	if json.Unmarshal(raw.Step["type"], &typ) == nil {
+		p.Type = knownType(wire.StepType(typ))
+	}
+	names := make([]string, 0, len(raw.Step))
+	for name := range raw.Step {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		one, err := json.Marshal(map[string]json.RawMessage{name: raw.Step[name]})
+		var s wire.Step
+		if err != nil || json.Unmarshal(one, &s) != nil {
+			if !knownStepFields[name] {
+				return nil // not echoed, nor named: some other answer
+			}
+			p.Field, p.Must = name, fieldMust(p.Type, name)
+			return p
+		}
+	}
+	return nil
+}
+
+// invalidStep is the outcome of a step with an invalid value.
+func invalidStep(o Outcome, p *StepProblem) Outcome {
+	o.Kind, o.Code, o.StepID = OutcomeTerminal, apierr.CodeInvalidStep, p.StepID
+	o.Message = clip(p.Error())
+	o.Detail = o.Message
+	return o
 }
 
 // count is how many of conds hold.
@@ -436,21 +583,6 @@ func bounds(s *wire.Step) error {
 	return nil
 }
 
-// throttleBounds reports a throttle step whose limit or window is out of
-// range: terminal, as a retry gets the same answer.
-func throttleBounds(s *wire.Step) error {
-	if s.Type != wire.StepThrottle {
-		return nil
-	}
-	switch {
-	case s.Limit == nil || *s.Limit < 1:
-		return errors.New("invalid step from the bridge: a throttle limit that is not at least 1")
-	case s.Window == nil || s.Window.Duration() <= 0 || s.Window.Duration() > wire.MaxThrottleWindow:
-		return fmt.Errorf("invalid step from the bridge: a throttle window that is not over 0 and at most %s", wire.MaxThrottleWindow)
-	}
-	return nil
-}
-
 // isObject reports whether raw, valid JSON, is an object.
 func isObject(raw json.RawMessage) bool {
 	raw = bytes.TrimLeft(raw, " \t\r\n")
@@ -463,7 +595,8 @@ const maxRawFieldBytes = 6*MaxIDChars + 2
 
 // knownStepFields are the fields of a step, which rawOverBound may name.
 var knownStepFields = map[string]bool{"stepId": true, "type": true, "output": true, "channel": true, "to": true,
-	"content": true, "seconds": true, "until": true, "event": true, "timeout": true, "window": true, "key": true, "limit": true}
+	"content": true, "seconds": true, "until": true, "event": true, "timeout": true, "window": true, "key": true, "limit": true,
+	"cron": true}
 
 // rawOverBound looks into an answer that does not decode for a field over
 // its bound (a 10 KB duration or timestamp, say): such an answer is no

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"net/url"
 	"slices"
+
+	"github.com/heraldhq/herald/delivery/inbound"
 )
 
 // Field types of a catalog entry. They are also the JSON Schema types of the
@@ -155,6 +157,7 @@ const (
 	// regionPattern: an AWS region name such as eu-west-1.
 	regionPattern = `^[a-z]{2}(-[a-z]+)+-[0-9]+$`
 	regionMeans   = "must be an AWS region such as eu-west-1"
+	topicArnMeans = "must be an SNS topic ARN such as arn:aws:sns:eu-west-1:123456789012:ses-events"
 )
 
 // baseURL is the optional field replacing a provider's base URL.
@@ -236,6 +239,9 @@ var catalog = []CatalogEntry{
 			{Name: "fromEmail", Type: TypeString, Required: true, Check: Check{Email: true}},
 			{Name: "fromName", Type: TypeString},
 			baseURL("endpoint"),
+			// The SNS topic of the SES events: the only one whose
+			// messages the inbound URL hears.
+			{Name: "topicArn", Type: TypeString, Check: Check{Pattern: inbound.TopicArnPattern, Means: topicArnMeans}},
 		},
 	},
 	{

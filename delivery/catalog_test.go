@@ -27,7 +27,8 @@ func TestCatalogJSON(t *testing.T) {
 		`{"name":"secretAccessKey","type":"string","required":true,"secret":true},` +
 		`{"name":"fromEmail","type":"string","required":true,"secret":false},` +
 		`{"name":"fromName","type":"string","required":false,"secret":false},` +
-		`{"name":"endpoint","type":"string","required":false,"secret":false}]},` +
+		`{"name":"endpoint","type":"string","required":false,"secret":false},` +
+		`{"name":"topicArn","type":"string","required":false,"secret":false}]},` +
 		`{"channelKey":"email-postmark","kind":"email","label":"Email (Postmark)","fields":[` +
 		`{"name":"serverToken","type":"string","required":true,"secret":true},` +
 		`{"name":"fromEmail","type":"string","required":true,"secret":false},` +
@@ -207,6 +208,9 @@ func TestSecondWaveEntries(t *testing.T) {
 		{"email-ses", `{"region":"Europe","accessKeyId":"","secretAccessKey":"s","fromEmail":"a@x.io","endpoint":"http://h/v2"}`,
 			[]string{"config.region must be an AWS region such as eu-west-1", "config.accessKeyId must not be empty",
 				"config.endpoint must be an http(s) URL of a scheme and a host (and port), with no path"}},
+		{"email-ses", `{"region":"eu-west-1","accessKeyId":"AKIA1","secretAccessKey":"s","fromEmail":"a@x.io","topicArn":"arn:aws:sns:eu-west-1:123456789012:ses-events"}`, nil},
+		{"email-ses", `{"region":"eu-west-1","accessKeyId":"AKIA1","secretAccessKey":"s","fromEmail":"a@x.io","topicArn":"arn:aws:s3:::ses-events"}`,
+			[]string{"config.topicArn must be an SNS topic ARN such as arn:aws:sns:eu-west-1:123456789012:ses-events"}},
 		{"sms-twilio", `{"accountSid":"AC1","authToken":"t","from":"+15550100","apiBaseUrl":"https://api.twilio.com"}`, nil},
 		{"sms-twilio", `{"accountSid":"AC1"}`, []string{"config.authToken is required", "config.from is required"}},
 		{"chat-slack", `{"botToken":"xoxb-1"}`, nil},

@@ -2,9 +2,11 @@ package delivery
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/heraldhq/herald/delivery/inbound"
 	"github.com/heraldhq/herald/eventlog"
@@ -31,8 +33,12 @@ type Heard struct {
 // suppresses the row's address. An SNS subscription confirmation is
 // answered.
 //
-// Errors: ErrNoInbound, inbound.ErrSignature (nothing is recorded),
-// inbound.ErrMalformed, or the log's.
+// A request whose signature covers only a one-use token (Mailgun's)
+// spends it: another request with that token and another body is
+// refused as inbound.ErrReplayed.
+//
+// Errors: ErrNoInbound, inbound.ErrSignature (nothing is recorded; an
+// inbound.ErrReplayed is one), inbound.ErrMalformed, or the log's.
 func (s *Service) Hear(ctx context.Context, tenant string, ch projections.Channel, req inbound.Request) (Heard, error) {
 	verify, ok := inbound.For(ch.ChannelKey)
 	if !ok {
@@ -48,6 +54,14 @@ func (s *Service) Hear(ctx context.Context, tenant string, ch projections.Channe
 		return Heard{}, err
 	}
 	log := s.cfg.Logger.With("tenant", tenant, "channelKey", ch.ChannelKey)
+	if res.Once != "" {
+		if err := s.useOnce(ctx, tenant, ch.ChannelKey, res.Once, req.Body); err != nil {
+			if errors.Is(err, inbound.ErrReplayed) {
+				log.Warn("delivery: a provider's request reused the token of another; refused")
+			}
+			return Heard{}, err
+		}
+	}
 	if res.Confirm != "" {
 		if s.cfg.ConfirmSNS == nil {
 			log.Warn("delivery: an SNS subscription asks to be confirmed; confirm it in the AWS console")
@@ -106,6 +120,35 @@ func (s *Service) Hear(ctx context.Context, tenant string, ch projections.Channe
 		}
 	}
 	return h, nil
+}
+
+// onceTTL is how long a provider's one-use token is kept: a token
+// signed at T is accepted from T-MaxSkew to T+MaxSkew, so its first use
+// is at most 2×MaxSkew before its last; a minute more for the clocks.
+const onceTTL = 2*inbound.MaxSkew + time.Minute
+
+// useOnce records the use of a provider's one-use token on channelKey of
+// tenant by a request of body: a request of another body with the same
+// token is refused (inbound.ErrReplayed); the same body again (the
+// provider's retry) is not, and its reports are recorded once as any.
+func (s *Service) useOnce(ctx context.Context, tenant, channelKey, token string, body []byte) error {
+	s.onceMu.Lock()
+	if s.once == nil {
+		once, err := s.cfg.Log.Once(ctx, onceTTL)
+		if err != nil {
+			s.onceMu.Unlock()
+			return err
+		}
+		s.once = once
+	}
+	once := s.once
+	s.onceMu.Unlock()
+	sum := sha256.Sum256(body)
+	err := once.Use(ctx, tenant+"\x00"+channelKey+"\x00"+token, sum[:])
+	if errors.Is(err, eventlog.ErrUsed) {
+		return inbound.ErrReplayed
+	}
+	return err
 }
 
 // reportedRow finds the row of the message a channel's provider knows

@@ -134,7 +134,8 @@ func reportBackCases(t *testing.T, sns *snsAmazon) []reportBack {
 			},
 			config: func(base string) map[string]any {
 				return map[string]any{"region": "eu-west-1", "accessKeyId": "AKIDEXAMPLE",
-					"secretAccessKey": "ses-secret-key", "fromEmail": "noreply@herald.test", "endpoint": base}
+					"secretAccessKey": "ses-secret-key", "fromEmail": "noreply@herald.test", "endpoint": base,
+					"topicArn": sesTopicArn}
 			},
 			event: func(t *testing.T, inboundURL string) *http.Request {
 				ses := `{"eventType":"Bounce","bounce":{"bounceType":"Permanent","bounceSubType":"General",` +
@@ -213,7 +214,7 @@ func reportBackCases(t *testing.T, sns *snsAmazon) []reportBack {
 					`"sg_event_id":"Ym91bmNlLTAtMjk3NjQzNzctVzg2RWdZVDZTUUtrMGxSZmxmTHJzQS0w",` +
 					`"sg_message_id":"W86EgYT6SQKk0lRflfLRsA.recvd-5f7b89cdb5-dvzvd-1-6567E4A0-7.0",` +
 					`"reason":"550 5.1.1 The email account that you tried to reach does not exist.","status":"5.1.1","type":"bounce"}]`
-				ts := "1795780802"
+				ts := fmt.Sprint(time.Now().Unix()) // signed as it is sent
 				req := post(t, inboundURL, "application/json", body)
 				req.Header.Set("X-Twilio-Email-Event-Webhook-Signature", testinbound.SendGridSignature(t, sgKey, ts, body))
 				req.Header.Set("X-Twilio-Email-Event-Webhook-Timestamp", ts)
@@ -237,7 +238,7 @@ func reportBackCases(t *testing.T, sns *snsAmazon) []reportBack {
 					"webhookSigningKey": mgSigningKey, "apiBaseUrl": base}
 			},
 			event: func(t *testing.T, inboundURL string) *http.Request {
-				ts, tok := "1795780801", "a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de0"
+				ts, tok := fmt.Sprint(time.Now().Unix()), "a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de0"
 				sig := testinbound.MailgunSignature(mgSigningKey, ts, tok)
 				body := `{"signature":{"timestamp":"` + ts + `","token":"` + tok + `","signature":"` + sig + `"},` +
 					`"event-data":{"id":"G9Bn5sl1TC6nu79C8C0bwg","timestamp":1795780801.123,"log-level":"error",` +
@@ -309,6 +310,9 @@ func reportBackCases(t *testing.T, sns *snsAmazon) []reportBack {
 // service's SNS client.
 type snsAmazon struct{ *testinbound.SNS }
 
+// sesTopicArn is the SNS topic of the SES channel's events.
+const sesTopicArn = "arn:aws:sns:eu-west-1:123456789012:ses-events"
+
 const snsCertURL = "https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-9c6465fa7f48f5cacd23014631ec1136.pem"
 
 func newSNSAmazon(t *testing.T) *snsAmazon { return &snsAmazon{testinbound.NewSNS(t)} }
@@ -323,6 +327,35 @@ func (s *snsAmazon) client() *http.Client {
 	})}
 }
 
+// clientConfirming is client, also answering the subscription
+// confirmations of SNS, whose SubscribeURLs it appends to confirmed.
+func (s *snsAmazon) clientConfirming(confirmed *[]string) *http.Client {
+	return &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
+		switch {
+		case r.URL.String() == snsCertURL:
+			return &http.Response{StatusCode: 200, Body: io.NopCloser(bytes.NewReader(s.CertPEM)), Request: r}, nil
+		case r.URL.Query().Get("Action") == "ConfirmSubscription":
+			*confirmed = append(*confirmed, r.URL.String())
+			return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader("<ConfirmSubscriptionResponse/>")), Request: r}, nil
+		}
+		return &http.Response{StatusCode: 404, Body: io.NopCloser(strings.NewReader("")), Request: r}, nil
+	})}
+}
+
+// confirmation is an SNS SubscriptionConfirmation of topic, signed.
+func (s *snsAmazon) confirmation(t *testing.T, topic string) string {
+	return string(s.Sign(t, map[string]string{"Type": "SubscriptionConfirmation", "MessageId": "c-" + topic, "Token": "tok",
+		"TopicArn": topic, "Message": "You have chosen to subscribe to the topic " + topic,
+		"SubscribeURL": "https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription&TopicArn=" + topic + "&Token=tok",
+		"Timestamp":    "2026-11-27T12:00:00.000Z", "SignatureVersion": "1", "SigningCertURL": snsCertURL}))
+}
+
+// notificationOf is an SNS Notification of message on topic, signed.
+func (s *snsAmazon) notificationOf(t *testing.T, topic, id, message string) string {
+	return string(s.Sign(t, map[string]string{"Type": "Notification", "MessageId": id, "TopicArn": topic, "Message": message,
+		"Timestamp": "2026-11-27T12:00:02.000Z", "SignatureVersion": "1", "SigningCertURL": snsCertURL}))
+}
+
 type roundTrip func(*http.Request) (*http.Response, error)
 
 func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
@@ -331,7 +364,7 @@ func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f
 // (SignatureVersion 1: SHA1withRSA over the documented string to sign).
 func (s *snsAmazon) notification(t *testing.T, id, message string) string {
 	m := map[string]string{"Type": "Notification", "MessageId": id,
-		"TopicArn": "arn:aws:sns:eu-west-1:123456789012:ses-events", "Message": message,
+		"TopicArn": sesTopicArn, "Message": message,
 		"Timestamp": "2026-11-27T12:00:02.000Z", "SignatureVersion": "1", "SigningCertURL": snsCertURL,
 		"UnsubscribeURL": "https://sns.eu-west-1.amazonaws.com/?Action=Unsubscribe&SubscriptionArn=arn:aws:sns:eu-west-1:123456789012:ses-events:1"}
 	return string(s.Sign(t, m))

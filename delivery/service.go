@@ -11,6 +11,7 @@ import (
 	"net/mail"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/heraldhq/herald/apierr"
@@ -199,6 +200,10 @@ type Service struct {
 	// answer (a NATS node lost): stored or not, nothing was sent under
 	// them, so the key is taken over at once rather than after Lease.
 	unsent unsentClaims
+	// onceMu guards once, the one-use tokens of providers' requests
+	// (opened at the first request that carries one).
+	onceMu sync.Mutex
+	once   *eventlog.Once
 }
 
 // NewService returns a Service, or the problems of cfg.

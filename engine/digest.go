@@ -259,7 +259,12 @@ func (t *turn) digest(ctx context.Context, s *wire.Step) (verdict, error) {
 	if s.Cron != nil {
 		var err error
 		if sched, err = schedule.ParseIn(*s.Cron, t.location()); err != nil {
-			return t.fail(ctx, s.StepID, apierr.CodeInvalidStep, "digest cron: "+err.Error())
+			return t.fail(ctx, s.StepID, apierr.CodeInvalidStep, fmt.Sprintf("invalid step from the bridge: digest step %q: cron: %v", s.StepID, err))
+		}
+		// A window that would never close (the 30th of February) is no
+		// window: the step is refused rather than closed at once.
+		if _, err := sched.NextWithin(t.e.now()); err != nil {
+			return t.fail(ctx, s.StepID, apierr.CodeInvalidStep, fmt.Sprintf("invalid step from the bridge: digest step %q: cron: %v", s.StepID, err))
 		}
 	}
 	id := events.DigestID(t.st.WorkflowID, sub, key)

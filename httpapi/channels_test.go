@@ -95,7 +95,8 @@ func TestChannelCatalog(t *testing.T) {
 		{"name":"secretAccessKey","type":"string","required":true,"secret":true},
 		{"name":"fromEmail","type":"string","required":true,"secret":false},
 		{"name":"fromName","type":"string","required":false,"secret":false},
-		{"name":"endpoint","type":"string","required":false,"secret":false}]},
+		{"name":"endpoint","type":"string","required":false,"secret":false},
+		{"name":"topicArn","type":"string","required":false,"secret":false}]},
 		{"channelKey":"email-postmark","kind":"email","label":"Email (Postmark)","fields":[
 		{"name":"serverToken","type":"string","required":true,"secret":true},
 		{"name":"fromEmail","type":"string","required":true,"secret":false},

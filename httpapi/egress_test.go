@@ -42,7 +42,7 @@ func urlHost(host string) string {
 // whoever adds a field says which it is.
 var notDestinations = map[string]bool{
 	"username": true, "password": true, "fromEmail": true, "fromName": true, // email-smtp
-	"region": true, "accessKeyId": true, "secretAccessKey": true, // email-ses
+	"region": true, "accessKeyId": true, "secretAccessKey": true, "topicArn": true, // email-ses
 	"accountSid": true, "authToken": true, "from": true, // sms-twilio
 	"botToken": true, // chat-slack
 	"secret":   true, // webhook
@@ -85,7 +85,8 @@ func destValue(t *testing.T, d delivery.Dest, host string) string {
 func sampleConfig(t *testing.T, e delivery.CatalogEntry) map[string]any {
 	t.Helper()
 	samples := map[string]any{"region": "eu-west-1", "secret": "whsec_c2VjcmV0", "from": "+15550100",
-		"teamId": "ABCDE12345", "keyId": "KEY1234567", "webhookSecret": "whsec_c2VjcmV0"}
+		"teamId": "ABCDE12345", "keyId": "KEY1234567", "webhookSecret": "whsec_c2VjcmV0",
+		"topicArn": "arn:aws:sns:eu-west-1:123456789012:ses-events"}
 	config := map[string]any{}
 	for _, f := range e.Fields {
 		switch {

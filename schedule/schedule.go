@@ -8,6 +8,7 @@
 package schedule
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -54,6 +55,27 @@ func (s Schedule) Next(t time.Time) (time.Time, error) {
 		return time.Time{}, err
 	}
 	return n.UTC(), nil
+}
+
+// Horizon is how far ahead a schedule must tick to be one: an
+// expression whose next tick is further off (the 30th of February, a
+// year long past) never fires in any life a run or a workflow has, and
+// is refused. Eight years keeps every expression of a leap day: 29
+// February comes every four years, and eight apart across a century
+// year that is not a leap year (2096, then 2104).
+const Horizon = 8 * 366 * 24 * time.Hour
+
+// ErrNeverFires: a schedule has no tick within Horizon.
+var ErrNeverFires = errors.New("the expression never fires")
+
+// NextWithin returns the first tick strictly after t, in UTC, or
+// ErrNeverFires when there is none within Horizon of t.
+func (s Schedule) NextWithin(t time.Time) (time.Time, error) {
+	n, err := s.Next(t)
+	if err != nil || n.Sub(t) > Horizon {
+		return time.Time{}, fmt.Errorf("%q: %w (no tick within %d years)", s.Expr, ErrNeverFires, int(Horizon/(366*24*time.Hour)))
+	}
+	return n, nil
 }
 
 // intervalSamples is how many consecutive ticks MinInterval compares.

@@ -1,6 +1,7 @@
 package schedule_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -80,5 +81,40 @@ func TestMinInterval(t *testing.T) {
 		if got, ok := sch.MinInterval(from); !ok || got != want {
 			t.Errorf("%q: %v %v, want %v", in, got, ok, want)
 		}
+	}
+}
+
+// TestNextWithin: an expression with no tick within Horizon never fires
+// and is refused; a leap day, even across 2100, fires.
+func TestNextWithin(t *testing.T) {
+	from := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	for expr, want := range map[string]string{
+		"0 0 30 2 *":                   "never",
+		"0 0 31 4 *":                   "never",
+		"0 0 * * * 2020":               "never",
+		"0 9 * * 1-5":                  "2026-11-30T09:00:00Z",
+		"0 0 29 2 *":                   "2028-02-29T00:00:00Z",
+		"0 0 1 1 * 2030":               "2030-01-01T00:00:00Z",
+		"0 0 1 1 * 2040":               "never", // over 8 years ahead
+		"CRON_TZ=Asia/Tokyo 0 9 1 1 *": "2027-01-01T00:00:00Z",
+	} {
+		s, err := schedule.Parse(expr)
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		got := "never"
+		n, err := s.NextWithin(from)
+		if err == nil {
+			got = n.Format(time.RFC3339)
+		} else if !errors.Is(err, schedule.ErrNeverFires) {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		if got != want {
+			t.Errorf("%s: %s, want %s", expr, got, want)
+		}
+	}
+	s, _ := schedule.Parse("0 0 29 2 *")
+	if n, err := s.NextWithin(time.Date(2097, 1, 1, 0, 0, 0, 0, time.UTC)); err != nil || n.Year() != 2104 {
+		t.Errorf("a leap day across 2100: %v %v", n, err)
 	}
 }

@@ -130,12 +130,13 @@ type ExecuteAnswer struct {
 }
 
 // Codes of a Bridge's error answers that the service reads: it records
-// the first two as the run's error code, and signs a replayed request
-// afresh.
+// the first two, and the fourth, as the run's error code, and signs a
+// replayed request afresh.
 const (
 	CodeNondeterministic = "nondeterministic"  // 422: the replay diverged
 	CodeDuplicateStepID  = "duplicate_step_id" // 422: two steps of one id
 	CodeReplayed         = "replayed"          // 409: a signed request seen before
+	CodeInvalidStep      = "invalid_step"      // 500 with stepId: a step called with invalid arguments
 )
 
 // ErrorBody is the body of every non-200 answer of a Bridge.

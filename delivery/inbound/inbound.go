@@ -20,7 +20,9 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -58,6 +60,33 @@ type Result struct {
 	// Confirm is the URL to GET to confirm an SNS subscription (an
 	// https URL on an allowed Amazon host); empty otherwise.
 	Confirm string
+	// Once is the provider's one-use value of a request whose signature
+	// covers no event (Mailgun's token): whoever records the reports must
+	// refuse a second request of another body with the same value, for
+	// MaxSkew on either side of its signed time (see ErrReplayed).
+	// Empty: the signature covers the body, or there is none.
+	Once string
+}
+
+// MaxSkew is how far the time a provider signed may be from the time its
+// request comes, either way: a request signed further off is refused
+// (Mailgun's timestamp, SendGrid's; Resend's Svix headers have the same
+// webhooksig.Tolerance).
+const MaxSkew = 5 * time.Minute
+
+// ErrReplayed: a request carries a one-use value (Result.Once) that an
+// earlier request of another body used. It is an ErrSignature.
+var ErrReplayed = fmt.Errorf("%w: its token was used before by another request", ErrSignature)
+
+// fresh reports whether ts, a Unix time in whole seconds as providers
+// sign it, is within MaxSkew of now.
+func fresh(ts string, now time.Time) bool {
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || ts != strconv.FormatInt(sec, 10) {
+		return false
+	}
+	d := now.Sub(time.Unix(sec, 0))
+	return d <= MaxSkew && d >= -MaxSkew
 }
 
 // Request is a provider's request to an inbound URL.

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -47,6 +48,9 @@ func summary(res inbound.Result) []string {
 	}
 	if res.Confirm != "" {
 		out = append(out, "confirm "+res.Confirm)
+	}
+	if res.Once != "" {
+		out = append(out, "once "+res.Once)
 	}
 	return out
 }
@@ -155,13 +159,13 @@ func TestSendGrid(t *testing.T) {
 	}
 	der, _ := x509.MarshalPKIXPublicKey(&key.PublicKey)
 	cfg := map[string]any{"webhookPublicKey": base64.StdEncoding.EncodeToString(der)}
-	signed := func(body string) inbound.Request {
-		ts := "1700000000"
+	signedAt := func(ts, body string) inbound.Request {
 		h := http.Header{}
 		h.Set(inbound.SendGridSignatureHeader, testinbound.SendGridSignature(t, key, ts, body))
 		h.Set(inbound.SendGridTimestampHeader, ts)
 		return inbound.Request{URL: inURL, Header: h, Body: []byte(body), Config: cfg}
 	}
+	signed := func(body string) inbound.Request { return signedAt(fmt.Sprint(now.Unix()), body) }
 	ev := func(event, id, typ string) string {
 		return `{"email":"ada@example.com","timestamp":1700000000,"event":"` + event + `","sg_event_id":"` + id +
 			`","sg_message_id":"X1.filter0001.16648.5515E0B88.0","type":"` + typ + `","status":"5.1.1"}`
@@ -175,12 +179,21 @@ func TestSendGrid(t *testing.T) {
 	otherDER, _ := x509.MarshalPKIXPublicKey(&other.PublicKey)
 	wrongKey := signed(all)
 	wrongKey.Config = map[string]any{"webhookPublicKey": base64.StdEncoding.EncodeToString(otherDER)}
+	want := []string{"delivered@X1#e1", "bounced/hard@X1#e2(5.1.1)", "bounced/soft@X1#e3(5.1.1)",
+		"failed@X1#e4", "complained@X1#e5", "opened@X1#e6", "clicked@X1#e7"}
+	// Signed over an empty timestamp, sent without the header.
+	noTimestamp := signedAt("", all)
 	run(t, "email-sendgrid", inbound.Deps{}, []verifyCase{
 		// Only a bounce keeps its status as the detail.
-		{"every status", signed(all), []string{"delivered@X1#e1", "bounced/hard@X1#e2(5.1.1)", "bounced/soft@X1#e3(5.1.1)",
-			"failed@X1#e4", "complained@X1#e5", "opened@X1#e6", "clicked@X1#e7"}},
+		{"every status", signed(all), want},
 		{"tampered", tampered, []string{"ERR:signature"}},
 		{"another key", wrongKey, []string{"ERR:signature"}},
+		// The signed timestamp must be there and within five minutes.
+		{"no timestamp", noTimestamp, []string{"ERR:signature"}},
+		{"timestamp 5 min ago", signedAt(fmt.Sprint(now.Add(-inbound.MaxSkew).Unix()), all), want},
+		{"timestamp 5 min 1 s ago", signedAt(fmt.Sprint(now.Add(-inbound.MaxSkew-time.Second).Unix()), all), []string{"ERR:signature"}},
+		{"timestamp 5 min 1 s ahead", signedAt(fmt.Sprint(now.Add(inbound.MaxSkew+time.Second).Unix()), all), []string{"ERR:signature"}},
+		{"a timestamp not in seconds", signedAt(now.Format(time.RFC3339), all), []string{"ERR:signature"}},
 		// Today's sg_message_id: the X-Message-Id, then ".recvd-…"; an
 		// older X-Message-Id held dots of its own.
 		{"recvd suffix", signed(`[{"event":"delivered","sg_event_id":"r1","sg_message_id":"W86EgYT6SQKk0lRflfLRsA.recvd-5f7b89cdb5-dvzvd-1-6567E4A0-7.0"}]`),
@@ -216,25 +229,42 @@ func TestPostmark(t *testing.T) {
 
 func TestMailgun(t *testing.T) {
 	const key = "mg-signing-key"
-	body := func(sig, event, severity string) string {
-		return `{"signature":{"timestamp":"1700000000","token":"tok123","signature":"` + sig + `"},"event-data":{"id":"ev-` +
+	ts := fmt.Sprint(now.Unix())
+	bodyAt := func(ts, sig, event, severity string) string {
+		return `{"signature":{"timestamp":"` + ts + `","token":"tok123","signature":"` + sig + `"},"event-data":{"id":"ev-` +
 			event + `","event":"` + event + `","severity":"` + severity + `","recipient":"ada@example.com","delivery-status":{"code":550},"message":{"headers":{"message-id":"20261127.1@mg.example.com"}}}}`
 	}
-	good := testinbound.MailgunSignature(key, "1700000000", "tok123")
+	body := func(sig, event, severity string) string { return bodyAt(ts, sig, event, severity) }
+	good := testinbound.MailgunSignature(key, ts, "tok123")
 	req := func(b string) inbound.Request {
 		return inbound.Request{URL: inURL, Body: []byte(b), Config: map[string]any{"webhookSigningKey": key}}
 	}
+	// signedAt is a delivered event signed at the Unix time at.
+	signedAt := func(at time.Time) inbound.Request {
+		ts := fmt.Sprint(at.Unix())
+		return req(bodyAt(ts, testinbound.MailgunSignature(key, ts, "tok123"), "delivered", ""))
+	}
 	noKey := req(body(good, "delivered", ""))
 	noKey.Config = map[string]any{}
+	const once = "once tok123"
 	run(t, "email-mailgun", inbound.Deps{}, []verifyCase{
-		{"delivered", req(body(good, "delivered", "")), []string{"delivered@20261127.1@mg.example.com#ev-delivered"}},
-		{"permanent failure", req(body(good, "failed", "permanent")), []string{"bounced/hard@20261127.1@mg.example.com#ev-failed(550)"}},
-		{"temporary failure", req(body(good, "failed", "temporary")), nil},
-		{"complained", req(body(good, "complained", "")), []string{"complained@20261127.1@mg.example.com#ev-complained"}},
-		{"opened", req(body(good, "opened", "")), []string{"opened@20261127.1@mg.example.com#ev-opened"}},
-		{"clicked", req(body(good, "clicked", "")), []string{"clicked@20261127.1@mg.example.com#ev-clicked"}},
+		{"delivered", req(body(good, "delivered", "")), []string{"delivered@20261127.1@mg.example.com#ev-delivered", once}},
+		{"permanent failure", req(body(good, "failed", "permanent")), []string{"bounced/hard@20261127.1@mg.example.com#ev-failed(550)", once}},
+		// No report, but its token is spent all the same: its signature
+		// would otherwise carry a forged event.
+		{"temporary failure", req(body(good, "failed", "temporary")), []string{once}},
+		{"complained", req(body(good, "complained", "")), []string{"complained@20261127.1@mg.example.com#ev-complained", once}},
+		{"opened", req(body(good, "opened", "")), []string{"opened@20261127.1@mg.example.com#ev-opened", once}},
+		{"clicked", req(body(good, "clicked", "")), []string{"clicked@20261127.1@mg.example.com#ev-clicked", once}},
 		{"bad signature", req(body(strings.Repeat("0", 64), "delivered", "")), []string{"ERR:signature"}},
 		{"no key", noKey, []string{"ERR:signature"}},
+		// The signed timestamp must be within five minutes of now.
+		{"signed 5 min ago", signedAt(now.Add(-inbound.MaxSkew)), []string{"delivered@20261127.1@mg.example.com#ev-delivered", once}},
+		{"signed 5 min 1 s ago", signedAt(now.Add(-inbound.MaxSkew - time.Second)), []string{"ERR:signature"}},
+		{"signed a year ago", signedAt(now.AddDate(-1, 0, 0)), []string{"ERR:signature"}},
+		{"signed 5 min 1 s ahead", signedAt(now.Add(inbound.MaxSkew + time.Second)), []string{"ERR:signature"}},
+		{"a timestamp not in seconds", req(bodyAt("+"+ts, testinbound.MailgunSignature(key, "+"+ts, "tok123"), "delivered", "")),
+			[]string{"ERR:signature"}},
 	})
 }
 
@@ -246,6 +276,9 @@ type snsSigner struct {
 }
 
 const certURL = "https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-test.pem"
+
+// sesTopic is the topic the channel's topicArn names.
+const sesTopic = "arn:aws:sns:eu-west-1:123456789012:ses"
 
 func newSNSSigner(t *testing.T) *snsSigner {
 	return &snsSigner{SNS: testinbound.NewSNS(t)}
@@ -263,7 +296,7 @@ func (s *snsSigner) deps() inbound.Deps {
 
 // sign is the SNS request of m, signed.
 func (s *snsSigner) sign(t *testing.T, m map[string]string) inbound.Request {
-	return inbound.Request{URL: inURL, Body: s.Sign(t, m), Config: map[string]any{"region": "eu-west-1"}}
+	return inbound.Request{URL: inURL, Body: s.Sign(t, m), Config: map[string]any{"region": "eu-west-1", "topicArn": sesTopic}}
 }
 
 func TestAllowedSNSURL(t *testing.T) {
@@ -277,6 +310,12 @@ func TestAllowedSNSURL(t *testing.T) {
 		"https://sns.eu-west-1.amazonaws.com:8443/x.pem":         false,
 		"https://169.254.169.254/latest/meta-data":               false,
 		"https://s3.amazonaws.com/x.pem":                         false,
+		// Amazon hosts that are no SNS region's: S3 serves what a
+		// bucket's owner put there.
+		"https://sns.s3.amazonaws.com/x.pem":            false,
+		"https://sns.s3-website.amazonaws.com/x.pem":    false,
+		"https://sns.amazonaws.com/x.pem":               false,
+		"https://sns.us-gov-west-1.amazonaws.com/x.pem": true,
 	} {
 		if got := inbound.AllowedSNSURL(u); got != want {
 			t.Errorf("%s: %v, want %v", u, got, want)
@@ -338,6 +377,12 @@ func TestSES(t *testing.T) {
 		evilConfirm[k] = v
 	}
 	evilConfirm["SubscribeURL"] = "http://127.0.0.1:9/steal"
+	otherTopic := sesNotification("n8", "2", sesEvent("Bounce", `,"bounce":{"bounceType":"Permanent"}`))
+	otherTopic["TopicArn"] = "arn:aws:sns:eu-west-1:999999999999:ses"
+	otherConfirm := maps.Clone(confirm)
+	otherConfirm["TopicArn"] = "arn:aws:sns:eu-west-1:999999999999:attacker"
+	noTopic := s.sign(t, sesNotification("n1", "2", sesEvent("Delivery", "")))
+	noTopic.Config = map[string]any{"region": "eu-west-1"}
 	subject := sesNotification("n9", "1", sesEvent("Open", ""))
 	subject["Subject"] = "Amazon SES Email Event Notification"
 	run(t, "email-ses", s.deps(), []verifyCase{
@@ -357,6 +402,12 @@ func TestSES(t *testing.T) {
 		{"confirmation to another host", s.sign(t, evilConfirm), []string{"ERR:malformed"}},
 		{"tampered", tampered, []string{"ERR:signature"}},
 		{"certificate from another host", s.sign(t, badHost), []string{"ERR:signature"}},
+		// Any AWS account signs its own topics' messages with Amazon's
+		// certificate: only the channel's topic is heard, its
+		// subscription confirmation included.
+		{"another account's topic", s.sign(t, otherTopic), []string{"ERR:signature"}},
+		{"confirmation of another topic", s.sign(t, otherConfirm), []string{"ERR:signature"}},
+		{"a channel without topicArn", noTopic, []string{"ERR:signature"}},
 	})
 	for _, u := range s.fetched {
 		if u != certURL {

@@ -120,8 +120,8 @@ const (
 )
 
 // verifySendGrid: the Event Webhook posts a JSON array of events, signed
-// with ECDSA (P-256, SHA-256) over the timestamp header followed by the
-// body; the signature header is the base64 of its ASN.1 form, the
+// with ECDSA (P-256, SHA-256) over the timestamp header (a Unix time,
+// which must be within MaxSkew of now) followed by the body; the signature header is the base64 of its ASN.1 form, the
 // channel's webhookPublicKey the base64 of the key's DER (as SendGrid
 // shows it). sg_message_id begins with the X-Message-Id the send
 // recorded (see sendGridMessageID).
@@ -136,11 +136,12 @@ func verifySendGrid(_ context.Context, r Request, _ Deps) (Result, error) {
 		return Result{}, ErrSignature
 	}
 	sig, err := base64.StdEncoding.DecodeString(r.Header.Get(SendGridSignatureHeader))
-	if err != nil || len(sig) == 0 {
+	ts := r.Header.Get(SendGridTimestampHeader)
+	if err != nil || len(sig) == 0 || !fresh(ts, r.Now) {
 		return Result{}, ErrSignature
 	}
 	h := sha256.New()
-	h.Write([]byte(r.Header.Get(SendGridTimestampHeader)))
+	h.Write([]byte(ts))
 	h.Write(r.Body)
 	if !ecdsa.VerifyASN1(pub, h.Sum(nil), sig) {
 		return Result{}, ErrSignature
@@ -244,7 +245,10 @@ var postmarkOutcomes = outcomes{
 
 // verifyMailgun: a webhook posts {"signature":{"timestamp","token",
 // "signature"},"event-data":{…}}; signature is the hex HMAC-SHA256, keyed
-// by the webhook signing key, of timestamp followed by token. The event's
+// by the webhook signing key, of timestamp followed by token. It covers
+// neither the event nor its message, so, as Mailgun asks of a receiver,
+// the timestamp must be within MaxSkew of now and the token is used once
+// (Result.Once: the recorder refuses it on another body). The event's
 // id is event-data.id, the message's its Message-Id header (the send
 // recorded it with angle brackets, which the lookup tolerates). A
 // temporary failure is not reported: Mailgun itself tries again.
@@ -275,15 +279,18 @@ func verifyMailgun(_ context.Context, r Request, _ Deps) (Result, error) {
 	}
 	mac := hmac.New(sha256.New, []byte(key))
 	mac.Write([]byte(ev.Signature.Timestamp + ev.Signature.Token))
-	if ev.Signature.Token == "" || !hmac.Equal([]byte(hex.EncodeToString(mac.Sum(nil))), []byte(ev.Signature.Signature)) {
+	if ev.Signature.Token == "" || len(ev.Signature.Token) > MaxEventIDChars || !fresh(ev.Signature.Timestamp, r.Now) ||
+		!hmac.Equal([]byte(hex.EncodeToString(mac.Sum(nil))), []byte(ev.Signature.Signature)) {
 		return Result{}, ErrSignature
 	}
 	d := ev.Data
 	if d.Event == "failed" && d.Severity != "permanent" {
-		return Result{}, nil
+		return Result{Once: ev.Signature.Token}, nil
 	}
-	return mailgunOutcomes.result(event{name: d.Event, id: d.ID, messageID: strings.Trim(d.Message.Headers.MessageID, "<>"),
-		hard: true, detail: d.DeliveryStatus.Code.String()}), nil
+	res := mailgunOutcomes.result(event{name: d.Event, id: d.ID, messageID: strings.Trim(d.Message.Headers.MessageID, "<>"),
+		hard: true, detail: d.DeliveryStatus.Code.String()})
+	res.Once = ev.Signature.Token
+	return res, nil
 }
 
 // mailgunOutcomes are Mailgun's events that are outcomes (not accepted,

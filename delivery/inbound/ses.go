@@ -22,9 +22,17 @@ import (
 	"github.com/heraldhq/herald/events"
 )
 
-// snsHost is the host of an SNS endpoint: certificates and subscription
-// confirmations are fetched from nowhere else.
-var snsHost = regexp.MustCompile(`^sns\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$`)
+// snsHost is the host of an SNS endpoint, sns.<region>.amazonaws.com
+// (.com.cn in China), the region shaped as AWS names them (eu-west-1,
+// us-gov-west-1, cn-north-1): certificates and subscription
+// confirmations are fetched from nowhere else. Any other Amazon host
+// (sns.s3.amazonaws.com, a bucket's) may serve what its owner put there.
+var snsHost = regexp.MustCompile(`^sns\.[a-z]{2}(-[a-z]+)+-[0-9]+\.amazonaws\.com(\.cn)?$`)
+
+// TopicArnPattern is an SNS topic's ARN, the pattern of an email-ses
+// channel's topicArn: partition, region, account, name (a FIFO topic's
+// ends in .fifo).
+const TopicArnPattern = `^arn:aws(-[a-z]+)*:sns:[a-z]{2}(-[a-z]+)+-[0-9]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$`
 
 // AllowedSNSURL reports whether raw is an https URL of an SNS host, with
 // no user info and no port: the only URLs a message may make Herald
@@ -80,9 +88,17 @@ func (m snsMessage) StringToSign() string {
 // event-publishing eventType, or a notificationType of the older
 // feedback notifications), whose mail.messageId is the message SES
 // answered at send. The SNS MessageId is the event id.
+//
+// Any AWS account can sign SNS messages of its own topics, and subscribe
+// any URL to them: only the topic of the channel's topicArn is heard. A
+// message of another topic, a subscription confirmation included, is
+// refused before its certificate is fetched; so is every message of a
+// channel without topicArn.
 func verifySES(ctx context.Context, r Request, d Deps) (Result, error) {
 	var m snsMessage
-	if json.Unmarshal(r.Body, &m) != nil || d.SNSCertificate == nil || !AllowedSNSURL(m.SigningCertURL) {
+	topic := configString(r.Config, "topicArn")
+	if json.Unmarshal(r.Body, &m) != nil || d.SNSCertificate == nil || !AllowedSNSURL(m.SigningCertURL) ||
+		topic == "" || m.TopicArn != topic {
 		return Result{}, ErrSignature
 	}
 	var hash crypto.Hash

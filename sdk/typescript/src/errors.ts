@@ -62,12 +62,14 @@ export class DuplicateStepIdError extends BridgeError {
 /**
  * StepError: a step's callback threw, its result does not encode as JSON,
  * or the step was called with invalid arguments. The Bridge answers 500
- * with the step id and the service retries the step with backoff.
+ * with the step id: `step_failed`, which the service retries with
+ * backoff, or `invalid_step` (invalid arguments), which fails the run at
+ * once, as a retry would call the step alike.
  */
 export class StepError extends BridgeError {
   declare readonly stepId: string;
-  constructor(stepId: string, message: string) {
-    super(500, "step_failed", message, stepId);
+  constructor(stepId: string, message: string, code = "step_failed") {
+    super(500, code, message, stepId);
     this.name = "StepError";
   }
 }
@@ -82,7 +84,7 @@ export class WorkflowError extends BridgeError {
 
 /** invalidStep is the StepError of a step called with invalid arguments. */
 export function invalidStep(stepId: string, problem: string): StepError {
-  return new StepError(stepId, "bridge: invalid step: " + problem);
+  return new StepError(stepId, "bridge: invalid step: " + problem, "invalid_step");
 }
 
 /** messageOf is what a thrown value says. */

@@ -49,7 +49,7 @@ test("a step called inside another step's callback is refused", async () => {
   });
   const r = await call(createHandler({ workflows: [w], signingSecret: SECRET }), { action: "execute", workflowId: "nested" });
   assert.equal(r.status, 500);
-  assert.deepEqual(r.body.error, { code: "step_failed", stepId: "inner", message: "bridge: invalid step: called inside another step's callback" });
+  assert.deepEqual(r.body.error, { code: "invalid_step", stepId: "inner", message: "bridge: invalid step: called inside another step's callback" });
 });
 
 test("steps run concurrently are refused, a swallowed suspension changes nothing", async () => {
@@ -117,7 +117,7 @@ test("step arguments are checked", async () => {
     });
     const r = await call(createHandler({ workflows: [w], signingSecret: SECRET }), { action: "execute", workflowId: "args" });
     assert.equal(r.status, 500, name);
-    assert.deepEqual(r.body.error, { code: "step_failed", stepId: "d", message: "bridge: invalid step: " + problem }, name);
+    assert.deepEqual(r.body.error, { code: "invalid_step", stepId: "d", message: "bridge: invalid step: " + problem }, name);
   }
 });
 
