@@ -85,7 +85,7 @@ const (
 
 	// A run's or a step's error from the Bridge's answer.
 	CodeBridgeUnauthorized  = "bridge_unauthorized"   // 401: the signature was refused
-	CodeWorkflowNotFound    = "workflow_not_found"    // 404
+	CodeWorkflowNotFound    = "workflow_not_found"    // 404; explain answers it too
 	CodeNondeterministic    = "nondeterministic"      // 422: the replay diverged
 	CodeDuplicateStepID     = "duplicate_step_id"     // 422
 	CodeBridgeBadRequest    = "bridge_bad_request"    // 400
@@ -173,7 +173,7 @@ var table = map[string]int{
 	CodeLeaseExpired:          Recorded,
 
 	CodeBridgeUnauthorized:  Recorded,
-	CodeWorkflowNotFound:    Recorded,
+	CodeWorkflowNotFound:    http.StatusNotFound,
 	CodeNondeterministic:    Recorded,
 	CodeDuplicateStepID:     Recorded,
 	CodeBridgeBadRequest:    Recorded,

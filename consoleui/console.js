@@ -59,7 +59,8 @@ async function api(path, opts = {}) {
 }
 
 // tail follows GET /v1/tail, calling onEvent with each event, until the
-// page is left. It reconnects after a break.
+// page is left. It reconnects after a break; a refused key (the server
+// ends the tail when its key is revoked) signs out.
 function tail(onEvent) {
   const ctl = new AbortController();
   leave.push(() => ctl.abort());
@@ -67,6 +68,7 @@ function tail(onEvent) {
     while (!ctl.signal.aborted) {
       try {
         const res = await fetch("/v1/tail", { headers: { Authorization: "Bearer " + sessionStorage.getItem(KEY) }, signal: ctl.signal });
+        if (res.status === 401) return signOut(); // the key was revoked
         if (!res.ok) throw new Error("tail " + res.status);
         const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
         let buf = "";
@@ -455,10 +457,15 @@ async function render() {
   const path = location.pathname.replace(/^\/console\/?/, "").replace(/\/$/, "");
   const q = new URLSearchParams(location.search);
   const [page, ...rest] = path.split("/");
-  const id = rest.length ? decodeURIComponent(rest.join("/")) : "";
   for (const a of nav.querySelectorAll("a")) {
     if (a.getAttribute("href") === BASE + "/" + (page || "runs")) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
+  }
+  let id;
+  try {
+    id = rest.length ? decodeURIComponent(rest.join("/")) : "";
+  } catch {
+    return notFound("Page " + path); // a malformed percent-escape names nothing
   }
   try {
     switch (page) {

@@ -189,6 +189,10 @@ func (c *Control) Authenticate(raw string) (string, error) {
 	return k.TenantID, nil
 }
 
+// KeyPrefix returns the prefix of a raw key Authenticate accepted: the
+// id of its APIKeyCreated and APIKeyRevoked events' subject.
+func KeyPrefix(raw string) string { return raw[:keyPrefixLen] }
+
 // APIKeys lists a tenant's live keys: prefixes and creation times.
 func (c *Control) APIKeys(tenantID string, p projections.Page) ([]projections.APIKey, string, error) {
 	return c.store.APIKeys(tenantID, p)

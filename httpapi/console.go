@@ -12,6 +12,8 @@ import (
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/projections"
 	"github.com/heraldhq/herald/tenantfeed"
 )
 
@@ -82,12 +84,19 @@ const tailHeartbeat = 15 * time.Second
 // Server-Sent Events (`event: event`, its id the sequence, its data an
 // eventView), from the moment the request is answered. There is no
 // resuming: a client that reconnects reads what it missed from the
-// routes of the runs, subscribers and deliveries.
+// routes of the runs, subscribers and deliveries. The stream ends when
+// the API key it was opened with is revoked, through any process: the
+// revocation is an event of the tenant's, which the tail itself carries;
+// a revocation the tail started too late to carry is found in the
+// projections once they hold the log up to the tail's start, and every
+// heartbeat looks there again.
 func (s *Server) tail(w http.ResponseWriter, r *http.Request) error {
 	if s.deps.Tail == nil {
 		return errNotReady
 	}
-	l, err := s.deps.Tail.Listen(r.Context(), tenantOf(r.Context()))
+	ctx := r.Context()
+	tenant := tenantOf(ctx)
+	l, err := s.deps.Tail.Listen(ctx, tenant)
 	if errors.Is(err, tenantfeed.ErrTooManyListeners) || errors.Is(err, tenantfeed.ErrTooManyForTenant) {
 		w.Header().Set("Retry-After", "5")
 		return errTooManyStreams
@@ -96,6 +105,17 @@ func (s *Server) tail(w http.ResponseWriter, r *http.Request) error {
 		return errNotReady
 	}
 	defer l.Close()
+	prefix := keyPrefixOf(ctx)
+	revocation := eventlog.Subject(tenant, eventlog.AggAPIKey, prefix)
+	// The listener hears every event after the tail's position, which is
+	// at most the log's end now: a revocation before it is in the
+	// projections once they caught up.
+	if err := s.caughtUp(r); err != nil {
+		return err
+	}
+	if !s.keyLive(tenant, prefix) {
+		return apierr.ErrUnauthenticated
+	}
 	out := openSSE(w)
 	out.raw(": live\n\n")
 	if out.flush() != nil {
@@ -103,38 +123,79 @@ func (s *Server) tail(w http.ResponseWriter, r *http.Request) error {
 	}
 	ticker := time.NewTicker(tailHeartbeat)
 	defer ticker.Stop()
+	// send writes ev, or reports that it revokes the stream's key.
+	send := func(ev eventlog.Event) bool {
+		if ev.Type == events.APIKeyRevoked && ev.Subject == revocation {
+			return false
+		}
+		out.event(ev.Seq, "event", viewEvent(ev))
+		return true
+	}
 	for {
 		select {
-		case <-r.Context().Done():
+		case <-ctx.Done():
 			return nil
 		case <-s.ops.done():
 			return nil
 		case <-ticker.C:
+			if !s.keyLive(tenant, prefix) {
+				return nil
+			}
 			out.raw(": keep-alive\n\n")
 		case ev, ok := <-l.C:
 			if !ok {
 				if l.Overflowed() {
-					s.logger.Debug("live tail dropped: its client fell behind", "tenant", tenantOf(r.Context()))
+					s.logger.Debug("live tail dropped: its client fell behind", "tenant", tenant)
 				}
 				return nil
 			}
-			out.event(ev.Seq, "event", viewEvent(ev))
-			for drained := false; !drained; {
+			live := send(ev)
+			for drained := false; live && !drained; {
 				select {
 				case ev, ok := <-l.C:
 					if !ok {
 						return nil
 					}
-					out.event(ev.Seq, "event", viewEvent(ev))
+					live = send(ev)
 				default:
 					drained = true
 				}
+			}
+			if !live {
+				_ = out.flush() // the events before the revocation
+				return nil
 			}
 		}
 		if out.flush() != nil {
 			return nil
 		}
 	}
+}
+
+// keyLive reports whether the projections hold the tenant's key of this
+// prefix unrevoked; a failed read says yes (the next heartbeat looks
+// again).
+func (s *Server) keyLive(tenant, prefix string) bool {
+	k, err := s.deps.Store.APIKeyByPrefix(prefix)
+	if errors.Is(err, projections.ErrNotFound) {
+		return false
+	}
+	return err != nil || (k.TenantID == tenant && k.RevokedAt == nil)
+}
+
+// workflowSynced returns 404 workflow_not_found unless workflow is one of
+// the tenant's last sync.
+func (s *Server) workflowSynced(r *http.Request, tenant, workflow string) error {
+	wfs, err := s.deps.Control.Workflows(r.Context(), tenant)
+	if err != nil {
+		return err
+	}
+	for _, w := range wfs {
+		if w.WorkflowID == workflow {
+			return nil
+		}
+	}
+	return apierr.Errorf(apierr.CodeWorkflowNotFound, "no workflow %q in the tenant's last sync", workflow)
 }
 
 // maxConsolePath bounds the path of a console page: its longest id (a
@@ -195,6 +256,11 @@ func (s *Server) explainSends(w http.ResponseWriter, r *http.Request) error {
 	tenant := tenantOf(r.Context())
 	if _, err := s.deps.Control.Subscriber(tenant, id); err != nil {
 		return err
+	}
+	if wf != "" {
+		if err := s.workflowSynced(r, tenant, wf); err != nil {
+			return err
+		}
 	}
 	kinds, err := s.deps.Delivery.Explain(r.Context(), tenant, id, wf)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/heraldhq/herald/internal/testbrowser"
 	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testsmtp"
+	"github.com/heraldhq/herald/internal/testwait"
 )
 
 // consoleWorkflows: welcome loads a name, mails it and sleeps an hour
@@ -114,8 +115,9 @@ func signInWith(t *testing.T, tab context.Context, base, key string) {
 // timeline shows its step ids, outputs, its delivery's channel key and
 // status, and a skipped send's reason; it is cancelled from the console
 // (read back through the API); a reload of a deep link opens the same
-// page; a new trigger appears in the live tail; an unknown run says not
-// found.
+// page; a new trigger appears in the live tail; an unknown run, and a
+// deep link with a malformed percent-escape, say not found; revoking the
+// console's key ends its live tail and signs it out.
 func TestConsoleShowsRunsAndCancelsOne(t *testing.T) {
 	f := newConsoleFixture(t)
 	base := f.h.URL()
@@ -220,6 +222,50 @@ func TestConsoleShowsRunsAndCancelsOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitText(t, tab, "an unknown run", "Not found")
+
+	// A malformed percent-escape in a deep link names no page: the
+	// console says not found rather than showing nothing. (An escape
+	// net/http cannot parse at all, %E0%A4%A, never reaches the console:
+	// the server refuses the request line with 400 Bad Request.)
+	if err := chromedp.Do(tab, chromedp.Navigate(base+"/console/runs/%E0%A4")); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "a malformed percent-escape", "Not found", "Page runs/%E0%A4 was not found")
+	testbrowser.Screenshot(t, tab, "console-not-found")
+
+	// Revoking the console's key ends its live tail, and the console
+	// asks for a key again.
+	var other struct{ APIKey string }
+	if r := f.h.Do("POST", "/v1/api-keys", f.key, map[string]any{}); r.Status != http.StatusCreated {
+		t.Fatalf("api key: %d %s", r.Status, r.Body)
+	} else {
+		r.JSON(t, &other)
+	}
+	if err := chromedp.Do(tab, chromedp.Click(chromedp.CSS(`nav a[href="/console/tail"]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "the live tail", "Live tail")
+	// The tail listens once an event written now shows in it.
+	probe := 0
+	testwait.Until(t, "the live tail listening", func() error {
+		probe++
+		id := fmt.Sprintf("tail-probe-%d", probe)
+		if r := f.h.Do("PUT", "/v1/subscribers/"+id, f.key, map[string]any{}); r.Status != http.StatusCreated {
+			t.Fatalf("subscriber: %d %s", r.Status, r.Body)
+		}
+		if shown, err := chromedp.Run(tab, chromedp.Evaluate[bool](`document.body.innerText.includes("tail-probe-")`)); err != nil || !shown {
+			return fmt.Errorf("no probe shown yet (%v)", err)
+		}
+		return nil
+	})
+	if r := f.h.Do("DELETE", "/v1/api-keys/"+f.key[:len("hk_")+8], other.APIKey, nil); r.Status != http.StatusNoContent {
+		t.Fatalf("revoke: %d %s", r.Status, r.Body)
+	}
+	if _, err := chromedp.Run(tab, chromedp.Poll[bool](`document.querySelector('input[name="apiKey"]') !== null`,
+		chromedp.WithPollingTimeout(browserWait))); err != nil {
+		text, _ := chromedp.Run(tab, chromedp.Evaluate[string](`document.body.innerText`))
+		t.Fatalf("the console after its key was revoked does not ask for a key: %v; it shows:\n%s", err, text)
+	}
 }
 
 // TestConsoleByKeyboardOnAPhone: on a 390-pixel-wide screen, a person

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/bridge"
 	"github.com/heraldhq/herald/internal/testherald"
 )
 
@@ -12,11 +13,17 @@ import (
 // says whether a send of a workflow to a subscriber goes out now, and
 // why not, as the send path decides: no channel of the kind, no address,
 // the subscriber's preference for that workflow only, a suppression of
-// its address; an unknown subscriber is 404 and a bad workflow id 422.
+// its address; an unknown subscriber is 404, so is a workflow not of the
+// last sync (workflow_not_found), and a bad workflow id 422.
 func TestExplainSaysWhyASendWouldNotGoOut(t *testing.T) {
 	h := testherald.Start(t, testherald.Options{})
 	_, key := h.Tenant("Acme")
 	h.MailChannel(key, 2525) // never dialled: nothing is sent
+	noop := func(*bridge.Context, any) error { return nil }
+	h.Bridge(key, bridge.NewRegistry().MustRegister(bridge.MustWorkflow("welcome", noop), bridge.MustWorkflow("other", noop)))
+	if r := h.Do("POST", "/v1/sync", key, nil); r.Status != http.StatusOK {
+		t.Fatalf("sync: %d %s", r.Status, r.Body)
+	}
 	if r := h.Do("PUT", "/v1/subscribers/ada", key, map[string]any{"contacts": map[string]any{"email": []string{"ada@example.com"}}}); r.Status != http.StatusCreated {
 		t.Fatalf("subscriber: %d %s", r.Status, r.Body)
 	}
@@ -86,5 +93,6 @@ func TestExplainSaysWhyASendWouldNotGoOut(t *testing.T) {
 	if r := h.Do("GET", "/v1/subscribers/nobody/explain", key, nil); r.Status != http.StatusNotFound {
 		t.Fatalf("unknown subscriber: %d %s", r.Status, r.Body)
 	}
+	expectCode(t, h.Do("GET", "/v1/subscribers/ada/explain?workflowId=never_synced", key, nil), http.StatusNotFound, "workflow_not_found")
 	expectCode(t, h.Do("GET", "/v1/subscribers/ada/explain?workflowId=no%20way", key, nil), http.StatusUnprocessableEntity, "validation_failed")
 }

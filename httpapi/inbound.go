@@ -93,7 +93,7 @@ func notFoundErr(err error) error { return apierr.Errorf(apierr.CodeNotFound, "%
 // channel's inbound URLs shown so far stop opening; the answer is the
 // channel's view with its new one.
 func (s *Server) rotateInboundToken(w http.ResponseWriter, r *http.Request) error {
-	key, err := pathVar(r, "key")
+	key, err := pathOnly(w, r, "key")
 	if err != nil {
 		return err
 	}

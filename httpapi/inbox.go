@@ -34,6 +34,11 @@ const maxMessageIDChars = 64
 var errInboxWantsToken = apierr.New(apierr.CodeUnauthorized,
 	"this route takes a subscriber's inbox token (hit_…, minted by POST /v1/subscribers/{externalId}/inbox-tokens), not a tenant API key")
 
+// errInboxTokenInvalid answers an inbox route whose token does not open
+// it: missing, malformed, expired, revoked, or its subscriber's deleted.
+var errInboxTokenInvalid = apierr.New(apierr.CodeUnauthorized,
+	"invalid inbox token: it is missing, malformed, expired or revoked; mint a new one with POST /v1/subscribers/{externalId}/inbox-tokens")
+
 // inboxAuth authenticates a subscriber route with an inbox token: the
 // Authorization header's, or (when query is set: the stream, which a
 // browser's EventSource opens without headers) ?token=. The tenant's rate
@@ -56,6 +61,9 @@ func (s *Server) inboxAuth(next handlerFunc, query bool) handlerFunc {
 			// "invalid" would send its owner looking for a fault in a
 			// key that may be fine. Whether it is, is not checked.
 			return errInboxWantsToken
+		}
+		if errors.Is(err, apierr.ErrUnauthenticated) {
+			return errInboxTokenInvalid
 		}
 		if err != nil {
 			return err

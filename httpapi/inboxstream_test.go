@@ -20,7 +20,7 @@ type sseEvent struct {
 	At              time.Time
 }
 
-// sseClient reads one GET /v1/inbox/stream into Events until the stream
+// sseClient reads one event stream (GET /v1/inbox/stream, GET /v1/tail) into Events until the stream
 // ends (Events is then closed).
 type sseClient struct {
 	Events chan sseEvent
@@ -40,20 +40,27 @@ func (f *inboxFixture) openStream(token, lastID string) *sseClient {
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
 	}
+	return dialSSE(f.t, req, cancel)
+}
+
+// dialSSE sends req, the request of an event stream made with the
+// context cancel ends, and reads its answer's events.
+func dialSSE(t testing.TB, req *http.Request, cancel context.CancelFunc) *sseClient {
+	t.Helper()
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		cancel()
-		f.t.Fatal(err)
+		t.Fatal(err)
 	}
 	c := &sseClient{Events: make(chan sseEvent, 256), Status: res.StatusCode, cancel: cancel}
-	f.t.Cleanup(c.Close)
+	t.Cleanup(c.Close)
 	if res.StatusCode != http.StatusOK {
 		res.Body.Close()
 		close(c.Events)
 		return c
 	}
 	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
-		f.t.Errorf("Content-Type %q", ct)
+		t.Errorf("Content-Type %q", ct)
 	}
 	go func() {
 		defer close(c.Events)

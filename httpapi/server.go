@@ -364,11 +364,22 @@ func (r *statusRecorder) Flush() {
 
 type ctxKey int
 
-const tenantKey ctxKey = 0
+const (
+	tenantKey ctxKey = 0
+	// keyPrefixKey: the prefix of the API key a tenant route was called
+	// with (1 is inboxKey).
+	keyPrefixKey ctxKey = 2
+)
 
 func tenantOf(ctx context.Context) string {
 	t, _ := ctx.Value(tenantKey).(string)
 	return t
+}
+
+// keyPrefixOf returns the prefix of the API key of a tenant route's call.
+func keyPrefixOf(ctx context.Context) string {
+	p, _ := ctx.Value(keyPrefixKey).(string)
+	return p
 }
 
 func bearer(r *http.Request) string {
@@ -403,7 +414,8 @@ func (s *Server) tenantAuth(next handlerFunc) handlerFunc {
 		if err := s.limitTenant(w, tenant); err != nil {
 			return err
 		}
-		return next(w, r.WithContext(context.WithValue(r.Context(), tenantKey, tenant)))
+		ctx := context.WithValue(context.WithValue(r.Context(), tenantKey, tenant), keyPrefixKey, control.KeyPrefix(bearer(r)))
+		return next(w, r.WithContext(ctx))
 	}
 }
 

@@ -110,8 +110,10 @@ type Config struct {
 	// HERALD_INTERNAL_TOKEN, HERALD_MASTER_KEY_PREVIOUS). Default: none set.
 	Env func(string) string
 	// MaxConns caps the API's open connections (HERALD_MAX_CONNS); at
-	// the cap a new one closes the longest idle, or waits in the listen
-	// backlog while every one is busy (connLimiter). Zero: 4096.
+	// the cap a new one closes the longest idle, else the oldest that has
+	// not sent a whole request within HTTPCapHeaderTimeout, or waits in
+	// the listen backlog while every one is busy (connLimiter). Zero:
+	// 4096.
 	MaxConns int
 	// HTTPReadTimeout bounds reading one request, headers and body
 	// (HERALD_HTTP_READ_TIMEOUT): a client idle mid-body is cut off. Zero:
@@ -124,6 +126,13 @@ type Config struct {
 	// HTTPIdleTimeout closes a keep-alive connection idle this long
 	// (HERALD_HTTP_IDLE_TIMEOUT). Zero: 120s.
 	HTTPIdleTimeout time.Duration
+	// HTTPHeaderTimeout bounds reading a request's header block
+	// (HERALD_HTTP_HEADER_TIMEOUT). Zero: 10s.
+	HTTPHeaderTimeout time.Duration
+	// HTTPCapHeaderTimeout: at MaxConns, a connection that has not sent a
+	// whole request this long after it opened is closed to make room
+	// (HERALD_HTTP_CAP_HEADER_TIMEOUT). Zero: 2s.
+	HTTPCapHeaderTimeout time.Duration
 	// InboxOrigins are the origins whose pages may call the inbox's
 	// subscriber routes (HERALD_INBOX_ORIGINS, flag --inbox-origins:
 	// comma-separated scheme://host[:port] values, or "*" for any). Zero:
@@ -228,6 +237,8 @@ func LoadConfig(env func(string) string, f Flags) (Config, error) {
 		{"HERALD_HTTP_READ_TIMEOUT", "60s", &c.HTTPReadTimeout},
 		{"HERALD_HTTP_WRITE_TIMEOUT", "5m", &c.HTTPWriteTimeout},
 		{"HERALD_HTTP_IDLE_TIMEOUT", "120s", &c.HTTPIdleTimeout},
+		{"HERALD_HTTP_HEADER_TIMEOUT", "10s", &c.HTTPHeaderTimeout},
+		{"HERALD_HTTP_CAP_HEADER_TIMEOUT", "2s", &c.HTTPCapHeaderTimeout},
 	} {
 		if *d.dst, err = time.ParseDuration(pick("", d.name, d.def)); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", d.name, err))
@@ -306,8 +317,9 @@ func (c Config) Validate() error {
 	if c.MaxConns < 0 {
 		errs = append(errs, fmt.Errorf("HERALD_MAX_CONNS: %d is not at least 1", c.MaxConns))
 	}
-	if c.HTTPReadTimeout < 0 || c.HTTPWriteTimeout < 0 || c.HTTPIdleTimeout < 0 {
-		errs = append(errs, errors.New("HERALD_HTTP_READ_TIMEOUT, HERALD_HTTP_WRITE_TIMEOUT, HERALD_HTTP_IDLE_TIMEOUT: must be positive"))
+	if c.HTTPReadTimeout < 0 || c.HTTPWriteTimeout < 0 || c.HTTPIdleTimeout < 0 || c.HTTPHeaderTimeout < 0 || c.HTTPCapHeaderTimeout < 0 {
+		errs = append(errs, errors.New("HERALD_HTTP_READ_TIMEOUT, HERALD_HTTP_WRITE_TIMEOUT, HERALD_HTTP_IDLE_TIMEOUT, "+
+			"HERALD_HTTP_HEADER_TIMEOUT, HERALD_HTTP_CAP_HEADER_TIMEOUT: must be positive"))
 	}
 	if c.CacheMiB < 0 || c.CacheMiB > 1<<20 { // zero: the engine's default
 		errs = append(errs, fmt.Errorf("HERALD_CACHE_MIB: %d is not from 1 to %d", c.CacheMiB, 1<<20))

@@ -330,7 +330,8 @@ func (s *Service) serve(tokens *links.Maker) {
 // time, until Shutdown.
 func (s *Service) goServe(name string, srv *http.Server, l net.Listener) {
 	s.goRun(name, func() error {
-		if err := serveLimited(srv, l, orDefault(s.cfg.MaxConns, 4096)); !errors.Is(err, http.ErrServerClosed) {
+		err := serveLimited(srv, l, orDefault(s.cfg.MaxConns, 4096), orDefault(s.cfg.HTTPCapHeaderTimeout, 2*time.Second))
+		if !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}
 		return nil
@@ -429,7 +430,7 @@ func (s *Service) connect() error {
 
 // newHTTPServer returns a server of h with the configured bounds.
 func (s *Service) newHTTPServer(h http.Handler) *http.Server {
-	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+	return &http.Server{Handler: h, ReadHeaderTimeout: orDefault(s.cfg.HTTPHeaderTimeout, 10*time.Second),
 		ReadTimeout:    orDefault(s.cfg.HTTPReadTimeout, 60*time.Second),
 		WriteTimeout:   orDefault(s.cfg.HTTPWriteTimeout, 5*time.Minute),
 		IdleTimeout:    orDefault(s.cfg.HTTPIdleTimeout, 120*time.Second),
