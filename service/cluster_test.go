@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -322,15 +323,11 @@ func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
 
 	// Exactly once: one message per run at the provider; the run step ran
 	// for every run, rarely twice.
-	perRun := map[string]int{}
-	for _, m := range mail.Inbox().Messages() {
-		perRun[m.Subject]++
-	}
+	// A send the stopped process handed to SMTP and did not record may be
+	// sent again, with the same Message-ID: one send, two copies.
+	copies := testsmtp.CountSends(t, mail.Inbox().Messages(), testsmtp.BySubject).Once(t, slices.Collect(maps.Keys(runs)))
 	reruns := 0
 	for id := range runs {
-		if perRun[id] != 1 {
-			t.Errorf("run %s: %d messages", id, perRun[id])
-		}
 		v, ok := calls.Load(id)
 		if !ok {
 			t.Errorf("run %s: its run step never ran", id)
@@ -340,13 +337,10 @@ func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
 			reruns += int(n - 1)
 		}
 	}
-	if len(perRun) != triggers {
-		t.Errorf("%d distinct runs got messages, want %d", len(perRun), triggers)
-	}
 	if reruns > triggers/20 {
 		t.Errorf("%d run steps re-ran: more than at-least-once after one lost process explains", reruns)
 	}
-	t.Logf("%d messages for %d runs; %d run steps re-ran; whole test %v", mail.Inbox().Len(), len(runs), reruns, time.Since(began))
+	t.Logf("%d messages for %d runs (%d a second copy of one send); %d run steps re-ran; whole test %v", mail.Inbox().Len(), len(runs), copies, reruns, time.Since(began))
 
 	// Cron: one run per tick instant (by construction), each executed,
 	// and about one tick a second while the schedule was armed: none

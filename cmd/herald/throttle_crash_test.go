@@ -159,23 +159,26 @@ func TestCrashWhileThrottledRunsAreUnderWay(t *testing.T) {
 			t.Fatalf("counts %v, want 1 to %d", got, n)
 		}
 	}
-	// Exactly the runs counted 1 to limit e-mailed, once each.
-	for mail.Inbox().Len() < limit {
+	// Exactly the runs counted 1 to limit e-mailed, once each: a send the
+	// kill caught after the server took it and before it was recorded is
+	// sent again by the takeover, with the same Message-ID, which counts
+	// as the same send.
+	var sends testsmtp.Sends
+	for {
+		sends = testsmtp.CountSends(t, mail.Inbox().Messages(), testsmtp.BySubject)
+		if len(sends.Keys()) >= limit {
+			break
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d messages, want %d", mail.Inbox().Len(), limit)
+			t.Fatalf("%d runs e-mailed, want %d", len(sends.Keys()), limit)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	perRun := map[string]int{}
-	for _, m := range mail.Inbox().Messages() {
-		perRun[m.Subject]++
-	}
+	var mailed []string
 	for c := 1; c <= limit; c++ {
-		if r := counts[c][0]; perRun[r] != 1 {
-			t.Errorf("run %s (count %d): %d messages", r, c, perRun[r])
-		}
+		mailed = append(mailed, counts[c][0])
 	}
-	if len(perRun) != limit || mail.Inbox().Len() != limit {
-		t.Errorf("%d messages to %d runs, want %d each once: %v", mail.Inbox().Len(), len(perRun), limit, perRun)
+	if copies := sends.Once(t, mailed); copies > 0 {
+		t.Logf("%d sends taken over after the kill arrived twice, with the same Message-ID", copies)
 	}
 }

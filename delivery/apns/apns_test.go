@@ -112,6 +112,10 @@ func harness() providertest.Harness {
 		Secrets:  []string{keyBody()},
 		Required: []string{"teamId", "keyId", "privateKey", "topic"},
 		Message:  message,
+		// The device shows one notification of an apns-collapse-id.
+		SendKey: func(r *http.Request, _ []byte) string {
+			return r.Header.Get("Apns-Id") + " " + r.Header.Get("Apns-Collapse-Id")
+		},
 		IsSend: func(r *http.Request) bool {
 			_, err := verifyToken(r.Header.Get("Authorization"))
 			return r.Method == http.MethodPost && r.URL.Path == "/3/device/"+deviceToken && err == nil

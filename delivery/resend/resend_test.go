@@ -42,6 +42,8 @@ func harness(testing.TB) providertest.Harness {
 		Required: []string{"apiKey", "fromEmail"},
 		Message:  message,
 		IsSend:   func(r *http.Request) bool { return r.URL.Path == "/emails" },
+		// Resend drops a second request of one Idempotency-Key.
+		SendKey: func(r *http.Request, _ []byte) string { return r.Header.Get("Idempotency-Key") },
 		Accept: func(w http.ResponseWriter, r *http.Request) string {
 			_, _ = io.WriteString(w, `{"id":"49a3999c-0ce1-4ea6-ab68-afcd6dc2e794"}`)
 			return "49a3999c-0ce1-4ea6-ab68-afcd6dc2e794"

@@ -1,8 +1,11 @@
 package ses_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
+	"net/mail"
 	"testing"
 
 	"github.com/heraldhq/herald/delivery/provider/providertest"
@@ -46,6 +49,20 @@ func harness() providertest.Harness {
 		Message:  msg,
 		IsSend: func(r *http.Request) bool {
 			return r.Method == http.MethodPost && r.URL.Path == "/v2/email/outbound-emails"
+		},
+		// The receiver can drop a second copy of one Message-ID.
+		SendKey: func(_ *http.Request, body []byte) string {
+			var req struct {
+				Content struct{ Raw struct{ Data []byte } }
+			}
+			if json.Unmarshal(body, &req) != nil {
+				return ""
+			}
+			msg, err := mail.ReadMessage(bytes.NewReader(req.Content.Raw.Data))
+			if err != nil {
+				return ""
+			}
+			return msg.Header.Get("Message-Id")
 		},
 		Accept: func(w http.ResponseWriter, r *http.Request) string {
 			_, _ = io.Copy(io.Discard, r.Body)

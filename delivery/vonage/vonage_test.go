@@ -45,6 +45,11 @@ func harness() providertest.Harness {
 		Required: []string{"apiKey", "apiSecret", "from"},
 		Message:  message,
 		IsSend:   func(r *http.Request) bool { return r.Method == http.MethodPost && r.URL.Path == "/sms/json" },
+		// Vonage drops nothing, but echoes client-ref in its receipts.
+		SendKey: func(_ *http.Request, body []byte) string {
+			form, _ := url.ParseQuery(string(body))
+			return form.Get("client-ref")
+		},
 		Accept: func(w http.ResponseWriter, r *http.Request) string {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = io.WriteString(w, `{"message-count":"1","messages":[{"to":"447700900000","message-id":"0C000000217B7F02","status":"0",`+

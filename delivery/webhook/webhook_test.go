@@ -43,6 +43,8 @@ func harness(t testing.TB) providertest.Harness {
 		Required: []string{"url"},
 		Message:  message,
 		IsSend:   func(r *http.Request) bool { return r.URL.Path == "/hooks/herald" },
+		// A receiver drops a second message of one webhook-id.
+		SendKey: func(r *http.Request, _ []byte) string { return r.Header.Get(webhooksig.HeaderID) },
 		Accept: func(w http.ResponseWriter, r *http.Request) string {
 			w.WriteHeader(http.StatusNoContent)
 			return r.Header.Get(webhooksig.HeaderID)

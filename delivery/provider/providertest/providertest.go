@@ -20,13 +20,16 @@
 //   - every failure is exactly one of the three kinds;
 //   - a config missing a required field is refused by New;
 //   - no secret of the config appears in any error text or log line;
-//   - concurrent sends are safe (run the suite with -race).
+//   - concurrent sends are safe (run the suite with -race);
+//   - where the API takes a value that tells a retry from another send
+//     ([Harness.SendKey]), every try of one send carries the same one.
 //
 // [Benchmark] measures sends/s of the same harness against its loopback
 // server.
 package providertest
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -120,6 +123,16 @@ type Harness struct {
 	// alone does not say; a request of the same idempotency key still in
 	// progress): ErrOutcomeUnknown.
 	Unknown []Answer
+	// SendKey, when set, reads from a send request (its body read in
+	// full) the value by which the provider's API, or the message's
+	// receiver, can tell a second try of one send from another send: an
+	// Idempotency-Key, a client reference, a webhook-id, a Message-ID.
+	// The suite checks that two sends of one message carry one value,
+	// and a message of another idempotency key another: a send taken
+	// over after its process died carries the first try's value. A Serve
+	// peer gives the value as Peer.LastSendKey instead. Nil (and no
+	// Peer.LastSendKey): the API takes no such value.
+	SendKey func(r *http.Request, body []byte) string
 }
 
 // Behaviour is what a Serve peer does with each send it receives. The
@@ -148,6 +161,11 @@ type Peer struct {
 	// LastID is the message id the provider must return for the last
 	// send the peer accepted.
 	LastID func() string
+	// LastSendKey, when set, is the value by which the last send the
+	// peer accepted tells a try of a send from another send (see
+	// Harness.SendKey; for SMTP, its Message-ID). The suite sets it for
+	// its HTTP peer from Harness.SendKey.
+	LastSendKey func() string
 	// Close stops the peer: later connections are refused.
 	Close func()
 }
@@ -166,6 +184,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("CancelWhileWaitingIsHonoured", s.cancelWhileWaiting)
 	t.Run("RequiredConfig", s.requiredConfig)
 	t.Run("ConcurrentSends", s.concurrentSends)
+	t.Run("EveryTryCarriesTheSameSendKey", s.sameSendKey)
 	t.Run("NoSecretInErrorsOrLogs", s.noSecrets)
 }
 
@@ -224,9 +243,20 @@ func (s *suite) start(t *testing.T, b Behaviour) *fixture {
 // that reaches it.
 func (s *suite) serveHTTP(t *testing.T, b Behaviour) (*Peer, *http.Client) {
 	var sends atomic.Int32
-	var lastID atomic.Value
+	var lastID, lastKey atomic.Value
 	lastID.Store("")
-	accept := func(w http.ResponseWriter, r *http.Request) { lastID.Store(s.h.Accept(w, r)) }
+	lastKey.Store("")
+	accept := func(w http.ResponseWriter, r *http.Request) {
+		if s.h.SendKey != nil {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				t.Errorf("reading a send: %v", err)
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			lastKey.Store(s.h.SendKey(r, body))
+		}
+		lastID.Store(s.h.Accept(w, r))
+	}
 	send := accept
 	switch {
 	case b.Answer != nil:
@@ -262,12 +292,16 @@ func (s *suite) serveHTTP(t *testing.T, b Behaviour) (*Peer, *http.Client) {
 	// Like delivery's client, the suite's follows no redirect.
 	client := srv.Client()
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return &Peer{
+	peer := &Peer{
 		Base:   srv.URL,
 		Sends:  func() int { return int(sends.Load()) },
 		LastID: func() string { return lastID.Load().(string) },
 		Close:  srv.Close,
-	}, client
+	}
+	if s.h.SendKey != nil {
+		peer.LastSendKey = func() string { return lastKey.Load().(string) }
+	}
+	return peer, client
 }
 
 // send sends the harness's message and records the error text.
@@ -457,6 +491,31 @@ func (s *suite) concurrentSends(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Fatalf("concurrent Send: %v", err)
 		}
+	}
+}
+
+// sameSendKey sends the harness's message twice, as a takeover of a send
+// whose process died does, then the message under another idempotency
+// key: the two tries carry one send key, the other send another.
+func (s *suite) sameSendKey(t *testing.T) {
+	f := s.start(t, Behaviour{})
+	if f.peer.LastSendKey == nil {
+		t.Skip("the provider's API takes no value that tells a retry from another send")
+	}
+	other := s.h.Message
+	other.IdempotencyKey += "-other"
+	var keys []string
+	for _, m := range []provider.Message{s.h.Message, s.h.Message, other} {
+		if _, err := f.p.Send(timeoutCtx(t, 10*time.Second), m); err != nil {
+			t.Fatalf("Send: %v", err)
+		}
+		keys = append(keys, f.peer.LastSendKey())
+	}
+	if keys[0] == "" || keys[1] != keys[0] {
+		t.Fatalf("two tries of one send carried %q and %q: a receiver cannot drop the second", keys[0], keys[1])
+	}
+	if keys[2] == keys[0] {
+		t.Fatalf("a send of another idempotency key carried the first one's %q: it would be dropped", keys[0])
 	}
 }
 
