@@ -1,9 +1,11 @@
 // Package delivery owns Herald's channels and sends: the catalog of channel
 // types a tenant may enable and the JSON Schema of their config, the
 // content each kind of send carries, the order in which the channels of a
-// kind are tried, the delivery ledger, and the registry that maps each
-// catalog entry to its provider (package delivery/provider is the
-// contract; delivery/smtp and the other provider packages implement it).
+// kind are tried, the decision of each send, and the delivery ledger.
+// Providers are outside it: package delivery/provider is the contract,
+// delivery/smtp and the other provider packages implement it, and
+// delivery/providers is the registry a server passes in
+// ([Config].Providers).
 //
 // # One road for a send
 //

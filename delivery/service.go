@@ -61,8 +61,10 @@ type Config struct {
 	// (provider.Deps.TLSConfig): tests trust a loopback server's
 	// certificate with its RootCAs. Zero: the system's roots.
 	TLSConfig *tls.Config
-	// Providers adds or replaces provider constructors by channel key, over
-	// the package's registry and the Service's own (in-app).
+	// Providers are the provider constructors by channel key, over the
+	// Service's own (in-app): a server passes providers.Registry(). A
+	// channel whose key has none fails its sends as not sent. Zero: in-app
+	// only.
 	Providers map[string]provider.New
 	// Logger receives a line per failed attempt (and a debug line per sent
 	// one); never a channel config. Zero: slog.Default().
