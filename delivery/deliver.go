@@ -26,6 +26,8 @@ const maxRounds = 64
 // request of the key tries only that channel again. Each channel tried is
 // one attempt, one ledger row.
 //
+// The send goes as req.Decision decided it, or, without one, as [Decide]
+// decides it now; Deliver never holds a send (the engine does, before).
 // A recipient with no address of the kind gets a skipped Result (Status
 // StatusSkipped, Reason ReasonNoAddress), recorded as a ledger row; so
 // does a recipient whose preferences opt out of the send (Reason

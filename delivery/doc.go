@@ -18,6 +18,13 @@
 // terminal (the run fails) or transient (the step is retried with the same
 // key).
 //
+// What a send does is decided once, by [Decide], from one read of the
+// projections: send, skip (with a reason), hold for the recipient's quiet
+// hours (until when), or fail without a channel ([Decision]). The engine
+// asks it before every send and hands the decision to Deliver in the
+// Request; the explain route ([Service.Explain]) shows it; nothing is
+// recorded.
+//
 // The service lists the channels of the kind from the projections
 // ([SelectChannels]), opens each one's sealed config with the keyring
 // ([OpenChannelConfig]) and builds its provider; it depends on no command

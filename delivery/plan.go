@@ -2,10 +2,11 @@ package delivery
 
 import (
 	"context"
-	"errors"
 	"net/mail"
 	"strings"
+	"time"
 
+	"github.com/heraldhq/herald/preferences/links"
 	"github.com/heraldhq/herald/projections"
 )
 
@@ -22,56 +23,69 @@ type plan struct {
 	unsubscribe string
 }
 
-// resolve picks the channels and the recipient's address. It records
-// nothing.
+// resolve returns the plan of req's send: by the Decision its caller
+// made (Request.Decision), or by one Decide now. It records nothing.
 func (s *Service) resolve(ctx context.Context, tenant string, req Request) (*plan, error) {
-	// See every write acknowledged before this request (a channel or a
-	// subscriber just changed, through any process), or every one before
-	// what the caller has seen.
-	if req.Seen != 0 {
-		if err := s.cfg.Store.WaitFor(ctx, req.Seen); err != nil {
+	d := req.Decision
+	if d == nil || !d.decides(tenant, req) {
+		decided, err := s.decide(ctx, tenant, req)
+		if err != nil {
 			return nil, err
 		}
-	} else if err := s.cfg.Store.WaitCaughtUp(ctx, s.cfg.Log); err != nil {
-		return nil, err
+		d = &decided
 	}
-	chs, err := SelectChannels(s.cfg.Store, tenant, req.Channel)
-	if err != nil {
-		return nil, err
+	if d.noChannel != nil {
+		return nil, d.noChannel
 	}
-	recipient := req.Recipient()
-	p := &plan{channels: chs, recipient: recipient}
-	if err := s.applyPreferences(tenant, req, p); err != nil {
-		return nil, err
-	}
-	if p.skip != "" {
-		return p, nil
-	}
-	if req.Channel == KindWebhook {
-		return p, nil // no address, and no subscriber needed
-	}
-	sub, err := s.cfg.Store.Subscriber(tenant, recipient)
-	if errors.Is(err, projections.ErrNotFound) {
-		p.skip = ReasonNoAddress
-		return p, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if req.Channel == KindInApp {
-		p.address = recipient // the subscriber's own inbox
-		return p, nil
-	}
-	addrs := sub.Contacts[req.Channel]
-	if len(addrs) == 0 || !usableAddress(req.Channel, addrs[0]) {
-		p.skip = ReasonNoAddress
-		return p, nil
-	}
-	p.address = addrs[0]
-	if p.skip, err = s.suppressedReason(tenant, req.Channel, p.address); err != nil {
-		return nil, err
+	p := &plan{channels: d.channels, recipient: req.Recipient(), address: d.address, skip: d.Skip}
+	if p.skip == "" {
+		var err error
+		if p.unsubscribe, err = s.unsubscribe(tenant, req, d.critical); err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
+}
+
+// decide decides req's send as Deliver reads: after every write
+// acknowledged before the request (a channel or a subscriber just
+// changed, through any process), or every one before what the caller has
+// seen.
+func (s *Service) decide(ctx context.Context, tenant string, req Request) (Decision, error) {
+	if req.Seen == 0 {
+		if err := s.cfg.Store.WaitCaughtUp(ctx, s.cfg.Log); err != nil {
+			return Decision{}, err
+		}
+	}
+	return Decide(ctx, s.cfg.Store, Ask{Tenant: tenant, Workflow: req.WorkflowID, Subscriber: req.Recipient(),
+		Kind: req.Channel, Seen: req.Seen, Now: time.Now()})
+}
+
+// decides reports whether d was made for req's send.
+func (d *Decision) decides(tenant string, req Request) bool {
+	return d.Ask.Tenant == tenant && d.Ask.Workflow == req.WorkflowID && d.Ask.Subscriber == req.Recipient() &&
+		d.Ask.Kind == req.Channel
+}
+
+// maxListUnsubscribe bounds the URL of a List-Unsubscribe header, so that
+// the header line stays within RFC 5322's 998 characters: a longer URL (a
+// subscriber id of hundreds of characters makes a long token) is not sent,
+// rather than folded in a way mailbox providers may not undo.
+const maxListUnsubscribe = 998 - len("List-Unsubscribe: <>")
+
+// unsubscribe is the List-Unsubscribe URL of req's send: for an email of a
+// non-critical workflow to a recipient when links are made; "" otherwise,
+// and when over maxListUnsubscribe.
+func (s *Service) unsubscribe(tenant string, req Request, critical bool) (string, error) {
+	recipient := req.Recipient()
+	if req.Channel != KindEmail || critical || req.WorkflowID == "" || recipient == "" || !s.cfg.Links.Enabled() {
+		return "", nil
+	}
+	u, err := s.cfg.Links.URL(links.Unsubscribe, links.Claims{Tenant: tenant, Subscriber: recipient, Workflow: req.WorkflowID})
+	if err != nil || len(u) > maxListUnsubscribe {
+		return "", err
+	}
+	return u, nil
 }
 
 // usableAddress reports whether addr can be sent to on kind.
