@@ -80,17 +80,8 @@ func (s *Service) Deliver(ctx context.Context, tenant string, req Request) (Resu
 		}
 		takeover, pin := "", ""
 		switch e.state {
-		case keySent:
-			if err := s.waitApplied(ctx, req, e.seq); err != nil {
-				return Result{}, err
-			}
-			return Result{AttemptID: e.sent.AttemptID, Status: StatusSent,
-				ProviderMessageID: e.sent.ProviderMessageID}, nil
-		case keySkipped:
-			if err := s.waitApplied(ctx, req, e.seq); err != nil {
-				return Result{}, err
-			}
-			return Result{AttemptID: e.skipped.AttemptID, Status: StatusSkipped, Reason: e.skipped.Reason}, nil
+		case keySent, keySkipped:
+			return s.settled(ctx, req, e)
 		case keyFailed:
 			if e.attemptID == waitedFor {
 				// A concurrent repeat shares the outcome of the attempt it
@@ -146,6 +137,18 @@ func (s *Service) Deliver(ctx context.Context, tenant string, req Request) (Resu
 		return res, err
 	}
 	return Result{}, fmt.Errorf("%w: the key kept changing; try again later", ErrInProgress)
+}
+
+// settled answers the Result of a key the ledger settled (e: sent or
+// skipped), once its row is applied.
+func (s *Service) settled(ctx context.Context, req Request, e ledgerEntry) (Result, error) {
+	if err := s.waitApplied(ctx, req, e.seq); err != nil {
+		return Result{}, err
+	}
+	if e.state == keySkipped {
+		return Result{AttemptID: e.skipped.AttemptID, Status: StatusSkipped, Reason: e.skipped.Reason}, nil
+	}
+	return Result{AttemptID: e.sent.AttemptID, Status: StatusSent, ProviderMessageID: e.sent.ProviderMessageID}, nil
 }
 
 // next returns the channel to try: the pinned one while it is enabled,
