@@ -90,6 +90,7 @@ deps:
 	check control-not-engine;      `# control depends on nothing of the engine's` \
 	check engine-not-control;      `# engine depends on nothing of control's` \
 	check delivery-not-engine;     `# delivery/... depends on neither engine nor control` \
+	check delivery-core-no-providers; `# delivery imports no provider package: service passes the registry in` \
 	exit $$status
 
 ## deadcode: functions no program of the module (cmd/herald, examples/bridge)

@@ -1,9 +1,11 @@
 // Package delivery owns Herald's channels and sends: the catalog of channel
 // types a tenant may enable and the JSON Schema of their config, the
 // content each kind of send carries, the order in which the channels of a
-// kind are tried, the delivery ledger, and the registry that maps each
-// catalog entry to its provider (package delivery/provider is the
-// contract; delivery/smtp and the other provider packages implement it).
+// kind are tried, the decision of each send, and the delivery ledger.
+// Providers are outside it: package delivery/provider is the contract,
+// delivery/smtp and the other provider packages implement it, and
+// delivery/providers is the registry a server passes in
+// ([Config].Providers).
 //
 // # One road for a send
 //
@@ -15,6 +17,13 @@
 // would. Either error is read with [Classify]: its code, and whether it is
 // terminal (the run fails) or transient (the step is retried with the same
 // key).
+//
+// What a send does is decided once, by [Decide], from one read of the
+// projections: send, skip (with a reason), hold for the recipient's quiet
+// hours (until when), or fail without a channel ([Decision]). The engine
+// asks it before every send and hands the decision to Deliver in the
+// Request; the explain route ([Service.Explain]) shows it; nothing is
+// recorded.
 //
 // The service lists the channels of the kind from the projections
 // ([SelectChannels]), opens each one's sealed config with the keyring

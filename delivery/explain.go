@@ -2,10 +2,10 @@ package delivery
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/heraldhq/herald/apierr"
+	"github.com/heraldhq/herald/preferences"
 )
 
 // ReasonNoChannel: the tenant has no enabled channel of the kind; the
@@ -34,35 +34,33 @@ var explained = []string{KindEmail, KindSMS, KindChat, KindPush, KindInApp}
 
 // Explain says, for each kind, whether a send of workflowID's run to the
 // subscriber would go out now, why not, and whether the subscriber's
-// quiet hours would hold it. It decides through the same steps a send
-// takes (resolve, then QuietHold as the engine asks it) and records
-// nothing.
+// quiet hours would hold it: the Decision a send acts on (Decide), read
+// after every write acknowledged before the call. It records nothing.
 func (s *Service) Explain(ctx context.Context, tenant, subscriberID, workflowID string) ([]Explanation, error) {
+	if err := s.cfg.Store.WaitCaughtUp(ctx, s.cfg.Log); err != nil {
+		return nil, err
+	}
+	now := time.Now()
 	out := make([]Explanation, 0, len(explained))
 	for _, kind := range explained {
-		e := Explanation{Kind: kind, Channels: []string{}}
-		p, err := s.resolve(ctx, tenant, Request{SubscriberID: subscriberID, Channel: kind, WorkflowID: workflowID})
-		switch {
-		case errors.Is(err, ErrNoChannel):
-			e.Reason = ReasonNoChannel
-		case err != nil:
+		d, err := Decide(ctx, s.cfg.Store, Ask{Tenant: tenant, Workflow: workflowID, Subscriber: subscriberID,
+			Kind: kind, Now: now})
+		if err != nil {
 			return nil, err
-		default:
-			for _, ch := range p.channels {
-				e.Channels = append(e.Channels, ch.ChannelKey)
-			}
-			e.Reason, e.Sends = p.skip, p.skip == ""
 		}
-		if e.Sends {
-			hold, err := QuietHold(ctx, s.cfg.Store, tenant, workflowID, subscriberID, kind, 0, time.Now())
-			if err != nil {
-				return nil, err
-			}
-			if hold.Held() {
-				e.HeldUntil = &hold.Until
-			}
-		}
-		out = append(out, e)
+		out = append(out, explain(d))
 	}
 	return out, nil
+}
+
+// explain is the Explanation of d: what the send does once any hold is
+// over, and the hold of a send that then goes out. It is pure.
+func explain(d Decision) Explanation {
+	hold := d.Hold
+	d.Hold = preferences.Hold{}
+	e := Explanation{Kind: d.Ask.Kind, Sends: d.Verdict() == VerdictSend, Reason: d.Reason(), Channels: d.ChannelKeys()}
+	if e.Sends && hold.Held() {
+		e.HeldUntil = &hold.Until
+	}
+	return e
 }

@@ -5,55 +5,14 @@ import (
 	"io"
 	"sync"
 
-	"github.com/heraldhq/herald/delivery/apns"
-	"github.com/heraldhq/herald/delivery/discord"
-	"github.com/heraldhq/herald/delivery/expo"
-	"github.com/heraldhq/herald/delivery/fcm"
-	"github.com/heraldhq/herald/delivery/mailgun"
-	"github.com/heraldhq/herald/delivery/postmark"
 	"github.com/heraldhq/herald/delivery/provider"
-	"github.com/heraldhq/herald/delivery/resend"
-	"github.com/heraldhq/herald/delivery/sendgrid"
-	"github.com/heraldhq/herald/delivery/ses"
-	"github.com/heraldhq/herald/delivery/slack"
-	"github.com/heraldhq/herald/delivery/smtp"
-	"github.com/heraldhq/herald/delivery/teams"
-	"github.com/heraldhq/herald/delivery/twilio"
-	"github.com/heraldhq/herald/delivery/vonage"
-	"github.com/heraldhq/herald/delivery/webhook"
 )
 
-// registry maps a catalog entry's channel key to the constructor of its
-// provider: one line per provider package (`twilio.ChannelKey:
-// twilio.New`). The in-app entry, which needs the Service's event log, is
-// added by NewService.
-// A catalog entry without a provider fails its sends as not sent, so the
-// next channel of the kind is tried.
-var registry = map[string]provider.New{
-	smtp.ChannelKey:     smtp.New,
-	ses.ChannelKey:      ses.New,
-	twilio.ChannelKey:   twilio.New,
-	slack.ChannelKey:    slack.New,
-	fcm.ChannelKey:      fcm.New,
-	webhook.ChannelKey:  webhook.New,
-	teams.ChannelKey:    teams.New,
-	discord.ChannelKey:  discord.New,
-	postmark.ChannelKey: postmark.New,
-	sendgrid.ChannelKey: sendgrid.New,
-	mailgun.ChannelKey:  mailgun.New,
-	vonage.ChannelKey:   vonage.New,
-	expo.ChannelKey:     expo.New,
-	apns.ChannelKey:     apns.New,
-	resend.ChannelKey:   resend.New,
-}
-
-// providers returns the constructors a Service uses: the registry, the
-// Service's own entry (in-app), then cfg.Providers over them.
+// providers returns the constructors a Service uses: its own entry
+// (in-app), then cfg.Providers over it (the registry of
+// delivery/providers, in a server).
 func (s *Service) providers() map[string]provider.New {
-	all := make(map[string]provider.New, len(registry)+1+len(s.cfg.Providers))
-	for k, v := range registry {
-		all[k] = v
-	}
+	all := make(map[string]provider.New, 1+len(s.cfg.Providers))
 	all["in-app"] = newInAppProvider(s.cfg.Log)
 	for k, v := range s.cfg.Providers {
 		all[k] = v

@@ -52,6 +52,12 @@ type Request struct {
 	// is in GET /v1/deliveries when Deliver returns. Never sent on the
 	// wire.
 	Seen uint64 `json:"-"`
+	// Decision, when set, is the decision its caller made for this send
+	// with Decide, on the projections Deliver reads (the engine's, before
+	// it holds or sends): Deliver sends by it rather than read them again.
+	// One made for another send is not used. Never sent on the wire: the
+	// service a Client reaches decides itself.
+	Decision *Decision `json:"-"`
 }
 
 // Recipient is the subscriber whose address the message goes to.

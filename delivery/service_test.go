@@ -11,6 +11,7 @@ import (
 
 	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/delivery/providers"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testsmtp"
@@ -26,7 +27,8 @@ func newDirectService(t *testing.T, f *fixture, dataDir string, tune func(*deliv
 		t.Fatal(err)
 	}
 	// The fixture's SMTP servers are on loopback, which egress refuses.
-	cfg := delivery.Config{Log: f.h.Log(), Store: f.h.Store(), Keys: kr, Dial: (&net.Dialer{}).DialContext}
+	cfg := delivery.Config{Log: f.h.Log(), Store: f.h.Store(), Keys: kr, Dial: (&net.Dialer{}).DialContext,
+		Providers: providers.Registry()}
 	if tune != nil {
 		tune(&cfg)
 	}

@@ -99,21 +99,21 @@ func NormalizeAddress(kind, address string) (string, error) {
 	return "", fmt.Errorf("kind %q has no addresses", kind)
 }
 
-// suppressedReason returns ReasonSuppressed when the tenant suppressed
-// address (of kind), "" otherwise. An address that does not normalise is
-// not suppressed: no suppression can name it.
-func (s *Service) suppressedReason(tenant, kind, address string) (string, error) {
+// suppressed reports whether the tenant suppressed address (of kind) in
+// store. An address that does not normalise is not suppressed: no
+// suppression can name it.
+func suppressed(store *projections.Store, tenant, kind, address string) (bool, error) {
 	addr, err := NormalizeAddress(kind, address)
 	if err != nil {
-		return "", nil
+		return false, nil
 	}
-	switch _, err := s.cfg.Store.Suppression(tenant, kind, addr); {
+	switch _, err := store.Suppression(tenant, kind, addr); {
 	case err == nil:
-		return ReasonSuppressed, nil
+		return true, nil
 	case errors.Is(err, projections.ErrNotFound):
-		return "", nil
+		return false, nil
 	default:
-		return "", err
+		return false, err
 	}
 }
 

@@ -26,26 +26,28 @@ func (t *turn) send(ctx context.Context, s *wire.Step) (verdict, error) {
 	case s.Channel != delivery.KindWebhook: // a webhook needs no recipient
 		return t.fail(ctx, s.StepID, apierr.CodeNoAddress, "the run has no subscriber and the send step names no `to`")
 	}
+	// One decision, from one read of the projections as a delivery reads
+	// them: held by the quiet hours (unless this is the send of a hold
+	// that is over), or sent by Deliver as decided.
+	d, err := delivery.Decide(ctx, t.e.store, delivery.Ask{Tenant: t.tenant, Workflow: t.st.WorkflowID,
+		Subscriber: recipient, Kind: s.Channel, Seen: t.seen, Now: t.e.now()})
+	if err != nil {
+		// Read as a delivery's own reads are (the projections lag,
+		// or failed): the step is tried again.
+		if isCanceled(ctx, err) {
+			return verdict{}, err
+		}
+		f := delivery.Classify(err)
+		return t.retry(ctx, s.StepID, string(s.Type), f.Code, f.Message)
+	}
 	heldUntil, held := t.st.HeldSend(s.StepID)
-	if !held {
-		h, err := delivery.QuietHold(ctx, t.e.store, t.tenant, t.st.WorkflowID, recipient, s.Channel, t.seen, t.e.now())
-		if err != nil {
-			// Read as a delivery's own reads are (the projections lag,
-			// or failed): the step is tried again.
-			if isCanceled(ctx, err) {
-				return verdict{}, err
-			}
-			f := delivery.Classify(err)
-			return t.retry(ctx, s.StepID, string(s.Type), f.Code, f.Message)
-		}
-		if h.Held() {
-			return goOn, t.holdSend(ctx, s.StepID, h)
-		}
+	if !held && d.Verdict() == delivery.VerdictHold {
+		return goOn, t.holdSend(ctx, s.StepID, d.Hold)
 	}
 	res, err := t.e.deliver.Deliver(ctx, t.tenant, delivery.Request{
 		IdempotencyKey: t.st.RunID + ":" + s.StepID, RunID: t.st.RunID, StepID: s.StepID,
 		SubscriberID: recipient, Channel: s.Channel, Content: s.Content, WorkflowID: t.st.WorkflowID,
-		Seen: t.seen})
+		Seen: t.seen, Decision: &d})
 	if err != nil {
 		if isCanceled(ctx, err) {
 			return verdict{}, err

@@ -17,6 +17,7 @@ import (
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/delivery/inbound"
+	"github.com/heraldhq/herald/delivery/providers"
 	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/embedded"
 	"github.com/heraldhq/herald/engine"
@@ -205,6 +206,7 @@ func (s *Service) newDelivery(tokens *links.Maker) (*delivery.Service, error) {
 	}
 	return delivery.NewService(delivery.Config{
 		Log: s.log, Store: s.store, Keys: s.keys, Logger: s.logger, Links: tokens,
+		Providers:  providers.Registry(),
 		HTTPClient: policy.Client(0),
 		Dial:       policy.Dialer(0).DialContext,
 		TLSConfig:  s.cfg.ProviderTLS,

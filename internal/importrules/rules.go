@@ -78,4 +78,11 @@ var rules = []Rule{
 		Deps:   true,
 		Forbid: []string{"engine/...", "control/..."},
 	},
+	{
+		Name:   "delivery-core-no-providers",
+		Text:   "The core `delivery` imports, of `delivery/...`, only `delivery/provider` and `delivery/inbound`: the providers and their registry `delivery/providers` sit outside it, and `service` passes the registry in.",
+		Of:     []string{"delivery"},
+		Forbid: []string{"delivery/..."},
+		Allow:  []string{"delivery/provider", "delivery/inbound"},
+	},
 }
