@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/bridge"
-	"github.com/heraldhq/herald/bridge/wire"
 )
 
 // newRegistry defines the workflows; digestRecipient is the subscriber id the
@@ -107,7 +106,7 @@ func approval(ctx *bridge.Context, req approvalRequest) error {
 	}
 	timeout := 48 * time.Hour
 	if req.Timeout != "" {
-		d, err := wire.ParseDuration(req.Timeout)
+		d, err := bridge.ParseDuration(req.Timeout)
 		if err != nil {
 			return err
 		}
@@ -242,7 +241,7 @@ type reminderRequest struct {
 func reminder(ctx *bridge.Context, r reminderRequest) error {
 	after := time.Hour
 	if r.After != "" {
-		d, err := wire.ParseDuration(r.After)
+		d, err := bridge.ParseDuration(r.After)
 		if err != nil {
 			return err
 		}
@@ -271,7 +270,7 @@ type comment struct {
 func commentDigest(ctx *bridge.Context, c comment) error {
 	window := 10 * time.Minute
 	if c.Window != "" {
-		d, err := wire.ParseDuration(c.Window)
+		d, err := bridge.ParseDuration(c.Window)
 		if err != nil {
 			return err
 		}
