@@ -24,8 +24,8 @@ var (
 
 // kinds maps each kind of error to its default code, first match wins;
 // the status is the code's, from apierr's table of codes. Every layer
-// below wraps apierr's kinds (projections' reads of nothing, eventlog's
-// subjects the server would refuse), so this table is apierr's and the
+// below wraps apierr's kinds (a read of nothing, a cursor not issued, a
+// subject the server would refuse), so this table is apierr's and the
 // deadline's. A *apierr.Error or *apierr.ValidationError supplies its own
 // code (of the same status: its kind is its code's); one of no kind
 // answers its code's status.
