@@ -13,11 +13,13 @@
 //
 // A command that refuses its input returns an error that wraps one of the
 // kinds (ErrNotFound, ErrConflict, ErrInvalid, …), usually as an *Error
-// carrying a code, or as a *ValidationError listing every bad field:
+// carrying a code, or as a *ValidationError listing every bad field (the
+// package's Example runs this):
 //
+//	const maxExternalIDChars = 256 // each command chooses its bound
 //	var p apierr.Problems
-//	if !apierr.ValidID(id, apierr.MaxExternalIDChars) {
-//		p.Add("externalId", "must be 1 to %d printable characters", apierr.MaxExternalIDChars)
+//	if !apierr.ValidID(id, maxExternalIDChars) {
+//		p.Add("externalId", "must be 1 to %d printable characters", maxExternalIDChars)
 //	}
 //	if err := p.Err(); err != nil {
 //		return err // 422 validation_failed with details
@@ -29,4 +31,11 @@
 // status, so errors.Is(err, apierr.ErrConflict) holds for a run_finished
 // error as for any 409, and for both shapes. The HTTP layer picks the
 // status by kind and the code from the error.
+//
+// A lower layer's sentinels are of this vocabulary too, so the HTTP layer
+// names no other layer's errors: a projection read of nothing is an *Error
+// of code not_found, a cursor a list did not issue a *ValidationError of
+// the field cursor, and a subject the server would refuse a [Masked] error
+// of code invalid_id, whose client reads that an id is malformed, never
+// the subject.
 package apierr

@@ -31,10 +31,18 @@ var (
 // the kinds above; errors.Is(err, Kind) holds. Message is shown to the
 // client as it is: it must name nothing the client did not send or may
 // not see.
+//
+// A lower layer declares its sentinels as *Error too (a read of nothing,
+// a subject the server would refuse), so the HTTP layer answers them by
+// their kind and code like any other, without importing that layer.
 type Error struct {
 	Kind    error
 	Code    string
 	Message string
+	// Public, when set, is all a client reads of an error that wraps
+	// this one, in place of its text: for a failure found below the edge
+	// whose text, and what wraps it (a subject, a key), is for the log.
+	Public string
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -64,6 +72,16 @@ func Missing(code, message string) *Error {
 	return &Error{Kind: ErrNotFound, Code: code, Message: message}
 }
 
+// Masked returns an *Error with code and message, of the kind of the
+// code's status, as New, that a client reads as public alone, whatever
+// wraps it: for a sentinel of a lower layer whose text, and what its
+// callers wrap around it, is for the log.
+func Masked(code, message, public string) *Error {
+	e := New(code, message)
+	e.Public = public
+	return e
+}
+
 // FieldProblem names one bad field by its dotted path, e.g. config.port
 // or contacts.email[0], and what is wrong with it.
 type FieldProblem struct {
@@ -77,9 +95,15 @@ type FieldProblem struct {
 type ValidationError struct {
 	Code     string
 	Problems []FieldProblem
+	// Message, when set, is the error's text; otherwise the problems
+	// say it (see Error). A sentinel of a lower layer sets it.
+	Message string
 }
 
 func (e *ValidationError) Error() string {
+	if e.Message != "" {
+		return e.Message
+	}
 	if len(e.Problems) == 1 {
 		return e.Problems[0].Field + " " + e.Problems[0].Problem
 	}

@@ -36,3 +36,26 @@ func TestProblems(t *testing.T) {
 		t.Fatalf("two problems' message = %q", p.Err().Error())
 	}
 }
+
+// A masked error keeps its text for the log and its kind through wraps;
+// its public text is the client's.
+func TestMasked(t *testing.T) {
+	m := Masked(CodeInvalidID, "eventlog: bad subject", "an id is malformed")
+	err := fmt.Errorf("append ev.x: %w", m)
+	var e *Error
+	if !errors.Is(err, ErrInvalid) || !errors.As(err, &e) || e.Code != CodeInvalidID || e.Public != "an id is malformed" {
+		t.Fatalf("kind, code or public text lost: %+v", e)
+	}
+	if err.Error() != "append ev.x: eventlog: bad subject" {
+		t.Fatalf("text = %q", err.Error())
+	}
+}
+
+// A validation error with a message of its own reads as it.
+func TestValidationErrorMessage(t *testing.T) {
+	ve := &ValidationError{Code: CodeValidationFailed, Message: "invalid cursor",
+		Problems: []FieldProblem{{Field: "cursor", Problem: "is not a cursor"}}}
+	if ve.Error() != "invalid cursor" || !errors.Is(ve, ErrInvalid) {
+		t.Fatalf("Error() = %q", ve.Error())
+	}
+}

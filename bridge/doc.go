@@ -34,11 +34,24 @@
 //
 // The steps are [Run] (tenant code, result recorded), [Send] and [Notify]
 // (the service delivers a message on a [Channel] kind such as [Email]), [Delay] and
-// [DelayUntil] (the run sleeps), [WaitForEvent] (the run waits for a signal,
+// [DelayUntil] (the run sleeps), [DelayUntilLocal] (until a time of the
+// subscriber's day, in its time zone), [WaitForEvent] (the run waits for a signal,
 // whose payload it decodes), [Digest] (runs are batched over a window,
-// per [DigestKey] when given) and [Throttle] (runs are counted over a
+// per [DigestKey] when given, or until a schedule's instant with
+// [DigestCron]) and [Throttle] (runs are counted over a
 // window, per [ThrottleKey] when given). Each has a step id, unique within the
-// workflow, that names its recorded result.
+// workflow, that names its recorded result. [ParseDuration] reads a
+// duration a payload carries as the service writes them ("1d", "2h30m").
+//
+// # Packages
+//
+// A workflow author imports this package, and bridge/bridgetest in tests;
+// the types a workflow reads and builds (contents, results, the
+// subscriber) are declared here, as aliases of the protocol's shapes.
+// Package bridge/wire is the protocol itself (the request and answer
+// shapes, signing): for the service's own client, for another SDK, and
+// for a test that plays the service's side of a request. An ordinary
+// workflow never imports it.
 //
 // # Sending
 //

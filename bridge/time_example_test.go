@@ -39,3 +39,17 @@ func ExampleDelayUntilLocal() {
 	// held by quiet hours until 07:30
 	// 200 {"status":"completed"}
 }
+
+// ParseDuration reads a delay or a window a payload carries, as the
+// service writes durations: days too.
+func ExampleParseDuration() {
+	for _, s := range []string{"30m", "1d", "2d12h", "-1h"} {
+		d, err := bridge.ParseDuration(s)
+		fmt.Println(d, err != nil)
+	}
+	// Output:
+	// 30m0s false
+	// 24h0m0s false
+	// 60h0m0s false
+	// 0s true
+}

@@ -1,6 +1,10 @@
 package bridge
 
-import "github.com/heraldhq/herald/bridge/wire"
+import (
+	"time"
+
+	"github.com/heraldhq/herald/bridge/wire"
+)
 
 // The values a workflow reads and builds. They are the protocol's own
 // shapes: what a step records is what the service sends back on replay.
@@ -42,6 +46,14 @@ type (
 	// ThrottleResult is the output of a [Throttle] step.
 	ThrottleResult = wire.ThrottleResult
 )
+
+// ParseDuration reads a duration as the service writes one, for a
+// workflow that takes a delay or a window in its payload: what
+// time.ParseDuration accepts ("300ms", "10m", "1h30m"), optionally
+// preceded by a number of days ("1d", "1.5d", "2d12h"). Signs and bare
+// numbers are refused. It is the protocol's own reading, so a workflow
+// needs no import of bridge/wire for it.
+func ParseDuration(s string) (time.Duration, error) { return wire.ParseDuration(s) }
 
 // Channel is a channel kind: where a [Send] step delivers. The service picks
 // the tenant's channel of that kind and the subscriber's address for it.

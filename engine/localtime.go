@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/bridge/wire"
-	"github.com/heraldhq/herald/preferences"
+	"github.com/heraldhq/herald/localtime"
 )
 
 // location is the run's subscriber's time zone, as the Bridge saw it: UTC
@@ -13,7 +13,7 @@ func (t *turn) location() *time.Location {
 	if t.sub == nil {
 		return time.UTC
 	}
-	return preferences.Location(t.sub.Timezone)
+	return localtime.Location(t.sub.Timezone)
 }
 
 // nextLocal is the first instant after now whose clock reads hhmm in the
@@ -21,5 +21,5 @@ func (t *turn) location() *time.Location {
 // recorded as the delay's end, so a replay never computes it again.
 func (t *turn) nextLocal(hhmm string, now time.Time) time.Time {
 	h, m, _ := wire.ParseLocalTime(hhmm)
-	return preferences.NextLocal(now, preferences.Clock(h*60+m), t.location()).UTC()
+	return localtime.Next(now, localtime.Clock(h*60+m), t.location()).UTC()
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/events"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -28,8 +29,12 @@ var (
 	// wildcard in a subject written to, or more than MaxSubjectBytes. The
 	// server answers such a subject by closing the connection, so no
 	// caller may ever send one; ids are validated at the edge and this is
-	// the last line.
-	ErrBadSubject = errors.New("eventlog: subject the server would refuse")
+	// the last line. It is of kind apierr.ErrInvalid, code invalid_id: an
+	// id that would make such a subject is the client's fault, never a
+	// 500, and a client reads only that an id is malformed, never the
+	// subject.
+	ErrBadSubject error = apierr.Masked(apierr.CodeInvalidID, "eventlog: subject the server would refuse",
+		"an id in the request is too long or malformed")
 	// ErrSubjectTooLong is the ErrBadSubject of a subject over
 	// MaxSubjectBytes (errors.Is matches both).
 	ErrSubjectTooLong = fmt.Errorf("%w: longer than %d bytes", ErrBadSubject, MaxSubjectBytes)

@@ -43,11 +43,11 @@ func TestCheckSubject(t *testing.T) {
 	}
 }
 
-// TestOverlongSubjectKeepsTheConnection is the regression test of issue
-// 21 item 1: a 4,000-character id made a subject over the server's
-// control-line limit, the server closed the connection and nats.go never
-// reconnected. Every way of writing or reading by subject now refuses it
-// first, and the connection lives on.
+// TestOverlongSubjectKeepsTheConnection is a regression test: a
+// 4,000-character id made a subject over the server's control-line
+// limit, the server closed the connection and nats.go never reconnected.
+// Every way of writing or reading by subject now refuses it first, and
+// the connection lives on.
 func TestOverlongSubjectKeepsTheConnection(t *testing.T) {
 	l := testnats.Log(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -305,10 +305,10 @@ func TestUnknownFieldsAnswerIsBounded(t *testing.T) {
 	}
 }
 
-// TestRepeatedTransactionIDWithAnotherBody is the regression test of issue
-// 21 item 21: a repeated transactionId with a different body silently
-// answered the first trigger's runs. Now it is 409 transaction_mismatch;
-// an identical repeat (even spelled otherwise) still answers the first.
+// TestRepeatedTransactionIDWithAnotherBody is a regression test: a
+// repeated transactionId with a different body silently answered the
+// first trigger's runs. Now it is 409 transaction_mismatch; an identical
+// repeat (even spelled otherwise) still answers the first.
 func TestRepeatedTransactionIDWithAnotherBody(t *testing.T) {
 	h := testherald.Start(t, testherald.Options{})
 	_, key := h.Tenant("Acme")

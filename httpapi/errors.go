@@ -7,49 +7,38 @@ import (
 	"unicode/utf8"
 
 	"github.com/heraldhq/herald/apierr"
-	"github.com/heraldhq/herald/eventlog"
-	"github.com/heraldhq/herald/projections"
 )
 
-// Errors of the HTTP layer itself.
+// Errors of the HTTP layer itself, each of its code. Those of the HTTP
+// layer's own statuses (405, 413, 429) have no kind: they answer their
+// code's status.
 var (
-	errInvalidJSON  = errors.New("request body is not valid JSON")
-	errBodyTooLarge = errors.New("request body is larger than 1 MiB")
-	errNotFound     = errors.New("no such route")
-	errMethod       = errors.New("method not allowed on this route")
-	errUnauthorized = errors.New("missing or invalid credentials")
-	errNotReady     = errors.New("not ready")
-	errRateLimited  = errors.New("too many requests for this tenant; retry after the Retry-After header's seconds")
+	errInvalidJSON  = apierr.New(apierr.CodeInvalidJSON, "request body is not valid JSON")
+	errBodyTooLarge = apierr.New(apierr.CodeBodyTooLarge, "request body is larger than 1 MiB")
+	errNotFound     = apierr.New(apierr.CodeNotFound, "no such route")
+	errMethod       = apierr.New(apierr.CodeMethodNotAllowed, "method not allowed on this route")
+	errUnauthorized = apierr.New(apierr.CodeUnauthorized, "missing or invalid credentials")
+	errNotReady     = apierr.New(apierr.CodeNotReady, "not ready")
+	errRateLimited  = apierr.New(apierr.CodeRateLimited, "too many requests for this tenant; retry after the Retry-After header's seconds")
 )
 
-// kinds maps each kind of error to its default code, first match wins; the
-// status is the code's, from apierr's table of codes. A *apierr.Error or
-// *apierr.ValidationError supplies its own code (of the same status: its
-// kind is its code's).
+// kinds maps each kind of error to its default code, first match wins;
+// the status is the code's, from apierr's table of codes. Every layer
+// below wraps apierr's kinds (a read of nothing, a cursor not issued, a
+// subject the server would refuse), so this table is apierr's and the
+// deadline's. A *apierr.Error or *apierr.ValidationError supplies its own
+// code (of the same status: its kind is its code's); one of no kind
+// answers its code's status.
 var kinds = []struct {
 	kind error
 	code string
 }{
-	{errInvalidJSON, apierr.CodeInvalidJSON},
-	{errBodyTooLarge, apierr.CodeBodyTooLarge},
-	{errNotFound, apierr.CodeNotFound},
-	{errMethod, apierr.CodeMethodNotAllowed},
-	{errUnauthorized, apierr.CodeUnauthorized},
 	{apierr.ErrUnauthenticated, apierr.CodeUnauthorized},
-	{errNotReady, apierr.CodeNotReady},
-	{errNotLive, apierr.CodeNotLive},
-	{errRateLimited, apierr.CodeRateLimited},
-	{errTooManyStreams, apierr.CodeTooManyStreams},
 	{apierr.ErrBadRequest, apierr.CodeBadRequest},
 	{apierr.ErrNotFound, apierr.CodeNotFound},
-	{projections.ErrNotFound, apierr.CodeNotFound},
 	{apierr.ErrConflict, apierr.CodeConflict},
 	{apierr.ErrInvalid, apierr.CodeValidationFailed},
-	{projections.ErrBadCursor, apierr.CodeValidationFailed},
 	{apierr.ErrBusy, apierr.CodeBusy},
-	// The last line behind the edge checks: an id that would make a
-	// subject the server refuses is the client's fault, never a 500.
-	{eventlog.ErrBadSubject, apierr.CodeInvalidID},
 	{apierr.ErrUnavailable, apierr.CodeUpstreamUnavailable},
 	// Nothing else matched: an internal deadline passed (the event log
 	// did not answer in time, a trigger's writes came later than its
@@ -57,6 +46,9 @@ var kinds = []struct {
 	// transactionId for a trigger), so it is busy, not a 500.
 	{context.DeadlineExceeded, apierr.CodeBusy},
 }
+
+// deadlineMessage is what a client reads of a passed deadline.
+const deadlineMessage = "the request did not finish in time; repeat it after the Retry-After header's seconds"
 
 type errorBody struct {
 	Error errorDetail `json:"error"`
@@ -71,32 +63,40 @@ type errorDetail struct {
 // describe turns an error into its status and body. Unknown errors are a
 // 500 whose message says nothing of the cause.
 func describe(err error) (int, errorDetail) {
+	status := 0
+	d := errorDetail{Message: err.Error()}
 	for _, row := range kinds {
-		if !errors.Is(err, row.kind) {
-			continue
+		if errors.Is(err, row.kind) {
+			status, d.Code = apierr.Status(row.code), row.code
+			if row.kind == context.DeadlineExceeded {
+				d.Message = deadlineMessage
+			}
+			break
 		}
-		d := errorDetail{Code: row.code, Message: err.Error()}
-		var ce *apierr.Error
-		if errors.As(err, &ce) && ce.Code != "" {
-			d.Code = ce.Code
-		}
-		var ve *apierr.ValidationError
-		if errors.As(err, &ve) {
-			d.Code = ve.Code
-			d.Details, d.Message = boundDetails(ve.Problems)
-		}
-		if errors.Is(err, eventlog.ErrBadSubject) {
-			d.Message = "an id in the request is too long or malformed"
-		}
-		if row.kind == context.DeadlineExceeded {
-			d.Message = "the request did not finish in time; repeat it after the Retry-After header's seconds"
-		}
-		if errors.Is(err, projections.ErrBadCursor) {
-			d.Details = []apierr.FieldProblem{{Field: "cursor", Problem: "is not a cursor this API issued"}}
-		}
-		return apierr.Status(row.code), d
 	}
-	return apierr.Status(apierr.CodeInternal), errorDetail{Code: apierr.CodeInternal, Message: "internal error"}
+	var ce *apierr.Error
+	if errors.As(err, &ce) && ce.Code != "" {
+		if status == 0 {
+			status = apierr.Status(ce.Code) // of no kind: the HTTP layer's own
+		}
+		d.Code = ce.Code
+		if ce.Public != "" {
+			d.Message = ce.Public
+		}
+	}
+	var ve *apierr.ValidationError
+	if errors.As(err, &ve) {
+		d.Code = ve.Code
+		var summary string
+		d.Details, summary = boundDetails(ve.Problems)
+		if ve.Message == "" {
+			d.Message = summary
+		}
+	}
+	if status == 0 {
+		return apierr.Status(apierr.CodeInternal), errorDetail{Code: apierr.CodeInternal, Message: "internal error"}
+	}
+	return status, d
 }
 
 // Bounds of a 422's details: a body of a megabyte of unknown fields must

@@ -1,8 +1,9 @@
 package httpapi
 
 import (
-	"errors"
 	"net/http"
+
+	"github.com/heraldhq/herald/apierr"
 )
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
@@ -23,4 +24,4 @@ func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) error {
 
 // errNotLive answers GET /healthz once the process cannot serve any more
 // (its NATS connection closed for good); it exits soon after.
-var errNotLive = errors.New("not live: the NATS connection is closed")
+var errNotLive = apierr.New(apierr.CodeNotLive, "not live: the NATS connection is closed")

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/inboxfeed"
 	"github.com/heraldhq/herald/projections"
 )
@@ -39,7 +40,7 @@ const (
 
 // errTooManyStreams: a stream over the process's or the subscriber's
 // bound (429 too_many_streams).
-var errTooManyStreams = errors.New("too many inbox streams are open; close one or retry after the Retry-After header's seconds")
+var errTooManyStreams = apierr.New(apierr.CodeTooManyStreams, "too many inbox streams are open; close one or retry after the Retry-After header's seconds")
 
 // sseWriter writes Server-Sent Events to a response (which buffers
 // them), each burst of writes within streamWriteTimeout.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/heraldhq/herald/apierr"
+	"github.com/heraldhq/herald/localtime"
 )
 
 // Patch merges body, a PATCH body of CONTRACT §11, into cur and returns
@@ -85,7 +86,7 @@ func patchQuietHours(p *apierr.Problems, raw json.RawMessage) (QuietHours, bool)
 				p.Add("quietHours."+k, "must be a time of day \"HH:MM\"")
 				continue
 			}
-			if _, err := ParseClock(v); err != nil {
+			if _, err := localtime.ParseClock(v); err != nil {
 				p.Add("quietHours."+k, "must be a time of day \"HH:MM\", 00:00 to 23:59")
 				continue
 			}

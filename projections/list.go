@@ -3,13 +3,17 @@ package projections
 import (
 	"bytes"
 	"encoding/base64"
-	"errors"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/heraldhq/herald/apierr"
 )
 
-// ErrBadCursor is returned by a list given a cursor it did not issue.
-var ErrBadCursor = errors.New("projections: invalid cursor")
+// ErrBadCursor is returned by a list given a cursor it did not issue. It
+// is a validation error of the field cursor: the API answers it 422
+// validation_failed, the problem in its details.
+var ErrBadCursor error = &apierr.ValidationError{Code: apierr.CodeValidationFailed, Message: "projections: invalid cursor",
+	Problems: []apierr.FieldProblem{{Field: "cursor", Problem: "is not a cursor this API issued"}}}
 
 // Page selects one page of a list: at most Limit items after Cursor (the
 // nextCursor of the previous page; empty for the first page).

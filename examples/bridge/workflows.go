@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/bridge"
-	"github.com/heraldhq/herald/bridge/wire"
 )
 
 // config is what the environment sets (main.go).
@@ -122,7 +121,7 @@ func approval(ctx *bridge.Context, req approvalRequest) error {
 	}
 	timeout := 48 * time.Hour
 	if req.Timeout != "" {
-		d, err := wire.ParseDuration(req.Timeout)
+		d, err := bridge.ParseDuration(req.Timeout)
 		if err != nil {
 			return err
 		}
@@ -276,7 +275,7 @@ type reminderRequest struct {
 func reminder(ctx *bridge.Context, r reminderRequest) error {
 	after := time.Hour
 	if r.After != "" {
-		d, err := wire.ParseDuration(r.After)
+		d, err := bridge.ParseDuration(r.After)
 		if err != nil {
 			return err
 		}
@@ -305,7 +304,7 @@ type comment struct {
 func commentDigest(ctx *bridge.Context, c comment) error {
 	window := 10 * time.Minute
 	if c.Window != "" {
-		d, err := wire.ParseDuration(c.Window)
+		d, err := bridge.ParseDuration(c.Window)
 		if err != nil {
 			return err
 		}
