@@ -13,8 +13,8 @@ import (
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/livetail"
 	"github.com/heraldhq/herald/projections"
-	"github.com/heraldhq/herald/tenantfeed"
 )
 
 // eventView is one event of the log as a tenant's tools see it: where it
@@ -97,7 +97,7 @@ func (s *Server) tail(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	tenant := tenantOf(ctx)
 	l, err := s.deps.Tail.Listen(ctx, tenant)
-	if errors.Is(err, tenantfeed.ErrTooManyListeners) || errors.Is(err, tenantfeed.ErrTooManyForTenant) {
+	if errors.Is(err, livetail.ErrTooManyListeners) || errors.Is(err, livetail.ErrTooManyForTenant) {
 		w.Header().Set("Retry-After", "5")
 		return errTooManyStreams
 	}

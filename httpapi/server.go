@@ -20,9 +20,9 @@ import (
 	"github.com/heraldhq/herald/delivery/inbound"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/inboxfeed"
+	"github.com/heraldhq/herald/livetail"
 	"github.com/heraldhq/herald/preferences/links"
 	"github.com/heraldhq/herald/projections"
-	"github.com/heraldhq/herald/tenantfeed"
 )
 
 // Config configures the API. The zero value of each field is documented.
@@ -89,7 +89,7 @@ type Deps struct {
 	// Feed serves GET /v1/inbox/stream; nil answers it 503 not_ready.
 	Feed *inboxfeed.Feed
 	// Tail serves GET /v1/tail; nil answers it 503 not_ready.
-	Tail *tenantfeed.Feed
+	Tail *livetail.Feed
 }
 
 // Server is the REST API. Create it with New; serve Handler.

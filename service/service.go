@@ -24,11 +24,11 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/httpapi"
 	"github.com/heraldhq/herald/inboxfeed"
+	"github.com/heraldhq/herald/livetail"
 	"github.com/heraldhq/herald/metrics"
 	"github.com/heraldhq/herald/preferences/links"
 	"github.com/heraldhq/herald/projections"
 	"github.com/heraldhq/herald/secrets"
-	"github.com/heraldhq/herald/tenantfeed"
 	"github.com/heraldhq/herald/webhooks"
 	"github.com/nats-io/nats.go"
 )
@@ -69,7 +69,7 @@ type Service struct {
 	webhooks *webhooks.Dispatcher
 	// feed follows the inbox subjects for GET /v1/inbox/stream.
 	feed *inboxfeed.Feed
-	tail *tenantfeed.Feed
+	tail *livetail.Feed
 
 	metrics *metrics.Metrics
 	lock    *dirLock // the data dir's, held until Shutdown ends
@@ -137,7 +137,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Service, er
 		TailRestarted: s.metrics.TailRestarted}); err != nil {
 		return nil, err
 	}
-	s.tail = tenantfeed.New(s.log, tenantfeed.Options{Logger: logger, TailRestarted: s.metrics.TailRestarted})
+	s.tail = livetail.New(s.log, livetail.Options{Logger: logger, TailRestarted: s.metrics.TailRestarted})
 	s.runComponents()
 	s.serve(tokens)
 	logger.Info("herald serving", "http", s.Addr(), "data", cfg.DataDir, "embedded_nats", cfg.Embedded())

@@ -22,7 +22,7 @@ import (
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/projections"
 	"github.com/heraldhq/herald/secrets"
-	"github.com/heraldhq/herald/webhooksig"
+	"github.com/heraldhq/herald/standardwebhooks"
 )
 
 // Consumer names, shared by every herald process.
@@ -416,7 +416,7 @@ func (d *Dispatcher) signature(tenant string, w projections.Webhook, id string, 
 		if err != nil {
 			return "", fmt.Errorf("webhooks: opening the secret of %s: %w", w.WebhookID, err)
 		}
-		secret, err := webhooksig.ParseSecret(string(plain))
+		secret, err := standardwebhooks.ParseSecret(string(plain))
 		if err != nil {
 			return "", err
 		}
@@ -435,9 +435,9 @@ func (d *Dispatcher) post(ctx context.Context, url, id string, at time.Time, sig
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "Herald-Webhooks/1")
-	req.Header.Set(webhooksig.HeaderID, id)
-	req.Header.Set(webhooksig.HeaderTimestamp, fmt.Sprint(at.Unix()))
-	req.Header.Set(webhooksig.HeaderSignature, sig)
+	req.Header.Set(standardwebhooks.HeaderID, id)
+	req.Header.Set(standardwebhooks.HeaderTimestamp, fmt.Sprint(at.Unix()))
+	req.Header.Set(standardwebhooks.HeaderSignature, sig)
 	resp, err := d.client.Do(req)
 	if err != nil {
 		return 0, err

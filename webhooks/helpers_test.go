@@ -24,7 +24,7 @@ import (
 )
 
 // verifySignature is an implementation of Standard Webhooks verification
-// of its own (not package webhooksig): the base64 HMAC-SHA256 of
+// of its own (not package standardwebhooks): the base64 HMAC-SHA256 of
 // "{id}.{timestamp}.{body}" keyed by the base64-decoded secret after
 // "whsec_", compared with each "v1," signature of the header. It reports
 // whether one matches.

@@ -9,10 +9,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/heraldhq/herald/internal/bench"
+	"github.com/heraldhq/herald/cmd/herald/internal/bench"
 )
 
-// benchCmd runs the end-to-end benchmark (internal/bench): herald serve as
+// benchCmd runs the end-to-end benchmark (cmd/herald/internal/bench): herald serve as
 // a child process, a Bridge and an SMTP sink in this one, on loopback.
 func benchCmd(fs *flag.FlagSet) action {
 	quick := fs.Bool("quick", false, "the quick profile: smaller sizes, a few minutes")

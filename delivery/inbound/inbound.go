@@ -71,7 +71,7 @@ type Result struct {
 // MaxSkew is how far the time a provider signed may be from the time its
 // request comes, either way: a request signed further off is refused
 // (Mailgun's timestamp, SendGrid's; Resend's Svix headers have the same
-// webhooksig.Tolerance).
+// standardwebhooks.Tolerance).
 const MaxSkew = 5 * time.Minute
 
 // ErrReplayed: a request carries a one-use value (Result.Once) that an

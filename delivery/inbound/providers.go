@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/heraldhq/herald/events"
-	"github.com/heraldhq/herald/webhooksig"
+	"github.com/heraldhq/herald/standardwebhooks"
 )
 
 // verifyTwilio: a status callback, a form of MessageSid, MessageStatus
@@ -73,14 +73,14 @@ func twilioSignature(authToken, rawURL string, form url.Values) string {
 // under svix- headers, keyed by the webhook's signing secret (whsec_…).
 // The svix-id is the event id.
 func verifyResend(_ context.Context, r Request, _ Deps) (Result, error) {
-	secret, err := webhooksig.ParseSecret(configString(r.Config, "webhookSecret"))
+	secret, err := standardwebhooks.ParseSecret(configString(r.Config, "webhookSecret"))
 	if err != nil {
 		return Result{}, ErrSignature
 	}
 	// Svix names the standard's three headers svix-*; either set works.
 	id, ts, sig := r.Header.Get("svix-id"), r.Header.Get("svix-timestamp"), r.Header.Get("svix-signature")
 	if id == "" {
-		id, ts, sig = r.Header.Get(webhooksig.HeaderID), r.Header.Get(webhooksig.HeaderTimestamp), r.Header.Get(webhooksig.HeaderSignature)
+		id, ts, sig = r.Header.Get(standardwebhooks.HeaderID), r.Header.Get(standardwebhooks.HeaderTimestamp), r.Header.Get(standardwebhooks.HeaderSignature)
 	}
 	if secret.Verify(id, ts, sig, r.Body, r.Now) != nil {
 		return Result{}, ErrSignature

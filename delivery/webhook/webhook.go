@@ -6,7 +6,7 @@
 // to the channel's url, with the Standard Webhooks headers webhook-id (the
 // same on every try of one send step, so a receiver can drop a repeat) and
 // webhook-timestamp, and webhook-signature when the channel has a secret
-// (package webhooksig, CONTRACT.md §14).
+// (package standardwebhooks).
 //
 // Answers: 2xx is sent (the id is the webhook-id); 400, 410, 413 and 422
 // refuse the message for good (ErrRejected); any other answer, a redirect
@@ -26,7 +26,7 @@ import (
 
 	"github.com/heraldhq/herald/bridge/wire"
 	"github.com/heraldhq/herald/delivery/provider"
-	"github.com/heraldhq/herald/webhooksig"
+	"github.com/heraldhq/herald/standardwebhooks"
 )
 
 // ChannelKey is the catalog key of the webhook channel.
@@ -35,7 +35,7 @@ const ChannelKey = "webhook"
 // Provider posts messages to one webhook url. It is safe for concurrent use.
 type Provider struct {
 	url    string
-	secret *webhooksig.Secret // nil: unsigned
+	secret *standardwebhooks.Secret // nil: unsigned
 	client *http.Client
 	log    *slog.Logger
 	now    func() time.Time
@@ -60,7 +60,7 @@ func New(config map[string]any, deps provider.Deps) (provider.Provider, error) {
 		return nil, err
 	}
 	if secret != "" {
-		s, err := webhooksig.ParseSecret(secret)
+		s, err := standardwebhooks.ParseSecret(secret)
 		if err != nil {
 			return nil, fmt.Errorf("secret: want whsec_<base64>")
 		}
@@ -105,8 +105,8 @@ func (p *Provider) Send(ctx context.Context, m provider.Message) (string, error)
 	if p.secret != nil {
 		p.secret.SetHeaders(header, id, now, b)
 	} else {
-		header.Set(webhooksig.HeaderID, id)
-		header.Set(webhooksig.HeaderTimestamp, fmt.Sprint(now.Unix()))
+		header.Set(standardwebhooks.HeaderID, id)
+		header.Set(standardwebhooks.HeaderTimestamp, fmt.Sprint(now.Unix()))
 	}
 	ans, err := provider.Post(ctx, p.client, "webhook", p.url, header, b)
 	if err != nil {

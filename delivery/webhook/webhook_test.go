@@ -8,7 +8,7 @@ import (
 
 	"github.com/heraldhq/herald/delivery/provider"
 	"github.com/heraldhq/herald/delivery/provider/providertest"
-	"github.com/heraldhq/herald/webhooksig"
+	"github.com/heraldhq/herald/standardwebhooks"
 )
 
 // The secret is the standard's published test secret.
@@ -44,10 +44,10 @@ func harness(t testing.TB) providertest.Harness {
 		Message:  message,
 		IsSend:   func(r *http.Request) bool { return r.URL.Path == "/hooks/herald" },
 		// A receiver drops a second message of one webhook-id.
-		SendKey: func(r *http.Request, _ []byte) string { return r.Header.Get(webhooksig.HeaderID) },
+		SendKey: func(r *http.Request, _ []byte) string { return r.Header.Get(standardwebhooks.HeaderID) },
 		Accept: func(w http.ResponseWriter, r *http.Request) string {
 			w.WriteHeader(http.StatusNoContent)
-			return r.Header.Get(webhooksig.HeaderID)
+			return r.Header.Get(standardwebhooks.HeaderID)
 		},
 		NotSent: []providertest.Answer{
 			answer("401", 401), answer("403", 403), answer("404", 404), answer("429", 429),
@@ -74,7 +74,7 @@ func TestExactRequest(t *testing.T) {
 		t.Fatalf("id %q, webhook-id %q", id, wantID)
 	}
 	// Verified as a receiver would: recompute from the published secret.
-	s, _ := webhooksig.ParseSecret(secret)
+	s, _ := standardwebhooks.ParseSecret(secret)
 	if sig := r.Header.Get("webhook-signature"); sig != s.Sign(wantID, now, []byte(wantBody)) {
 		t.Fatalf("webhook-signature %q does not verify", sig)
 	}

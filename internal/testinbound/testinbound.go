@@ -31,7 +31,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald/webhooksig"
+	"github.com/heraldhq/herald/standardwebhooks"
 )
 
 // TwilioSignature is the X-Twilio-Signature of form posted to rawURL: the
@@ -54,7 +54,7 @@ func TwilioSignature(authToken, rawURL string, form url.Values) string {
 // them.
 func SignSvix(tb testing.TB, h http.Header, secret, id string, at time.Time, body []byte) {
 	tb.Helper()
-	s, err := webhooksig.ParseSecret(secret)
+	s, err := standardwebhooks.ParseSecret(secret)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-// Package webhooksig signs outbound webhooks as Standard Webhooks
+// Package standardwebhooks signs outbound webhooks as Standard Webhooks
 // (https://www.standardwebhooks.com, CONTRACT.md §14) does: three headers,
 //
 //	webhook-id: <id, the same on every retry of one message>
@@ -8,7 +8,7 @@
 // keyed by the base64-decoded part of a secret "whsec_<base64>". Any
 // receiver library of the standard verifies what it signs. It is a leaf:
 // it knows nothing of channels, runs or HTTP clients.
-package webhooksig
+package standardwebhooks
 
 import (
 	"crypto/hmac"
@@ -33,7 +33,7 @@ const SecretPrefix = "whsec_"
 
 // ErrBadSecret: a secret is not "whsec_" followed by standard base64 of at
 // least one byte. The error never holds the secret.
-var ErrBadSecret = errors.New("webhooksig: the secret is not whsec_<base64>")
+var ErrBadSecret = errors.New("standardwebhooks: the secret is not whsec_<base64>")
 
 // Secret is a parsed signing key. Its zero value is not usable; get one
 // from ParseSecret. It is safe for concurrent use.
@@ -80,7 +80,7 @@ const Tolerance = 5 * time.Minute
 
 // ErrBadSignature: Verify refused a message. The error says nothing of
 // the key.
-var ErrBadSignature = errors.New("webhooksig: the signature does not verify")
+var ErrBadSignature = errors.New("standardwebhooks: the signature does not verify")
 
 // Verify checks a message received with its three header values (from the
 // webhook- headers, or Svix's svix- headers, which carry the same): the

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald/internal/bench"
+	"github.com/heraldhq/herald/cmd/herald/internal/bench"
 	"github.com/heraldhq/herald/internal/testchild"
 	"github.com/heraldhq/herald/service"
 )

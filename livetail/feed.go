@@ -1,4 +1,4 @@
-// Package tenantfeed is the live tail of the console: the events of one
+// Package livetail is the live tail of the console: the events of one
 // tenant as they are appended, fanned out in memory from one tail of the
 // event log per process to the listeners of each tenant (the SSE streams
 // of GET /v1/tail).
@@ -8,7 +8,7 @@
 // watches reads nothing more than it did without it. A listener whose
 // channel is full (its client reads too slowly) is dropped: its channel
 // is closed and Overflowed reports it; the client reconnects.
-package tenantfeed
+package livetail
 
 import (
 	"context"
@@ -23,10 +23,10 @@ import (
 var (
 	// ErrTooManyListeners is returned by Listen when the process holds
 	// Options.MaxListeners listeners already.
-	ErrTooManyListeners = errors.New("tenantfeed: too many live tails on this server")
+	ErrTooManyListeners = errors.New("livetail: too many live tails on this server")
 	// ErrTooManyForTenant is returned by Listen when the tenant holds
 	// Options.MaxPerTenant listeners already.
-	ErrTooManyForTenant = errors.New("tenantfeed: too many live tails for this tenant on this server")
+	ErrTooManyForTenant = errors.New("livetail: too many live tails for this tenant on this server")
 )
 
 // Options configure New. The zero value of each field is documented.

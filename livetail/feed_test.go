@@ -1,4 +1,4 @@
-package tenantfeed_test
+package livetail_test
 
 import (
 	"context"
@@ -9,12 +9,12 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/internal/testnats"
 	"github.com/heraldhq/herald/internal/testwait"
-	"github.com/heraldhq/herald/tenantfeed"
+	"github.com/heraldhq/herald/livetail"
 )
 
 // next waits for the listener's next event (the deadline only guards
 // against a hang).
-func next(t *testing.T, l *tenantfeed.Listener) (eventlog.Event, bool) {
+func next(t *testing.T, l *livetail.Listener) (eventlog.Event, bool) {
 	t.Helper()
 	select {
 	case ev, ok := <-l.C:
@@ -32,7 +32,7 @@ func next(t *testing.T, l *tenantfeed.Listener) (eventlog.Event, bool) {
 func TestListenersHearTheirTenantFromNowOn(t *testing.T) {
 	log := testnats.Log(t)
 	testnats.Append(t, log, []eventlog.Record{testnats.Subscriber("ten_a", "before")})
-	f := tenantfeed.New(log, tenantfeed.Options{})
+	f := livetail.New(log, livetail.Options{})
 	defer f.Stop()
 	ctx := context.Background()
 	a, err := f.Listen(ctx, "ten_a")
@@ -81,7 +81,7 @@ func TestListenersHearTheirTenantFromNowOn(t *testing.T) {
 // capped, and a listener that does not keep up is dropped, not waited for.
 func TestListenersAreBounded(t *testing.T) {
 	log := testnats.Log(t)
-	f := tenantfeed.New(log, tenantfeed.Options{MaxListeners: 3, MaxPerTenant: 2, Buffer: 1})
+	f := livetail.New(log, livetail.Options{MaxListeners: 3, MaxPerTenant: 2, Buffer: 1})
 	defer f.Stop()
 	ctx := context.Background()
 	slow, err := f.Listen(ctx, "ten_a")
@@ -91,13 +91,13 @@ func TestListenersAreBounded(t *testing.T) {
 	if _, err := f.Listen(ctx, "ten_a"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Listen(ctx, "ten_a"); !errors.Is(err, tenantfeed.ErrTooManyForTenant) {
+	if _, err := f.Listen(ctx, "ten_a"); !errors.Is(err, livetail.ErrTooManyForTenant) {
 		t.Fatalf("a third listener of one tenant: %v", err)
 	}
 	if _, err := f.Listen(ctx, "ten_b"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Listen(ctx, "ten_c"); !errors.Is(err, tenantfeed.ErrTooManyListeners) {
+	if _, err := f.Listen(ctx, "ten_c"); !errors.Is(err, livetail.ErrTooManyListeners) {
 		t.Fatalf("a fourth listener of the process: %v", err)
 	}
 	testnats.Append(t, log, []eventlog.Record{testnats.Subscriber("ten_a", "1"), testnats.Subscriber("ten_a", "2"),

@@ -1,4 +1,4 @@
-package webhooksig
+package standardwebhooks
 
 import (
 	"errors"

@@ -1,11 +1,11 @@
-package webhooksig_test
+package standardwebhooks_test
 
 import (
 	"errors"
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald/webhooksig"
+	"github.com/heraldhq/herald/standardwebhooks"
 )
 
 // TestVerifyStandardVector: the specification's published vector
@@ -14,7 +14,7 @@ import (
 // Several signatures in one header (a key being rotated) verify when one
 // matches.
 func TestVerifyStandardVector(t *testing.T) {
-	s, err := webhooksig.ParseSecret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+	s, err := standardwebhooks.ParseSecret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestVerifyStandardVector(t *testing.T) {
 	if err := s.Verify(id, ts, "v1,bm90IGl0 "+sig, body, at); err != nil {
 		t.Fatalf("one of two signatures: %v", err)
 	}
-	other, _ := webhooksig.ParseSecret("whsec_c2VjcmV0LW9mLWEtcm90YXRlZC1lbmRwb2ludA==")
+	other, _ := standardwebhooks.ParseSecret("whsec_c2VjcmV0LW9mLWEtcm90YXRlZC1lbmRwb2ludA==")
 	for name, f := range map[string]func() error{
 		"body":      func() error { return s.Verify(id, ts, sig, []byte(`{"test": 2432232315}`), at) },
 		"id":        func() error { return s.Verify("msg_other", ts, sig, body, at) },
@@ -40,7 +40,7 @@ func TestVerifyStandardVector(t *testing.T) {
 		"timestamp": func() error { return s.Verify(id, "x", sig, body, at) },
 		"empty":     func() error { return s.Verify(id, ts, "", body, at) },
 	} {
-		if err := f(); !errors.Is(err, webhooksig.ErrBadSignature) {
+		if err := f(); !errors.Is(err, standardwebhooks.ErrBadSignature) {
 			t.Errorf("%s altered: %v", name, err)
 		}
 	}
