@@ -30,9 +30,10 @@ const (
 )
 
 // readSettingNames returns every HERALD_* name the service's code holds
-// as a string literal: the variables it reads. Tests, the test and bench
-// support under internal/, the Bridge SDK and the examples (a tenant's
-// programs, not the service) are left out.
+// as a string literal: the variables it reads. Tests, the test support
+// under internal/, herald bench (cmd/herald/internal/bench, a benchmark's
+// settings, not the service's), the Bridge SDK and the examples (a
+// tenant's programs, not the service) are left out.
 func readSettingNames(t *testing.T) map[string][]string {
 	t.Helper()
 	name := regexp.MustCompile(`^HERALD_[A-Z0-9_]+$`)
@@ -45,7 +46,7 @@ func readSettingNames(t *testing.T) map[string][]string {
 		rel, _ := filepath.Rel("../..", path)
 		if d.IsDir() {
 			switch rel {
-			case "internal", "examples", "bridge", ".git", "sdk", "node_modules":
+			case "internal", "cmd/herald/internal", "examples", "bridge", ".git", "sdk", "node_modules":
 				return filepath.SkipDir
 			}
 			return nil
