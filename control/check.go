@@ -196,14 +196,18 @@ func (c *Control) checkedRuns(tenant string, cmd CheckCommand, now time.Time) ([
 	return out[:min(len(out), cmd.Max)], nil
 }
 
-// checkClient is the client of the calls to a candidate: through the
-// egress policy, as the engine's calls to Bridges.
+// checkClient is the client of the calls to candidates: through the
+// egress policy, as the engine's calls to Bridges. One for the Control, so
+// that it never signs two identical requests alike (a Bridge refuses the
+// second as a replay).
 func (c *Control) checkClient() *bridgeclient.Client {
-	cl := &bridgeclient.Client{Timeout: checkCallTimeout, Logger: c.logger}
-	if c.egress != nil {
-		cl.HTTP = &http.Client{Transport: c.egress.RequireTLS(c.egress.Transport())}
-	}
-	return cl
+	c.checkOnce.Do(func() {
+		c.checks = &bridgeclient.Client{Timeout: checkCallTimeout, Logger: c.logger}
+		if c.egress != nil {
+			c.checks.HTTP = &http.Client{Transport: c.egress.RequireTLS(c.egress.Transport())}
+		}
+	})
+	return c.checks
 }
 
 // checker replays runs against one candidate.
@@ -350,4 +354,3 @@ func (k *checker) subscriber(st *runstate.State) (*wire.Subscriber, error) {
 	}
 	return sub, nil
 }
-
