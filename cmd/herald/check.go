@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -24,7 +25,7 @@ func checkCmd(fs *flag.FlagSet) action {
 	var max int
 	fs.StringVar(&bridgeURL, "bridge", "", "the candidate Bridge's URL (a preview deploy), required")
 	fs.StringVar(&key, "key", "", "the tenant's API key (HERALD_API_KEY)")
-	fs.StringVar(&f.HTTPAddr, "http", "", "REST API address of the server (HERALD_HTTP_ADDR)")
+	fs.StringVar(&f.HTTPAddr, "http", "", "the server: its REST API address, or its base URL (https://herald.example.com) (HERALD_HTTP_ADDR)")
 	fs.StringVar(&secret, "secret", "", "the candidate's signing secret; default: the tenant's")
 	fs.StringVar(&workflow, "workflow", "", "check the runs of this workflow only")
 	fs.StringVar(&since, "since", "", "check the runs finished within this duration too (default 168h)")
@@ -44,9 +45,13 @@ func checkCmd(fs *flag.FlagSet) action {
 				return &usageError{msg: fmt.Sprintf("--since %q is not a positive duration", since)}
 			}
 		}
-		cfg, err := toolConfig(f)
-		if err != nil {
-			return err
+		addr := f.HTTPAddr
+		if !strings.HasPrefix(addr, "http://") && !strings.HasPrefix(addr, "https://") {
+			cfg, err := toolConfig(f)
+			if err != nil {
+				return err
+			}
+			addr = localAddr(cfg.HTTPAddr)
 		}
 		body := map[string]any{"bridgeUrl": bridgeURL}
 		for k, v := range map[string]string{"signingSecret": secret, "workflowId": workflow, "since": since} {
@@ -58,7 +63,7 @@ func checkCmd(fs *flag.FlagSet) action {
 			body["max"] = max
 		}
 		var rep checkReport
-		c := &adminClient{addr: localAddr(cfg.HTTPAddr), token: key}
+		c := &adminClient{addr: addr, token: key}
 		ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 		defer cancel()
 		if err := c.call(ctx, http.MethodPost, "/v1/checks", body, &rep); err != nil {

@@ -161,9 +161,11 @@ func TestCheckCandidateBridge(t *testing.T) {
 	}
 
 	// herald check: a table and exit status 1, then 0.
+	// --http is host:port, or the server's base URL.
+	server := h.Addr()
 	cli := func(args ...string) (string, error) {
 		var out bytes.Buffer
-		err := run(ctx, append([]string{"check", "--http", h.Addr()}, args...), &out, &out)
+		err := run(ctx, append([]string{"check", "--http", server}, args...), &out, &out)
 		return out.String(), err
 	}
 	t.Setenv("HERALD_API_KEY", key)
@@ -176,6 +178,7 @@ func TestCheckCandidateBridge(t *testing.T) {
 			t.Errorf("herald check's table lacks %q:\n%s", s, out)
 		}
 	}
+	server = h.URL()
 	if out, err := cli("--bridge", current.URL); err != nil || !strings.Contains(out, "checked 3 runs: 3 ok, 0 breaking") {
 		t.Fatalf("herald check against the Bridge in place: %v\n%s", err, out)
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -61,7 +62,11 @@ func (c *adminClient) call(ctx context.Context, method, path string, body, out a
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, "http://"+c.addr+path, rd)
+	base := "http://" + c.addr
+	if strings.HasPrefix(c.addr, "http://") || strings.HasPrefix(c.addr, "https://") {
+		base = strings.TrimSuffix(c.addr, "/") // a URL: herald check reaches a server elsewhere
+	}
+	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
 	if err != nil {
 		return err
 	}
