@@ -1,14 +1,18 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net/http"
 )
 
 // dryRunRequest is POST /v1/events?dryRun=true: a trigger, and the kinds
 // asked about.
 type dryRunRequest struct {
-	triggerRequest
-	Kinds []string `json:"kinds"`
+	WorkflowID    string          `json:"workflowId"`
+	To            *triggerTarget  `json:"to"`
+	Payload       json.RawMessage `json:"payload"`
+	TransactionID *string         `json:"transactionId"`
+	Kinds         []string        `json:"kinds"`
 }
 
 type dryRunCountsView struct {
@@ -37,7 +41,7 @@ func (s *Server) dryRunTrigger(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	res, err := s.deps.Control.DryRunTrigger(r.Context(), tenantOf(r.Context()), req.command(), req.Kinds)
+	res, err := s.deps.Control.DryRunTrigger(r.Context(), tenantOf(r.Context()), triggerRequest{WorkflowID: req.WorkflowID, To: req.To, Payload: req.Payload, TransactionID: req.TransactionID}.command(), req.Kinds)
 	if err != nil {
 		return err
 	}
