@@ -73,10 +73,6 @@ type CheckBreak struct {
 	CandidateError string
 }
 
-// Unfinished reports whether the run was not finished when checked: a
-// deploy of the candidate would break it.
-func (b CheckBreak) Unfinished() bool { return !runstate.Status(b.Status).Finished() }
-
 // Check replays the tenant's recorded runs against the candidate Bridge
 // of cmd: every unfinished run first (the ones a deploy of the candidate
 // breaks), then the runs finished within cmd.Since, newest first, cmd.Max
