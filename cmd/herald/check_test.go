@@ -16,16 +16,20 @@ import (
 )
 
 // checkWorkflows are a tenant's workflows: onboard sleeps an hour at
-// "pause", approval waits at "approve" for a signal, quick completes.
-// rename renames the step each run waits at; loads counts the calls of
-// the "load" step's body.
-func checkWorkflows(rename bool, loads *atomic.Int64) *bridge.Registry {
-	pause, approve := "pause", "approve"
+// "pause", approval waits at "approve" for a signal, quick completes;
+// each runs "load" first. The code of a deploy: rename renames the step
+// each run waits at, renameLoad the first step, and dropQuick removes
+// quick. loads counts the calls of the "load" step's body.
+func checkWorkflows(rename, renameLoad, dropQuick bool, loads *atomic.Int64) *bridge.Registry {
+	pause, approve, first := "pause", "approve", "load"
 	if rename {
 		pause, approve = "pause_1h", "approval"
 	}
+	if renameLoad {
+		first = "fetch"
+	}
 	load := func(ctx *bridge.Context) error {
-		_, err := bridge.Run(ctx, "load", func(context.Context) (string, error) {
+		_, err := bridge.Run(ctx, first, func(context.Context) (string, error) {
 			loads.Add(1)
 			return "ada", nil
 		})
@@ -45,7 +49,11 @@ func checkWorkflows(rename bool, loads *atomic.Int64) *bridge.Registry {
 		return err
 	})
 	quick := bridge.MustWorkflow("quick", func(ctx *bridge.Context, _ struct{}) error { return load(ctx) })
-	return bridge.NewRegistry().MustRegister(onboard).MustRegister(approval).MustRegister(quick)
+	reg := bridge.NewRegistry().MustRegister(onboard).MustRegister(approval)
+	if !dropQuick {
+		reg.MustRegister(quick)
+	}
+	return reg
 }
 
 // TestCheckCandidateBridge: runs waiting at a delay and at a signal,
@@ -58,7 +66,7 @@ func TestCheckCandidateBridge(t *testing.T) {
 	h := testherald.Start(t, testherald.Options{})
 	_, key := h.Tenant("Acme")
 	var live atomic.Int64
-	current := h.Bridge(key, checkWorkflows(false, &live))
+	current := h.Bridge(key, checkWorkflows(false, false, false, &live))
 	if r := h.Do("PUT", "/v1/subscribers/u1", key, map[string]any{}); r.Status >= 300 {
 		t.Fatalf("subscriber: %d %s", r.Status, r.Body)
 	}
@@ -81,7 +89,7 @@ func TestCheckCandidateBridge(t *testing.T) {
 	h.WaitRun(key, done, "completed")
 
 	var candidateLoads atomic.Int64
-	candidate := httptest.NewServer(bridge.Serve(checkWorkflows(true, &candidateLoads), bridge.Options{SigningKey: "whsec_candidate"}))
+	candidate := httptest.NewServer(bridge.Serve(checkWorkflows(true, false, false, &candidateLoads), bridge.Options{SigningKey: "whsec_candidate"}))
 	defer candidate.Close()
 
 	ctx := context.Background()
@@ -108,6 +116,7 @@ func TestCheckCandidateBridge(t *testing.T) {
 	if r.Status != http.StatusOK {
 		t.Fatalf("check: %d %s", r.Status, r.Body)
 	}
+	rep.Breaking = nil // decoded afresh, no field of a previous answer kept
 	r.JSON(t, &rep)
 	if rep.Checked != 3 || rep.OK != 1 || len(rep.Breaking) != 2 {
 		t.Fatalf("check against the renaming candidate: %s", r.Body)
@@ -129,17 +138,49 @@ func TestCheckCandidateBridge(t *testing.T) {
 		t.Errorf("the candidate's run step body ran %d times during the check", n)
 	}
 
+	// A deploy that renames the first step and drops a workflow breaks
+	// every run at position 1, the finished one included (listed after the
+	// unfinished ones), without calling a step body either.
+	other := httptest.NewServer(bridge.Serve(checkWorkflows(false, true, true, &candidateLoads), bridge.Options{SigningKey: "whsec_candidate"}))
+	defer other.Close()
+	r = h.Do("POST", "/v1/checks", key, map[string]any{"bridgeUrl": other.URL, "signingSecret": "whsec_candidate"})
+	rep.Breaking = nil // decoded afresh, no field of a previous answer kept
+	r.JSON(t, &rep)
+	if r.Status != http.StatusOK || rep.Checked != 3 || rep.OK != 0 || len(rep.Breaking) != 3 || rep.Breaking[2].RunID != done {
+		t.Fatalf("check against a candidate renaming the first step: %d %s", r.Status, r.Body)
+	}
+	for _, b := range rep.Breaking {
+		load := stepView{StepID: "load", Type: "run"}
+		switch {
+		case b.Position != 1 || b.Recorded != load:
+			t.Errorf("breaking run %+v: want position 1, recorded load", b)
+		case b.RunID == done && (b.Status != "completed" || !strings.HasPrefix(b.Candidate.Error, "workflow_not_found")):
+			t.Errorf("the run of the dropped workflow: %+v", b)
+		case b.RunID != done && b.Candidate != stepView{StepID: "fetch", Type: "run"}:
+			t.Errorf("breaking run %+v: want the candidate's fetch", b)
+		}
+	}
+	// Only the finished run breaks: herald check passes (below).
+	r = h.Do("POST", "/v1/checks", key, map[string]any{"bridgeUrl": other.URL, "signingSecret": "whsec_candidate", "workflowId": "quick"})
+	rep.Breaking = nil // decoded afresh, no field of a previous answer kept
+	r.JSON(t, &rep)
+	if r.Status != http.StatusOK || rep.Checked != 1 || len(rep.Breaking) != 1 {
+		t.Fatalf("check of quick against a candidate without it: %d %s", r.Status, r.Body)
+	}
+
 	// The Bridge in place, with the tenant's own secret: nothing breaks.
 	r = h.Do("POST", "/v1/checks", key, map[string]any{"bridgeUrl": current.URL})
 	if r.Status != http.StatusOK {
 		t.Fatalf("check: %d %s", r.Status, r.Body)
 	}
+	rep.Breaking = nil // decoded afresh, no field of a previous answer kept
 	r.JSON(t, &rep)
 	if rep.Checked != 3 || rep.OK != 3 || len(rep.Breaking) != 0 {
 		t.Fatalf("check against the Bridge in place: %s", r.Body)
 	}
 	// One workflow only.
 	r = h.Do("POST", "/v1/checks", key, map[string]any{"bridgeUrl": candidate.URL, "signingSecret": "whsec_candidate", "workflowId": "quick"})
+	rep.Breaking = nil // decoded afresh, no field of a previous answer kept
 	r.JSON(t, &rep)
 	if r.Status != http.StatusOK || rep.Checked != 1 || rep.OK != 1 {
 		t.Fatalf("check of quick: %d %s", r.Status, r.Body)
@@ -181,6 +222,10 @@ func TestCheckCandidateBridge(t *testing.T) {
 	server = h.URL()
 	if out, err := cli("--bridge", current.URL); err != nil || !strings.Contains(out, "checked 3 runs: 3 ok, 0 breaking") {
 		t.Fatalf("herald check against the Bridge in place: %v\n%s", err, out)
+	}
+	if out, err := cli("--bridge", other.URL, "--secret", "whsec_candidate", "--workflow", "quick"); err != nil ||
+		!strings.Contains(out, "1 breaking") || !strings.Contains(out, "workflow_not_found") {
+		t.Fatalf("herald check of a finished run only: %v\n%s", err, out)
 	}
 	if _, err := cli("--key", key); report(err, &bytes.Buffer{}) != 2 {
 		t.Fatalf("herald check without --bridge: %v", err)
