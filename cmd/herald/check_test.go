@@ -227,6 +227,9 @@ func TestCheckCandidateBridge(t *testing.T) {
 		!strings.Contains(out, "1 breaking") || !strings.Contains(out, "workflow_not_found") {
 		t.Fatalf("herald check of a finished run only: %v\n%s", err, out)
 	}
+	if _, err := cli("--bridge", "ftp://bridge.example.com"); err == nil || !strings.Contains(err.Error(), "bridgeUrl must be an absolute http or https URL") {
+		t.Fatalf("herald check of a bad URL: %v", err)
+	}
 	if _, err := cli("--key", key); report(err, &bytes.Buffer{}) != 2 {
 		t.Fatalf("herald check without --bridge: %v", err)
 	}
