@@ -104,6 +104,21 @@ func (c *Context) execute(fn func(*Context) error) (wire.ExecuteAnswer, error) {
 	return wire.ExecuteAnswer{Status: wire.StatusCompleted}, nil
 }
 
+// check runs fn against the history as a check request asks: no step body
+// runs (no Run callback, no content function), and the first step past
+// the history is named, not described.
+func (c *Context) check(fn func(*Context) error) (wire.CheckAnswer, error) {
+	c.replayOnly = true
+	answer, err := c.execute(fn)
+	if err != nil {
+		return wire.CheckAnswer{}, err
+	}
+	if answer.Step == nil {
+		return wire.CheckAnswer{Status: wire.StatusCompleted}, nil
+	}
+	return wire.CheckAnswer{Status: wire.StatusStep, Step: &wire.StepRef{StepID: answer.Step.StepID, Type: answer.Step.Type}}, nil
+}
+
 // call runs the workflow function, turning a panic into an error.
 func (c *Context) call(fn func(*Context) error) (err error) {
 	defer func() {

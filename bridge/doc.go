@@ -161,7 +161,12 @@
 // Package bridge/bridgetest replays a workflow against a recorded history
 // (the body of an execute request the Bridge received) in a unit test and
 // reports the first departure with the message above, before a deploy can
-// fail runs in flight.
+// fail runs in flight. [Serve] answers the same replay over the wire: a
+// request with the action "check" (an execute request's fields) replays the
+// recorded steps, runs no step body (no Run callback, no content
+// function) and names the next step by id and type, or answers completed;
+// the service sends it to a preview deploy against every run in flight
+// (herald check).
 //
 // # Signing
 //

@@ -49,6 +49,7 @@ type Options struct {
 //	200 {"workflows":[{"workflowId","schedule","payloadSchema"}]}  discover
 //	200 {"status":"step","step":{…}}                     execute: the step it ran or describes
 //	200 {"status":"completed"}                           execute: the workflow returned
+//	200 {"status":"step","step":{"stepId","type"}}        check: the step past the history, not run
 //	400 invalid_json, unknown_action, invalid_request    malformed or unknown request
 //	401 unauthorized                                     signature missing, wrong or stale
 //	409 replayed                                         a signature already accepted (a replay)
@@ -125,7 +126,7 @@ func (h *handler) answer(w http.ResponseWriter, r *http.Request) (any, error) {
 		return wire.HealthAnswer{Status: wire.StatusOK, Workflows: len(h.reg.infos())}, nil
 	case wire.ActionDiscover:
 		return wire.DiscoverAnswer{Workflows: h.reg.infos()}, nil
-	case wire.ActionExecute:
+	case wire.ActionExecute, wire.ActionCheck:
 		if req.ExecuteRequest == nil {
 			req.ExecuteRequest = &wire.ExecuteRequest{}
 		}
@@ -136,6 +137,9 @@ func (h *handler) answer(w http.ResponseWriter, r *http.Request) (any, error) {
 		c, fn, err := newContext(r.Context(), req.ExecuteRequest, wf)
 		if err != nil {
 			return nil, err
+		}
+		if req.Action == wire.ActionCheck {
+			return c.check(fn)
 		}
 		return c.execute(fn)
 	case "":

@@ -184,8 +184,19 @@ func fixtureWorkflows() map[string]*Workflow {
 		_, _, err := WaitForEvent[any](ctx, "wait", "", 0)
 		return err
 	})
+	// fx_untouched fails in every step body: a check, which runs none,
+	// goes through it.
+	untouched := MustWorkflow("fx_untouched", func(ctx *Context, _ struct{}) error {
+		if _, err := Run(ctx, "body", func(context.Context) (any, error) { return nil, errors.New("the body ran") }); err != nil {
+			return err
+		}
+		_, err := Notify(ctx, "mail", func(context.Context) (EmailContent, error) {
+			return EmailContent{}, errors.New("the content ran")
+		})
+		return err
+	})
 	out := map[string]*Workflow{}
-	for _, w := range []*Workflow{steps, schedule, kinds, timed, throttle, args, named, zone, dup, throws, invalid} {
+	for _, w := range []*Workflow{steps, schedule, kinds, timed, throttle, args, named, zone, dup, throws, invalid, untouched} {
 		out[w.ID()] = w
 	}
 	return out

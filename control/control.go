@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/apierr"
+	"github.com/heraldhq/herald/bridgeclient"
 	"github.com/heraldhq/herald/egress"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/projections"
@@ -36,6 +37,9 @@ type Control struct {
 	// webhookCreates serialises a tenant's endpoint creations in this
 	// process (striped by tenant), so the count check before each holds.
 	webhookCreates [64]sync.Mutex
+	// checks calls candidate Bridges (see Check), made once.
+	checkOnce sync.Once
+	checks    *bridgeclient.Client
 }
 
 // Config is what a Control is built with. Log, Store and Keys are

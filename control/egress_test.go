@@ -75,3 +75,23 @@ func TestChannelHostUnderEgressPolicy(t *testing.T) {
 		t.Errorf("patch: fields %v", f)
 	}
 }
+
+// A check's candidate Bridge URL passes the egress rules of a Bridge URL:
+// refused with bridgeUrl named, before any call.
+func TestCheckCandidateUnderEgressPolicy(t *testing.T) {
+	ctx := context.Background()
+	h := newChannelHarness(t, channelKeyring(t, 7))
+	h.rebuild(control.Config{Egress: &egress.Policy{}})
+	for _, u := range []string{
+		"http://bridge.example.com/herald",
+		"https://127.0.0.1/bridge",
+		"https://169.254.169.254/latest/meta-data",
+		"https://localhost:4000/bridge",
+		"ftp://bridge.example.com/",
+	} {
+		_, err := h.ctl.Check(ctx, "ten_a", control.CheckCommand{BridgeURL: u, SigningSecret: "whsec_x"})
+		if f := fieldsOf(t, err); len(f) != 1 || f[0] != "bridgeUrl" {
+			t.Errorf("%s: fields %v", u, f)
+		}
+	}
+}

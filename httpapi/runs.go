@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/heraldhq/herald/apierr"
 	"net/http"
 
 	"github.com/heraldhq/herald/control"
@@ -46,6 +47,15 @@ type triggerView struct {
 }
 
 func (s *Server) trigger(w http.ResponseWriter, r *http.Request) error {
+	switch r.URL.Query().Get("dryRun") {
+	case "", "false", "0":
+	case "true", "1":
+		return s.dryRunTrigger(w, r)
+	default:
+		var p apierr.Problems
+		p.Add("dryRun", "must be true or false")
+		return p.Err()
+	}
 	var req triggerRequest
 	if err := decode(w, r, &req); err != nil {
 		return err

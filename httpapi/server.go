@@ -225,6 +225,7 @@ func (s *Server) routes() []route {
 		{"POST", "/v1/signals", authTenant, s.signalTransaction},
 		{"GET", "/v1/notifications", authTenant, s.listNotifications},
 		{"POST", "/v1/sync", authTenant, s.sync},
+		{"POST", "/v1/checks", authTenant, s.postCheck},
 		{"GET", "/v1/workflows", authTenant, s.listWorkflows},
 
 		{"GET", "/v1/subscribers", authTenant, s.listSubscribers},

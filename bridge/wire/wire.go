@@ -16,6 +16,11 @@ const (
 	ActionHealth   Action = "health"   // answered with a HealthAnswer
 	ActionDiscover Action = "discover" // answered with a DiscoverAnswer
 	ActionExecute  Action = "execute"  // answered with an ExecuteAnswer
+	// ActionCheck carries an execute request's fields: the Bridge replays
+	// the recorded steps and runs no step body at all; it names the first
+	// step past them (stepId and type only) or answers completed. Answered
+	// with a CheckAnswer.
+	ActionCheck Action = "check"
 )
 
 // StepType names a kind of durable step.
@@ -127,6 +132,20 @@ type WorkflowPreferences struct {
 type ExecuteAnswer struct {
 	Status string `json:"status"` // StatusStep or StatusCompleted
 	Step   *Step  `json:"step,omitempty"`
+}
+
+// CheckAnswer is the 200 answer to a check request: {"status":"completed"}
+// or {"status":"step","step":{"stepId","type"}}, the step the code asks
+// for after the recorded ones, neither run nor described.
+type CheckAnswer struct {
+	Status string   `json:"status"` // StatusStep or StatusCompleted
+	Step   *StepRef `json:"step,omitempty"`
+}
+
+// StepRef names a step: its id and type.
+type StepRef struct {
+	StepID string   `json:"stepId"`
+	Type   StepType `json:"type"`
 }
 
 // Codes of a Bridge's error answers that the service reads: it records

@@ -60,6 +60,8 @@ func commandTree() *command {
 		}},
 		{name: "audit", synopsis: "[--tenant ID] [--since RFC3339] [--type TYPE] [--follow]", setup: auditCmd,
 			brief: "prints the event log, one JSON event a line, secrets sealed; through the running server, or straight from the data dir or the cluster"},
+		{name: "check", synopsis: "--bridge URL [--key API_KEY] [--http ADDR] [--secret S] [--workflow W] [--since D] [--max N]", setup: checkCmd,
+			brief: "replays the tenant's recorded runs against a candidate Bridge (a preview deploy) and lists those that would break; exits 1 when an unfinished one would"},
 		{name: "rebuild", setup: rebuildCmd,
 			brief: "with the server stopped, rebuilds the projections from the event log and prints their checksum beside the old file's"},
 		{name: "bench", synopsis: "[--quick] [--json] …", setup: benchCmd,

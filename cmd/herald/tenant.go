@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -61,7 +62,11 @@ func (c *adminClient) call(ctx context.Context, method, path string, body, out a
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, "http://"+c.addr+path, rd)
+	base := "http://" + c.addr
+	if strings.HasPrefix(c.addr, "http://") || strings.HasPrefix(c.addr, "https://") {
+		base = strings.TrimSuffix(c.addr, "/") // a URL: herald check reaches a server elsewhere
+	}
+	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
 	if err != nil {
 		return err
 	}
@@ -77,12 +82,19 @@ func (c *adminClient) call(ctx context.Context, method, path string, body, out a
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	if resp.StatusCode/100 != 2 {
 		var e struct {
-			Error struct{ Code, Message string }
+			Error struct {
+				Code, Message string
+				Details       []struct{ Field, Problem string }
+			}
 		}
 		if json.Unmarshal(data, &e) == nil && e.Error.Code != "" {
-			return fmt.Errorf("admin API answered %s: %s (%s)", resp.Status, e.Error.Message, e.Error.Code)
+			msg := e.Error.Message
+			for _, d := range e.Error.Details {
+				msg += "; " + d.Field + " " + d.Problem
+			}
+			return fmt.Errorf("the API answered %s: %s (%s)", resp.Status, msg, e.Error.Code)
 		}
-		return fmt.Errorf("admin API answered %s", resp.Status)
+		return fmt.Errorf("the API answered %s", resp.Status)
 	}
 	if out == nil {
 		return nil

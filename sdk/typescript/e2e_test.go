@@ -89,6 +89,44 @@ func TestTypeScriptBridgeE2E(t *testing.T) {
 	waitMail(t, sink, "ada@example.com", "Subject: Hi Ada, confirmed by e2e")
 	waitMail(t, sink, "ada@example.com", "Subject: 2 updates: ")
 
+	// Before the deploy, herald checks it: the Bridge in place replays
+	// every run; a candidate renaming the first step breaks the run in
+	// flight at position 1. Neither writes to the log.
+	before, err := h.Log().LastSeq(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(body map[string]any) map[string]any {
+		t.Helper()
+		r := h.Do("POST", "/v1/checks", key, body)
+		if r.Status != 200 {
+			t.Fatalf("check: %d %s", r.Status, r.Body)
+		}
+		return r.Map(t)
+	}
+	if rep := check(map[string]any{"bridgeUrl": bind.WebhookURL}); rep["checked"] != 4.0 || rep["ok"] != 4.0 {
+		t.Fatalf("check against the Bridge in place: %v", rep)
+	}
+	candidatePort := freePort(t)
+	startBridge(t, node, script, bind.SigningSecret, candidatePort, "changed")
+	rep := check(map[string]any{"bridgeUrl": fmt.Sprintf("http://127.0.0.1:%d/", candidatePort)})
+	found := false
+	for _, b := range rep["breaking"].([]any) {
+		b := b.(map[string]any)
+		if b["runId"] == j2 {
+			found = true
+			if got := fmt.Sprint(b["status"], " ", b["position"], " ", b["recorded"], " ", b["candidate"]); got != "waiting 1 map[stepId:load type:run] map[stepId:load-v2 type:run]" {
+				t.Errorf("the run in flight, checked: %s", got)
+			}
+		}
+	}
+	if !found || rep["checked"] != 4.0 {
+		t.Fatalf("check against the changed Bridge: %v", rep)
+	}
+	if after, err := h.Log().LastSeq(context.Background()); err != nil || after != before {
+		t.Fatalf("the checks wrote to the log: %d, then %d (%v)", before, after, err)
+	}
+
 	// A deploy that renames a completed step fails the run in flight.
 	stop()
 	startBridge(t, node, script, bind.SigningSecret, port, "changed")

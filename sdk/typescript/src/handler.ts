@@ -86,6 +86,15 @@ export class Core {
         if (!w) throw new BridgeError(404, "workflow_not_found", "bridge: workflow not found: " + goQuote(req.workflowId));
         return execute(w, req, false);
       }
+      case "check": {
+        // The recorded steps replay and no step body runs: the step past
+        // them is named by id and type only.
+        const w = this.byId.get(req.workflowId);
+        if (!w) throw new BridgeError(404, "workflow_not_found", "bridge: workflow not found: " + goQuote(req.workflowId));
+        const a = await execute(w, req, true);
+        if (a.status === "completed") return { status: "completed" };
+        return { status: "step", step: { stepId: a.step.stepId, type: a.step.type } };
+      }
       case "":
         throw new BridgeError(400, "unknown_action", "bridge: unknown action: no action");
     }

@@ -90,6 +90,16 @@ const fxInvalid = workflow("fx_invalid", async ({ step }) => {
   await step.waitForEvent("wait", { event: "" });
 });
 
+// fx_untouched fails in every step body: a check, which runs none, goes through it.
+const fxUntouched = workflow("fx_untouched", async ({ step }) => {
+  await step.run("body", () => {
+    throw new Error("the body ran");
+  });
+  await step.email("mail", () => {
+    throw new Error("the content ran");
+  });
+});
+
 export const fixtureWorkflows: Record<string, Workflow<any>> = Object.fromEntries(
-  [fxSteps, fxSchedule, fxKinds, fxTime, fxThrottle, fxArgs, fxNamed, fxZone, fxDup, fxThrows, fxInvalid].map((w) => [w.id, w]),
+  [fxSteps, fxSchedule, fxKinds, fxTime, fxThrottle, fxArgs, fxNamed, fxZone, fxDup, fxThrows, fxInvalid, fxUntouched].map((w) => [w.id, w]),
 );
