@@ -45,7 +45,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/delivery/provider"
-	"github.com/heraldhq/herald/internal/testlog"
 )
 
 // Answer is one answer of the provider's API, as its documentation
@@ -221,7 +220,7 @@ func (s *suite) start(t *testing.T, b Behaviour) *fixture {
 	} else {
 		peer, client = s.serveHTTP(t, b)
 	}
-	logs := &testlog.Buffer{}
+	logs := &logSink{}
 	t.Cleanup(func() { s.record(logs.String()) })
 	p, err := s.h.New(s.h.Config(peer.Base), provider.Deps{
 		HTTPClient: client,
@@ -237,6 +236,27 @@ func (s *suite) start(t *testing.T, b Behaviour) *fixture {
 		t.Cleanup(func() { c.Close() })
 	}
 	return &fixture{p: p, peer: peer, sends: peer.Sends}
+}
+
+// logSink holds what a provider logs, written from its goroutines while
+// the suite reads it. The suite keeps its own rather than borrow the
+// service tests' support: providers sit below the service.
+type logSink struct {
+	mu  sync.Mutex
+	out []byte
+}
+
+func (l *logSink) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	l.out = append(l.out, p...)
+	l.mu.Unlock()
+	return len(p), nil
+}
+
+func (l *logSink) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.out)
 }
 
 // serveHTTP is the peer of a provider whose API is HTTP, and the client
