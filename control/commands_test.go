@@ -64,6 +64,13 @@ func (r *runtime) FanOut(_ context.Context, _ string, acc events.TriggerAccepted
 	return []events.Dispatch{{SubscriberID: "u1", RunID: "run_x", Status: "dispatched"}}, nil
 }
 
+func (r *runtime) Broadcast(_ context.Context, _ string, acc events.TriggerAcceptedData) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.fanouts = append(r.fanouts, acc)
+	return nil
+}
+
 func (r *runtime) Discover(context.Context, string, string) ([]wire.WorkflowInfo, error) {
 	return r.discover()
 }

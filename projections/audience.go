@@ -453,6 +453,85 @@ func (s *Store) ResolveTopics(tenant string, keys []string) ([]string, error) {
 	return out, nil
 }
 
+// CountAudience returns how many distinct subscribers the given topics
+// have, without holding them: one topic is its row's count; several are
+// walked together in key order, one cursor each, so a subscriber of
+// several topics counts once (the fan-out runs one run for them). When
+// the topics' counts add up to at most atMost, that sum is returned
+// unwalked: an upper bound, enough to tell a trigger is not large.
+func (s *Store) CountAudience(tenant string, keys []string, atMost int) (int, error) {
+	keys = slices.Clone(keys)
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	n := 0
+	err := s.view(func(tx *bolt.Tx) error {
+		topics := tx.Bucket(bucketTopics)
+		var live []string
+		for _, k := range keys {
+			if k == "" || bytes.IndexByte([]byte(k), 0) >= 0 {
+				continue
+			}
+			var t Topic
+			if ok, err := getJSON(topics, key(tenant, k), &t); err != nil {
+				return err
+			} else if ok && t.SubscriberCount > 0 {
+				n += t.SubscriberCount
+				live = append(live, k)
+			}
+		}
+		if len(live) < 2 || n <= atMost {
+			return nil
+		}
+		n = mergeCount(tx.Bucket(bucketTopicMembers), tenant, live)
+		return nil
+	})
+	return n, err
+}
+
+// mergeCount counts the distinct subscribers of several topics, walking
+// their member keys (sorted) side by side.
+func mergeCount(b *bolt.Bucket, tenant string, topics []string) int {
+	type walk struct {
+		c      *bolt.Cursor
+		prefix []byte
+		cur    []byte // the current subscriber id, nil when done
+	}
+	ws := make([]*walk, len(topics))
+	next := func(w *walk, k []byte) {
+		if k != nil && bytes.HasPrefix(k, w.prefix) {
+			w.cur = k[len(w.prefix):]
+		} else {
+			w.cur = nil
+		}
+	}
+	for i, t := range topics {
+		w := &walk{c: b.Cursor(), prefix: key(scope(tenant, t), "")}
+		k, _ := w.c.Seek(w.prefix)
+		next(w, k)
+		ws[i] = w
+	}
+	n := 0
+	for {
+		var least []byte
+		for _, w := range ws {
+			if w.cur != nil && (least == nil || bytes.Compare(w.cur, least) < 0) {
+				least = w.cur
+			}
+		}
+		if least == nil {
+			return n
+		}
+		n++
+		least = slices.Clone(least)
+		for _, w := range ws {
+			if w.cur != nil && bytes.Equal(w.cur, least) {
+				k, _ := w.c.Next()
+				next(w, k)
+			}
+		}
+	}
+}
+
 // mustGet reads k's JSON value into v, or returns ErrNotFound.
 func mustGet(b *bolt.Bucket, k []byte, v any) error {
 	ok, err := getJSON(b, k, v)
