@@ -21,6 +21,9 @@ import (
 type runtime struct {
 	mu        sync.Mutex
 	fanouts   []events.TriggerAcceptedData
+	// broadcasts are the triggers handed over by Broadcast: nothing is
+	// fanned out.
+	broadcasts []events.TriggerAcceptedData
 	woken     []uint64
 	cancelled []string
 	discover  func() ([]wire.WorkflowInfo, error)
@@ -67,7 +70,7 @@ func (r *runtime) FanOut(_ context.Context, _ string, acc events.TriggerAccepted
 func (r *runtime) Broadcast(_ context.Context, _ string, acc events.TriggerAcceptedData) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.fanouts = append(r.fanouts, acc)
+	r.broadcasts = append(r.broadcasts, acc)
 	return nil
 }
 
