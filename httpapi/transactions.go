@@ -12,14 +12,33 @@ import (
 // GET /v1/transactions/{transactionId}. Its counters are kept by the
 // projector as the transaction's runs move: a read costs one row.
 type transactionView struct {
-	TransactionID string                    `json:"transactionId"`
-	WorkflowID    string                    `json:"workflowId"`
-	Status        string                    `json:"status"`
-	Recipients    *int                      `json:"recipients"`
-	Runs          projections.TxnRuns       `json:"runs"`
-	Deliveries    projections.TxnDeliveries `json:"deliveries"`
-	CreatedAt     string                    `json:"createdAt"`
-	UpdatedAt     string                    `json:"updatedAt"`
+	TransactionID string            `json:"transactionId"`
+	WorkflowID    string            `json:"workflowId"`
+	Status        string            `json:"status"`
+	Recipients    *int              `json:"recipients"`
+	Runs          txnRunsView       `json:"runs"`
+	Deliveries    txnDeliveriesView `json:"deliveries"`
+	CreatedAt     string            `json:"createdAt"`
+	UpdatedAt     string            `json:"updatedAt"`
+}
+
+// txnRunsView counts a transaction's runs: started, and at each status
+// now (running counts running, sleeping and waiting).
+type txnRunsView struct {
+	Started   int `json:"started"`
+	Running   int `json:"running"`
+	Completed int `json:"completed"`
+	Failed    int `json:"failed"`
+	Cancelled int `json:"cancelled"`
+	Digested  int `json:"digested"`
+}
+
+// txnDeliveriesView counts the delivery ledger rows of a transaction's
+// runs by outcome.
+type txnDeliveriesView struct {
+	Sent    int `json:"sent"`
+	Skipped int `json:"skipped"`
+	Failed  int `json:"failed"`
 }
 
 func viewTransaction(t projections.Transaction) transactionView {
@@ -28,7 +47,7 @@ func viewTransaction(t projections.Transaction) transactionView {
 		updated = t.CreatedAt
 	}
 	return transactionView{TransactionID: t.TransactionID, WorkflowID: t.WorkflowID, Status: t.Status(),
-		Recipients: t.Recipients, Runs: t.Runs, Deliveries: t.Deliveries,
+		Recipients: t.Recipients, Runs: txnRunsView(t.Runs), Deliveries: txnDeliveriesView(t.Deliveries),
 		CreatedAt: ts(t.CreatedAt), UpdatedAt: ts(updated)}
 }
 

@@ -3,6 +3,7 @@ package projections
 import (
 	"encoding/binary"
 	"encoding/json"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,9 +25,10 @@ var (
 	// notifications: tenant\x00txn\x00subscriberId → Notification
 )
 
-// Transaction is the read model of one trigger.
+// Transaction is the read model of one trigger. Its id is its key's, not
+// stored again in its value.
 type Transaction struct {
-	TransactionID string `json:"transactionId"`
+	TransactionID string `json:"-"`
 	WorkflowID    string `json:"workflowId"`
 	// Single marks a trigger to one subscriber: its ingress row is
 	// written by its TriggerAccepted and dispatched, with the transaction
@@ -52,21 +54,46 @@ type Transaction struct {
 // TxnRuns counts a transaction's runs: every run started, and how many
 // are at each status now (Running counts running, sleeping and waiting).
 type TxnRuns struct {
-	Started   int `json:"started"`
-	Running   int `json:"running"`
-	Completed int `json:"completed"`
-	Failed    int `json:"failed"`
-	Cancelled int `json:"cancelled"`
-	Digested  int `json:"digested"`
+	Started, Running, Completed, Failed, Cancelled, Digested int
 }
 
 // TxnDeliveries counts the delivery ledger rows of a transaction's runs
 // by their outcome: attempts sent, sends skipped, attempts failed (a send
 // that failed over to another channel counts its failed attempt).
 type TxnDeliveries struct {
-	Sent    int `json:"sent"`
-	Skipped int `json:"skipped"`
-	Failed  int `json:"failed"`
+	Sent, Skipped, Failed int
+}
+
+// MarshalJSON stores the counters as an array, the order of the fields:
+// a transaction's row is kept for each trigger, most of them to one
+// subscriber.
+func (r TxnRuns) MarshalJSON() ([]byte, error) {
+	return json.Marshal([6]int{r.Started, r.Running, r.Completed, r.Failed, r.Cancelled, r.Digested})
+}
+
+// UnmarshalJSON reads MarshalJSON's array.
+func (r *TxnRuns) UnmarshalJSON(b []byte) error {
+	var a [6]int
+	if err := json.Unmarshal(b, &a); err != nil {
+		return err
+	}
+	*r = TxnRuns{a[0], a[1], a[2], a[3], a[4], a[5]}
+	return nil
+}
+
+// MarshalJSON stores the counters as an array (see TxnRuns.MarshalJSON).
+func (d TxnDeliveries) MarshalJSON() ([]byte, error) {
+	return json.Marshal([3]int{d.Sent, d.Skipped, d.Failed})
+}
+
+// UnmarshalJSON reads MarshalJSON's array.
+func (d *TxnDeliveries) UnmarshalJSON(b []byte) error {
+	var a [3]int
+	if err := json.Unmarshal(b, &a); err != nil {
+		return err
+	}
+	*d = TxnDeliveries{a[0], a[1], a[2]}
+	return nil
 }
 
 // Progress statuses of a transaction.
@@ -93,10 +120,11 @@ func (t *Transaction) Status() string {
 	}
 }
 
-// Notification is one row of the ingress ledger.
+// Notification is one row of the ingress ledger. Its transaction and
+// subscriber are its key's, not stored again in its value.
 type Notification struct {
-	TransactionID string    `json:"transactionId"`
-	SubscriberID  string    `json:"subscriberId"`
+	TransactionID string    `json:"-"`
+	SubscriberID  string    `json:"-"`
 	WorkflowID    string    `json:"workflowId"`
 	RunID         string    `json:"runId,omitempty"`
 	Status        string    `json:"status"`
@@ -554,7 +582,9 @@ func later(a, b time.Time) time.Time {
 // TransactionProgress returns one transaction with its counters, or
 // ErrNotFound. One read, whatever its audience.
 func (s *Store) TransactionProgress(tenant, txn string) (Transaction, error) {
-	return getOne[Transaction](s, bucketTxns, key(tenant, txn))
+	t, err := getOne[Transaction](s, bucketTxns, key(tenant, txn))
+	t.TransactionID = txn
+	return t, err
 }
 
 // Transactions lists a tenant's transactions, newest first.
@@ -562,8 +592,8 @@ func (s *Store) Transactions(tenant string, p Page) (txns []Transaction, next st
 	err = s.view(func(tx *bolt.Tx) error {
 		all := tx.Bucket(bucketTxns)
 		txns, next, err = listTenant(tx.Bucket(bucketTxnsByTime), tenant, p, func(id string, _ []byte) (Transaction, bool, error) {
-			var t Transaction
-			ok, err := getJSON(all, key(tenant, id[timeKeyLen:]), &t)
+			t := Transaction{TransactionID: id[timeKeyLen:]}
+			ok, err := getJSON(all, key(tenant, t.TransactionID), &t)
 			return t, ok, err
 		})
 		return err
@@ -620,8 +650,13 @@ func (s *Store) Notifications(tenant, txn string, p Page) (rows []Notification, 
 		prefix = key(tenant, txn+"\x00")
 	}
 	err = s.view(func(tx *bolt.Tx) error {
-		rows, next, err = listPrefix(tx.Bucket(bucketNotifs), prefix, p, func(_ string, v []byte) (Notification, bool, error) {
+		rows, next, err = listPrefix(tx.Bucket(bucketNotifs), prefix, p, func(id string, v []byte) (Notification, bool, error) {
 			var n Notification
+			if txn != "" {
+				n.TransactionID, n.SubscriberID = txn, id
+			} else {
+				n.TransactionID, n.SubscriberID, _ = strings.Cut(id, "\x00")
+			}
 			return n, true, json.Unmarshal(v, &n)
 		})
 		return err
