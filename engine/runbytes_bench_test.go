@@ -46,7 +46,7 @@ func BenchmarkFinishedRunBytes(b *testing.B) {
 		}
 		audience := map[string]bool{"subscribers": true, "topics": true, "topic_members": true, "subscriber_topics": true}
 		type usage struct {
-			name       string
+			name              string
 			keys, used, alloc int
 		}
 		var all []usage
