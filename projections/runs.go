@@ -525,6 +525,12 @@ func applyTriggerAccepted(tx *bolt.Tx, ev eventlog.Event, d events.TriggerAccept
 
 func applyNotificationsReceived(tx *bolt.Tx, ev eventlog.Event, txn string, d events.NotificationsReceivedData) error {
 	b := appendBucket(tx, bucketNotifs)
+	// The rows grow by about a quarter when dispatched (a run id, a
+	// longer status), mostly in a later batch: pages split now at
+	// receivedFill take that growth without splitting again into pages
+	// half empty. The dispatch of a batch that holds both sets appendFill
+	// again, the rows already at their size.
+	b.FillPercent = receivedFill
 	for _, sub := range d.SubscriberIDs {
 		k := key(ev.TenantID, txn+"\x00"+sub)
 		if b.Get(k) != nil {
