@@ -92,7 +92,12 @@ func (e *Engine) handleFanout(ctx context.Context, m jetstream.Msg) error {
 	if err := first.Decode(&acc); err != nil {
 		return err
 	}
-	if _, err = e.fanout(ctx, tenant, acc); err != nil {
+	if acc.Recipients != nil {
+		err = e.broadcast(ctx, tenant, acc)
+	} else {
+		_, err = e.fanout(ctx, tenant, acc)
+	}
+	if err != nil {
 		return err
 	}
 	if acc.Recipients == nil {

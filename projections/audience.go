@@ -488,9 +488,18 @@ func (s *Store) CountAudience(tenant string, keys []string, atMost int) (int, er
 	return n, err
 }
 
-// mergeCount counts the distinct subscribers of several topics, walking
-// their member keys (sorted) side by side.
+// mergeCount counts the distinct subscribers of several topics.
 func mergeCount(b *bolt.Bucket, tenant string, topics []string) int {
+	n := 0
+	audienceWalk(b, tenant, topics, "", func([]byte) bool { n++; return true })
+	return n
+}
+
+// audienceWalk calls each with the distinct subscribers of topics (valid
+// keys, each once) in key order from the id from on (inclusive), walking
+// their member keys side by side, one cursor a topic, until each returns
+// false. The id passed is valid only during the call.
+func audienceWalk(b *bolt.Bucket, tenant string, topics []string, from string, each func(id []byte) bool) {
 	type walk struct {
 		c      *bolt.Cursor
 		prefix []byte
@@ -506,11 +515,10 @@ func mergeCount(b *bolt.Bucket, tenant string, topics []string) int {
 	}
 	for i, t := range topics {
 		w := &walk{c: b.Cursor(), prefix: key(scope(tenant, t), "")}
-		k, _ := w.c.Seek(w.prefix)
+		k, _ := w.c.Seek(append(slices.Clone(w.prefix), from...))
 		next(w, k)
 		ws[i] = w
 	}
-	n := 0
 	for {
 		var least []byte
 		for _, w := range ws {
@@ -518,10 +526,9 @@ func mergeCount(b *bolt.Bucket, tenant string, topics []string) int {
 				least = w.cur
 			}
 		}
-		if least == nil {
-			return n
+		if least == nil || !each(least) {
+			return
 		}
-		n++
 		least = slices.Clone(least)
 		for _, w := range ws {
 			if w.cur != nil && bytes.Equal(w.cur, least) {
@@ -530,6 +537,28 @@ func mergeCount(b *bolt.Bucket, tenant string, topics []string) int {
 			}
 		}
 	}
+}
+
+// AudiencePage returns up to limit distinct subscribers of the given
+// topics in key order from the id from on (inclusive; "" from the
+// first), read from one snapshot: a fan-out walks a large audience a page
+// at a time instead of holding it. Unknown topics, and keys no topic can
+// have, contribute no one. From the successor of an id (the id followed
+// by a zero byte, which no id holds), the page starts after it.
+func (s *Store) AudiencePage(tenant string, keys []string, from string, limit int) ([]string, error) {
+	keys = slices.Clone(keys)
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	keys = slices.DeleteFunc(keys, func(k string) bool { return k == "" || bytes.IndexByte([]byte(k), 0) >= 0 })
+	out := make([]string, 0, min(limit, 1024))
+	err := s.view(func(tx *bolt.Tx) error {
+		audienceWalk(tx.Bucket(bucketTopicMembers), tenant, keys, from, func(id []byte) bool {
+			out = append(out, string(id))
+			return len(out) < limit
+		})
+		return nil
+	})
+	return out, err
 }
 
 // mustGet reads k's JSON value into v, or returns ErrNotFound.
