@@ -19,15 +19,15 @@ import (
 
 // runtime records what the commands ask of the engine.
 type runtime struct {
-	mu        sync.Mutex
-	fanouts   []events.TriggerAcceptedData
+	mu      sync.Mutex
+	fanouts []events.TriggerAcceptedData
 	// broadcasts are the triggers handed over by Broadcast: nothing is
 	// fanned out.
 	broadcasts []events.TriggerAcceptedData
-	woken     []uint64
-	cancelled []string
-	discover  func() ([]wire.WorkflowInfo, error)
-	armed     [][]events.SyncedWorkflow
+	woken      []uint64
+	cancelled  []string
+	discover   func() ([]wire.WorkflowInfo, error)
+	armed      [][]events.SyncedWorkflow
 	// log, when set, is read by Arm: accepted records whether each
 	// trigger's transaction was already accepted when it was armed.
 	log      *eventlog.Log
