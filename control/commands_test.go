@@ -19,12 +19,15 @@ import (
 
 // runtime records what the commands ask of the engine.
 type runtime struct {
-	mu        sync.Mutex
-	fanouts   []events.TriggerAcceptedData
-	woken     []uint64
-	cancelled []string
-	discover  func() ([]wire.WorkflowInfo, error)
-	armed     [][]events.SyncedWorkflow
+	mu      sync.Mutex
+	fanouts []events.TriggerAcceptedData
+	// broadcasts are the triggers handed over by Broadcast: nothing is
+	// fanned out.
+	broadcasts []events.TriggerAcceptedData
+	woken      []uint64
+	cancelled  []string
+	discover   func() ([]wire.WorkflowInfo, error)
+	armed      [][]events.SyncedWorkflow
 	// log, when set, is read by Arm: accepted records whether each
 	// trigger's transaction was already accepted when it was armed.
 	log      *eventlog.Log
@@ -62,6 +65,13 @@ func (r *runtime) FanOut(_ context.Context, _ string, acc events.TriggerAccepted
 	defer r.mu.Unlock()
 	r.fanouts = append(r.fanouts, acc)
 	return []events.Dispatch{{SubscriberID: "u1", RunID: "run_x", Status: "dispatched"}}, nil
+}
+
+func (r *runtime) Broadcast(_ context.Context, _ string, acc events.TriggerAcceptedData) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.broadcasts = append(r.broadcasts, acc)
+	return nil
 }
 
 func (r *runtime) Discover(context.Context, string, string) ([]wire.WorkflowInfo, error) {

@@ -23,6 +23,11 @@ type Runtime interface {
 	// were resolved. A fan-out this call does not finish (a crash) is
 	// finished later by the runtime.
 	FanOut(ctx context.Context, tenant string, acc events.TriggerAcceptedData) ([]events.Dispatch, error)
+	// Broadcast hands an accepted trigger's fan-out to the runtime, which
+	// goes on with it in the background, shared by every process; it is
+	// durable once Broadcast returns (Arm, given a trigger with
+	// Recipients set, made it so should the caller die before).
+	Broadcast(ctx context.Context, tenant string, acc events.TriggerAcceptedData) error
 	// Discover asks the Bridge at url, signing with secret, which
 	// workflows it serves. Errors wrap bridgeclient.ErrUnreachable when the
 	// Bridge gave no answer.

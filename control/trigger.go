@@ -25,6 +25,10 @@ const (
 	MaxTxnIDChars = 128
 	// MaxWorkflowIDChars bounds a workflow id (it ends up in subjects).
 	MaxWorkflowIDChars = 128
+	// BroadcastThreshold is the largest audience a trigger is answered
+	// with its runs: a larger one is answered once it is accepted, with
+	// the count of its recipients, and fanned out in the background.
+	BroadcastThreshold = 1000
 )
 
 // TriggerCommand starts a workflow for a target. A nil field was not
@@ -52,6 +56,9 @@ type TriggerTarget struct {
 type TriggerResult struct {
 	TransactionID string
 	Runs          []RunRef
+	// Recipients is set, and Runs nil, for a broadcast (an audience over
+	// BroadcastThreshold): the count of its recipients at acceptance.
+	Recipients *int
 }
 
 // RunRef is one run a trigger started, or failed to start (Status
@@ -87,7 +94,10 @@ var errBridgeRequired = apierr.New(apierr.CodeBridgeNotConfigured,
 // fan-out is finished: the runtime is armed (Runtime.Arm), the trigger
 // accepted (TriggerAccepted, its transaction's subject expected empty),
 // then fanned out (Runtime.FanOut); a crash after the acceptance is
-// finished by the runtime. A repeated transaction id answers the first
+// finished by the runtime. A broadcast (topics whose distinct subscribers
+// number more than BroadcastThreshold, counted without loading them) is
+// answered once accepted, with its count and no runs: its fan-out is
+// handed to the runtime (Runtime.Broadcast). A repeated transaction id answers the first
 // trigger's runs and starts nothing new; repeated with another request it
 // is refused (409 transaction_mismatch).
 //
@@ -111,6 +121,20 @@ func (c *Control) Trigger(ctx context.Context, tenant string, cmd TriggerCommand
 			return TriggerResult{}, err
 		}
 	}
+	// A topic trigger's audience is counted (not loaded): over the
+	// threshold, the trigger is a broadcast, answered once accepted.
+	if acc.To.Topics != nil {
+		if err := c.store.WaitCaughtUp(ctx, c.log); err != nil {
+			return TriggerResult{}, err
+		}
+		n, err := c.store.CountAudience(tenant, acc.To.Topics, BroadcastThreshold)
+		if err != nil {
+			return TriggerResult{}, err
+		}
+		if n > BroadcastThreshold {
+			acc.Recipients = &n
+		}
+	}
 	// The runtime readies the trigger's completion before it is accepted
 	// (for one subscriber: the run's first work message; see the engine's
 	// single.go for where a crash between the writes leaves a trigger).
@@ -122,6 +146,12 @@ func (c *Control) Trigger(ctx context.Context, tenant string, cmd TriggerCommand
 	subject := eventlog.Subject(tenant, eventlog.AggTransaction, acc.TransactionID)
 	_, err = c.log.Append(accept, eventlog.Record{Subject: subject, Type: events.TriggerAccepted, Tenant: tenant,
 		Data: acc, Expect: true})
+	if err == nil && acc.Recipients != nil {
+		if err := c.rt.Broadcast(ctx, tenant, acc); err != nil {
+			return TriggerResult{}, err
+		}
+		return TriggerResult{TransactionID: acc.TransactionID, Recipients: acc.Recipients}, nil
+	}
 	if errors.Is(err, eventlog.ErrConflict) {
 		// The transaction exists: finish its fan-out if it is not finished
 		// (idempotent), and answer its runs.
@@ -156,6 +186,11 @@ func (c *Control) Trigger(ctx context.Context, tenant string, cmd TriggerCommand
 			return TriggerResult{}, errTransactionMismatch
 		}
 		acc = accepted
+		if acc.Recipients != nil {
+			// A broadcast: its fan-out is the runtime's (handed over
+			// after its acceptance, or by the backstop Arm stored).
+			return TriggerResult{TransactionID: acc.TransactionID, Recipients: acc.Recipients}, nil
+		}
 	} else if err != nil {
 		return TriggerResult{}, err
 	}

@@ -78,12 +78,20 @@ const startRetryMin = 20 * time.Millisecond
 
 // Arm prepares an accepted trigger's completion by this runtime before the
 // trigger is accepted: for one subscriber it stores the run's first work
-// message (see the table above); a topic trigger's backstop is armed by
-// FanOut. The TriggerAccepted must be appended under the returned context.
+// message (see the table above); a broadcast's backstop (see Broadcast)
+// is armed here, any other topic trigger's by FanOut. The TriggerAccepted must be appended under the returned context.
 // release, to be called once the trigger is answered or refused, hands
 // the work message on to a worker if it came meanwhile (see admit).
 func (e *Engine) Arm(ctx context.Context, tenant string, acc events.TriggerAcceptedData) (context.Context, func(), error) {
 	if acc.To.SubscriberID == nil {
+		if acc.Recipients != nil {
+			// A broadcast is answered before its fan-out: the backstop is
+			// stored before the trigger is accepted, so a crash after the
+			// acceptance leaves it to a fan-out worker (see Broadcast).
+			if err := e.armBackstop(ctx, tenant, acc.TransactionID); err != nil {
+				return nil, nil, err
+			}
+		}
 		return ctx, func() {}, nil
 	}
 	runID := RunID(tenant, acc.TransactionID, *acc.To.SubscriberID)

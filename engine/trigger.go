@@ -40,22 +40,44 @@ func (e *Engine) FanOut(ctx context.Context, tenant string, acc events.TriggerAc
 		}
 		return []events.Dispatch{d}, nil
 	}
-	sched := eventlog.SchedSubject(tenant, "fanout", acc.TransactionID)
-	if err := e.log.Schedule(ctx, sched, eventlog.WorkFanout(tenant, acc.TransactionID),
-		e.now().Add(e.cfg.FanoutBackstop), nil); err != nil {
+	if err := e.armBackstop(ctx, tenant, acc.TransactionID); err != nil {
 		return nil, err
 	}
 	res, err := e.fanout(ctx, tenant, acc)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.log.Cancel(ctx, sched); err != nil {
+	if err := e.log.Cancel(ctx, eventlog.SchedSubject(tenant, "fanout", acc.TransactionID)); err != nil {
 		e.logger.Warn("could not cancel a fan-out backstop; it will find the fan-out done", "err", err)
 	}
 	return res, nil
 }
 
-// handleFanout finishes a fan-out whose trigger did not (a crash).
+// armBackstop schedules a transaction's fan-out backstop FanoutBackstop
+// from now: unless a process working on the fan-out keeps it ahead (see
+// keepBackstop) or cancels it once done, a fan-out worker of any process
+// takes the fan-out over then.
+func (e *Engine) armBackstop(ctx context.Context, tenant, txn string) error {
+	return e.log.Schedule(ctx, eventlog.SchedSubject(tenant, "fanout", txn), eventlog.WorkFanout(tenant, txn),
+		e.now().Add(e.cfg.FanoutBackstop), nil)
+}
+
+// Broadcast hands an accepted broadcast's fan-out to the fan-out workers
+// of every process: one work.fanout message, taken by whichever process
+// is free; the runs it starts are worked by every process. Its backstop,
+// armed by Arm before the acceptance, finishes the fan-out should this
+// message be lost with its process, and while a worker fans out it keeps
+// the backstop ahead, so one process at a time works on a fan-out. The
+// trigger is answered once Broadcast returns; repeating it is harmless
+// (one message per transaction inside the de-duplication window, and a
+// fan-out finds the runs already started).
+func (e *Engine) Broadcast(ctx context.Context, tenant string, acc events.TriggerAcceptedData) error {
+	return e.log.Enqueue(ctx, eventlog.WorkFanout(tenant, acc.TransactionID), nil,
+		tenant+":"+acc.TransactionID+":broadcast")
+}
+
+// handleFanout fans out a broadcast (see Broadcast), or finishes a
+// fan-out whose trigger did not (a crash).
 func (e *Engine) handleFanout(ctx context.Context, m jetstream.Msg) error {
 	tenant, txn, err := parseWork(m.Subject(), eventlog.WorkFanoutPrefix)
 	if err != nil {
@@ -70,10 +92,17 @@ func (e *Engine) handleFanout(ctx context.Context, m jetstream.Msg) error {
 	if err := first.Decode(&acc); err != nil {
 		return err
 	}
-	if _, err = e.fanout(ctx, tenant, acc); err != nil {
+	if acc.Recipients != nil {
+		err = e.broadcast(ctx, tenant, acc)
+	} else {
+		_, err = e.fanout(ctx, tenant, acc)
+	}
+	if err != nil {
 		return err
 	}
-	e.logger.Info("finished an interrupted fan-out", "tenant", tenant, "transaction", txn)
+	if acc.Recipients == nil {
+		e.logger.Info("finished an interrupted fan-out", "tenant", tenant, "transaction", txn)
+	}
 	// The fan-out is done: the backstop that fanout kept ahead has nothing
 	// left to take over.
 	if err := e.log.Cancel(ctx, eventlog.SchedSubject(tenant, "fanout", txn)); err != nil {

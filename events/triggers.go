@@ -39,6 +39,11 @@ type TriggerAcceptedData struct {
 	// events written before it existed; the digest is then computed from
 	// the fields above.
 	RequestDigest string `json:"requestDigest,omitempty"`
+	// Recipients is set on a trigger whose audience was counted larger
+	// than the threshold of an answer at once: the count at acceptance.
+	// Such a trigger is answered before its fan-out, which goes on in the
+	// background; a repeat of its transaction id answers the same.
+	Recipients *int `json:"recipients,omitempty"`
 }
 
 // NotificationsReceivedData writes the ingress rows of a chunk of

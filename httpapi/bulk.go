@@ -384,16 +384,7 @@ func (s *Server) writeBulkTrigger(r *http.Request, bw *bufio.Writer, o bulkTrigg
 		bw.Write(b)
 		return
 	}
-	txn, _ := json.Marshal(o.res.TransactionID)
-	fmt.Fprintf(bw, `{"status":%d,"transactionId":`, http.StatusAccepted)
-	bw.Write(txn)
-	bw.WriteString(`,"runs":[`)
-	for k, run := range o.res.Runs {
-		if k > 0 {
-			bw.WriteByte(',')
-		}
-		b, _ := json.Marshal(runRefView(run))
-		bw.Write(b)
-	}
-	bw.WriteString("]}")
+	fmt.Fprintf(bw, `{"status":%d,`, http.StatusAccepted)
+	writeTriggerFields(bw, o.res)
+	bw.WriteString("}")
 }

@@ -3,9 +3,10 @@ package httpapi
 import (
 	"bufio"
 	"encoding/json"
-	"github.com/heraldhq/herald/apierr"
+	"fmt"
 	"net/http"
 
+	"github.com/heraldhq/herald/apierr"
 	"github.com/heraldhq/herald/control"
 	"github.com/heraldhq/herald/projections"
 )
@@ -78,9 +79,23 @@ func writeTrigger(w http.ResponseWriter, res control.TriggerResult) {
 	// subscriber (the most frequent) allocates a few hundred bytes, not
 	// the large buffer a fan-out's long list of runs wants.
 	bw := bufio.NewWriterSize(w, min(32<<10, 256*(1+len(res.Runs))))
+	bw.WriteString(`{`)
+	writeTriggerFields(bw, res)
+	bw.WriteString("}\n")
+	_ = bw.Flush()
+}
+
+// writeTriggerFields writes the fields of a trigger's answer: its
+// transaction and runs, or for a broadcast (answered before its fan-out)
+// "runs":null and the count of its recipients.
+func writeTriggerFields(bw *bufio.Writer, res control.TriggerResult) {
 	txn, _ := json.Marshal(res.TransactionID)
-	bw.WriteString(`{"transactionId":`)
+	bw.WriteString(`"transactionId":`)
 	bw.Write(txn)
+	if res.Recipients != nil {
+		fmt.Fprintf(bw, `,"runs":null,"recipients":%d`, *res.Recipients)
+		return
+	}
 	bw.WriteString(`,"runs":[`)
 	for i, run := range res.Runs {
 		if i > 0 {
@@ -89,8 +104,7 @@ func writeTrigger(w http.ResponseWriter, res control.TriggerResult) {
 		b, _ := json.Marshal(runRefView(run))
 		bw.Write(b)
 	}
-	bw.WriteString("]}\n")
-	_ = bw.Flush()
+	bw.WriteString("]")
 }
 
 // signalRequest is POST /v1/events/{runId}/signal.

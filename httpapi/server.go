@@ -221,6 +221,8 @@ func (s *Server) routes() []route {
 		{"GET", "/v1/runs/{runId}/events", authTenant, s.runEvents},
 		{"GET", "/v1/tail", authTenant, s.tail},
 		{"POST", "/v1/runs/{runId}/rerun", authTenant, s.rerunRun},
+		{"GET", "/v1/transactions", authTenant, s.listTransactions},
+		{"GET", "/v1/transactions/{transactionId}", authTenant, s.getTransaction},
 		{"POST", "/v1/transactions/{transactionId}/cancel", authTenant, s.cancelTransaction},
 		{"POST", "/v1/signals", authTenant, s.signalTransaction},
 		{"GET", "/v1/notifications", authTenant, s.listNotifications},

@@ -56,6 +56,9 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 					err = runs.apply(tx, ev)
 				} else if h := s.handlers[ev.Type]; h != nil {
 					err = h(tx, ev)
+					if err == nil && deliveryOutcomes[ev.Type] {
+						err = runs.delivery(tx, ev)
+					}
 				}
 				if err != nil {
 					s.log.Error("projection skipped an event it cannot apply",

@@ -453,6 +453,114 @@ func (s *Store) ResolveTopics(tenant string, keys []string) ([]string, error) {
 	return out, nil
 }
 
+// CountAudience returns how many distinct subscribers the given topics
+// have, without holding them: one topic is its row's count; several are
+// walked together in key order, one cursor each, so a subscriber of
+// several topics counts once (the fan-out runs one run for them). When
+// the topics' counts add up to at most atMost, that sum is returned
+// unwalked: an upper bound, enough to tell a trigger is not large.
+func (s *Store) CountAudience(tenant string, keys []string, atMost int) (int, error) {
+	keys = slices.Clone(keys)
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	n := 0
+	err := s.view(func(tx *bolt.Tx) error {
+		topics := tx.Bucket(bucketTopics)
+		var live []string
+		for _, k := range keys {
+			if k == "" || bytes.IndexByte([]byte(k), 0) >= 0 {
+				continue
+			}
+			var t Topic
+			if ok, err := getJSON(topics, key(tenant, k), &t); err != nil {
+				return err
+			} else if ok && t.SubscriberCount > 0 {
+				n += t.SubscriberCount
+				live = append(live, k)
+			}
+		}
+		if len(live) < 2 || n <= atMost {
+			return nil
+		}
+		n = mergeCount(tx.Bucket(bucketTopicMembers), tenant, live)
+		return nil
+	})
+	return n, err
+}
+
+// mergeCount counts the distinct subscribers of several topics.
+func mergeCount(b *bolt.Bucket, tenant string, topics []string) int {
+	n := 0
+	audienceWalk(b, tenant, topics, "", func([]byte) bool { n++; return true })
+	return n
+}
+
+// audienceWalk calls each with the distinct subscribers of topics (valid
+// keys, each once) in key order from the id from on (inclusive), walking
+// their member keys side by side, one cursor a topic, until each returns
+// false. The id passed is valid only during the call.
+func audienceWalk(b *bolt.Bucket, tenant string, topics []string, from string, each func(id []byte) bool) {
+	type walk struct {
+		c      *bolt.Cursor
+		prefix []byte
+		cur    []byte // the current subscriber id, nil when done
+	}
+	ws := make([]*walk, len(topics))
+	next := func(w *walk, k []byte) {
+		if k != nil && bytes.HasPrefix(k, w.prefix) {
+			w.cur = k[len(w.prefix):]
+		} else {
+			w.cur = nil
+		}
+	}
+	for i, t := range topics {
+		w := &walk{c: b.Cursor(), prefix: key(scope(tenant, t), "")}
+		k, _ := w.c.Seek(append(slices.Clone(w.prefix), from...))
+		next(w, k)
+		ws[i] = w
+	}
+	for {
+		var least []byte
+		for _, w := range ws {
+			if w.cur != nil && (least == nil || bytes.Compare(w.cur, least) < 0) {
+				least = w.cur
+			}
+		}
+		if least == nil || !each(least) {
+			return
+		}
+		least = slices.Clone(least)
+		for _, w := range ws {
+			if w.cur != nil && bytes.Equal(w.cur, least) {
+				k, _ := w.c.Next()
+				next(w, k)
+			}
+		}
+	}
+}
+
+// AudiencePage returns up to limit distinct subscribers of the given
+// topics in key order from the id from on (inclusive; "" from the
+// first), read from one snapshot: a fan-out walks a large audience a page
+// at a time instead of holding it. Unknown topics, and keys no topic can
+// have, contribute no one. From the successor of an id (the id followed
+// by a zero byte, which no id holds), the page starts after it.
+func (s *Store) AudiencePage(tenant string, keys []string, from string, limit int) ([]string, error) {
+	keys = slices.Clone(keys)
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	keys = slices.DeleteFunc(keys, func(k string) bool { return k == "" || bytes.IndexByte([]byte(k), 0) >= 0 })
+	out := make([]string, 0, min(limit, 1024))
+	err := s.view(func(tx *bolt.Tx) error {
+		audienceWalk(tx.Bucket(bucketTopicMembers), tenant, keys, from, func(id []byte) bool {
+			out = append(out, string(id))
+			return len(out) < limit
+		})
+		return nil
+	})
+	return out, err
+}
+
 // mustGet reads k's JSON value into v, or returns ErrNotFound.
 func mustGet(b *bolt.Bucket, k []byte, v any) error {
 	ok, err := getJSON(b, k, v)

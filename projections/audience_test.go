@@ -271,6 +271,34 @@ func TestResolveTopicsDeduplicatesOverlappingTopics(t *testing.T) {
 	if got, _ := a.st.ResolveTopics("ten_b", []string{"a", "b"}); !slices.Equal(got, []string{"intruder"}) {
 		t.Fatalf("other tenant: %q", got)
 	}
+
+	// The same audience a page at a time, and counted, without holding it.
+	keys := []string{"c", "a", "b", "a", "unknown", "", "bad\x00key"}
+	var paged []string
+	for from := ""; ; {
+		page, err := a.st.AudiencePage("ten_a", keys, from, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paged = append(paged, page...)
+		if len(page) < 3 {
+			break
+		}
+		from = page[len(page)-1] + "\x00"
+	}
+	if !slices.Equal(paged, want) {
+		t.Fatalf("AudiencePage by 3 = %q, want %q", paged, want)
+	}
+	if got, _ := a.st.AudiencePage("ten_a", keys, "u2", 2); !slices.Equal(got, []string{"u2", "u3"}) {
+		t.Fatalf("AudiencePage from u2 = %q", got)
+	}
+	for _, c := range []struct {
+		atMost, want int
+	}{{0, len(want)}, {100, 12}} { // 12: the topics' counts summed, not walked
+		if n, err := a.st.CountAudience("ten_a", keys, c.atMost); err != nil || n != c.want {
+			t.Fatalf("CountAudience(atMost %d) = %d %v, want %d", c.atMost, n, err, c.want)
+		}
+	}
 }
 
 func TestAudienceListsPageInKeyOrder(t *testing.T) {

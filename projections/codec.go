@@ -60,6 +60,10 @@ func listJSON[T any](s *Store, bucket []byte, tenant string, p Page) (rows []T, 
 // appendFill is the fill of the pages of buckets whose keys mostly grow.
 const appendFill = 0.9
 
+// receivedFill is the fill of the ingress rows' pages when they are
+// written received (see applyNotificationsReceived).
+const receivedFill = 0.7
+
 // appendBucket returns a bucket of tx for writing rows whose keys mostly
 // grow (stream sequences, time-ordered ids, the sorted subscribers of one
 // fan-out or of a bulk import): its pages split at 90% full instead of

@@ -3,6 +3,7 @@ package projections
 import (
 	"encoding/binary"
 	"encoding/json"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,13 +19,16 @@ var (
 	// runs_by_time: tenant\x00newest(createdAt)runId → empty, newest first
 	bucketRunsByTime = []byte("runs_by_time")
 	bucketTxns       = []byte("txns") // tenant\x00txn → Transaction
+	// txns_by_time: tenant\x00newest(createdAt)txn → empty, newest first
+	bucketTxnsByTime = []byte("txns_by_time")
 	bucketNotifs     = []byte("notifications")
 	// notifications: tenant\x00txn\x00subscriberId → Notification
 )
 
-// Transaction is the read model of one trigger.
+// Transaction is the read model of one trigger. Its id is its key's, not
+// stored again in its value.
 type Transaction struct {
-	TransactionID string `json:"transactionId"`
+	TransactionID string `json:"-"`
 	WorkflowID    string `json:"workflowId"`
 	// Single marks a trigger to one subscriber: its ingress row is
 	// written by its TriggerAccepted and dispatched, with the transaction
@@ -33,12 +37,94 @@ type Transaction struct {
 	Completed bool      `json:"completed"`
 	Count     int       `json:"count"`
 	CreatedAt time.Time `json:"createdAt"`
+	// Recipients is the audience counted when a large trigger was
+	// accepted, replaced by the fan-out's count once it completed; nil
+	// until either is known.
+	Recipients *int `json:"recipients,omitempty"`
+	// Cancelled: the transaction was cancelled (TransactionCancelled).
+	Cancelled bool `json:"cancelled,omitempty"`
+	// Runs and Deliveries are counters the projector keeps as the
+	// transaction's runs move and its sends are recorded: a read of a
+	// transaction's progress scans nothing.
+	Runs       TxnRuns       `json:"runs"`
+	Deliveries TxnDeliveries `json:"deliveries"`
+	UpdatedAt  time.Time     `json:"updatedAt"`
 }
 
-// Notification is one row of the ingress ledger.
+// TxnRuns counts a transaction's runs: every run started, and how many
+// are at each status now (Running counts running, sleeping and waiting).
+type TxnRuns struct {
+	Started, Running, Completed, Failed, Cancelled, Digested int
+}
+
+// TxnDeliveries counts the delivery ledger rows of a transaction's runs
+// by their outcome: attempts sent, sends skipped, attempts failed (a send
+// that failed over to another channel counts its failed attempt).
+type TxnDeliveries struct {
+	Sent, Skipped, Failed int
+}
+
+// MarshalJSON stores the counters as an array, the order of the fields:
+// a transaction's row is kept for each trigger, most of them to one
+// subscriber.
+func (r TxnRuns) MarshalJSON() ([]byte, error) {
+	return json.Marshal([6]int{r.Started, r.Running, r.Completed, r.Failed, r.Cancelled, r.Digested})
+}
+
+// UnmarshalJSON reads MarshalJSON's array.
+func (r *TxnRuns) UnmarshalJSON(b []byte) error {
+	var a [6]int
+	if err := json.Unmarshal(b, &a); err != nil {
+		return err
+	}
+	*r = TxnRuns{a[0], a[1], a[2], a[3], a[4], a[5]}
+	return nil
+}
+
+// MarshalJSON stores the counters as an array (see TxnRuns.MarshalJSON).
+func (d TxnDeliveries) MarshalJSON() ([]byte, error) {
+	return json.Marshal([3]int{d.Sent, d.Skipped, d.Failed})
+}
+
+// UnmarshalJSON reads MarshalJSON's array.
+func (d *TxnDeliveries) UnmarshalJSON(b []byte) error {
+	var a [3]int
+	if err := json.Unmarshal(b, &a); err != nil {
+		return err
+	}
+	*d = TxnDeliveries{a[0], a[1], a[2]}
+	return nil
+}
+
+// Progress statuses of a transaction.
+const (
+	TxnFanningOut = "fanning_out"
+	TxnRunning    = "running"
+	TxnFinished   = "finished"
+	TxnCancelled  = "cancelled"
+)
+
+// Status is the transaction's progress: cancelled once cancelled;
+// fanning_out until its fan-out completed; running while a run of it is
+// not finished; finished.
+func (t *Transaction) Status() string {
+	switch {
+	case t.Cancelled:
+		return TxnCancelled
+	case !t.Completed:
+		return TxnFanningOut
+	case t.Runs.Running > 0:
+		return TxnRunning
+	default:
+		return TxnFinished
+	}
+}
+
+// Notification is one row of the ingress ledger. Its transaction and
+// subscriber are its key's, not stored again in its value.
 type Notification struct {
-	TransactionID string    `json:"transactionId"`
-	SubscriberID  string    `json:"subscriberId"`
+	TransactionID string    `json:"-"`
+	SubscriberID  string    `json:"-"`
 	WorkflowID    string    `json:"workflowId"`
 	RunID         string    `json:"runId,omitempty"`
 	Status        string    `json:"status"`
@@ -68,8 +154,9 @@ func runModels() (map[string]applyFunc, [][]byte) {
 		events.NotificationsReceived:   ofTransaction(applyNotificationsReceived),
 		events.NotificationsDispatched: ofTransaction(applyNotificationsDispatched),
 		events.FanoutCompleted:         ofTransaction(applyFanoutCompleted),
+		events.TransactionCancelled:    ofTransaction(applyTransactionCancelled),
 	}
-	return h, [][]byte{bucketRuns, bucketRunsByTxn, bucketRunsByTime, bucketTxns, bucketNotifs}
+	return h, [][]byte{bucketRuns, bucketRunsByTxn, bucketRunsByTime, bucketTxns, bucketTxnsByTime, bucketNotifs}
 }
 
 // runFold folds the run events of one ApplyBatch: a run's state is read at
@@ -81,6 +168,129 @@ type runFold struct {
 	cache  *runCache
 	states map[string]*runstate.State // by key(tenant, runId)
 	keys   []string                   // in first-seen order
+	// txns are the changes of the batch to transactions' counters, by
+	// key(tenant, txn), added to their rows by flush: a batch of a
+	// thousand runs of one broadcast writes its transaction once.
+	txns map[string]*txnDelta
+}
+
+// txnDelta is what one batch adds to a transaction's counters.
+type txnDelta struct {
+	runs       TxnRuns
+	deliveries TxnDeliveries
+	at         time.Time
+}
+
+// delta returns the batch's change of a transaction's counters.
+func (f *runFold) delta(tenant, txn string, at time.Time) *txnDelta {
+	k := string(key(tenant, txn))
+	d := f.txns[k]
+	if d == nil {
+		if f.txns == nil {
+			f.txns = make(map[string]*txnDelta)
+		}
+		d = &txnDelta{}
+		f.txns[k] = d
+	}
+	if at.After(d.at) {
+		d.at = at
+	}
+	return d
+}
+
+// statusCounter is the counter of TxnRuns a run at status st counts in.
+func statusCounter(r *TxnRuns, st runstate.Status) *int {
+	switch st {
+	case runstate.Completed:
+		return &r.Completed
+	case runstate.Failed:
+		return &r.Failed
+	case runstate.Cancelled:
+		return &r.Cancelled
+	case runstate.Digested:
+		return &r.Digested
+	default:
+		return &r.Running
+	}
+}
+
+// moved counts a run's move from before (started: it had no state) to
+// after in its transaction's counters.
+func (f *runFold) moved(ev eventlog.Event, s *runstate.State, started bool, before runstate.Status) {
+	d := f.delta(ev.TenantID, s.TransactionID, ev.At)
+	if started {
+		d.runs.Started++
+		*statusCounter(&d.runs, s.Status)++
+		return
+	}
+	if from, to := statusCounter(&d.runs, before), statusCounter(&d.runs, s.Status); from != to {
+		*from--
+		*to++
+	}
+}
+
+// deliveryOutcomes are the delivery ledger's events a transaction's
+// counters count.
+var deliveryOutcomes = map[string]bool{events.DeliverySent: true, events.DeliverySkipped: true, events.DeliveryFailed: true}
+
+// delivery counts a ledger row's outcome in its run's transaction. A
+// skip names its run; a sent or failed attempt is found by its row.
+func (f *runFold) delivery(tx *bolt.Tx, ev eventlog.Event) error {
+	var d struct {
+		AttemptID string `json:"attemptId"`
+		RunID     string `json:"runId"`
+	}
+	if err := ev.Decode(&d); err != nil {
+		return err
+	}
+	runID := d.RunID
+	if runID == "" {
+		id := tx.Bucket(bucketDeliveryAttempts).Get(key(ev.TenantID, d.AttemptID))
+		if id == nil {
+			return nil
+		}
+		var row struct {
+			RunID string `json:"runId"`
+		}
+		if ok, err := getJSON(tx.Bucket(bucketDeliveries), key(ev.TenantID, string(id)), &row); err != nil || !ok {
+			return err
+		}
+		runID = row.RunID
+	}
+	if runID == "" {
+		return nil
+	}
+	txn, err := f.txnOfRun(tx, ev.TenantID, runID)
+	if err != nil || txn == "" {
+		return err
+	}
+	c := &f.delta(ev.TenantID, txn, ev.At).deliveries
+	switch ev.Type {
+	case events.DeliverySent:
+		c.Sent++
+	case events.DeliverySkipped:
+		c.Skipped++
+	case events.DeliveryFailed:
+		c.Failed++
+	}
+	return nil
+}
+
+// txnOfRun is the transaction of a run: from the batch, the cache, or its
+// row; empty for a run not projected.
+func (f *runFold) txnOfRun(tx *bolt.Tx, tenant, runID string) (string, error) {
+	k := key(tenant, runID)
+	if s := f.states[string(k)]; s != nil {
+		return s.TransactionID, nil
+	}
+	if txn, ok := f.cache.txnOf(string(k)); ok {
+		return txn, nil
+	}
+	var row struct {
+		TransactionID string `json:"transactionId"`
+	}
+	_, err := getJSON(tx.Bucket(bucketRuns), k, &row)
+	return row.TransactionID, err
 }
 
 func (f *runFold) apply(tx *bolt.Tx, ev eventlog.Event) error {
@@ -105,8 +315,12 @@ func (f *runFold) apply(tx *bolt.Tx, ev eventlog.Event) error {
 	}
 	// Apply checks an event before it changes anything: a failed event
 	// leaves the state as it was, as when it was applied alone.
+	started, before := s.RunID == "", s.Status
 	if err := s.Apply(ev); err != nil {
 		return err
+	}
+	if s.RunID != "" && s.TransactionID != "" {
+		f.moved(ev, s, started, before)
 	}
 	if ev.Type == events.RunStarted && s.RunID != "" {
 		if err := tx.Bucket(bucketRunsByTxn).Put(key(ev.TenantID, s.TransactionID+"\x00"+runID), []byte{}); err != nil {
@@ -153,6 +367,7 @@ func applyRunDispatch(tx *bolt.Tx, ev eventlog.Event, s *runstate.State) error {
 		return nil
 	}
 	t.Completed, t.Count = true, 1
+	t.UpdatedAt = later(t.UpdatedAt, ev.At)
 	return putJSON(txns, tk, t)
 }
 
@@ -165,6 +380,22 @@ func (f *runFold) flush(tx *bolt.Tx) error {
 			if err := putJSON(b, []byte(k), s); err != nil {
 				return err
 			}
+		}
+	}
+	txns := tx.Bucket(bucketTxns)
+	for k, d := range f.txns {
+		if err := updateJSON(txns, []byte(k), func(t *Transaction) {
+			r, c := &t.Runs, d.runs
+			r.Started, r.Running, r.Completed = r.Started+c.Started, r.Running+c.Running, r.Completed+c.Completed
+			r.Failed, r.Cancelled, r.Digested = r.Failed+c.Failed, r.Cancelled+c.Cancelled, r.Digested+c.Digested
+			t.Deliveries.Sent += d.deliveries.Sent
+			t.Deliveries.Skipped += d.deliveries.Skipped
+			t.Deliveries.Failed += d.deliveries.Failed
+			if d.at.After(t.UpdatedAt) {
+				t.UpdatedAt = d.at
+			}
+		}); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -220,6 +451,20 @@ func (c *runCache) put(k string, s *runstate.State) {
 	c.cur[k] = s
 }
 
+// txnOf returns the transaction of the cached state of key, if cached.
+func (c *runCache) txnOf(k string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.cur[k]
+	if !ok {
+		s, ok = c.old[k]
+	}
+	if !ok || s == nil {
+		return "", false
+	}
+	return s.TransactionID, true
+}
+
 // copyState is a copy of s that Apply may change without changing s, as
 // its row would decode: nil and empty slices stay as they are.
 func copyState(s *runstate.State) *runstate.State {
@@ -252,8 +497,16 @@ func txnOf(ev eventlog.Event) (string, error) {
 
 func applyTriggerAccepted(tx *bolt.Tx, ev eventlog.Event, d events.TriggerAcceptedData) error {
 	single := d.To.SubscriberID != nil && !d.Cron
-	if err := putJSON(tx.Bucket(bucketTxns), key(ev.TenantID, d.TransactionID),
-		Transaction{TransactionID: d.TransactionID, WorkflowID: d.WorkflowID, Single: single, CreatedAt: ev.At}); err != nil {
+	t := Transaction{TransactionID: d.TransactionID, WorkflowID: d.WorkflowID, Single: single,
+		Recipients: d.Recipients, CreatedAt: ev.At, UpdatedAt: ev.At}
+	if d.To.SubscriberID != nil {
+		one := 1
+		t.Recipients = &one
+	}
+	if err := putJSON(tx.Bucket(bucketTxns), key(ev.TenantID, d.TransactionID), t); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketTxnsByTime).Put(key(ev.TenantID, newestFirst(ev.At)+d.TransactionID), []byte{}); err != nil {
 		return err
 	}
 	if !single {
@@ -272,6 +525,12 @@ func applyTriggerAccepted(tx *bolt.Tx, ev eventlog.Event, d events.TriggerAccept
 
 func applyNotificationsReceived(tx *bolt.Tx, ev eventlog.Event, txn string, d events.NotificationsReceivedData) error {
 	b := appendBucket(tx, bucketNotifs)
+	// The rows grow by about a quarter when dispatched (a run id, a
+	// longer status), mostly in a later batch: pages split now at
+	// receivedFill take that growth without splitting again into pages
+	// half empty. The dispatch of a batch that holds both sets appendFill
+	// again, the rows already at their size.
+	b.FillPercent = receivedFill
 	for _, sub := range d.SubscriberIDs {
 		k := key(ev.TenantID, txn+"\x00"+sub)
 		if b.Get(k) != nil {
@@ -307,8 +566,45 @@ func applyNotificationsDispatched(tx *bolt.Tx, ev eventlog.Event, txn string, d 
 
 func applyFanoutCompleted(tx *bolt.Tx, ev eventlog.Event, txn string, d events.FanoutCompletedData) error {
 	return updateJSON(tx.Bucket(bucketTxns), key(ev.TenantID, txn), func(t *Transaction) {
-		t.Completed, t.Count = true, d.Count
+		t.Completed, t.Count, t.Recipients = true, d.Count, &d.Count
+		t.UpdatedAt = later(t.UpdatedAt, ev.At)
 	})
+}
+
+func applyTransactionCancelled(tx *bolt.Tx, ev eventlog.Event, txn string, _ events.TransactionCancelledData) error {
+	return updateJSON(tx.Bucket(bucketTxns), key(ev.TenantID, txn), func(t *Transaction) {
+		t.Cancelled = true
+		t.UpdatedAt = later(t.UpdatedAt, ev.At)
+	})
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// TransactionProgress returns one transaction with its counters, or
+// ErrNotFound. One read, whatever its audience.
+func (s *Store) TransactionProgress(tenant, txn string) (Transaction, error) {
+	t, err := getOne[Transaction](s, bucketTxns, key(tenant, txn))
+	t.TransactionID = txn
+	return t, err
+}
+
+// Transactions lists a tenant's transactions, newest first.
+func (s *Store) Transactions(tenant string, p Page) (txns []Transaction, next string, err error) {
+	err = s.view(func(tx *bolt.Tx) error {
+		all := tx.Bucket(bucketTxns)
+		txns, next, err = listTenant(tx.Bucket(bucketTxnsByTime), tenant, p, func(id string, _ []byte) (Transaction, bool, error) {
+			t := Transaction{TransactionID: id[timeKeyLen:]}
+			ok, err := getJSON(all, key(tenant, t.TransactionID), &t)
+			return t, ok, err
+		})
+		return err
+	})
+	return txns, next, err
 }
 
 // Run is a run as the projections hold it: the fold of its events.
@@ -360,8 +656,13 @@ func (s *Store) Notifications(tenant, txn string, p Page) (rows []Notification, 
 		prefix = key(tenant, txn+"\x00")
 	}
 	err = s.view(func(tx *bolt.Tx) error {
-		rows, next, err = listPrefix(tx.Bucket(bucketNotifs), prefix, p, func(_ string, v []byte) (Notification, bool, error) {
+		rows, next, err = listPrefix(tx.Bucket(bucketNotifs), prefix, p, func(id string, v []byte) (Notification, bool, error) {
 			var n Notification
+			if txn != "" {
+				n.TransactionID, n.SubscriberID = txn, id
+			} else {
+				n.TransactionID, n.SubscriberID, _ = strings.Cut(id, "\x00")
+			}
 			return n, true, json.Unmarshal(v, &n)
 		})
 		return err

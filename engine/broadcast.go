@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+)
+
+// broadcast fans out a broadcast (a trigger answered before its fan-out,
+// see Broadcast) without holding its audience: the subscribers are read a
+// chunk at a time, in key order, each chunk dispatched as fanout does,
+// and nothing of the chunks before is kept. Where to go on is read from
+// the transaction's last event, not its history:
+//
+//   - TriggerAccepted: from the first subscriber;
+//   - NotificationsReceived (a chunk a crash cut short): from that chunk's
+//     first subscriber, its started runs found started;
+//   - NotificationsDispatched: after its last subscriber. Every fan-out
+//     goes through the audience in key order, so the subscribers before
+//     it were dispatched;
+//   - FanoutCompleted: nothing left;
+//   - anything else (a cancel): fanout, which reads the history.
+//
+// A subscriber who joins a topic before the chunk being read is not
+// reached; one who joins after it is. The count the completion records is
+// the audience's when the fan-out completes.
+func (e *Engine) broadcast(ctx context.Context, tenant string, acc events.TriggerAcceptedData) error {
+	subject := eventlog.Subject(tenant, eventlog.AggTransaction, acc.TransactionID)
+	last, ok, err := e.log.Last(ctx, subject)
+	if err != nil || !ok {
+		return err
+	}
+	from := ""
+	switch last.Type {
+	case events.TriggerAccepted:
+	case events.FanoutCompleted:
+		return nil
+	case events.NotificationsReceived:
+		var d events.NotificationsReceivedData
+		if err := last.Decode(&d); err != nil {
+			return err
+		}
+		if len(d.SubscriberIDs) > 0 {
+			from = d.SubscriberIDs[0]
+		}
+	case events.NotificationsDispatched:
+		var d events.NotificationsDispatchedData
+		if err := last.Decode(&d); err != nil {
+			return err
+		}
+		if n := len(d.Runs); n > 0 {
+			from = after(d.Runs[n-1].SubscriberID)
+		}
+	default:
+		_, err := e.fanout(ctx, tenant, acc)
+		return err
+	}
+	defer e.keepBackstop(ctx, tenant, acc.TransactionID)()
+	if err := e.store.WaitCaughtUp(ctx, e.log); err != nil {
+		return err
+	}
+	w := &txnWatch{after: last.Seq}
+	for {
+		chunk, err := e.store.AudiencePage(tenant, acc.To.Topics, from, fanoutChunk)
+		if err != nil {
+			return err
+		}
+		if len(chunk) > 0 {
+			if _, err := e.dispatch(ctx, tenant, acc, chunk, w); err != nil {
+				return err
+			}
+		}
+		if len(chunk) < fanoutChunk {
+			break
+		}
+		from = after(chunk[len(chunk)-1])
+	}
+	n, err := e.store.CountAudience(tenant, acc.To.Topics, 0)
+	if err != nil {
+		return err
+	}
+	_, err = e.log.Append(ctx, eventlog.Record{Subject: subject, Type: events.FanoutCompleted, Tenant: tenant,
+		Data: events.FanoutCompletedData{Count: n}, MsgID: tenant + ":" + acc.TransactionID + ":fanout-completed"})
+	return err
+}
+
+// after is the least id greater than id: no id holds a zero byte.
+func after(id string) string { return id + "\x00" }

@@ -1,0 +1,264 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/bridge"
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/internal/testsmtp"
+	"github.com/heraldhq/herald/internal/testwait"
+)
+
+// broadcastSize is an audience past the threshold of an answer at once.
+const broadcastSize = 1500
+
+// txnProgress is GET /v1/transactions/{id}.
+type txnProgress struct {
+	TransactionID string
+	WorkflowID    string
+	Status        string
+	Recipients    *int
+	Runs          struct{ Started, Running, Completed, Failed, Cancelled, Digested int }
+	Deliveries    struct{ Sent, Skipped, Failed int }
+	CreatedAt     string
+	UpdatedAt     string
+}
+
+func progress(t *testing.T, h *testherald.Herald, key, txn string) txnProgress {
+	t.Helper()
+	r := h.Do("GET", "/v1/transactions/"+url.PathEscape(txn), key, nil)
+	if r.Status != http.StatusOK {
+		t.Fatalf("GET transaction: %d %s", r.Status, r.Body)
+	}
+	var p txnProgress
+	r.JSON(t, &p)
+	return p
+}
+
+// sentTo counts the emails of m by recipient (the subscriber id).
+func sentTo(m *testsmtp.Server) map[string]int {
+	got := map[string]int{}
+	for _, msg := range m.Messages() {
+		got[strings.TrimSuffix(msg.To[0], "@example.com")]++
+	}
+	return got
+}
+
+// emailsOnce fails t unless each of ids had exactly one email and no one
+// else had any.
+func emailsOnce(t *testing.T, got map[string]int, ids []string) {
+	t.Helper()
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+		if got[id] != 1 {
+			t.Errorf("%s: %d emails, want 1", id, got[id])
+		}
+	}
+	for id, n := range got {
+		if !want[id] {
+			t.Errorf("%s: %d emails, want none", id, n)
+		}
+	}
+}
+
+// sentFor counts the emails of m whose subject names txn (see promo).
+func sentFor(m *testsmtp.Server, txn string) int {
+	n := 0
+	for _, msg := range m.Messages() {
+		if bytes.Contains(msg.Data, []byte("Subject: Promo "+txn+"\r\n")) {
+			n++
+		}
+	}
+	return n
+}
+
+// promo sends one email, its subject "Promo" and the payload's tag.
+func promo() *bridge.Workflow {
+	return bridge.MustWorkflow("promo", func(ctx *bridge.Context, p struct{ Tag string }) error {
+		_, err := bridge.Send(ctx, "promo", "email", mail(strings.TrimSpace("Promo "+p.Tag)))
+		return err
+	})
+}
+
+// A trigger to topics of 1,500 distinct subscribers (two topics sharing
+// 200 of them) is answered 202 with no runs and the count of its
+// recipients; its fan-out goes on in the background and every subscriber
+// gets one email. Its progress, kept by the projector, reaches finished
+// with every run completed and every email sent, and equals what the
+// runs' own statuses say. GET /v1/transactions lists it newest first.
+func TestBroadcastAnswersAtOnceAndCountsItsProgressE2E(t *testing.T) {
+	h, m, tenant, key := flowHerald(t, nil)
+	h.Bridge(key, bridge.NewRegistry().MustRegister(promo()))
+	ids := h.SeedTopic(tenant, "all", broadcastSize, "example.com")
+	h.SeedTopic(tenant, "vip", 200, "example.com")
+
+	r := h.Do("POST", "/v1/events", key, map[string]any{"workflowId": "promo", "transactionId": "launch",
+		"to": map[string]any{"topics": []string{"all", "vip"}}})
+	if r.Status != http.StatusAccepted {
+		t.Fatalf("trigger: %d %s", r.Status, r.Body)
+	}
+	if got := strings.TrimSpace(string(r.Body)); got != `{"transactionId":"launch","runs":null,"recipients":1500}` {
+		t.Fatalf("trigger answered %s", got)
+	}
+	if p := progress(t, h, key, "launch"); p.Recipients == nil || *p.Recipients != broadcastSize || p.WorkflowID != "promo" {
+		t.Fatalf("progress at the answer: %+v", p)
+	}
+
+	var p txnProgress
+	testwait.Until(t, "the broadcast finished", func() error {
+		p = progress(t, h, key, "launch")
+		if p.Status != "finished" || p.Deliveries.Sent != broadcastSize {
+			return fmt.Errorf("status %s, runs %+v, deliveries %+v", p.Status, p.Runs, p.Deliveries)
+		}
+		return nil
+	})
+	if p.Runs.Started != broadcastSize || p.Runs.Completed != broadcastSize || p.Runs.Running != 0 ||
+		p.Runs.Failed+p.Runs.Cancelled+p.Runs.Digested != 0 || p.Deliveries.Skipped+p.Deliveries.Failed != 0 ||
+		*p.Recipients != broadcastSize {
+		t.Fatalf("finished with %+v", p)
+	}
+	byStatus := map[string]int{}
+	for _, run := range listTxnRuns(t, h, key, "launch") {
+		byStatus[run["status"].(string)]++
+	}
+	if len(byStatus) != 1 || byStatus["completed"] != p.Runs.Completed {
+		t.Fatalf("runs by status %v, progress %+v", byStatus, p.Runs)
+	}
+	emailsOnce(t, sentTo(m), ids)
+
+	// Newest first: a later trigger to one subscriber comes before it.
+	if r := h.Do("POST", "/v1/events", key, map[string]any{"workflowId": "promo", "transactionId": "later",
+		"to": map[string]any{"subscriberId": "u1"}}); r.Status != http.StatusAccepted {
+		t.Fatalf("trigger: %d %s", r.Status, r.Body)
+	}
+	var list struct{ Data []txnProgress }
+	h.Do("GET", "/v1/transactions", key, nil).JSON(t, &list)
+	if len(list.Data) != 2 || list.Data[0].TransactionID != "later" || list.Data[1].TransactionID != "launch" ||
+		*list.Data[0].Recipients != 1 || list.Data[1].Runs.Completed != broadcastSize {
+		t.Fatalf("GET /v1/transactions: %+v", list.Data)
+	}
+	if r := h.Do("GET", "/v1/transactions/nope", key, nil); r.Status != http.StatusNotFound ||
+		!strings.Contains(string(r.Body), "transaction_not_found") {
+		t.Fatalf("unknown transaction: %d %s", r.Status, r.Body)
+	}
+}
+
+// A broadcast cancelled while its background fan-out starts runs: its
+// progress says cancelled, its counters equal its runs' statuses once
+// every run ended (completed or cancelled, some never started a turn), and
+// nothing is sent once the cancel answered.
+func TestBroadcastCancelledMidFanOutE2E(t *testing.T) {
+	h, m, tenant, key := flowHerald(t, nil)
+	h.Bridge(key, bridge.NewRegistry().MustRegister(promo()))
+	h.SeedTopic(tenant, "all", broadcastSize, "example.com")
+	ctx := context.Background()
+
+	txn, cancelled := testherald.CancelMidFanout(t, h.Log(), h.API(key), tenant, "promo", func(txn string) func() {
+		r, err := h.API(key).Send(ctx, "POST", "/v1/events", map[string]any{"workflowId": "promo",
+			"to": map[string]any{"topics": []string{"all"}}, "transactionId": txn, "payload": map[string]any{"tag": txn}})
+		if err != nil || r.Status != http.StatusAccepted || !strings.Contains(string(r.Body), `"runs":null`) {
+			t.Fatalf("trigger: %v %d %s", err, r.Status, r.Body)
+		}
+		return func() {}
+	})
+	sentAtAnswer := sentFor(m, txn)
+
+	var p txnProgress
+	var byStatus map[string]int
+	testwait.Until(t, "every run of the cancelled broadcast ended", func() error {
+		p = progress(t, h, key, txn)
+		byStatus = map[string]int{}
+		runs := listTxnRuns(t, h, key, txn)
+		for _, run := range runs {
+			byStatus[run["status"].(string)]++
+		}
+		if p.Status != "cancelled" || p.Runs.Running != 0 || p.Runs.Started != len(runs) ||
+			byStatus["completed"]+byStatus["cancelled"] != len(runs) {
+			return fmt.Errorf("progress %s %+v; %d runs listed, by status %v", p.Status, p.Runs, len(runs), byStatus)
+		}
+		return nil
+	})
+	if p.Runs.Completed != byStatus["completed"] || p.Runs.Cancelled != byStatus["cancelled"] || p.Runs.Started != broadcastSize {
+		t.Fatalf("progress %+v, runs by status %v", p.Runs, byStatus)
+	}
+	if p.Runs.Cancelled < cancelled || p.Runs.Cancelled == 0 {
+		t.Fatalf("progress %+v, the cancel answered %d", p.Runs, cancelled)
+	}
+	// Nothing is sent after the cancel answered: a late send would come
+	// from a turn enqueued before the cancel. (An earlier try's broadcast,
+	// finished before its cancel, sends under its own subject.)
+	time.Sleep(2 * time.Second)
+	if n := sentFor(m, txn); n != sentAtAnswer || p.Deliveries.Sent != sentAtAnswer {
+		t.Fatalf("%d emails when the cancel answered, %d later, %d counted sent", sentAtAnswer, n, p.Deliveries.Sent)
+	}
+}
+
+// A broadcast whose process died mid fan-out (the first chunk's rows
+// written, 600 of its runs started, their work lost) is finished after a
+// restart by the backstop the trigger armed: every subscriber gets exactly
+// one email, the runs started before the crash included, and the progress
+// reaches finished.
+func TestBroadcastResumesAfterACrashMidFanOutE2E(t *testing.T) {
+	dir := t.TempDir()
+	m := testsmtp.Start(t, testsmtp.Options{})
+	h := testherald.Start(t, testherald.Options{DataDir: dir})
+	tenant, key := h.Tenant("Acme")
+	h.MailChannel(key, m.Port)
+	h.Bridge(key, bridge.NewRegistry().MustRegister(promo()))
+	ids := h.SeedTopic(tenant, "all", broadcastSize, "example.com")
+	ctx := context.Background()
+
+	// What the dead process left on the log.
+	const txn = "crashed"
+	n := broadcastSize
+	txnSubject := eventlog.Subject(tenant, eventlog.AggTransaction, txn)
+	recs := []eventlog.Record{
+		{Subject: txnSubject, Type: events.TriggerAccepted, Tenant: tenant, Expect: true,
+			Data: events.TriggerAcceptedData{TransactionID: txn, WorkflowID: "promo", Payload: []byte("{}"),
+				To: events.Target{Topics: []string{"all"}}, Recipients: &n}},
+		{Subject: txnSubject, Type: events.NotificationsReceived, Tenant: tenant,
+			Data: events.NotificationsReceivedData{WorkflowID: "promo", SubscriberIDs: ids[:1000]}},
+	}
+	for _, s := range ids[:600] {
+		runID := engine.RunID(tenant, txn, s)
+		recs = append(recs, eventlog.Record{Subject: eventlog.Subject(tenant, eventlog.AggRun, runID), Type: events.RunStarted,
+			Tenant: tenant, Expect: true, MsgID: runID + ":started",
+			Data: events.RunStartedData{RunID: runID, TransactionID: txn, WorkflowID: "promo", SubscriberID: &s}})
+	}
+	for _, rec := range recs {
+		if _, err := h.Log().Append(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.Stop()
+
+	h = testherald.Start(t, testherald.Options{DataDir: dir})
+	if p := progress(t, h, key, txn); p.Status != "fanning_out" || p.Runs.Started != 600 || p.Runs.Running != 600 {
+		t.Fatalf("progress after the crash: %+v", p)
+	}
+	// The backstop the trigger stored before its acceptance, due while the
+	// process was down.
+	if err := h.Log().Schedule(ctx, eventlog.SchedSubject(tenant, "fanout", txn), eventlog.WorkFanout(tenant, txn),
+		time.Now(), nil); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Until(t, "the resumed broadcast finished", func() error {
+		p := progress(t, h, key, txn)
+		if p.Status != "finished" || p.Runs.Completed != broadcastSize || p.Deliveries.Sent != broadcastSize {
+			return fmt.Errorf("status %s, runs %+v, deliveries %+v", p.Status, p.Runs, p.Deliveries)
+		}
+		return nil
+	})
+	emailsOnce(t, sentTo(m), ids)
+}
