@@ -32,8 +32,15 @@ type Context struct {
 	// the next (each is a fresh token): use it in content, do not branch
 	// on it.
 	Links *Links
+	// Locale is the locale the run's controls were resolved for ("fr-CA");
+	// empty when the service named none.
+	Locale string
 
 	ctx context.Context
+
+	// controls are the values of each declared step's controls: the
+	// schema's defaults overlaid with the values the request carries.
+	controls map[string]map[string]json.RawMessage
 
 	history []wire.CompletedStep // completed steps, oldest first
 	calls   int                  // steps called so far
@@ -70,6 +77,10 @@ func newContext(ctx context.Context, req *wire.ExecuteRequest, w *Workflow) (*Co
 		}
 		ids[s.StepID] = true
 	}
+	controls, err := resolveControls(w, req.Controls)
+	if err != nil {
+		return nil, nil, err
+	}
 	fn, err := w.bind(payload)
 	if err != nil {
 		return nil, nil, err
@@ -79,6 +90,8 @@ func newContext(ctx context.Context, req *wire.ExecuteRequest, w *Workflow) (*Co
 		RunID:      req.RunID,
 		Subscriber: req.Subscriber,
 		Links:      req.Links,
+		Locale:     req.Locale,
+		controls:   controls,
 		ctx:        ctx,
 		history:    req.Steps,
 		seen:       make(map[string]bool),
@@ -169,3 +182,48 @@ func (c *Context) invalid(stepID, problem string) error {
 type workflowError struct{ err error }
 
 func (e *workflowError) Error() string { return e.err.Error() }
+
+// resolveControls overlays the values of the request on the defaults of
+// each step w declares controls for. A step's values must be a JSON
+// object; values of steps w declares none for are ignored.
+func resolveControls(w *Workflow, sent map[string]json.RawMessage) (map[string]map[string]json.RawMessage, error) {
+	out := make(map[string]map[string]json.RawMessage, len(w.controlDefaults))
+	for step, defaults := range w.controlDefaults {
+		v := make(map[string]json.RawMessage, len(defaults))
+		for k, d := range defaults {
+			v[k] = d
+		}
+		if raw, ok := sent[step]; ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			var values map[string]json.RawMessage
+			if err := json.Unmarshal(raw, &values); err != nil || values == nil {
+				return nil, fmt.Errorf("%w: the controls of step %q are not a JSON object", errInvalidRequest, step)
+			}
+			for k, x := range values {
+				v[k] = x
+			}
+		}
+		out[step] = v
+	}
+	return out, nil
+}
+
+// Controls decodes the values of step stepID's controls into v (a
+// pointer, as for json.Unmarshal): the values the service resolved for
+// the run's locale when the run started, the same on every execution of
+// the run, with the schema's default for any the service did not send.
+// It is an error for a step the workflow declares no controls for
+// ([Controls]) or values that do not decode into v.
+func (c *Context) Controls(stepID string, v any) error {
+	values, ok := c.controls[stepID]
+	if !ok {
+		return fmt.Errorf("bridge: step %q of %q declares no controls", stepID, c.WorkflowID)
+	}
+	raw, err := json.Marshal(values)
+	if err != nil {
+		return fmt.Errorf("bridge: the controls of step %q: %w", stepID, err)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("bridge: the controls of step %q do not decode as %T: %w", stepID, v, err)
+	}
+	return nil
+}

@@ -184,8 +184,18 @@ func fixtureWorkflows() map[string]*Workflow {
 		_, _, err := WaitForEvent[any](ctx, "wait", "", 0)
 		return err
 	})
+	controls := MustWorkflow("fx_controls", func(ctx *Context, _ struct{}) error {
+		_, err := Notify(ctx, "welcome", func(context.Context) (EmailContent, error) {
+			var c struct{ Subject, Greeting string }
+			if err := ctx.Controls("welcome", &c); err != nil {
+				return EmailContent{}, err
+			}
+			return EmailContent{Subject: c.Subject, Body: c.Greeting + " (" + ctx.Locale + ")"}, nil
+		})
+		return err
+	}, Controls("welcome", json.RawMessage(`{"type":"object","properties":{"subject":{"type":"string","default":"Welcome"},"greeting":{"type":"string","default":"Hello"}}}`)))
 	out := map[string]*Workflow{}
-	for _, w := range []*Workflow{steps, schedule, kinds, timed, throttle, args, named, zone, dup, throws, invalid} {
+	for _, w := range []*Workflow{steps, schedule, kinds, timed, throttle, args, named, zone, dup, throws, invalid, controls} {
 		out[w.ID()] = w
 	}
 	return out
@@ -323,6 +333,41 @@ func TestWorkflowTextFixture(t *testing.T) {
 			t.Fatalf("%s: unknown field %q", c.Case, c.Field)
 		}
 		_, err := NewWorkflow("fx_text", func(*Context, struct{}) error { return nil }, opt)
+		switch {
+		case c.Error == nil && err != nil:
+			t.Errorf("%s: %v", c.Case, err)
+		case c.Error != nil && (err == nil || err.Error() != *c.Error):
+			t.Errorf("%s: error %v, want %s", c.Case, err, *c.Error)
+		case c.Error != nil && !errors.Is(err, ErrInvalidWorkflow):
+			t.Errorf("%s: %v is not ErrInvalidWorkflow", c.Case, err)
+		}
+	}
+}
+
+// TestControlSchemasFixture runs testdata/control-schemas.json, the
+// control schemas a workflow may declare, which the TypeScript SDK's test
+// runs too: both refuse the same schema with the same error.
+func TestControlSchemasFixture(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "control-schemas.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct {
+		Description string `json:"description"`
+		Cases       []struct {
+			Case   string          `json:"case"`
+			StepID string          `json:"stepId"`
+			Schema json.RawMessage `json:"schema"`
+			Error  *string         `json:"error"`
+		} `json:"cases"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&fx); err != nil || len(fx.Cases) == 0 {
+		t.Fatalf("control-schemas.json: %d cases, %v", len(fx.Cases), err)
+	}
+	for _, c := range fx.Cases {
+		_, err := NewWorkflow("fx_ctl", func(*Context, struct{}) error { return nil }, Controls(c.StepID, c.Schema))
 		switch {
 		case c.Error == nil && err != nil:
 			t.Errorf("%s: %v", c.Case, err)

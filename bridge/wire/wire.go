@@ -59,6 +59,14 @@ type ExecuteRequest struct {
 	// this workflow; nil (absent) when the service has no public URL or
 	// the run has no subscriber.
 	Links *Links `json:"links,omitempty"`
+	// Controls are the values of each step's controls (step id → a JSON
+	// object), resolved when the run started for its locale and recorded
+	// on the run: the same in every request of the run. Absent when the
+	// workflow declares no controls.
+	Controls map[string]json.RawMessage `json:"controls,omitempty"`
+	// Locale is the locale the run's controls were resolved for ("fr-CA");
+	// absent when none.
+	Locale string `json:"locale,omitempty"`
 }
 
 // Links are URLs a workflow may put in its messages (CONTRACT §12).
@@ -113,6 +121,10 @@ type WorkflowInfo struct {
 	// sentence. Absent when unset; the page then shows the workflow id.
 	Name        string `json:"name,omitempty"`
 	Description string `json:"description,omitempty"`
+	// Controls are the JSON Schemas of the values teammates may edit, by
+	// step id: each a "type":"object" schema whose properties each have a
+	// default. Absent when the workflow declares none.
+	Controls map[string]json.RawMessage `json:"controls,omitempty"`
 }
 
 // WorkflowPreferences are a workflow's default preferences: per channel

@@ -4,7 +4,7 @@ import { goQuote } from "./duration.js";
 import { DEFAULT_TOLERANCE_SECONDS, HEADER_SIGNATURE, HEADER_TIMESTAMP, verify } from "./sign.js";
 import { Execution } from "./step.js";
 import type { CompletedStep, Links, Subscriber } from "./types.js";
-import { infoOf, registry, type Workflow } from "./workflow.js";
+import { controlDefaults, infoOf, registry, type Workflow } from "./workflow.js";
 
 /** The request body limit when {@link BridgeOptions.maxBodyBytes} is not set. */
 export const DEFAULT_MAX_BODY_BYTES = 10 << 20;
@@ -102,6 +102,8 @@ export interface ParsedRequest {
   subscriber: Subscriber | null;
   steps: CompletedStep[];
   links: Links | null;
+  controls: Record<string, unknown>;
+  locale: string;
 }
 
 const invalidJSON = (why: string) => new BridgeError(400, "invalid_json", "bridge: malformed JSON: " + why);
@@ -139,6 +141,8 @@ export function parseRequest(body: Uint8Array | string): ParsedRequest {
   if (subscriber !== null && !isObject(subscriber)) throw invalidJSON("subscriber is not an object");
   const links = v.links ?? null;
   if (links !== null && !isObject(links)) throw invalidJSON("links is not an object");
+  const controls = v.controls ?? {};
+  if (!isObject(controls)) throw invalidJSON("controls is not an object");
   return {
     action: str("action"),
     workflowId: str("workflowId"),
@@ -147,6 +151,8 @@ export function parseRequest(body: Uint8Array | string): ParsedRequest {
     subscriber: subscriber as Subscriber | null,
     steps: steps.map((s: any) => ({ stepId: s?.stepId ?? "", type: s?.type ?? "", output: s?.output ?? null })),
     links: links as Links | null,
+    controls,
+    locale: str("locale"),
   };
 }
 
@@ -161,7 +167,16 @@ export async function execute(w: Workflow<any>, req: ParsedRequest, replayOnly: 
     if (ids.has(s.stepId)) throw invalidRequest(`steps lists ${goQuote(s.stepId)} twice`);
     ids.add(s.stepId);
   });
-  const x = new Execution(req.steps, replayOnly);
+  // Each declared step's controls: the schema's defaults, overlaid with the values the request carries.
+  const controls: Record<string, Record<string, unknown>> = {};
+  for (const [stepId, schema] of Object.entries(w.options.controls ?? {})) {
+    const sent = req.controls[stepId] ?? null;
+    if (sent !== null && !isObject(sent)) {
+      throw invalidRequest(`the controls of step ${goQuote(stepId)} are not a JSON object`);
+    }
+    controls[stepId] = { ...controlDefaults(schema), ...(sent ?? {}) };
+  }
+  const x = new Execution(req.steps, replayOnly, controls);
   const ctx = {
     step: x.steps(),
     payload,
@@ -169,6 +184,7 @@ export async function execute(w: Workflow<any>, req: ParsedRequest, replayOnly: 
     workflowId: req.workflowId || w.id,
     runId: req.runId,
     links: req.links,
+    locale: req.locale,
   };
   return x.run(() => w.fn(ctx));
 }

@@ -41,6 +41,19 @@ export interface ThrottleOptions {
   key?: string | null;
 }
 
+/** What a send step's content function receives. */
+export interface StepContext {
+  /**
+   * The values of the step's controls, as the service resolved them for the run's locale when the run
+   * started (the same on every execution of the run), each defaulting to its schema's default; `{}` for a
+   * step that declares no controls.
+   */
+  controls: Record<string, any>;
+}
+
+/** A send step's content function. */
+export type Render<C> = (ctx: StepContext) => Awaitable<C>;
+
 /** The steps of a workflow. Each has a step id, unique within the workflow, that names its recorded result. */
 export interface Steps {
   /** Runs fn, the only place for I/O and the clock, and records its result (JSON). On replay it returns the recorded result without running fn. */
@@ -50,13 +63,13 @@ export interface Steps {
   /** Suspends the run until a signal named `event` reaches it; resolves to its payload, or null on timeout. */
   waitForEvent<T = Record<string, unknown>>(stepId: string, opts: WaitOptions): Promise<T | null>;
   /** Has the service deliver a message of the channel kind; the content type follows the kind. */
-  send<K extends ChannelKind>(stepId: string, channel: K, render: () => Awaitable<ContentByKind[K]>, opts?: SendOptions): Promise<SendResult>;
-  email(stepId: string, render: () => Awaitable<EmailContent>, opts?: SendOptions): Promise<SendResult>;
-  sms(stepId: string, render: () => Awaitable<SmsContent>, opts?: SendOptions): Promise<SendResult>;
-  chat(stepId: string, render: () => Awaitable<ChatContent>, opts?: SendOptions): Promise<SendResult>;
-  push(stepId: string, render: () => Awaitable<PushContent>, opts?: SendOptions): Promise<SendResult>;
-  inApp(stepId: string, render: () => Awaitable<InAppContent>, opts?: SendOptions): Promise<SendResult>;
-  webhook(stepId: string, render: () => Awaitable<WebhookContent>, opts?: SendOptions): Promise<SendResult>;
+  send<K extends ChannelKind>(stepId: string, channel: K, render: Render<ContentByKind[K]>, opts?: SendOptions): Promise<SendResult>;
+  email(stepId: string, render: Render<EmailContent>, opts?: SendOptions): Promise<SendResult>;
+  sms(stepId: string, render: Render<SmsContent>, opts?: SendOptions): Promise<SendResult>;
+  chat(stepId: string, render: Render<ChatContent>, opts?: SendOptions): Promise<SendResult>;
+  push(stepId: string, render: Render<PushContent>, opts?: SendOptions): Promise<SendResult>;
+  inApp(stepId: string, render: Render<InAppContent>, opts?: SendOptions): Promise<SendResult>;
+  webhook(stepId: string, render: Render<WebhookContent>, opts?: SendOptions): Promise<SendResult>;
   /** Gathers this workflow's runs for the subscriber (and key) that reach it within the window; joined runs end there as digested. */
   digest<P = Record<string, unknown>>(stepId: string, opts: DigestOptions): Promise<DigestResult<P>>;
   /** Counts the runs of this workflow for the subscriber (and key) that reached it within the window; the run goes on either way. */
@@ -73,6 +86,8 @@ export interface WorkflowContext<P> {
   runId: string;
   /** Unsubscribe and preference page URLs to put in messages; null when the service has no public URL. */
   links: Links | null;
+  /** The locale the run's controls were resolved for ("fr-CA"); "" when the service named none. */
+  locale: string;
 }
 
 /** Thrown by a step that ends the execution: the workflow function should let it propagate. */
@@ -100,7 +115,11 @@ export class Execution {
   next: StepAnswer | undefined;
   err: BridgeError | undefined;
 
-  constructor(private readonly history: CompletedStep[], private readonly replayOnly = false) {}
+  constructor(
+    private readonly history: CompletedStep[],
+    private readonly replayOnly = false,
+    private readonly controls: Record<string, Record<string, unknown>> = {},
+  ) {}
 
   /** run calls fn and turns what happened into the answer, or throws the failure. */
   async run(fn: () => Promise<void> | void): Promise<{ status: "completed" } | { status: "step"; step: StepAnswer }> {
@@ -230,7 +249,8 @@ export class Execution {
     if (typeof channel !== "string" || channel === "") throw this.invalid(stepId, "empty channel kind");
     if (typeof render !== "function") throw this.invalid(stepId, "nil render function");
     if (to !== null && (typeof to !== "string" || to === "")) throw this.invalid(stepId, "empty recipient in To");
-    const content = await this.callback(stepId, render as () => unknown);
+    const controls = { ...(this.controls[stepId] ?? {}) };
+    const content = await this.callback(stepId, () => (render as Render<unknown>)({ controls }));
     throw this.answer({ stepId, type: "send", channel, to, content: this.encode(stepId, content, "content") });
   }
 

@@ -130,6 +130,10 @@ export interface ExecuteRequest {
   subscriber?: Subscriber | null;
   steps?: CompletedStep[] | null;
   links?: Links | null;
+  /** The values of each step's controls, resolved when the run started (step id → object). */
+  controls?: Record<string, Record<string, unknown>> | null;
+  /** The locale the controls were resolved for. */
+  locale?: string;
 }
 
 /** A step a Bridge answers with (the `step` of a 200 execute answer). */

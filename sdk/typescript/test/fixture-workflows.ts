@@ -73,6 +73,17 @@ const fxZone = workflow("fx_zone", async ({ step, subscriber }) => {
   await step.run("seen", () => ({ timezone: subscriber?.timezone ?? "", heldUntil: res.heldUntil ?? null }));
 });
 
+const fxControls = workflow("fx_controls", async ({ step, locale }) => {
+  await step.email("welcome", ({ controls }) => ({ subject: controls.subject, body: `${controls.greeting} (${locale})` }));
+}, {
+  controls: {
+    welcome: {
+      type: "object",
+      properties: { subject: { type: "string", default: "Welcome" }, greeting: { type: "string", default: "Hello" } },
+    },
+  },
+});
+
 const fxDup = workflow("fx_dup", async ({ step }) => {
   await step.run("a", () => 1);
   await step.run("a", () => 2);
@@ -91,5 +102,5 @@ const fxInvalid = workflow("fx_invalid", async ({ step }) => {
 });
 
 export const fixtureWorkflows: Record<string, Workflow<any>> = Object.fromEntries(
-  [fxSteps, fxSchedule, fxKinds, fxTime, fxThrottle, fxArgs, fxNamed, fxZone, fxDup, fxThrows, fxInvalid].map((w) => [w.id, w]),
+  [fxSteps, fxSchedule, fxKinds, fxTime, fxThrottle, fxArgs, fxNamed, fxZone, fxDup, fxThrows, fxInvalid, fxControls].map((w) => [w.id, w]),
 );
