@@ -226,6 +226,11 @@ func (s *Server) routes() []route {
 		{"GET", "/v1/notifications", authTenant, s.listNotifications},
 		{"POST", "/v1/sync", authTenant, s.sync},
 		{"GET", "/v1/workflows", authTenant, s.listWorkflows},
+		{"GET", "/v1/workflows/{workflowId}/controls", authTenant, s.getControls},
+		{"GET", "/v1/workflows/{workflowId}/controls/history", authTenant, s.controlHistory},
+		{"PUT", "/v1/workflows/{workflowId}/controls/{stepId}", authTenant, s.putControls},
+		{"DELETE", "/v1/workflows/{workflowId}/controls/{stepId}", authTenant, s.deleteControls},
+		{"POST", "/v1/workflows/{workflowId}/controls/{stepId}/revert", authTenant, s.revertControls},
 
 		{"GET", "/v1/subscribers", authTenant, s.listSubscribers},
 		{"POST", "/v1/subscribers/bulk", authTenant, s.bulkSubscribers},

@@ -18,6 +18,7 @@ func readModels() (map[string]applyFunc, [][]byte) {
 		suppressionModels,
 		preferenceModels,
 		webhookModels,
+		controlModels,
 	} {
 		h, b := model()
 		maps.Copy(handlers, h)
