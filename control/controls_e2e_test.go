@@ -11,6 +11,7 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/internal/testsmtp"
 )
 
 // welcomeControls is the control schema of the e2e workflows' welcome
@@ -21,6 +22,11 @@ const welcomeControls = `{"type":"object","properties":{
 
 // controlledWelcome is a workflow whose welcome email reads its controls.
 func controlledWelcome(extra ...func(ctx *bridge.Context) error) *bridge.Workflow {
+	return controlledWelcomeSchema(welcomeControls, extra...)
+}
+
+// controlledWelcomeSchema is controlledWelcome with another control schema.
+func controlledWelcomeSchema(schema string, extra ...func(ctx *bridge.Context) error) *bridge.Workflow {
 	return bridge.MustWorkflow("welcome", func(ctx *bridge.Context, _ struct{}) error {
 		for _, f := range extra {
 			if err := f(ctx); err != nil {
@@ -35,7 +41,7 @@ func controlledWelcome(extra ...func(ctx *bridge.Context) error) *bridge.Workflo
 			return bridge.EmailContent{Subject: c.Subject, Text: c.Greeting + " from Herald", HTML: "<p>" + c.Greeting + "</p>"}, nil
 		})
 		return err
-	}, bridge.Controls("mail", json.RawMessage(welcomeControls)))
+	}, bridge.Controls("mail", json.RawMessage(schema)))
 }
 
 // The routes of a workflow's controls: values per locale checked against
@@ -161,5 +167,105 @@ func TestControlsAPIE2E(t *testing.T) {
 		if err := ev.Decode(&d); err != nil || ev.Type != events.ControlsChanged || !strings.HasPrefix(d.Actor, "hk_") || strings.Contains(string(ev.Data), key) {
 			t.Fatalf("event %s %s: %v", ev.Type, ev.Data, err)
 		}
+	}
+}
+
+// mailSubject returns the Subject header of a message.
+func mailSubject(data []byte) string {
+	for _, line := range strings.Split(string(data), "\r\n") {
+		if s, ok := strings.CutPrefix(line, "Subject: "); ok {
+			return s
+		}
+		if line == "" {
+			break
+		}
+	}
+	return ""
+}
+
+// At a run's start its controls resolve for its subscriber's locale
+// (defaults, the tenant's default values, the language, the exact
+// locale) and are recorded on the run: a run started before an edit and
+// resumed after it still sends its first values; the next run sends the
+// new ones; fr-CA falls back to fr, and en to the default values.
+func TestControlsResolvedAtRunStartE2E(t *testing.T) {
+	m := testsmtp.Start(t, testsmtp.Options{})
+	h := testherald.Start(t, testherald.Options{})
+	_, key := h.Tenant("Acme")
+	h.MailChannel(key, m.Port)
+	for id, locale := range map[string]string{"ada": "fr-CA", "bob": "en"} {
+		if r := h.Do("PUT", "/v1/subscribers/"+id, key, map[string]any{"locale": locale,
+			"contacts": map[string]any{"email": []string{id + "@example.com"}}}); r.Status >= 300 {
+			t.Fatalf("subscriber: %d %s", r.Status, r.Body)
+		}
+	}
+	hold := func(ctx *bridge.Context) error {
+		_, _, err := bridge.WaitForEvent[any](ctx, "hold", "go", 0)
+		return err
+	}
+	b := h.Bridge(key, bridge.NewRegistry().MustRegister(controlledWelcome(hold)))
+	if r := h.Do("POST", "/v1/sync", key, nil); r.Status != http.StatusOK {
+		t.Fatalf("sync: %d %s", r.Status, r.Body)
+	}
+	put := func(locale string, values map[string]any) {
+		t.Helper()
+		if r := h.Do("PUT", "/v1/workflows/welcome/controls/mail?locale="+locale, key, values); r.Status != http.StatusOK {
+			t.Fatalf("put %s: %d %s", locale, r.Status, r.Body)
+		}
+	}
+	put("", map[string]any{"subject": "Hello from default"})
+	put("fr", map[string]any{"subject": "Bonjour", "greeting": "Salut"})
+
+	start := func(sub string) string {
+		t.Helper()
+		r := h.Do("POST", "/v1/events", key, map[string]any{"workflowId": "welcome", "to": map[string]any{"subscriberId": sub}})
+		var res struct{ Runs []struct{ RunID string } }
+		r.JSON(t, &res)
+		if r.Status != http.StatusAccepted || len(res.Runs) != 1 {
+			t.Fatalf("trigger: %d %s", r.Status, r.Body)
+		}
+		h.WaitRun(key, res.Runs[0].RunID, "waiting")
+		return res.Runs[0].RunID
+	}
+	finish := func(runID string) string {
+		t.Helper()
+		n := len(m.Messages())
+		if r := h.Do("POST", "/v1/events/"+runID+"/signal", key, map[string]any{"event": "go"}); r.Status != http.StatusAccepted {
+			t.Fatalf("signal: %d %s", r.Status, r.Body)
+		}
+		if run := h.WaitRun(key, runID, "completed", "failed"); run["status"] != "completed" {
+			t.Fatalf("run: %v", run)
+		}
+		msgs := m.Messages()
+		if len(msgs) != n+1 {
+			t.Fatalf("%d messages, want %d", len(msgs), n+1)
+		}
+		last := msgs[len(msgs)-1]
+		return mailSubject(last.Data) + " | " + map[bool]string{true: "Salut", false: "Hello"}[strings.Contains(string(last.Data), "Salut from Herald")]
+	}
+
+	before := start("ada")
+	// Edited while the run waits.
+	put("fr", map[string]any{"subject": "Bonjour encore", "greeting": "Salut"})
+	put("", map[string]any{"subject": "Hello again"})
+	if got := finish(before); got != "Bonjour | Salut" {
+		t.Errorf("the run started before the edit sent %q, want its first values", got)
+	}
+	if got := finish(start("ada")); got != "Bonjour encore | Salut" {
+		t.Errorf("fr-CA after the edit: %q", got)
+	}
+	if got := finish(start("bob")); got != "Hello again | Hello" {
+		t.Errorf("en: %q", got)
+	}
+	// A later schema that refuses a stored value skips it, field by
+	// field: a subject over the new maxLength falls back to the layer
+	// under it, the greeting stays.
+	put("fr", map[string]any{"subject": strings.Repeat("B", 50), "greeting": "Salut"})
+	b.Serve(bridge.NewRegistry().MustRegister(controlledWelcomeSchema(strings.Replace(welcomeControls, `"maxLength":60`, `"maxLength":40`, 1), hold)))
+	if r := h.Do("POST", "/v1/sync", key, nil); r.Status != http.StatusOK {
+		t.Fatalf("sync: %d %s", r.Status, r.Body)
+	}
+	if got := finish(start("ada")); got != "Hello again | Salut" {
+		t.Errorf("fr with a subject the new schema refuses: %q", got)
 	}
 }
