@@ -231,6 +231,10 @@ func (s *Server) routes() []route {
 		{"PUT", "/v1/workflows/{workflowId}/controls/{stepId}", authTenant, s.putControls},
 		{"DELETE", "/v1/workflows/{workflowId}/controls/{stepId}", authTenant, s.deleteControls},
 		{"POST", "/v1/workflows/{workflowId}/controls/{stepId}/revert", authTenant, s.revertControls},
+		{"GET", "/v1/layouts", authTenant, s.listLayouts},
+		{"PUT", "/v1/layouts/{layoutId}", authTenant, s.putLayout},
+		{"GET", "/v1/layouts/{layoutId}", authTenant, s.getLayout},
+		{"DELETE", "/v1/layouts/{layoutId}", authTenant, s.deleteLayout},
 
 		{"GET", "/v1/subscribers", authTenant, s.listSubscribers},
 		{"POST", "/v1/subscribers/bulk", authTenant, s.bulkSubscribers},

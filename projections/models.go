@@ -19,6 +19,7 @@ func readModels() (map[string]applyFunc, [][]byte) {
 		preferenceModels,
 		webhookModels,
 		controlModels,
+		layoutModels,
 	} {
 		h, b := model()
 		maps.Copy(handlers, h)

@@ -13,6 +13,8 @@ export interface EmailContent {
   html?: string;
   text?: string;
   replyTo?: string;
+  /** The tenant's email layout the HTML part is wrapped in: a layout id, or null for none. Absent: the tenant's default layout, if one is marked. */
+  layout?: string | null;
 }
 
 /** The content of a text message. */
