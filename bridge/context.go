@@ -50,6 +50,12 @@ type Context struct {
 	// replayOnly: a step past the history ends the execution with its id
 	// and type, without running or describing it (see bridgetest).
 	replayOnly bool
+	// previewStep, in a preview, is the step previewed: a step past the
+	// history before it runs no body and returns a stand-in output (a
+	// run step its declared sample); needs is the run step that had
+	// none, which ends the preview.
+	previewStep string
+	needs       string
 
 	// At most one of next and err is set; once one is, the execution is over.
 	next *wire.Step // the step this execution ran or describes
@@ -103,6 +109,8 @@ func newContext(ctx context.Context, req *wire.ExecuteRequest, w *Workflow) (*Co
 func (c *Context) execute(fn func(*Context) error) (wire.ExecuteAnswer, error) {
 	fnErr := c.call(fn)
 	switch {
+	case c.needs != "":
+		return wire.ExecuteAnswer{Status: wire.StatusPreviewNeeds, StepID: c.needs}, nil
 	case c.next != nil:
 		return wire.ExecuteAnswer{Status: wire.StatusStep, Step: c.next}, nil
 	case c.err != nil:
@@ -131,8 +139,14 @@ func (c *Context) call(fn func(*Context) error) (err error) {
 // replays one, nil when the call is the next step to execute or describe, or
 // the error that ends the execution.
 func (c *Context) begin(stepID string, typ wire.StepType) (*wire.CompletedStep, error) {
+	return c.beginWith(stepID, typ, nil)
+}
+
+// beginWith is begin for a step whose preview sample is sample (a run
+// step's; nil: none).
+func (c *Context) beginWith(stepID string, typ wire.StepType, sample json.RawMessage) (*wire.CompletedStep, error) {
 	switch {
-	case c.next != nil:
+	case c.next != nil || c.needs != "":
 		return nil, ErrSuspended
 	case c.err != nil:
 		return nil, c.err
@@ -150,6 +164,9 @@ func (c *Context) begin(stepID string, typ wire.StepType) (*wire.CompletedStep, 
 		if c.replayOnly {
 			return nil, c.answer(wire.Step{StepID: stepID, Type: typ})
 		}
+		if c.previewStep != "" {
+			return c.previewed(stepID, typ, sample)
+		}
 		return nil, nil
 	}
 	rec := &c.history[i]
@@ -158,6 +175,36 @@ func (c *Context) begin(stepID string, typ wire.StepType) (*wire.CompletedStep, 
 			ErrNondeterministic, i+1, rec.StepID, rec.Type, stepID, typ))
 	}
 	return rec, nil
+}
+
+// previewed is a preview's step past the history: the previewed step
+// runs (nil) unless it is a run step, which has no content; a step before
+// it returns a stand-in output without running its body.
+func (c *Context) previewed(stepID string, typ wire.StepType, sample json.RawMessage) (*wire.CompletedStep, error) {
+	if stepID == c.previewStep {
+		if typ == wire.StepRun {
+			return nil, c.fail(fmt.Errorf("%w: step %q is a run step: it has no content to preview", errInvalidRequest, stepID))
+		}
+		return nil, nil
+	}
+	var out json.RawMessage
+	switch typ {
+	case wire.StepRun:
+		if sample == nil {
+			c.needs = stepID
+			return nil, ErrSuspended
+		}
+		out = sample
+	case wire.StepSend:
+		out = json.RawMessage(`{"attemptId":"preview","status":"sent"}`)
+	case wire.StepDigest:
+		out = json.RawMessage(`{"count":1,"events":[]}`)
+	case wire.StepThrottle:
+		out = json.RawMessage(`{"throttled":false,"count":1}`)
+	default: // a delay, a wait that timed out
+		out = json.RawMessage("null")
+	}
+	return &wire.CompletedStep{StepID: stepID, Type: typ, Output: out}, nil
 }
 
 // answer ends the execution with step as its answer.

@@ -125,9 +125,12 @@ func (h *handler) answer(w http.ResponseWriter, r *http.Request) (any, error) {
 		return wire.HealthAnswer{Status: wire.StatusOK, Workflows: len(h.reg.infos())}, nil
 	case wire.ActionDiscover:
 		return wire.DiscoverAnswer{Workflows: h.reg.infos()}, nil
-	case wire.ActionExecute:
+	case wire.ActionExecute, wire.ActionPreview:
 		if req.ExecuteRequest == nil {
 			req.ExecuteRequest = &wire.ExecuteRequest{}
+		}
+		if req.Action == wire.ActionPreview && req.StepID == "" {
+			return nil, fmt.Errorf("%w: a preview names no stepId", errInvalidRequest)
 		}
 		wf, ok := h.reg.lookup(req.WorkflowID)
 		if !ok {
@@ -136,6 +139,9 @@ func (h *handler) answer(w http.ResponseWriter, r *http.Request) (any, error) {
 		c, fn, err := newContext(r.Context(), req.ExecuteRequest, wf)
 		if err != nil {
 			return nil, err
+		}
+		if req.Action == wire.ActionPreview {
+			c.previewStep = req.StepID
 		}
 		return c.execute(fn)
 	case "":

@@ -194,8 +194,38 @@ func fixtureWorkflows() map[string]*Workflow {
 		})
 		return err
 	}, Controls("welcome", json.RawMessage(`{"type":"object","properties":{"subject":{"type":"string","default":"Welcome"},"greeting":{"type":"string","default":"Hello"}}}`)))
+	// fx_preview's step bodies fail: a preview runs none of them.
+	preview := MustWorkflow("fx_preview", func(ctx *Context, _ struct{}) error {
+		user, err := Run(ctx, "load", func(context.Context) (map[string]string, error) {
+			return nil, errors.New("the body of load ran")
+		}, PreviewSample(map[string]string{"name": "Sample"}))
+		if err != nil {
+			return err
+		}
+		if err := Delay(ctx, "pause", 30*time.Second); err != nil {
+			return err
+		}
+		if _, err := Notify(ctx, "welcome", func(context.Context) (EmailContent, error) {
+			var c struct{ Subject string }
+			if err := ctx.Controls("welcome", &c); err != nil {
+				return EmailContent{}, err
+			}
+			return EmailContent{Subject: c.Subject + " " + user["name"], HTML: "<p>Hi</p>", Layout: LayoutID("brand")}, nil
+		}); err != nil {
+			return err
+		}
+		if _, err := Run(ctx, "audit", func(context.Context) (int, error) {
+			return 0, errors.New("the body of audit ran")
+		}); err != nil {
+			return err
+		}
+		_, err = Notify(ctx, "sms", func(context.Context) (SMSContent, error) {
+			return SMSContent{Body: "Hi " + user["name"]}, nil
+		})
+		return err
+	}, Controls("welcome", json.RawMessage(`{"type":"object","properties":{"subject":{"type":"string","default":"Welcome"}}}`)))
 	out := map[string]*Workflow{}
-	for _, w := range []*Workflow{steps, schedule, kinds, timed, throttle, args, named, zone, dup, throws, invalid, controls} {
+	for _, w := range []*Workflow{steps, schedule, kinds, timed, throttle, args, named, zone, dup, throws, invalid, controls, preview} {
 		out[w.ID()] = w
 	}
 	return out

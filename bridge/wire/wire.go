@@ -16,6 +16,10 @@ const (
 	ActionHealth   Action = "health"   // answered with a HealthAnswer
 	ActionDiscover Action = "discover" // answered with a DiscoverAnswer
 	ActionExecute  Action = "execute"  // answered with an ExecuteAnswer
+	// ActionPreview runs a workflow as execute does, up to the step its
+	// StepID names, running no step body but that step's content
+	// function: answered with an ExecuteAnswer.
+	ActionPreview Action = "preview"
 )
 
 // StepType names a kind of durable step.
@@ -36,6 +40,9 @@ const (
 	StatusOK        = "ok"        // HealthAnswer
 	StatusStep      = "step"      // ExecuteAnswer carrying the next step
 	StatusCompleted = "completed" // ExecuteAnswer: the workflow function returned
+	// StatusPreviewNeeds answers a preview that reached a `run` step
+	// with neither a recorded output nor a declared sample: its StepID.
+	StatusPreviewNeeds = "preview_needs"
 )
 
 // Request is the JSON body of every call to a Bridge. ExecuteRequest is nil
@@ -67,6 +74,8 @@ type ExecuteRequest struct {
 	// Locale is the locale the run's controls were resolved for ("fr-CA");
 	// absent when none.
 	Locale string `json:"locale,omitempty"`
+	// StepID is the step a preview request previews; absent in execute.
+	StepID string `json:"stepId,omitempty"`
 }
 
 // Links are URLs a workflow may put in its messages (CONTRACT §12).
@@ -137,8 +146,11 @@ type WorkflowPreferences struct {
 // ExecuteAnswer is the 200 answer to an execute request: either
 // {"status":"completed"} or {"status":"step","step":{…}}.
 type ExecuteAnswer struct {
-	Status string `json:"status"` // StatusStep or StatusCompleted
+	Status string `json:"status"` // StatusStep, StatusCompleted or StatusPreviewNeeds
 	Step   *Step  `json:"step,omitempty"`
+	// StepID names the `run` step a preview needs a sample of
+	// (StatusPreviewNeeds).
+	StepID string `json:"stepId,omitempty"`
 }
 
 // Codes of a Bridge's error answers that the service reads: it records

@@ -81,9 +81,11 @@ export class Core {
         return { status: "ok", workflows: this.byId.size };
       case "discover":
         return { workflows: [...this.byId.values()].map(infoOf) };
-      case "execute": {
+      case "execute":
+      case "preview": {
         const w = this.byId.get(req.workflowId);
         if (!w) throw new BridgeError(404, "workflow_not_found", "bridge: workflow not found: " + goQuote(req.workflowId));
+        if (req.action === "preview" && req.stepId === "") throw invalidRequest("a preview names no stepId");
         return execute(w, req, false);
       }
       case "":
@@ -104,6 +106,8 @@ export interface ParsedRequest {
   links: Links | null;
   controls: Record<string, unknown>;
   locale: string;
+  /** The step a preview previews; "" in execute. */
+  stepId: string;
 }
 
 const invalidJSON = (why: string) => new BridgeError(400, "invalid_json", "bridge: malformed JSON: " + why);
@@ -153,6 +157,7 @@ export function parseRequest(body: Uint8Array | string): ParsedRequest {
     links: links as Links | null,
     controls,
     locale: str("locale"),
+    stepId: str("stepId"),
   };
 }
 
@@ -176,7 +181,7 @@ export async function execute(w: Workflow<any>, req: ParsedRequest, replayOnly: 
     }
     controls[stepId] = { ...controlDefaults(schema), ...(sent ?? {}) };
   }
-  const x = new Execution(req.steps, replayOnly, controls);
+  const x = new Execution(req.steps, replayOnly, controls, req.action === "preview" ? req.stepId : "");
   const ctx = {
     step: x.steps(),
     payload,

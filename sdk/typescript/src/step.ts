@@ -54,10 +54,16 @@ export interface StepContext {
 /** A send step's content function. */
 export type Render<C> = (ctx: StepContext) => Awaitable<C>;
 
+/** Options of a run step. */
+export interface RunOptions<T> {
+  /** The output the step stands for in a preview that has no recorded output of it (the callback never runs in a preview). */
+  preview?: T;
+}
+
 /** The steps of a workflow. Each has a step id, unique within the workflow, that names its recorded result. */
 export interface Steps {
   /** Runs fn, the only place for I/O and the clock, and records its result (JSON). On replay it returns the recorded result without running fn. */
-  run<T>(stepId: string, fn: () => Awaitable<T>): Promise<T>;
+  run<T>(stepId: string, fn: () => Awaitable<T>, opts?: RunOptions<T>): Promise<T>;
   /** Pauses the run: for a span, until an instant, or until the next local time ("09:00"). */
   delay(stepId: string, d: DelayFor): Promise<void>;
   /** Suspends the run until a signal named `event` reaches it; resolves to its payload, or null on timeout. */
@@ -115,14 +121,21 @@ export class Execution {
   next: StepAnswer | undefined;
   err: BridgeError | undefined;
 
+  /** In a preview, the run step that had neither a recorded output nor a sample. */
+  needs: string | undefined;
+
   constructor(
     private readonly history: CompletedStep[],
     private readonly replayOnly = false,
     private readonly controls: Record<string, Record<string, unknown>> = {},
+    /** In a preview, the step previewed: steps before it past the history run no body. */
+    private readonly previewStep = "",
   ) {}
 
   /** run calls fn and turns what happened into the answer, or throws the failure. */
-  async run(fn: () => Promise<void> | void): Promise<{ status: "completed" } | { status: "step"; step: StepAnswer }> {
+  async run(fn: () => Promise<void> | void): Promise<
+    { status: "completed" } | { status: "step"; step: StepAnswer } | { status: "preview_needs"; stepId: string }
+  > {
     let fnErr: unknown;
     let threw = false;
     try {
@@ -137,6 +150,7 @@ export class Execution {
       await Promise.allSettled(this.started.slice(settled));
       settled = n;
     }
+    if (this.needs !== undefined) return { status: "preview_needs", stepId: this.needs };
     if (this.next) return { status: "step", step: this.next };
     if (this.err) throw this.err;
     if (threw) throw new WorkflowError(messageOf(fnErr));
@@ -153,7 +167,7 @@ export class Execution {
     const send = (stepId: string, channel: string, render: unknown, opts?: SendOptions) =>
       x.guard(x.send(stepId, channel, render, opts));
     return {
-      run: (id, fn) => x.guard(x.runStep(id, fn)),
+      run: (id, fn, opts) => x.guard(x.runStep(id, fn, opts)),
       delay: (id, d) => x.guard(x.delay(id, d)),
       waitForEvent: (id, opts) => x.guard(x.waitForEvent(id, opts)) as Promise<any>,
       send: (id, channel, render, opts) => send(id, channel, render, opts),
@@ -182,8 +196,8 @@ export class Execution {
    * step when the call replays one, undefined when it is the next step, or
    * the failure that ends the execution (thrown).
    */
-  private begin(stepId: string, type: string): CompletedStep | undefined {
-    if (this.next) throw new Suspended();
+  private begin(stepId: string, type: string, sample?: { value: unknown }): CompletedStep | undefined {
+    if (this.next || this.needs !== undefined) throw new Suspended();
     if (this.err) throw this.err;
     if (this.inStep) throw this.invalid(stepId, "called inside another step's callback");
     if (typeof stepId !== "string" || stepId === "") throw this.invalid("", "empty step id");
@@ -192,6 +206,7 @@ export class Execution {
     const i = this.calls++;
     if (i >= this.history.length) {
       if (this.replayOnly) throw this.answer({ stepId, type });
+      if (this.previewStep !== "") return this.previewed(stepId, type, sample);
       return undefined;
     }
     const rec = this.history[i]!;
@@ -199,6 +214,32 @@ export class Execution {
       throw this.fail(new NondeterminismError(i + 1, { stepId: rec.stepId, type: rec.type }, { stepId, type }));
     }
     return rec;
+  }
+
+  // previewed is a preview's step past the history: the previewed step runs
+  // (undefined) unless it is a run step, which has no content; a step before
+  // it returns a stand-in output without running its body.
+  private previewed(stepId: string, type: string, sample?: { value: unknown }): CompletedStep | undefined {
+    if (stepId === this.previewStep) {
+      if (type === "run") {
+        throw this.fail(new BridgeError(400, "invalid_request",
+          `bridge: invalid request: step ${goQuote(stepId)} is a run step: it has no content to preview`));
+      }
+      return undefined;
+    }
+    const outputs: Record<string, unknown> = {
+      send: { attemptId: "preview", status: "sent" },
+      digest: { count: 1, events: [] },
+      throttle: { throttled: false, count: 1 },
+    };
+    if (type === "run") {
+      if (!sample) {
+        this.needs = stepId;
+        throw new Suspended();
+      }
+      return { stepId, type, output: sample.value };
+    }
+    return { stepId, type, output: outputs[type] ?? null };
   }
 
   private answer(step: StepAnswer): Suspended {
@@ -234,8 +275,17 @@ export class Execution {
     return v as T;
   }
 
-  private async runStep<T>(stepId: string, fn: () => Awaitable<T>): Promise<T> {
-    const rec = this.begin(stepId, "run");
+  private async runStep<T>(stepId: string, fn: () => Awaitable<T>, opts?: RunOptions<T>): Promise<T> {
+    let sample: { value: unknown } | undefined;
+    if (opts && opts.preview !== undefined) {
+      try {
+        const s = JSON.stringify(opts.preview);
+        if (s !== undefined) sample = { value: JSON.parse(s) };
+      } catch {
+        sample = undefined; // a sample that does not encode declares none, as in Go
+      }
+    }
+    const rec = this.begin(stepId, "run", sample);
     if (rec) return rec.output as T;
     if (typeof fn !== "function") throw this.invalid(stepId, "nil callback");
     const v = await this.callback(stepId, fn);

@@ -141,5 +141,8 @@ export interface ExecuteRequest {
 /** A step a Bridge answers with (the `step` of a 200 execute answer). */
 export type StepAnswer = { stepId: string; type: string } & Record<string, unknown>;
 
-/** The 200 answer to an execute request. */
-export type ExecuteAnswer = { status: "completed" } | { status: "step"; step: StepAnswer };
+/** The 200 answer to an execute (or preview) request. */
+export type ExecuteAnswer =
+  | { status: "completed" }
+  | { status: "step"; step: StepAnswer }
+  | { status: "preview_needs"; stepId: string };
