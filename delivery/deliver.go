@@ -53,7 +53,7 @@ func (s *Service) Deliver(ctx context.Context, tenant string, req Request) (Resu
 		return Result{}, err
 	}
 	if req.Channel == KindEmail {
-		content, err := s.applyLayout(tenant, req.Content)
+		content, err := ApplyLayout(s.cfg.Store, tenant, req.Content)
 		if err != nil {
 			return Result{}, err
 		}

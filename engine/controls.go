@@ -71,11 +71,8 @@ func (t *turn) controls() (map[string]json.RawMessage, string, error) {
 }
 
 // resolveControls returns the values of each step control of workflow
-// for locale, as stored now: each step's schema defaults, then the
-// tenant's default values, the language's, the exact locale's (see
-// stepcontrols.Chain), a stored value the schema refuses skipped. Nil
-// when the workflow declares no controls; a step whose schema does not
-// compile is left out (its Bridge uses its own defaults).
+// for locale, as stored now (see stepcontrols.ResolveAll); nil when the
+// workflow declares no controls.
 func (e *Engine) resolveControls(tenant, workflow, locale string) (map[string]json.RawMessage, error) {
 	schemas, err := e.store.ControlSchemas(tenant, workflow)
 	if err != nil || len(schemas) == 0 {
@@ -85,33 +82,9 @@ func (e *Engine) resolveControls(tenant, workflow, locale string) (map[string]js
 	if err != nil {
 		return nil, err
 	}
-	byStep := map[string]map[string]map[string]json.RawMessage{} // step → locale → values
-	for _, v := range stored {
-		var values map[string]json.RawMessage
-		if json.Unmarshal(v.Values, &values) != nil {
-			continue
-		}
-		if byStep[v.StepID] == nil {
-			byStep[v.StepID] = map[string]map[string]json.RawMessage{}
-		}
-		byStep[v.StepID][v.Locale] = values
+	layers := make([]stepcontrols.Stored, len(stored))
+	for i, v := range stored {
+		layers[i] = stepcontrols.Stored{StepID: v.StepID, Locale: v.Locale, Values: v.Values}
 	}
-	chain := stepcontrols.Chain(locale)
-	out := make(map[string]json.RawMessage, len(schemas))
-	for step, raw := range schemas {
-		cs, err := stepcontrols.Compile(raw)
-		if err != nil {
-			continue
-		}
-		layers := make([]map[string]json.RawMessage, 0, len(chain))
-		for _, l := range chain {
-			layers = append(layers, byStep[step][l])
-		}
-		values, err := json.Marshal(cs.Resolve(layers...))
-		if err != nil {
-			return nil, err
-		}
-		out[step] = values
-	}
-	return out, nil
+	return stepcontrols.ResolveAll(schemas, layers, locale)
 }

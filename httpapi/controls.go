@@ -130,3 +130,56 @@ func (s *Server) revertControls(w http.ResponseWriter, r *http.Request) error {
 	v, err := s.deps.Control.RevertControls(r.Context(), tenantOf(r.Context()), workflow, step, *in.Version, keyPrefix(bearer(r)))
 	return reply(w, http.StatusOK, v, err, viewControlVersion)
 }
+
+// previewStepView is the step a preview rendered.
+type previewStepView struct {
+	StepID  string          `json:"stepId"`
+	Type    string          `json:"type"`
+	Channel *string         `json:"channel"`
+	Content json.RawMessage `json:"content"`
+}
+
+type previewView struct {
+	Step     previewStepView            `json:"step"`
+	Controls map[string]json.RawMessage `json:"controls"`
+	Locale   *string                    `json:"locale"`
+}
+
+// preview is POST /v1/workflows/{workflowId}/preview.
+func (s *Server) preview(w http.ResponseWriter, r *http.Request) error {
+	workflow, err := pathVar(r, "workflowId")
+	if err != nil {
+		return err
+	}
+	var in struct {
+		StepID       string                     `json:"stepId"`
+		SubscriberID *string                    `json:"subscriberId"`
+		Payload      json.RawMessage            `json:"payload"`
+		Locale       *string                    `json:"locale"`
+		Controls     map[string]json.RawMessage `json:"controls"`
+		RunID        *string                    `json:"runId"`
+	}
+	if err := decode(w, r, &in); err != nil {
+		return err
+	}
+	res, err := s.deps.Control.Preview(r.Context(), tenantOf(r.Context()), workflow, control.PreviewInput{
+		StepID: in.StepID, SubscriberID: in.SubscriberID, Payload: in.Payload, Locale: in.Locale,
+		Controls: in.Controls, RunID: in.RunID})
+	return reply(w, http.StatusOK, res, err, func(res control.PreviewResult) previewView {
+		v := previewView{Step: previewStepView{StepID: res.Step.StepID, Type: string(res.Step.Type), Content: res.Step.Content},
+			Controls: res.Controls}
+		if res.Step.Channel != "" {
+			v.Step.Channel = &res.Step.Channel
+		}
+		if v.Step.Content == nil {
+			v.Step.Content = json.RawMessage("null")
+		}
+		if v.Controls == nil {
+			v.Controls = map[string]json.RawMessage{}
+		}
+		if res.Locale != "" {
+			v.Locale = &res.Locale
+		}
+		return v
+	})
+}

@@ -231,6 +231,7 @@ func (s *Server) routes() []route {
 		{"PUT", "/v1/workflows/{workflowId}/controls/{stepId}", authTenant, s.putControls},
 		{"DELETE", "/v1/workflows/{workflowId}/controls/{stepId}", authTenant, s.deleteControls},
 		{"POST", "/v1/workflows/{workflowId}/controls/{stepId}/revert", authTenant, s.revertControls},
+		{"POST", "/v1/workflows/{workflowId}/preview", authTenant, s.preview},
 		{"GET", "/v1/layouts", authTenant, s.listLayouts},
 		{"PUT", "/v1/layouts/{layoutId}", authTenant, s.putLayout},
 		{"GET", "/v1/layouts/{layoutId}", authTenant, s.getLayout},

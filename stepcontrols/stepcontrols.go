@@ -247,3 +247,50 @@ func refused(names []string, name string) bool {
 	}
 	return false
 }
+
+// Stored is the values of one step's controls in one locale, as the
+// service keeps them (Values a JSON object).
+type Stored struct {
+	StepID, Locale string
+	Values         json.RawMessage
+}
+
+// ResolveAll returns the values of each step of schemas (step id →
+// schema) for locale: each step's defaults, then the stored layers of
+// Chain(locale), a value the schema refuses skipped (see Resolve). Nil
+// when schemas is empty; a step whose schema does not compile is left
+// out (its Bridge uses its own defaults).
+func ResolveAll(schemas map[string]json.RawMessage, stored []Stored, locale string) (map[string]json.RawMessage, error) {
+	if len(schemas) == 0 {
+		return nil, nil
+	}
+	byStep := map[string]map[string]map[string]json.RawMessage{} // step → locale → values
+	for _, v := range stored {
+		var values map[string]json.RawMessage
+		if json.Unmarshal(v.Values, &values) != nil {
+			continue
+		}
+		if byStep[v.StepID] == nil {
+			byStep[v.StepID] = map[string]map[string]json.RawMessage{}
+		}
+		byStep[v.StepID][v.Locale] = values
+	}
+	chain := Chain(locale)
+	out := make(map[string]json.RawMessage, len(schemas))
+	for step, raw := range schemas {
+		cs, err := Compile(raw)
+		if err != nil {
+			continue
+		}
+		layers := make([]map[string]json.RawMessage, 0, len(chain))
+		for _, l := range chain {
+			layers = append(layers, byStep[step][l])
+		}
+		values, err := json.Marshal(cs.Resolve(layers...))
+		if err != nil {
+			return nil, err
+		}
+		out[step] = values
+	}
+	return out, nil
+}
