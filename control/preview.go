@@ -162,7 +162,7 @@ func (c *Control) Preview(ctx context.Context, tenant, workflow string, in Previ
 	switch out.Kind {
 	case bridgeclient.OutcomePreviewNeeds:
 		return PreviewResult{}, &apierr.ValidationError{Code: apierr.CodePreviewNeedsSample,
-			Message: fmt.Sprintf("the preview reached run step %q, which has neither a recorded output (give a runId that ran it) nor a declared preview sample", out.StepID),
+			Message:  fmt.Sprintf("the preview reached run step %q, which has neither a recorded output (give a runId that ran it) nor a declared preview sample", out.StepID),
 			Problems: []apierr.FieldProblem{{Field: "steps." + out.StepID, Problem: "needs a recorded output or a declared preview sample"}}}
 	case bridgeclient.OutcomeCompleted:
 		p.Add("stepId", "the workflow completed without reaching step %q", in.StepID)
