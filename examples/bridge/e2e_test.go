@@ -373,6 +373,18 @@ func TestTypeScriptExampleThroughHerald(t *testing.T) {
 	feat := startFeatures(t, h, key, mail)
 	feat.completed(feat.trigger("welcome", "ada", nil))
 	feat.waitMail("ada@example.com", "Welcome to Acme, Ada!")
+	// Its French translation, edited through the API: a subscriber in
+	// fr-CA gets the French words.
+	if r := h.Do("PUT", "/v1/workflows/welcome/controls/welcome-email?locale=fr", key,
+		map[string]any{"subject": "Bienvenue chez Acme", "greeting": "Bonjour"}); r.Status != http.StatusOK {
+		t.Fatalf("controls: %d %s", r.Status, r.Body)
+	}
+	if r := h.Do("PUT", "/v1/subscribers/marie", key, map[string]any{"locale": "fr-CA", "contacts": map[string]any{"email": []string{"marie@example.com"}},
+		"attributes": map[string]any{"firstName": "Marie", "plan": "pro"}}); r.Status != http.StatusCreated {
+		t.Fatalf("subscriber: %d %s", r.Status, r.Body)
+	}
+	feat.completed(feat.trigger("welcome", "marie", nil))
+	feat.waitMail("marie@example.com", "Bienvenue chez Acme, Marie!")
 	feat.finish()
 }
 
