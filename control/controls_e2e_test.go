@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -267,5 +268,33 @@ func TestControlsResolvedAtRunStartE2E(t *testing.T) {
 	}
 	if got := finish(start("ada")); got != "Hello again | Salut" {
 		t.Errorf("fr with a subject the new schema refuses: %q", got)
+	}
+}
+
+// A Bridge declaring step controls herald cannot enforce fails the sync,
+// 422 invalid_payload_schema naming the step's schema, and records
+// nothing: the SDKs refuse such schemas, so a hand-written Bridge plays
+// one here.
+func TestUnenforceableControlsRefuseTheSyncE2E(t *testing.T) {
+	h := testherald.Start(t, testherald.Options{DeliverURL: testherald.NewStandInDelivery(t).URL})
+	_, key := h.Tenant("Acme")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"workflows":[{"workflowId":"welcome","schedule":null,"payloadSchema":null,
+			"controls":{"mail":{"type":"object","properties":{"subject":{"type":"string"}}}}}]}`))
+	}))
+	defer srv.Close()
+	if _, err := h.API(key).BindBridge(context.Background(), srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	r := h.Do("POST", "/v1/sync", key, nil)
+	if r.Status != 422 || r.ErrorCode() != "invalid_payload_schema" ||
+		!strings.Contains(string(r.Body), `"field":"workflows[0].controls.mail"`) || !strings.Contains(string(r.Body), "has no default") {
+		t.Fatalf("sync: %d %s", r.Status, r.Body)
+	}
+	var list struct{ Workflows []any }
+	h.Do("GET", "/v1/workflows", key, nil).JSON(t, &list)
+	if len(list.Workflows) != 0 {
+		t.Fatalf("a refused sync recorded %v", list.Workflows)
 	}
 }

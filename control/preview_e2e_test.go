@@ -150,6 +150,11 @@ func TestPreviewE2E(t *testing.T) {
 	runID := res.Runs[0].RunID
 	h.WaitRun(key, runID, "waiting")
 	loadsBefore, rendersBefore := loads.Load(), renders.Load()
+	// Edited after the run started: the run's preview shows the values it
+	// recorded at its start (with its first step, in one event).
+	if r := h.Do("PUT", "/v1/workflows/welcome/controls/mail?locale=fr", key, map[string]any{"subject": "Changed", "greeting": "Salut"}); r.Status != http.StatusOK {
+		t.Fatalf("controls: %d %s", r.Status, r.Body)
+	}
 	if r, a := preview(map[string]any{"stepId": "mail", "runId": runID}); r.Status != http.StatusOK || a.Step.Content.Subject != "Bienvenue Ada" || a.Locale != "fr-CA" {
 		t.Fatalf("preview of a run: %d %s", r.Status, r.Body)
 	}
