@@ -92,6 +92,10 @@ type ControlsView struct {
 	Schema  map[string]json.RawMessage
 	Values  map[string]map[string]json.RawMessage
 	Version int
+	// Skipped names, by locale and step, the stored values a run skips
+	// because the step's current schema refuses them (a later sync
+	// changed it), or their step declares no controls any more.
+	Skipped map[string]map[string][]string
 }
 
 // ControlVersion is one version of a workflow's controls.
@@ -308,11 +312,29 @@ func (c *Control) Controls(ctx context.Context, tenant, workflow string) (Contro
 	if err != nil {
 		return ControlsView{}, err
 	}
+	v.Skipped = map[string]map[string][]string{}
 	for _, x := range cur {
 		if v.Values[x.Locale] == nil {
 			v.Values[x.Locale] = map[string]json.RawMessage{}
 		}
 		v.Values[x.Locale][x.StepID] = x.Values
+		var values map[string]json.RawMessage
+		_ = json.Unmarshal(x.Values, &values)
+		var skipped []string
+		if raw, ok := v.Schema[x.StepID]; !ok {
+			for name := range values {
+				skipped = append(skipped, name)
+			}
+			sort.Strings(skipped)
+		} else if cs, err := stepcontrols.Compile(raw); err == nil {
+			skipped = cs.Skipped(values)
+		}
+		if len(skipped) > 0 {
+			if v.Skipped[x.Locale] == nil {
+				v.Skipped[x.Locale] = map[string][]string{}
+			}
+			v.Skipped[x.Locale][x.StepID] = skipped
+		}
 	}
 	v.Version, err = c.store.ControlsVersion(tenant, workflow)
 	return v, err

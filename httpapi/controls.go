@@ -41,6 +41,7 @@ type controlsView struct {
 	Schema  map[string]json.RawMessage            `json:"schema"`
 	Values  map[string]map[string]json.RawMessage `json:"values"`
 	Version int                                   `json:"version"`
+	Skipped map[string]map[string][]string        `json:"skipped"`
 }
 
 type controlHistoryView struct {
@@ -63,7 +64,7 @@ func (s *Server) getControls(w http.ResponseWriter, r *http.Request) error {
 	}
 	v, err := s.deps.Control.Controls(r.Context(), tenantOf(r.Context()), workflow)
 	return reply(w, http.StatusOK, v, err, func(v control.ControlsView) controlsView {
-		return controlsView{Schema: v.Schema, Values: v.Values, Version: v.Version}
+		return controlsView{Schema: v.Schema, Values: v.Values, Version: v.Version, Skipped: v.Skipped}
 	})
 }
 

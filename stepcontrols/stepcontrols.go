@@ -294,3 +294,23 @@ func ResolveAll(schemas map[string]json.RawMessage, stored []Stored, locale stri
 	}
 	return out, nil
 }
+
+// Skipped returns the names of values (one stored layer) that a run would
+// skip under this schema, sorted: a name that is not a property, or a
+// value the schema refuses over the defaults.
+func (cs *Schema) Skipped(values map[string]json.RawMessage) []string {
+	var out []string
+	for name, v := range values {
+		if !cs.props[name] {
+			out = append(out, name)
+			continue
+		}
+		merged := cs.Defaults()
+		merged[name] = v
+		if refused(cs.Refused(merged), name) {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -123,3 +123,17 @@ func TestRefused(t *testing.T) {
 		t.Errorf("Refused = %v, want none", got)
 	}
 }
+
+func TestSkipped(t *testing.T) {
+	cs, err := Compile(json.RawMessage(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cs.Skipped(raw(map[string]any{"subject": strings.Repeat("x", 21), "count": 2, "gone": 1}))
+	if !reflect.DeepEqual(got, []string{"gone", "subject"}) {
+		t.Errorf("Skipped = %v, want [gone subject]", got)
+	}
+	if got := cs.Skipped(raw(map[string]any{"subject": "ok"})); len(got) != 0 {
+		t.Errorf("Skipped = %v, want none", got)
+	}
+}
