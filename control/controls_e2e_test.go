@@ -269,7 +269,9 @@ func TestControlsResolvedAtRunStartE2E(t *testing.T) {
 	if got := finish(start("ada")); got != "Hello again | Salut" {
 		t.Errorf("fr with a subject the new schema refuses: %q", got)
 	}
-	var view struct{ Skipped map[string]map[string][]string }
+	var view struct {
+		Skipped map[string]map[string][]string
+	}
 	h.Do("GET", "/v1/workflows/welcome/controls", key, nil).JSON(t, &view)
 	if got := view.Skipped["fr"]["mail"]; len(got) != 1 || got[0] != "subject" || len(view.Skipped) != 1 {
 		t.Errorf("GET controls shows skipped %v, want fr mail [subject]", view.Skipped)
