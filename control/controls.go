@@ -73,7 +73,7 @@ func stepSchemaOf(wfs []Workflow, workflow, step string) (*stepcontrols.Schema, 
 		raw, ok := w.Controls[step]
 		if !ok {
 			var p apierr.Problems
-			p.Add("stepId", "workflow %q declares no controls for step %q", workflow, clip(step, maxControlStepIDBytes))
+			p.Add("stepId", "workflow %q declares no controls for step %q", clip(workflow, MaxWorkflowIDChars), clip(step, maxControlStepIDBytes))
 			return nil, p.Err()
 		}
 		cs, err := stepcontrols.Compile(raw)
@@ -82,7 +82,7 @@ func stepSchemaOf(wfs []Workflow, workflow, step string) (*stepcontrols.Schema, 
 		}
 		return cs, nil
 	}
-	return nil, apierr.Errorf(apierr.CodeWorkflowNotFound, "workflow %q is not among the tenant's synced workflows", workflow)
+	return nil, apierr.Errorf(apierr.CodeWorkflowNotFound, "workflow %q is not among the tenant's synced workflows", clip(workflow, MaxWorkflowIDChars))
 }
 
 // ControlsView is what GET /v1/workflows/{workflowId}/controls answers:
@@ -303,7 +303,7 @@ func (c *Control) Controls(ctx context.Context, tenant, workflow string) (Contro
 		}
 	}
 	if !found {
-		return ControlsView{}, apierr.Errorf(apierr.CodeWorkflowNotFound, "workflow %q is not among the tenant's synced workflows", workflow)
+		return ControlsView{}, apierr.Errorf(apierr.CodeWorkflowNotFound, "workflow %q is not among the tenant's synced workflows", clip(workflow, MaxWorkflowIDChars))
 	}
 	if _, err := c.settle(ctx, controlsSubject(tenant, workflow)); err != nil {
 		return ControlsView{}, err

@@ -86,7 +86,7 @@ func (c *Control) Preview(ctx context.Context, tenant, workflow string, in Previ
 		}
 	}
 	if wf == nil {
-		return PreviewResult{}, apierr.Errorf(apierr.CodeWorkflowNotFound, "workflow %q is not among the tenant's synced workflows", workflow)
+		return PreviewResult{}, apierr.Errorf(apierr.CodeWorkflowNotFound, "workflow %q is not among the tenant's synced workflows", clip(workflow, MaxWorkflowIDChars))
 	}
 	req := wire.ExecuteRequest{WorkflowID: workflow, RunID: "run_preview", Payload: in.Payload, StepID: in.StepID}
 	var recorded json.RawMessage // the run's recorded controls
@@ -165,7 +165,7 @@ func (c *Control) Preview(ctx context.Context, tenant, workflow string, in Previ
 			Message:  fmt.Sprintf("the preview reached run step %q, which has neither a recorded output (give a runId that ran it) nor a declared preview sample", out.StepID),
 			Problems: []apierr.FieldProblem{{Field: "steps." + out.StepID, Problem: "needs a recorded output or a declared preview sample"}}}
 	case bridgeclient.OutcomeCompleted:
-		p.Add("stepId", "the workflow completed without reaching step %q", in.StepID)
+		p.Add("stepId", "the workflow completed without reaching step %q", clip(in.StepID, maxControlStepIDBytes))
 		return PreviewResult{}, p.Err()
 	case bridgeclient.OutcomeStep:
 	default:
@@ -190,7 +190,7 @@ func (c *Control) Preview(ctx context.Context, tenant, workflow string, in Previ
 // previewRun reads a run's state and its trigger's payload.
 func (c *Control) previewRun(ctx context.Context, tenant, runID string) (*runstate.State, json.RawMessage, error) {
 	if !ValidRunID(runID) {
-		return nil, nil, errRunNotFound(runID)
+		return nil, nil, errRunNotFound("")
 	}
 	evs, err := c.log.History(ctx, eventlog.Subject(tenant, eventlog.AggRun, runID), 0)
 	if err != nil {
