@@ -392,6 +392,20 @@ func TestTypeScriptExampleThroughHerald(t *testing.T) {
 	}
 	feat.completed(feat.trigger("welcome", "marie", nil))
 	feat.waitMail("marie@example.com", "Bienvenue chez Acme, Marie!")
+	// A preview through the TypeScript Bridge: the profile step stands
+	// for its sample (Ada), the email is rendered in French, nothing sent.
+	sent := len(mail.Messages())
+	var pv struct {
+		Step struct{ Content struct{ Subject string } }
+	}
+	if r := h.Do("POST", "/v1/workflows/welcome/preview", key, map[string]any{"stepId": "welcome-email", "subscriberId": "marie"}); r.Status != http.StatusOK {
+		t.Fatalf("preview: %d %s", r.Status, r.Body)
+	} else if r.JSON(t, &pv); pv.Step.Content.Subject != "Bienvenue chez Acme, Ada!" {
+		t.Fatalf("preview: %s", r.Body)
+	}
+	if len(mail.Messages()) != sent {
+		t.Fatal("a preview sent a message")
+	}
 	feat.finish()
 }
 
