@@ -222,8 +222,9 @@ func TestEveryWorkflowThroughHerald(t *testing.T) {
 		completed(trigger("welcome", "sam", nil)) // no e-mail address: a text instead
 		if prov.count("sms") != 1 {
 			t.Errorf("sam's welcome text: %d SMS sent", prov.count("sms"))
-		} // Its French translation, edited through the API: a subscriber
-		// in fr-CA gets the French words, the one in en the defaults.
+		}
+		// Its French translation, edited through the API: a subscriber
+		// in fr-CA gets the French words.
 		do("PUT", "/v1/workflows/welcome/controls/welcome-email?locale=fr",
 			map[string]any{"subject": "Bienvenue chez Acme", "greeting": "Bonjour"}, http.StatusOK)
 		do("PUT", "/v1/subscribers/marie", map[string]any{"locale": "fr-CA", "contacts": map[string]any{"email": []string{"marie@example.com"}},
