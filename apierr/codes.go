@@ -67,6 +67,16 @@ const (
 	CodeInvalidPayloadSchema = "invalid_payload_schema"
 	CodeInvalidPayload       = "invalid_payload"
 
+	// CodeInvalidControls: values of a step's controls that its schema
+	// refuses. CodePreviewNeedsSample: a preview that reaches a `run`
+	// step with neither a recorded output nor a declared sample.
+	// CodeInvalidLayout: a layout without exactly one {{content}}, or
+	// too large.
+	CodeInvalidControls    = "invalid_controls"
+	CodePreviewNeedsSample = "preview_needs_sample"
+	CodeInvalidLayout      = "invalid_layout"
+	CodeLayoutNotFound     = "layout_not_found"
+
 	// A send (POST /v1/deliver, a send step, a delivery attempt).
 	CodeNoChannel           = "no_channel"           // no enabled channel of the kind
 	CodeNoAddress           = "no_address"           // no recipient at all (a skip reason too)
@@ -160,6 +170,10 @@ var table = map[string]int{
 
 	CodeInvalidPayloadSchema: http.StatusUnprocessableEntity,
 	CodeInvalidPayload:       http.StatusUnprocessableEntity,
+	CodeInvalidControls:      http.StatusUnprocessableEntity,
+	CodePreviewNeedsSample:   http.StatusUnprocessableEntity,
+	CodeInvalidLayout:        http.StatusUnprocessableEntity,
+	CodeLayoutNotFound:       http.StatusNotFound,
 
 	CodeNoChannel:             http.StatusUnprocessableEntity,
 	CodeNoAddress:             http.StatusUnprocessableEntity,

@@ -32,8 +32,15 @@ type Context struct {
 	// the next (each is a fresh token): use it in content, do not branch
 	// on it.
 	Links *Links
+	// Locale is the locale the run's controls were resolved for ("fr-CA");
+	// empty when the service named none.
+	Locale string
 
 	ctx context.Context
+
+	// controls are the values of each declared step's controls: the
+	// schema's defaults overlaid with the values the request carries.
+	controls map[string]map[string]json.RawMessage
 
 	history []wire.CompletedStep // completed steps, oldest first
 	calls   int                  // steps called so far
@@ -43,6 +50,12 @@ type Context struct {
 	// replayOnly: a step past the history ends the execution with its id
 	// and type, without running or describing it (see bridgetest).
 	replayOnly bool
+	// previewStep, in a preview, is the step previewed: a step past the
+	// history before it runs no body and returns a stand-in output (a
+	// run step its declared sample); needs is the run step that had
+	// none, which ends the preview.
+	previewStep string
+	needs       string
 
 	// At most one of next and err is set; once one is, the execution is over.
 	next *wire.Step // the step this execution ran or describes
@@ -70,6 +83,10 @@ func newContext(ctx context.Context, req *wire.ExecuteRequest, w *Workflow) (*Co
 		}
 		ids[s.StepID] = true
 	}
+	controls, err := resolveControls(w, req.Controls)
+	if err != nil {
+		return nil, nil, err
+	}
 	fn, err := w.bind(payload)
 	if err != nil {
 		return nil, nil, err
@@ -79,6 +96,8 @@ func newContext(ctx context.Context, req *wire.ExecuteRequest, w *Workflow) (*Co
 		RunID:      req.RunID,
 		Subscriber: req.Subscriber,
 		Links:      req.Links,
+		Locale:     req.Locale,
+		controls:   controls,
 		ctx:        ctx,
 		history:    req.Steps,
 		seen:       make(map[string]bool),
@@ -90,6 +109,8 @@ func newContext(ctx context.Context, req *wire.ExecuteRequest, w *Workflow) (*Co
 func (c *Context) execute(fn func(*Context) error) (wire.ExecuteAnswer, error) {
 	fnErr := c.call(fn)
 	switch {
+	case c.needs != "":
+		return wire.ExecuteAnswer{Status: wire.StatusPreviewNeeds, StepID: c.needs}, nil
 	case c.next != nil:
 		return wire.ExecuteAnswer{Status: wire.StatusStep, Step: c.next}, nil
 	case c.err != nil:
@@ -133,8 +154,14 @@ func (c *Context) call(fn func(*Context) error) (err error) {
 // replays one, nil when the call is the next step to execute or describe, or
 // the error that ends the execution.
 func (c *Context) begin(stepID string, typ wire.StepType) (*wire.CompletedStep, error) {
+	return c.beginWith(stepID, typ, nil)
+}
+
+// beginWith is begin for a step whose preview sample is sample (a run
+// step's; nil: none).
+func (c *Context) beginWith(stepID string, typ wire.StepType, sample json.RawMessage) (*wire.CompletedStep, error) {
 	switch {
-	case c.next != nil:
+	case c.next != nil || c.needs != "":
 		return nil, ErrSuspended
 	case c.err != nil:
 		return nil, c.err
@@ -152,6 +179,9 @@ func (c *Context) begin(stepID string, typ wire.StepType) (*wire.CompletedStep, 
 		if c.replayOnly {
 			return nil, c.answer(wire.Step{StepID: stepID, Type: typ})
 		}
+		if c.previewStep != "" {
+			return c.previewed(stepID, typ, sample)
+		}
 		return nil, nil
 	}
 	rec := &c.history[i]
@@ -160,6 +190,36 @@ func (c *Context) begin(stepID string, typ wire.StepType) (*wire.CompletedStep, 
 			ErrNondeterministic, i+1, rec.StepID, rec.Type, stepID, typ))
 	}
 	return rec, nil
+}
+
+// previewed is a preview's step past the history: the previewed step
+// runs (nil) unless it is a run step, which has no content; a step before
+// it returns a stand-in output without running its body.
+func (c *Context) previewed(stepID string, typ wire.StepType, sample json.RawMessage) (*wire.CompletedStep, error) {
+	if stepID == c.previewStep {
+		if typ == wire.StepRun {
+			return nil, c.fail(fmt.Errorf("%w: step %q is a run step: it has no content to preview", errInvalidRequest, stepID))
+		}
+		return nil, nil
+	}
+	var out json.RawMessage
+	switch typ {
+	case wire.StepRun:
+		if sample == nil {
+			c.needs = stepID
+			return nil, ErrSuspended
+		}
+		out = sample
+	case wire.StepSend:
+		out = json.RawMessage(`{"attemptId":"preview","status":"sent"}`)
+	case wire.StepDigest:
+		out = json.RawMessage(`{"count":1,"events":[]}`)
+	case wire.StepThrottle:
+		out = json.RawMessage(`{"throttled":false,"count":1}`)
+	default: // a delay, a wait that timed out
+		out = json.RawMessage("null")
+	}
+	return &wire.CompletedStep{StepID: stepID, Type: typ, Output: out}, nil
 }
 
 // answer ends the execution with step as its answer.
@@ -184,3 +244,48 @@ func (c *Context) invalid(stepID, problem string) error {
 type workflowError struct{ err error }
 
 func (e *workflowError) Error() string { return e.err.Error() }
+
+// resolveControls overlays the values of the request on the defaults of
+// each step w declares controls for. A step's values must be a JSON
+// object; values of steps w declares none for are ignored.
+func resolveControls(w *Workflow, sent map[string]json.RawMessage) (map[string]map[string]json.RawMessage, error) {
+	out := make(map[string]map[string]json.RawMessage, len(w.controlDefaults))
+	for step, defaults := range w.controlDefaults {
+		v := make(map[string]json.RawMessage, len(defaults))
+		for k, d := range defaults {
+			v[k] = d
+		}
+		if raw, ok := sent[step]; ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			var values map[string]json.RawMessage
+			if err := json.Unmarshal(raw, &values); err != nil || values == nil {
+				return nil, fmt.Errorf("%w: the controls of step %q are not a JSON object", errInvalidRequest, step)
+			}
+			for k, x := range values {
+				v[k] = x
+			}
+		}
+		out[step] = v
+	}
+	return out, nil
+}
+
+// Controls decodes the values of step stepID's controls into v (a
+// pointer, as for json.Unmarshal): the values the service resolved for
+// the run's locale when the run started, the same on every execution of
+// the run, with the schema's default for any the service did not send.
+// It is an error for a step the workflow declares no controls for
+// ([Controls]) or values that do not decode into v.
+func (c *Context) Controls(stepID string, v any) error {
+	values, ok := c.controls[stepID]
+	if !ok {
+		return fmt.Errorf("bridge: step %q of %q declares no controls", stepID, c.WorkflowID)
+	}
+	raw, err := json.Marshal(values)
+	if err != nil {
+		return fmt.Errorf("bridge: the controls of step %q: %w", stepID, err)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("bridge: the controls of step %q do not decode as %T: %w", stepID, v, err)
+	}
+	return nil
+}

@@ -84,6 +84,21 @@
 // public URL, [Context.Links] carries the subscriber's unsubscribe and
 // preference page links for the workflow, to put in a message's footer.
 //
+// # Controls, translations and preview
+//
+// A step's words can be controls that the tenant's teammates edit per
+// locale through the service, without a deploy: declare a JSON Schema per
+// step with [Controls] (type object, each property with a default) and
+// read the values with [Context.Controls] in the step's render function.
+// The service resolves them when a run starts (the defaults, the tenant's
+// default content, the subscriber's language, its exact locale, in
+// [Context.Locale]) and sends the same values on every execution of the
+// run. An email's [EmailContent.Layout] picks one of the tenant's layouts
+// ([LayoutID], [NoLayout]). A preview (the service's POST
+// /v1/workflows/{id}/preview) runs no step body but the previewed step's
+// render function: a [Run] step before it returns its recorded output, or
+// the sample [PreviewSample] declares.
+//
 // # Steps and replay
 //
 // A step whose id is among the run's completed steps returns its recorded

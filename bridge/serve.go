@@ -126,9 +126,12 @@ func (h *handler) answer(w http.ResponseWriter, r *http.Request) (any, error) {
 		return wire.HealthAnswer{Status: wire.StatusOK, Workflows: len(h.reg.infos())}, nil
 	case wire.ActionDiscover:
 		return wire.DiscoverAnswer{Workflows: h.reg.infos()}, nil
-	case wire.ActionExecute, wire.ActionCheck:
+	case wire.ActionExecute, wire.ActionCheck, wire.ActionPreview:
 		if req.ExecuteRequest == nil {
 			req.ExecuteRequest = &wire.ExecuteRequest{}
+		}
+		if req.Action == wire.ActionPreview && req.StepID == "" {
+			return nil, fmt.Errorf("%w: a preview names no stepId", errInvalidRequest)
 		}
 		wf, ok := h.reg.lookup(req.WorkflowID)
 		if !ok {
@@ -140,6 +143,9 @@ func (h *handler) answer(w http.ResponseWriter, r *http.Request) (any, error) {
 		}
 		if req.Action == wire.ActionCheck {
 			return c.check(fn)
+		}
+		if req.Action == wire.ActionPreview {
+			c.previewStep = req.StepID
 		}
 		return c.execute(fn)
 	case "":

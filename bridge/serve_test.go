@@ -701,3 +701,29 @@ func TestNotifyChannelsAndSkippedResult(t *testing.T) {
 		t.Fatalf("results read %q", got)
 	}
 }
+
+// Context.Controls refuses a step the workflow declares no controls for,
+// and values that do not decode into its target: the step fails with
+// the reason.
+func TestControlsErrors(t *testing.T) {
+	wf := bridge.MustWorkflow("ctl", func(ctx *bridge.Context, p struct{ Step string }) error {
+		_, err := bridge.Notify(ctx, "mail", func(context.Context) (bridge.EmailContent, error) {
+			var c struct{ Count int }
+			if err := ctx.Controls(p.Step, &c); err != nil {
+				return bridge.EmailContent{}, err
+			}
+			return bridge.EmailContent{Subject: "n", Body: strconv.Itoa(c.Count)}, nil
+		})
+		return err
+	}, bridge.Controls("mail", json.RawMessage(`{"type":"object","properties":{"count":{"type":"string","default":"x"}}}`)))
+	h := serve(wf)
+	for _, tt := range []struct{ step, want string }{
+		{"other", `bridge: step "other" of "ctl" declares no controls`},
+		{"mail", `bridge: the controls of step "mail" do not decode as *struct { Count int }`},
+	} {
+		status, body := execute(t, h, "ctl", `{"step":"`+tt.step+`"}`)
+		if e := errorOf(t, body); status != http.StatusInternalServerError || e.StepID != "mail" || !strings.HasPrefix(e.Message, tt.want) {
+			t.Errorf("%s: %d %s, want a failed step saying %q", tt.step, status, body, tt.want)
+		}
+	}
+}

@@ -19,9 +19,18 @@ import (
 //
 // On replay Run decodes the recorded result into T; a result that no longer
 // decodes is [ErrNondeterministic].
-func Run[T any](ctx *Context, stepID string, fn func(context.Context) (T, error)) (T, error) {
+//
+// In a preview (POST /v1/workflows/{id}/preview) fn never runs: Run
+// returns the output the previewed run recorded, or the sample that
+// [PreviewSample] declares; with neither, the preview answers that it
+// needs one (422 preview_needs_sample naming stepID).
+func Run[T any](ctx *Context, stepID string, fn func(context.Context) (T, error), opts ...RunOption) (T, error) {
 	var zero T
-	rec, err := ctx.begin(stepID, wire.StepRun)
+	var o runOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	rec, err := ctx.beginWith(stepID, wire.StepRun, o.sample)
 	if err != nil {
 		return zero, err
 	}
@@ -45,6 +54,22 @@ func Run[T any](ctx *Context, stepID string, fn func(context.Context) (T, error)
 		return zero, ctx.fail(&StepError{StepID: stepID, Err: fmt.Errorf("output does not encode as JSON: %w", err)})
 	}
 	return zero, ctx.answer(wire.Step{StepID: stepID, Type: wire.StepRun, Output: out})
+}
+
+// RunOption configures a [Run] step.
+type RunOption func(*runOptions)
+
+type runOptions struct{ sample json.RawMessage }
+
+// PreviewSample declares the output a [Run] step stands for in a preview
+// that has no recorded output of it: sample, encoded as JSON as the step's
+// result would be (a value that does not encode declares none).
+func PreviewSample(sample any) RunOption {
+	return func(o *runOptions) {
+		if raw, err := wire.Marshal(sample); err == nil {
+			o.sample = raw
+		}
+	}
 }
 
 // SendOption configures a [Send] step.

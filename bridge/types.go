@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/heraldhq/herald/bridge/wire"
@@ -54,6 +55,17 @@ type (
 // numbers are refused. It is the protocol's own reading, so a workflow
 // needs no import of bridge/wire for it.
 func ParseDuration(s string) (time.Duration, error) { return wire.ParseDuration(s) }
+
+// LayoutID is the [EmailContent.Layout] that wraps an email's HTML in the
+// tenant's layout id.
+func LayoutID(id string) json.RawMessage {
+	b, _ := json.Marshal(id) // a string always encodes
+	return b
+}
+
+// NoLayout is the [EmailContent.Layout] that sends an email's HTML as it
+// is, even when the tenant marked a default layout.
+func NoLayout() json.RawMessage { return json.RawMessage("null") }
 
 // Channel is a channel kind: where a [Send] step delivers. The service picks
 // the tenant's channel of that kind and the subscriber's address for it.

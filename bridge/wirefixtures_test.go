@@ -195,8 +195,48 @@ func fixtureWorkflows() map[string]*Workflow {
 		})
 		return err
 	})
+	controls := MustWorkflow("fx_controls", func(ctx *Context, _ struct{}) error {
+		_, err := Notify(ctx, "welcome", func(context.Context) (EmailContent, error) {
+			var c struct{ Subject, Greeting string }
+			if err := ctx.Controls("welcome", &c); err != nil {
+				return EmailContent{}, err
+			}
+			return EmailContent{Subject: c.Subject, Body: c.Greeting + " (" + ctx.Locale + ")"}, nil
+		})
+		return err
+	}, Controls("welcome", json.RawMessage(`{"type":"object","properties":{"subject":{"type":"string","default":"Welcome"},"greeting":{"type":"string","default":"Hello"}}}`)))
+	// fx_preview's step bodies fail: a preview runs none of them.
+	preview := MustWorkflow("fx_preview", func(ctx *Context, _ struct{}) error {
+		user, err := Run(ctx, "load", func(context.Context) (map[string]string, error) {
+			return nil, errors.New("the body of load ran")
+		}, PreviewSample(map[string]string{"name": "Sample"}))
+		if err != nil {
+			return err
+		}
+		if err := Delay(ctx, "pause", 30*time.Second); err != nil {
+			return err
+		}
+		if _, err := Notify(ctx, "welcome", func(context.Context) (EmailContent, error) {
+			var c struct{ Subject string }
+			if err := ctx.Controls("welcome", &c); err != nil {
+				return EmailContent{}, err
+			}
+			return EmailContent{Subject: c.Subject + " " + user["name"], HTML: "<p>Hi</p>", Layout: LayoutID("brand")}, nil
+		}); err != nil {
+			return err
+		}
+		if _, err := Run(ctx, "audit", func(context.Context) (int, error) {
+			return 0, errors.New("the body of audit ran")
+		}); err != nil {
+			return err
+		}
+		_, err = Notify(ctx, "sms", func(context.Context) (SMSContent, error) {
+			return SMSContent{Body: "Hi " + user["name"]}, nil
+		})
+		return err
+	}, Controls("welcome", json.RawMessage(`{"type":"object","properties":{"subject":{"type":"string","default":"Welcome"}}}`)))
 	out := map[string]*Workflow{}
-	for _, w := range []*Workflow{steps, schedule, kinds, timed, throttle, args, named, zone, dup, throws, invalid, untouched} {
+	for _, w := range []*Workflow{steps, schedule, kinds, timed, throttle, args, named, zone, dup, throws, invalid, untouched, controls, preview} {
 		out[w.ID()] = w
 	}
 	return out
@@ -334,6 +374,41 @@ func TestWorkflowTextFixture(t *testing.T) {
 			t.Fatalf("%s: unknown field %q", c.Case, c.Field)
 		}
 		_, err := NewWorkflow("fx_text", func(*Context, struct{}) error { return nil }, opt)
+		switch {
+		case c.Error == nil && err != nil:
+			t.Errorf("%s: %v", c.Case, err)
+		case c.Error != nil && (err == nil || err.Error() != *c.Error):
+			t.Errorf("%s: error %v, want %s", c.Case, err, *c.Error)
+		case c.Error != nil && !errors.Is(err, ErrInvalidWorkflow):
+			t.Errorf("%s: %v is not ErrInvalidWorkflow", c.Case, err)
+		}
+	}
+}
+
+// TestControlSchemasFixture runs testdata/control-schemas.json, the
+// control schemas a workflow may declare, which the TypeScript SDK's test
+// runs too: both refuse the same schema with the same error.
+func TestControlSchemasFixture(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "control-schemas.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct {
+		Description string `json:"description"`
+		Cases       []struct {
+			Case   string          `json:"case"`
+			StepID string          `json:"stepId"`
+			Schema json.RawMessage `json:"schema"`
+			Error  *string         `json:"error"`
+		} `json:"cases"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&fx); err != nil || len(fx.Cases) == 0 {
+		t.Fatalf("control-schemas.json: %d cases, %v", len(fx.Cases), err)
+	}
+	for _, c := range fx.Cases {
+		_, err := NewWorkflow("fx_ctl", func(*Context, struct{}) error { return nil }, Controls(c.StepID, c.Schema))
 		switch {
 		case c.Error == nil && err != nil:
 			t.Errorf("%s: %v", c.Case, err)

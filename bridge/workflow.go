@@ -3,6 +3,7 @@ package bridge
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode"
@@ -27,6 +28,11 @@ type Workflow struct {
 	defaults      map[Channel]bool
 	name          string
 	description   string
+	// controls are the steps' control schemas (step id → JSON Schema),
+	// and controlDefaults each schema's property defaults as an object.
+	controls        map[string]json.RawMessage
+	controlDefaults map[string]map[string]json.RawMessage
+	controlErr      error
 }
 
 // WorkflowOption configures a [Workflow] in [NewWorkflow].
@@ -94,6 +100,70 @@ func WithDescription(description string) WorkflowOption {
 	return func(w *Workflow) { w.description = description }
 }
 
+// Controls declares the controls of the step stepID: values that the
+// tenant's teammates edit through the service, per locale, without a
+// deploy (a subject, a greeting). schema is a JSON Schema of "type":
+// "object" whose every property has a "default"; the step's code reads
+// the values the run resolved with [Context.Controls]. The service
+// refuses a sync (422 invalid_payload_schema) whose control schemas are
+// over 64 KiB for the workflow, or that it cannot enforce as it cannot a
+// payload schema. Repeated for one step, the last call wins.
+// [NewWorkflow] checks that stepID is not empty and that schema is a
+// JSON object of type object whose properties all have a default.
+func Controls(stepID string, schema json.RawMessage) WorkflowOption {
+	return func(w *Workflow) {
+		if w.controls == nil {
+			w.controls = map[string]json.RawMessage{}
+			w.controlDefaults = map[string]map[string]json.RawMessage{}
+		}
+		defaults, compact, err := controlSchema(schema)
+		if stepID == "" {
+			err = errors.New("empty step id")
+		}
+		if err != nil {
+			if w.controlErr == nil {
+				w.controlErr = fmt.Errorf("%w: the controls of step %q of %q: %v", ErrInvalidWorkflow, stepID, w.id, err)
+			}
+			return
+		}
+		w.controls[stepID] = compact
+		w.controlDefaults[stepID] = defaults
+	}
+}
+
+// controlSchema checks a step's control schema and returns its defaults
+// and its compact form.
+func controlSchema(schema json.RawMessage) (map[string]json.RawMessage, json.RawMessage, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(schema, &obj); err != nil || obj == nil {
+		return nil, nil, errors.New("the schema is not a JSON object")
+	}
+	if string(obj["type"]) != `"object"` {
+		return nil, nil, errors.New(`the schema is not of "type": "object"`)
+	}
+	var props map[string]json.RawMessage
+	if raw, ok := obj["properties"]; ok {
+		if err := json.Unmarshal(raw, &props); err != nil {
+			return nil, nil, errors.New("the schema's properties are not an object")
+		}
+	}
+	defaults := make(map[string]json.RawMessage, len(props))
+	for name, p := range props {
+		var prop map[string]json.RawMessage
+		if err := json.Unmarshal(p, &prop); err != nil || prop == nil {
+			return nil, nil, fmt.Errorf("property %q is not a schema object", name)
+		}
+		d, ok := prop["default"]
+		if !ok {
+			return nil, nil, fmt.Errorf("property %q has no default", name)
+		}
+		defaults[name] = d
+	}
+	var compact bytes.Buffer
+	_ = json.Compact(&compact, schema) // valid: it just unmarshalled
+	return defaults, compact.Bytes(), nil
+}
+
 // Bounds of a workflow's display text, in characters; the service refuses
 // a sync whose Bridge declares longer ones.
 const (
@@ -137,6 +207,9 @@ func NewWorkflow[P any](id string, fn func(ctx *Context, payload P) error, opts 
 	for _, opt := range opts {
 		opt(w)
 	}
+	if w.controlErr != nil {
+		return nil, w.controlErr
+	}
 	for _, t := range []struct {
 		what, v string
 		max     int
@@ -175,6 +248,9 @@ func (w *Workflow) ID() string { return w.id }
 func (w *Workflow) info() wire.WorkflowInfo {
 	wi := wire.WorkflowInfo{WorkflowID: w.id, PayloadSchema: w.payloadSchema, Critical: w.critical}
 	wi.Name, wi.Description = w.name, w.description
+	if len(w.controls) > 0 {
+		wi.Controls = w.controls
+	}
 	if len(w.defaults) > 0 {
 		wi.Preferences = &wire.WorkflowPreferences{Channels: make(map[string]bool, len(w.defaults))}
 		for k, v := range w.defaults {

@@ -57,6 +57,24 @@ type Client struct {
 // returned). Every answer of the Bridge and every network failure, the
 // Client's own Timeout included, is an Outcome.
 func (c *Client) Execute(ctx context.Context, url, secret string, req wire.ExecuteRequest) (Outcome, error) {
+	o, err := c.call(ctx, url, secret, wire.ActionExecute, req)
+	if err == nil && o.Kind == OutcomePreviewNeeds {
+		o = invalidAnswer(Outcome{HTTPStatus: o.HTTPStatus}, `status "preview_needs" answering an execute request`)
+	}
+	return o, err
+}
+
+// Preview asks the Bridge at url to preview req.StepID of a run, as
+// Execute asks it to advance one (action preview): the Outcome is the
+// previewed step (OutcomeStep), OutcomePreviewNeeds naming the run step
+// that needs a sample (Outcome.StepID), OutcomeCompleted when the code
+// does not reach the step, or a failure classified as Execute's.
+func (c *Client) Preview(ctx context.Context, url, secret string, req wire.ExecuteRequest) (Outcome, error) {
+	return c.call(ctx, url, secret, wire.ActionPreview, req)
+}
+
+// call is Execute's and Preview's request.
+func (c *Client) call(ctx context.Context, url, secret string, action wire.Action, req wire.ExecuteRequest) (Outcome, error) {
 	if len(req.Payload) == 0 {
 		req.Payload = json.RawMessage("{}")
 	}
@@ -68,7 +86,7 @@ func (c *Client) Execute(ctx context.Context, url, secret string, req wire.Execu
 		steps[i] = s
 	}
 	req.Steps = steps
-	body, err := wire.Marshal(wire.Request{Action: wire.ActionExecute, ExecuteRequest: &req})
+	body, err := wire.Marshal(wire.Request{Action: action, ExecuteRequest: &req})
 	if err != nil {
 		return Outcome{}, fmt.Errorf("bridge: encoding the execute request: %w", err)
 	}
@@ -87,7 +105,7 @@ func (c *Client) Execute(ctx context.Context, url, secret string, req wire.Execu
 		o = outcomeOf(rep.status, rep.body)
 	}
 	if o.Detail != "" {
-		c.logger().Warn("bridge: call failed", "action", wire.ActionExecute, "runId", req.RunID, "host", hostOf(url),
+		c.logger().Warn("bridge: call failed", "action", action, "runId", req.RunID, "host", hostOf(url),
 			"status", o.HTTPStatus, "code", o.Code, "detail", o.Detail)
 	}
 	return o, nil

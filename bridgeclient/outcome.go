@@ -30,6 +30,10 @@ const (
 	OutcomeRetryable
 	// OutcomeTerminal: retrying cannot help; the run fails with Outcome.Code.
 	OutcomeTerminal
+	// OutcomePreviewNeeds: a preview reached the `run` step Outcome.StepID
+	// with neither a recorded output nor a declared sample (never the
+	// outcome of an execute call).
+	OutcomePreviewNeeds
 )
 
 // String returns the kind's name, for logs.
@@ -43,6 +47,8 @@ func (k OutcomeKind) String() string {
 		return "retryable"
 	case OutcomeTerminal:
 		return "terminal"
+	case OutcomePreviewNeeds:
+		return "preview_needs"
 	}
 	return fmt.Sprintf("OutcomeKind(%d)", int(k))
 }
@@ -122,6 +128,12 @@ func outcomeOf(status int, body []byte) Outcome {
 		switch a.Status {
 		case wire.StatusCompleted:
 			o.Kind = OutcomeCompleted
+			return o
+		case wire.StatusPreviewNeeds:
+			if a.StepID == "" || !validID(a.StepID) {
+				return invalidAnswer(o, `status "preview_needs" without a valid stepId`)
+			}
+			o.Kind, o.StepID = OutcomePreviewNeeds, a.StepID
 			return o
 		case wire.StatusStep:
 			if a.Step == nil {

@@ -78,6 +78,10 @@ func (r *runtime) Discover(context.Context, string, string) ([]wire.WorkflowInfo
 	return r.discover()
 }
 
+func (r *runtime) Preview(context.Context, string, string, wire.ExecuteRequest) (bridgeclient.Outcome, error) {
+	return bridgeclient.Outcome{}, errors.New("no bridge in this test")
+}
+
 func (r *runtime) ArmSchedules(_ context.Context, _ string, _, current []events.SyncedWorkflow) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/bridge/wire"
+	"github.com/heraldhq/herald/bridgeclient"
 	"github.com/heraldhq/herald/events"
 )
 
@@ -32,6 +33,9 @@ type Runtime interface {
 	// workflows it serves. Errors wrap bridgeclient.ErrUnreachable when the
 	// Bridge gave no answer.
 	Discover(ctx context.Context, url, secret string) ([]wire.WorkflowInfo, error)
+	// Preview asks the Bridge at url, signing with secret, to preview
+	// req.StepID: bridgeclient.Client.Preview's outcome.
+	Preview(ctx context.Context, url, secret string, req wire.ExecuteRequest) (bridgeclient.Outcome, error)
 	// ArmSchedules arms the cron schedule of every scheduled workflow of
 	// current and disarms those of previous that are gone or unscheduled.
 	ArmSchedules(ctx context.Context, tenant string, previous, current []events.SyncedWorkflow) error

@@ -47,6 +47,9 @@ type Workflow struct {
 	// PayloadSchema is the JSON Schema a trigger's payload is checked
 	// against; nil for none.
 	PayloadSchema json.RawMessage
+	// Controls are the JSON Schemas of the steps' controls, by step id;
+	// nil for none.
+	Controls map[string]json.RawMessage
 }
 
 // SyncResult is what a sync records, or would record.
@@ -140,7 +143,7 @@ func (c *Control) view(wfs []events.SyncedWorkflow) []Workflow {
 	out := make([]Workflow, 0, len(wfs))
 	now := c.now()
 	for _, w := range wfs {
-		v := Workflow{WorkflowID: w.WorkflowID, Schedule: w.Schedule, Critical: w.Critical, Name: w.Name, Description: w.Description}
+		v := Workflow{WorkflowID: w.WorkflowID, Schedule: w.Schedule, Critical: w.Critical, Name: w.Name, Description: w.Description, Controls: w.Controls}
 		if len(w.PayloadSchema) > 0 && string(w.PayloadSchema) != "null" {
 			v.PayloadSchema = w.PayloadSchema
 		}
@@ -241,6 +244,16 @@ func (c *Control) checkDiscovered(infos []wire.WorkflowInfo) ([]events.SyncedWor
 				if code == apierr.CodeInvalidWorkflowID || code == apierr.CodeValidationFailed || code == apierr.CodeInvalidPreferences {
 					code = apierr.CodeInvalidPayloadSchema
 				}
+			}
+		}
+		if len(w.Controls) > 0 {
+			if pp := checkControlSchemas(field, w.Controls); len(pp) > 0 {
+				p = append(p, pp...)
+				if code == apierr.CodeInvalidWorkflowID || code == apierr.CodeValidationFailed || code == apierr.CodeInvalidPreferences {
+					code = apierr.CodeInvalidPayloadSchema
+				}
+			} else {
+				sw.Controls = w.Controls
 			}
 		}
 		if pp := checkWorkflowPreferences(&sw, field, w); len(pp) > 0 {

@@ -48,7 +48,7 @@ type contentField struct {
 // the map has no content rules: its send fails with no_channel.
 var contentFields = map[string][]contentField{
 	KindEmail: {{"subject", ctString, true}, {"body", ctString, false}, {"html", ctString, false},
-		{"text", ctString, false}, {"replyTo", ctEmail, false}},
+		{"text", ctString, false}, {"replyTo", ctEmail, false}, {"layout", ctString, false}},
 	KindSMS:     {{"body", ctString, true}},
 	KindChat:    {{"body", ctString, true}, {"blocks", ctArray, false}},
 	KindPush:    {{"title", ctString, true}, {"body", ctString, true}, {"data", ctStringMap, false}},

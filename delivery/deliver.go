@@ -52,6 +52,13 @@ func (s *Service) Deliver(ctx context.Context, tenant string, req Request) (Resu
 	if err := ValidateContent(req.Channel, req.Content); err != nil {
 		return Result{}, err
 	}
+	if req.Channel == KindEmail {
+		content, err := ApplyLayout(s.cfg.Store, tenant, req.Content)
+		if err != nil {
+			return Result{}, err
+		}
+		req.Content = content
+	}
 	subject := eventlog.Subject(tenant, eventlog.AggDelivery, req.IdempotencyKey)
 	d := send{tenant: tenant, subject: subject, req: req}
 	deadline := time.Now().Add(s.cfg.InFlightWait)

@@ -35,6 +35,9 @@ func (t *turn) execute(ctx context.Context) (verdict, error) {
 		t.due = 0
 	}
 	req := wire.ExecuteRequest{WorkflowID: t.st.WorkflowID, RunID: t.st.RunID, Payload: payload, Subscriber: t.sub}
+	if req.Controls, req.Locale, err = t.controls(); err != nil {
+		return verdict{}, err
+	}
 	if req.Links, err = t.e.links(t.tenant, req.WorkflowID, t.sub); err != nil {
 		return verdict{}, err
 	}

@@ -24,7 +24,8 @@ import (
 func (t *turn) record(ctx context.Context, typ string, data any) error {
 	if d, ok := data.(events.StepCompletedData); ok && t.frozen != nil && t.resumed == nil {
 		t.frozen = nil
-		typ, data = events.RunSubscriberRecorded, events.RunSubscriberRecordedData{Subscriber: t.st.Subscriber, Step: &d}
+		typ, data = events.RunSubscriberRecorded, events.RunSubscriberRecordedData{Subscriber: t.st.Subscriber, Step: &d,
+			Controls: t.st.Controls, Locale: t.st.Locale}
 	}
 	held := false // the state already holds the step data carries
 	if _, ok := data.(events.RunCompletedData); ok && t.held != nil && t.frozen == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/heraldhq/herald/bridge/wire"
+	"github.com/heraldhq/herald/bridgeclient"
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 )
@@ -20,4 +21,10 @@ func (e *Engine) Discover(ctx context.Context, url, secret string) ([]wire.Workf
 func (e *Engine) synced(ctx context.Context, tenant string) ([]events.SyncedWorkflow, error) {
 	d, _, err := eventlog.LastAs[events.WorkflowsSyncedData](ctx, e.log, eventlog.Subject(tenant, eventlog.AggWorkflows, tenant))
 	return d.Workflows, err
+}
+
+// Preview asks the Bridge at url, signing with secret, to preview
+// req.StepID (see bridgeclient.Client.Preview).
+func (e *Engine) Preview(ctx context.Context, url, secret string, req wire.ExecuteRequest) (bridgeclient.Outcome, error) {
+	return e.client.Preview(ctx, url, secret, req)
 }

@@ -33,6 +33,11 @@ const (
 	// AggWebhookAttempts: the delivery attempts to one webhook endpoint
 	// (id: the endpoint).
 	AggWebhookAttempts = "whattempt"
+	// AggControls: the edits of one workflow's step controls (id: the
+	// workflow).
+	AggControls = "controls"
+	// AggLayout: one email layout (id: the layout).
+	AggLayout = "layout"
 )
 
 // Token encodes an arbitrary id (external ids may hold dots, spaces,

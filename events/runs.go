@@ -46,6 +46,13 @@ type RunSubscriberRecordedData struct {
 	// (one append instead of two); it folds as a StepCompleted right
 	// after the subscriber.
 	Step *StepCompletedData `json:"step,omitempty"`
+	// Controls, when set, are the values of the workflow's step controls
+	// resolved at the run's first turn for Locale (a JSON object: step
+	// id → values): every execute request of the run carries them,
+	// whatever is edited later. A cron run records them with a null
+	// Subscriber.
+	Controls json.RawMessage `json:"controls,omitempty"`
+	Locale   string          `json:"locale,omitempty"`
 }
 
 // StepCompletedData records a step's result, replayed to the Bridge ever

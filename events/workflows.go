@@ -33,6 +33,10 @@ type SyncedWorkflow struct {
 	// as the Bridge declared them (bounded by control); empty for none.
 	Name        string `json:"name,omitempty"`
 	Description string `json:"description,omitempty"`
+	// Controls are the JSON Schemas of each step's controls (step id →
+	// schema), as the Bridge declared them (checked by control); nil for
+	// none.
+	Controls map[string]json.RawMessage `json:"controls,omitempty"`
 }
 
 // WorkflowsSyncedData is the whole list of a sync: it replaces the last.

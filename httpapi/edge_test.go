@@ -169,6 +169,17 @@ func TestEveryIDSlotRefusesTenKilobytes(t *testing.T) {
 		{"/v1/deliver", "POST", "/v1/deliver", "internal", map[string]string{"x-herald-tenant-id": "ten_.*.>"}, map[string]any{}, []int{401, 422}},
 		{"/v1/deliver", "POST", "/v1/deliver", "internal", map[string]string{"x-herald-internal-token": huge}, map[string]any{}, []int{401}},
 	}
+	cases = append(cases,
+		edgeCase{"/v1/workflows/{workflowId}/controls", "GET", "/v1/workflows/" + esc + "/controls", "tenant", nil, nil, nf},
+		edgeCase{"/v1/workflows/{workflowId}/controls/history", "GET", "/v1/workflows/" + esc + "/controls/history?stepId=" + q, "tenant", nil, nil, nf},
+		edgeCase{"/v1/workflows/{workflowId}/controls/{stepId}", "PUT", "/v1/workflows/" + esc + "/controls/" + esc + "?locale=" + q, "tenant", nil, map[string]any{}, []int{404, 422}},
+		edgeCase{"/v1/workflows/{workflowId}/controls/{stepId}", "DELETE", "/v1/workflows/" + dotted + "/controls/" + esc, "tenant", nil, nil, nf},
+		edgeCase{"/v1/workflows/{workflowId}/controls/{stepId}/revert", "POST", "/v1/workflows/" + esc + "/controls/" + esc + "/revert", "tenant", nil, map[string]any{"version": 1}, nf},
+		edgeCase{"/v1/workflows/{workflowId}/preview", "POST", "/v1/workflows/" + esc + "/preview", "tenant", nil, map[string]any{"stepId": huge, "runId": huge}, nf},
+		edgeCase{"/v1/layouts/{layoutId}", "PUT", "/v1/layouts/" + esc, "tenant", nil, map[string]any{"name": "n", "html": "{{content}}"}, inv},
+		edgeCase{"/v1/layouts/{layoutId}", "GET", "/v1/layouts/" + dotted, "tenant", nil, nil, nf},
+		edgeCase{"/v1/layouts/{layoutId}", "DELETE", "/v1/layouts/" + esc, "tenant", nil, nil, nf},
+	)
 	var tok struct{ Token string }
 	h.Do("POST", "/v1/subscribers/u1/inbox-tokens", h.key, nil).JSON(t, &tok)
 	inbox := "raw:Bearer " + tok.Token

@@ -18,6 +18,8 @@ func readModels() (map[string]applyFunc, [][]byte) {
 		suppressionModels,
 		preferenceModels,
 		webhookModels,
+		controlModels,
+		layoutModels,
 	} {
 		h, b := model()
 		maps.Copy(handlers, h)

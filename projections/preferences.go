@@ -69,6 +69,9 @@ func applyWorkflowsSynced(tx *bolt.Tx, ev eventlog.Event, d events.WorkflowsSync
 	if err := applyWorkflowSchemas(tx, ev, d); err != nil {
 		return err
 	}
+	if err := applyControlSchemas(tx, ev, d); err != nil {
+		return err
+	}
 	b := tx.Bucket(bucketWorkflowDefaults)
 	if err := deletePrefix(b, key(ev.TenantID, "")); err != nil {
 		return err

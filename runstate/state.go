@@ -114,6 +114,13 @@ type State struct {
 	// started before subscribers were frozen, or one whose subscriber was
 	// erased. It is personal data and never leaves the engine: no JSON.
 	Subscriber json.RawMessage `json:"-"`
+	// Controls are the values of the workflow's step controls resolved at
+	// the run's first turn (a JSON object, step id → values), and Locale
+	// the locale they were resolved for; Controls is nil when none were
+	// recorded (a workflow without controls, a run started before they
+	// were, or one whose record went with its erased subscriber).
+	Controls json.RawMessage `json:"-"`
+	Locale   string          `json:"-"`
 }
 
 // Fold applies evs, oldest first, to a new state.
@@ -193,8 +200,11 @@ func (s *State) Apply(ev events.Event) error {
 	case events.RunSubscriberRecorded:
 		var d events.RunSubscriberRecordedData
 		if err = ev.Decode(&d); err == nil {
-			if s.Subscriber == nil {
+			if s.Subscriber == nil && len(d.Subscriber) > 0 && string(d.Subscriber) != "null" {
 				s.Subscriber = d.Subscriber // the first one recorded is the run's
+			}
+			if s.Controls == nil && len(d.Controls) > 0 {
+				s.Controls, s.Locale = d.Controls, d.Locale
 			}
 			if d.Step != nil {
 				s.completeStep(*d.Step)

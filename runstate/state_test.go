@@ -459,3 +459,27 @@ func TestHeldSend(t *testing.T) {
 		t.Fatalf("completed: %+v", st)
 	}
 }
+
+// The controls recorded at a run's first turn are the run's: a later
+// record does not change them; a run without a subscriber records them
+// with a null subscriber, which records no subscriber.
+func TestControlsRecordedOnce(t *testing.T) {
+	st, sd := started()
+	s, err := runstate.Fold(history(t, st, sd,
+		events.RunSubscriberRecorded, events.RunSubscriberRecordedData{Subscriber: json.RawMessage(`null`),
+			Controls: json.RawMessage(`{"mail":{"subject":"Bonjour"}}`), Locale: "fr-CA"},
+		events.RunSubscriberRecorded, events.RunSubscriberRecordedData{Subscriber: json.RawMessage(`{"subscriberId":"u1"}`),
+			Controls: json.RawMessage(`{"mail":{"subject":"Changed"}}`), Locale: "en"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(s.Controls) != `{"mail":{"subject":"Bonjour"}}` || s.Locale != "fr-CA" {
+		t.Fatalf("controls %s locale %q, want the first recorded", s.Controls, s.Locale)
+	}
+	if string(s.Subscriber) != `{"subscriberId":"u1"}` {
+		t.Fatalf("subscriber = %s: a null one is no subscriber", s.Subscriber)
+	}
+	if out := mustJSON(t, s); strings.Contains(out, "Bonjour") {
+		t.Fatalf("the controls leak into the state's JSON: %s", out)
+	}
+}

@@ -15,6 +15,10 @@ type EmailContent struct {
 	HTML    string `json:"html,omitempty"`
 	Text    string `json:"text,omitempty"`
 	ReplyTo string `json:"replyTo,omitempty"`
+	// Layout picks the tenant's email layout the HTML part is wrapped in:
+	// a layout id as a JSON string ("\"brand\""), or null for none.
+	// Absent (nil): the tenant's default layout, if one is marked.
+	Layout json.RawMessage `json:"layout,omitempty"`
 }
 
 // SMSContent is the content of a text message. Body is required.

@@ -21,6 +21,10 @@ const (
 	// step past them (stepId and type only) or answers completed. Answered
 	// with a CheckAnswer.
 	ActionCheck Action = "check"
+	// ActionPreview runs a workflow as execute does, up to the step its
+	// StepID names, running no step body but that step's content
+	// function: answered with an ExecuteAnswer.
+	ActionPreview Action = "preview"
 )
 
 // StepType names a kind of durable step.
@@ -41,6 +45,9 @@ const (
 	StatusOK        = "ok"        // HealthAnswer
 	StatusStep      = "step"      // ExecuteAnswer carrying the next step
 	StatusCompleted = "completed" // ExecuteAnswer: the workflow function returned
+	// StatusPreviewNeeds answers a preview that reached a `run` step
+	// with neither a recorded output nor a declared sample: its StepID.
+	StatusPreviewNeeds = "preview_needs"
 )
 
 // Request is the JSON body of every call to a Bridge. ExecuteRequest is nil
@@ -64,6 +71,16 @@ type ExecuteRequest struct {
 	// this workflow; nil (absent) when the service has no public URL or
 	// the run has no subscriber.
 	Links *Links `json:"links,omitempty"`
+	// Controls are the values of each step's controls (step id → a JSON
+	// object), resolved when the run started for its locale and recorded
+	// on the run: the same in every request of the run. Absent when the
+	// workflow declares no controls.
+	Controls map[string]json.RawMessage `json:"controls,omitempty"`
+	// Locale is the locale the run's controls were resolved for ("fr-CA");
+	// absent when none.
+	Locale string `json:"locale,omitempty"`
+	// StepID is the step a preview request previews; absent in execute.
+	StepID string `json:"stepId,omitempty"`
 }
 
 // Links are URLs a workflow may put in its messages (CONTRACT §12).
@@ -118,6 +135,10 @@ type WorkflowInfo struct {
 	// sentence. Absent when unset; the page then shows the workflow id.
 	Name        string `json:"name,omitempty"`
 	Description string `json:"description,omitempty"`
+	// Controls are the JSON Schemas of the values teammates may edit, by
+	// step id: each a "type":"object" schema whose properties each have a
+	// default. Absent when the workflow declares none.
+	Controls map[string]json.RawMessage `json:"controls,omitempty"`
 }
 
 // WorkflowPreferences are a workflow's default preferences: per channel
@@ -130,8 +151,11 @@ type WorkflowPreferences struct {
 // ExecuteAnswer is the 200 answer to an execute request: either
 // {"status":"completed"} or {"status":"step","step":{…}}.
 type ExecuteAnswer struct {
-	Status string `json:"status"` // StatusStep or StatusCompleted
+	Status string `json:"status"` // StatusStep, StatusCompleted or StatusPreviewNeeds
 	Step   *Step  `json:"step,omitempty"`
+	// StepID names the `run` step a preview needs a sample of
+	// (StatusPreviewNeeds).
+	StepID string `json:"stepId,omitempty"`
 }
 
 // CheckAnswer is the 200 answer to a check request: {"status":"completed"}

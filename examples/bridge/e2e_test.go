@@ -223,6 +223,14 @@ func TestEveryWorkflowThroughHerald(t *testing.T) {
 		if prov.count("sms") != 1 {
 			t.Errorf("sam's welcome text: %d SMS sent", prov.count("sms"))
 		}
+		// Its French translation, edited through the API: a subscriber
+		// in fr-CA gets the French words.
+		do("PUT", "/v1/workflows/welcome/controls/welcome-email?locale=fr",
+			map[string]any{"subject": "Bienvenue chez Acme", "greeting": "Bonjour"}, http.StatusOK)
+		do("PUT", "/v1/subscribers/marie", map[string]any{"locale": "fr-CA", "contacts": map[string]any{"email": []string{"marie@example.com"}},
+			"attributes": map[string]any{"firstName": "marie"}}, http.StatusCreated)
+		completed(trigger("welcome", "marie", nil))
+		mailTo("marie@example.com", "Bienvenue chez Acme, marie!")
 	}
 	// approval.
 	{
@@ -373,6 +381,32 @@ func TestTypeScriptExampleThroughHerald(t *testing.T) {
 	feat := startFeatures(t, h, key, mail)
 	feat.completed(feat.trigger("welcome", "ada", nil))
 	feat.waitMail("ada@example.com", "Welcome to Acme, Ada!")
+	// Its French translation, edited through the API: a subscriber in
+	// fr-CA gets the French words.
+	if r := h.Do("PUT", "/v1/workflows/welcome/controls/welcome-email?locale=fr", key,
+		map[string]any{"subject": "Bienvenue chez Acme", "greeting": "Bonjour"}); r.Status != http.StatusOK {
+		t.Fatalf("controls: %d %s", r.Status, r.Body)
+	}
+	if r := h.Do("PUT", "/v1/subscribers/marie", key, map[string]any{"locale": "fr-CA", "contacts": map[string]any{"email": []string{"marie@example.com"}},
+		"attributes": map[string]any{"firstName": "Marie", "plan": "pro"}}); r.Status != http.StatusCreated {
+		t.Fatalf("subscriber: %d %s", r.Status, r.Body)
+	}
+	feat.completed(feat.trigger("welcome", "marie", nil))
+	feat.waitMail("marie@example.com", "Bienvenue chez Acme, Marie!")
+	// A preview through the TypeScript Bridge: the profile step stands
+	// for its sample (Ada), the email is rendered in French, nothing sent.
+	sent := len(mail.Messages())
+	var pv struct {
+		Step struct{ Content struct{ Subject string } }
+	}
+	if r := h.Do("POST", "/v1/workflows/welcome/preview", key, map[string]any{"stepId": "welcome-email", "subscriberId": "marie"}); r.Status != http.StatusOK {
+		t.Fatalf("preview: %d %s", r.Status, r.Body)
+	} else if r.JSON(t, &pv); pv.Step.Content.Subject != "Bienvenue chez Acme, Ada!" {
+		t.Fatalf("preview: %s", r.Body)
+	}
+	if len(mail.Messages()) != sent {
+		t.Fatal("a preview sent a message")
+	}
 	feat.finish()
 }
 

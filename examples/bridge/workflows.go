@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"slices"
 	"strings"
 	"time"
@@ -26,7 +27,9 @@ type config struct {
 // newRegistry defines the workflows.
 func newRegistry(cfg config) *bridge.Registry {
 	return bridge.NewRegistry().MustRegister(
-		bridge.MustWorkflow("welcome", welcome),
+		// Teammates edit the welcome email's words per locale
+		// (PUT /v1/workflows/welcome/controls/welcome-email?locale=fr).
+		bridge.MustWorkflow("welcome", welcome, bridge.Controls("welcome-email", welcomeControls)),
 		bridge.MustWorkflow("approval", approval),
 		bridge.MustWorkflow("daily_digest", dailyDigest(cfg.DigestRecipient), bridge.WithSchedule(cfg.DigestSchedule)),
 		bridge.MustWorkflow("order_shipped", orderShipped,
@@ -71,22 +74,32 @@ func lookupProfile(ctx context.Context, sub *bridge.Subscriber) (profile, error)
 	return p, nil
 }
 
+// welcomeControls are the words of the welcome email that teammates
+// edit without a deploy; the defaults are what it sends until they do.
+var welcomeControls = json.RawMessage(`{"type":"object","properties":{
+	"subject":{"type":"string","minLength":1,"maxLength":120,"default":"Welcome to Acme"},
+	"greeting":{"type":"string","minLength":1,"maxLength":60,"default":"Hi"}}}`)
+
 func welcome(ctx *bridge.Context, _ struct{}) error {
 	if ctx.Subscriber == nil {
 		return errors.New("welcome needs a subscriber")
 	}
 	p, err := bridge.Run(ctx, "fetch-profile", func(c context.Context) (profile, error) {
 		return lookupProfile(c, ctx.Subscriber)
-	})
+	}, bridge.PreviewSample(profile{FirstName: "Ada", Plan: "pro"})) // what a preview shows without a run
 	if err != nil {
 		return err
 	}
 	// Notify's content type names the channel: an EmailContent is an e-mail.
 	mail, err := bridge.Notify(ctx, "welcome-email", func(context.Context) (bridge.EmailContent, error) {
+		var c struct{ Subject, Greeting string }
+		if err := ctx.Controls("welcome-email", &c); err != nil {
+			return bridge.EmailContent{}, err
+		}
 		return bridge.EmailContent{
-			Subject: "Welcome to Acme, " + p.FirstName + "!",
-			HTML:    fmt.Sprintf("<p>Hi %s,</p><p>Your <b>%s</b> plan is ready. Reply to this e-mail if you need a hand.</p>", p.FirstName, p.Plan),
-			Text:    fmt.Sprintf("Hi %s,\n\nYour %s plan is ready. Reply to this e-mail if you need a hand.\n", p.FirstName, p.Plan),
+			Subject: c.Subject + ", " + p.FirstName + "!",
+			HTML:    fmt.Sprintf("<p>%s %s,</p><p>Your <b>%s</b> plan is ready. Reply to this e-mail if you need a hand.</p>", html.EscapeString(c.Greeting), p.FirstName, p.Plan),
+			Text:    fmt.Sprintf("%s %s,\n\nYour %s plan is ready. Reply to this e-mail if you need a hand.\n", c.Greeting, p.FirstName, p.Plan),
 		}, nil
 	})
 	if err != nil {

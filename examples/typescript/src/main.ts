@@ -40,17 +40,35 @@ async function lookupProfile(sub: Subscriber): Promise<Profile> {
 
 export const welcome = workflow("welcome", async ({ step, subscriber }) => {
   if (!subscriber) throw new Error("welcome needs a subscriber");
-  const p = await step.run("fetch-profile", () => lookupProfile(subscriber));
+  // A preview without a run shows the sample profile instead of calling the CRM.
+  const p = await step.run("fetch-profile", () => lookupProfile(subscriber), { preview: { firstName: "Ada", plan: "pro" } });
   // step.email's content is an email's: a subject, html and text, a reply-to.
-  const mail = await step.email("welcome-email", () => ({
-    subject: `Welcome to Acme, ${p.firstName}!`,
-    html: `<p>Hi ${p.firstName},</p><p>Your <b>${p.plan}</b> plan is ready. Reply to this e-mail if you need a hand.</p>`,
-    text: `Hi ${p.firstName},\n\nYour ${p.plan} plan is ready. Reply to this e-mail if you need a hand.\n`,
+  // Its words are controls: teammates edit them per locale
+  // (PUT /v1/workflows/welcome/controls/welcome-email?locale=fr), without a deploy.
+  const mail = await step.email("welcome-email", ({ controls }) => ({
+    subject: `${controls.subject}, ${p.firstName}!`,
+    html: `<p>${escapeHTML(controls.greeting)} ${p.firstName},</p><p>Your <b>${p.plan}</b> plan is ready. Reply to this e-mail if you need a hand.</p>`,
+    text: `${controls.greeting} ${p.firstName},\n\nYour ${p.plan} plan is ready. Reply to this e-mail if you need a hand.\n`,
   }));
   if (mail.status !== "skipped" || mail.reason !== "no_address") return; // sent, or they opted out
   // No e-mail address: a text instead (the tenant needs an sms channel).
   await step.sms("welcome-sms", () => ({ body: `Welcome to Acme, ${p.firstName}! Your ${p.plan} plan is ready.` }));
+}, {
+  controls: {
+    "welcome-email": {
+      type: "object",
+      properties: {
+        subject: { type: "string", minLength: 1, maxLength: 120, default: "Welcome to Acme" },
+        greeting: { type: "string", minLength: 1, maxLength: 60, default: "Hi" },
+      },
+    },
+  },
 });
+
+// escapeHTML escapes text a teammate wrote for an HTML body.
+function escapeHTML(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+}
 
 // price_alert e-mails a price drop, at most 3 an hour to one subscriber. The
 // throttle step counts the runs of this workflow for the subscriber that

@@ -4,7 +4,7 @@ import { goQuote } from "./duration.js";
 import { DEFAULT_TOLERANCE_SECONDS, HEADER_SIGNATURE, HEADER_TIMESTAMP, verify } from "./sign.js";
 import { Execution } from "./step.js";
 import type { CompletedStep, Links, Subscriber } from "./types.js";
-import { infoOf, registry, type Workflow } from "./workflow.js";
+import { controlDefaults, infoOf, registry, type Workflow } from "./workflow.js";
 
 /** The request body limit when {@link BridgeOptions.maxBodyBytes} is not set. */
 export const DEFAULT_MAX_BODY_BYTES = 10 << 20;
@@ -81,9 +81,11 @@ export class Core {
         return { status: "ok", workflows: this.byId.size };
       case "discover":
         return { workflows: [...this.byId.values()].map(infoOf) };
-      case "execute": {
+      case "execute":
+      case "preview": {
         const w = this.byId.get(req.workflowId);
         if (!w) throw new BridgeError(404, "workflow_not_found", "bridge: workflow not found: " + goQuote(req.workflowId));
+        if (req.action === "preview" && req.stepId === "") throw invalidRequest("a preview names no stepId");
         return execute(w, req, false);
       }
       case "check": {
@@ -93,6 +95,8 @@ export class Core {
         if (!w) throw new BridgeError(404, "workflow_not_found", "bridge: workflow not found: " + goQuote(req.workflowId));
         const a = await execute(w, req, true);
         if (a.status === "completed") return { status: "completed" };
+        // A check previews no step, so it never needs a preview sample.
+        if (a.status === "preview_needs") throw new BridgeError(500, "internal", "bridge: a check asked for a preview sample");
         return { status: "step", step: { stepId: a.step.stepId, type: a.step.type } };
       }
       case "":
@@ -111,6 +115,10 @@ export interface ParsedRequest {
   subscriber: Subscriber | null;
   steps: CompletedStep[];
   links: Links | null;
+  controls: Record<string, unknown>;
+  locale: string;
+  /** The step a preview previews; "" in execute. */
+  stepId: string;
 }
 
 const invalidJSON = (why: string) => new BridgeError(400, "invalid_json", "bridge: malformed JSON: " + why);
@@ -148,6 +156,8 @@ export function parseRequest(body: Uint8Array | string): ParsedRequest {
   if (subscriber !== null && !isObject(subscriber)) throw invalidJSON("subscriber is not an object");
   const links = v.links ?? null;
   if (links !== null && !isObject(links)) throw invalidJSON("links is not an object");
+  const controls = v.controls ?? {};
+  if (!isObject(controls)) throw invalidJSON("controls is not an object");
   return {
     action: str("action"),
     workflowId: str("workflowId"),
@@ -156,6 +166,9 @@ export function parseRequest(body: Uint8Array | string): ParsedRequest {
     subscriber: subscriber as Subscriber | null,
     steps: steps.map((s: any) => ({ stepId: s?.stepId ?? "", type: s?.type ?? "", output: s?.output ?? null })),
     links: links as Links | null,
+    controls,
+    locale: str("locale"),
+    stepId: str("stepId"),
   };
 }
 
@@ -170,7 +183,16 @@ export async function execute(w: Workflow<any>, req: ParsedRequest, replayOnly: 
     if (ids.has(s.stepId)) throw invalidRequest(`steps lists ${goQuote(s.stepId)} twice`);
     ids.add(s.stepId);
   });
-  const x = new Execution(req.steps, replayOnly);
+  // Each declared step's controls: the schema's defaults, overlaid with the values the request carries.
+  const controls: Record<string, Record<string, unknown>> = {};
+  for (const [stepId, schema] of Object.entries(w.options.controls ?? {})) {
+    const sent = req.controls[stepId] ?? null;
+    if (sent !== null && !isObject(sent)) {
+      throw invalidRequest(`the controls of step ${goQuote(stepId)} are not a JSON object`);
+    }
+    controls[stepId] = { ...controlDefaults(schema), ...(sent ?? {}) };
+  }
+  const x = new Execution(req.steps, replayOnly, controls, req.action === "preview" ? req.stepId : "");
   const ctx = {
     step: x.steps(),
     payload,
@@ -178,6 +200,7 @@ export async function execute(w: Workflow<any>, req: ParsedRequest, replayOnly: 
     workflowId: req.workflowId || w.id,
     runId: req.runId,
     links: req.links,
+    locale: req.locale,
   };
   return x.run(() => w.fn(ctx));
 }

@@ -20,6 +20,6 @@ export { sign, verify, HEADER_SIGNATURE, HEADER_TIMESTAMP, DEFAULT_TOLERANCE_SEC
 export { parseDuration } from "./duration.js";
 export type { Duration } from "./duration.js";
 export type {
-  DelayFor, DigestOptions, SendOptions, Steps, ThrottleOptions, WaitOptions, WorkflowContext,
+  DelayFor, DigestOptions, Render, RunOptions, SendOptions, StepContext, Steps, ThrottleOptions, WaitOptions, WorkflowContext,
 } from "./step.js";
 export type * from "./types.js";

@@ -29,6 +29,6 @@ export async function replay(w: Workflow<any>, executeRequestBody: ExecuteReques
     throw new Error(`bridge: a history of workflow "${req.workflowId}" replayed with workflow "${w.id}"`);
   }
   const answer = await execute(w, req, true);
-  if (answer.status === "completed") return { status: "completed" };
+  if (answer.status !== "step") return { status: "completed" }; // a replay is never a preview
   return { status: "step", step: { stepId: answer.step.stepId, type: answer.step.type } };
 }

@@ -41,22 +41,41 @@ export interface ThrottleOptions {
   key?: string | null;
 }
 
+/** What a send step's content function receives. */
+export interface StepContext {
+  /**
+   * The values of the step's controls, as the service resolved them for the run's locale when the run
+   * started (the same on every execution of the run), each defaulting to its schema's default; `{}` for a
+   * step that declares no controls.
+   */
+  controls: Record<string, any>;
+}
+
+/** A send step's content function. */
+export type Render<C> = (ctx: StepContext) => Awaitable<C>;
+
+/** Options of a run step. */
+export interface RunOptions<T> {
+  /** The output the step stands for in a preview that has no recorded output of it (the callback never runs in a preview). */
+  preview?: T;
+}
+
 /** The steps of a workflow. Each has a step id, unique within the workflow, that names its recorded result. */
 export interface Steps {
   /** Runs fn, the only place for I/O and the clock, and records its result (JSON). On replay it returns the recorded result without running fn. */
-  run<T>(stepId: string, fn: () => Awaitable<T>): Promise<T>;
+  run<T>(stepId: string, fn: () => Awaitable<T>, opts?: RunOptions<T>): Promise<T>;
   /** Pauses the run: for a span, until an instant, or until the next local time ("09:00"). */
   delay(stepId: string, d: DelayFor): Promise<void>;
   /** Suspends the run until a signal named `event` reaches it; resolves to its payload, or null on timeout. */
   waitForEvent<T = Record<string, unknown>>(stepId: string, opts: WaitOptions): Promise<T | null>;
   /** Has the service deliver a message of the channel kind; the content type follows the kind. */
-  send<K extends ChannelKind>(stepId: string, channel: K, render: () => Awaitable<ContentByKind[K]>, opts?: SendOptions): Promise<SendResult>;
-  email(stepId: string, render: () => Awaitable<EmailContent>, opts?: SendOptions): Promise<SendResult>;
-  sms(stepId: string, render: () => Awaitable<SmsContent>, opts?: SendOptions): Promise<SendResult>;
-  chat(stepId: string, render: () => Awaitable<ChatContent>, opts?: SendOptions): Promise<SendResult>;
-  push(stepId: string, render: () => Awaitable<PushContent>, opts?: SendOptions): Promise<SendResult>;
-  inApp(stepId: string, render: () => Awaitable<InAppContent>, opts?: SendOptions): Promise<SendResult>;
-  webhook(stepId: string, render: () => Awaitable<WebhookContent>, opts?: SendOptions): Promise<SendResult>;
+  send<K extends ChannelKind>(stepId: string, channel: K, render: Render<ContentByKind[K]>, opts?: SendOptions): Promise<SendResult>;
+  email(stepId: string, render: Render<EmailContent>, opts?: SendOptions): Promise<SendResult>;
+  sms(stepId: string, render: Render<SmsContent>, opts?: SendOptions): Promise<SendResult>;
+  chat(stepId: string, render: Render<ChatContent>, opts?: SendOptions): Promise<SendResult>;
+  push(stepId: string, render: Render<PushContent>, opts?: SendOptions): Promise<SendResult>;
+  inApp(stepId: string, render: Render<InAppContent>, opts?: SendOptions): Promise<SendResult>;
+  webhook(stepId: string, render: Render<WebhookContent>, opts?: SendOptions): Promise<SendResult>;
   /** Gathers this workflow's runs for the subscriber (and key) that reach it within the window; joined runs end there as digested. */
   digest<P = Record<string, unknown>>(stepId: string, opts: DigestOptions): Promise<DigestResult<P>>;
   /** Counts the runs of this workflow for the subscriber (and key) that reached it within the window; the run goes on either way. */
@@ -73,6 +92,8 @@ export interface WorkflowContext<P> {
   runId: string;
   /** Unsubscribe and preference page URLs to put in messages; null when the service has no public URL. */
   links: Links | null;
+  /** The locale the run's controls were resolved for ("fr-CA"); "" when the service named none. */
+  locale: string;
 }
 
 /** Thrown by a step that ends the execution: the workflow function should let it propagate. */
@@ -100,10 +121,21 @@ export class Execution {
   next: StepAnswer | undefined;
   err: BridgeError | undefined;
 
-  constructor(private readonly history: CompletedStep[], private readonly replayOnly = false) {}
+  /** In a preview, the run step that had neither a recorded output nor a sample. */
+  needs: string | undefined;
+
+  constructor(
+    private readonly history: CompletedStep[],
+    private readonly replayOnly = false,
+    private readonly controls: Record<string, Record<string, unknown>> = {},
+    /** In a preview, the step previewed: steps before it past the history run no body. */
+    private readonly previewStep = "",
+  ) {}
 
   /** run calls fn and turns what happened into the answer, or throws the failure. */
-  async run(fn: () => Promise<void> | void): Promise<{ status: "completed" } | { status: "step"; step: StepAnswer }> {
+  async run(fn: () => Promise<void> | void): Promise<
+    { status: "completed" } | { status: "step"; step: StepAnswer } | { status: "preview_needs"; stepId: string }
+  > {
     let fnErr: unknown;
     let threw = false;
     try {
@@ -118,6 +150,7 @@ export class Execution {
       await Promise.allSettled(this.started.slice(settled));
       settled = n;
     }
+    if (this.needs !== undefined) return { status: "preview_needs", stepId: this.needs };
     if (this.next) return { status: "step", step: this.next };
     if (this.err) throw this.err;
     if (threw) throw new WorkflowError(messageOf(fnErr));
@@ -134,7 +167,7 @@ export class Execution {
     const send = (stepId: string, channel: string, render: unknown, opts?: SendOptions) =>
       x.guard(x.send(stepId, channel, render, opts));
     return {
-      run: (id, fn) => x.guard(x.runStep(id, fn)),
+      run: (id, fn, opts) => x.guard(x.runStep(id, fn, opts)),
       delay: (id, d) => x.guard(x.delay(id, d)),
       waitForEvent: (id, opts) => x.guard(x.waitForEvent(id, opts)) as Promise<any>,
       send: (id, channel, render, opts) => send(id, channel, render, opts),
@@ -163,8 +196,8 @@ export class Execution {
    * step when the call replays one, undefined when it is the next step, or
    * the failure that ends the execution (thrown).
    */
-  private begin(stepId: string, type: string): CompletedStep | undefined {
-    if (this.next) throw new Suspended();
+  private begin(stepId: string, type: string, sample?: { value: unknown }): CompletedStep | undefined {
+    if (this.next || this.needs !== undefined) throw new Suspended();
     if (this.err) throw this.err;
     if (this.inStep) throw this.invalid(stepId, "called inside another step's callback");
     if (typeof stepId !== "string" || stepId === "") throw this.invalid("", "empty step id");
@@ -173,6 +206,7 @@ export class Execution {
     const i = this.calls++;
     if (i >= this.history.length) {
       if (this.replayOnly) throw this.answer({ stepId, type });
+      if (this.previewStep !== "") return this.previewed(stepId, type, sample);
       return undefined;
     }
     const rec = this.history[i]!;
@@ -180,6 +214,32 @@ export class Execution {
       throw this.fail(new NondeterminismError(i + 1, { stepId: rec.stepId, type: rec.type }, { stepId, type }));
     }
     return rec;
+  }
+
+  // previewed is a preview's step past the history: the previewed step runs
+  // (undefined) unless it is a run step, which has no content; a step before
+  // it returns a stand-in output without running its body.
+  private previewed(stepId: string, type: string, sample?: { value: unknown }): CompletedStep | undefined {
+    if (stepId === this.previewStep) {
+      if (type === "run") {
+        throw this.fail(new BridgeError(400, "invalid_request",
+          `bridge: invalid request: step ${goQuote(stepId)} is a run step: it has no content to preview`));
+      }
+      return undefined;
+    }
+    const outputs: Record<string, unknown> = {
+      send: { attemptId: "preview", status: "sent" },
+      digest: { count: 1, events: [] },
+      throttle: { throttled: false, count: 1 },
+    };
+    if (type === "run") {
+      if (!sample) {
+        this.needs = stepId;
+        throw new Suspended();
+      }
+      return { stepId, type, output: sample.value };
+    }
+    return { stepId, type, output: outputs[type] ?? null };
   }
 
   private answer(step: StepAnswer): Suspended {
@@ -215,8 +275,17 @@ export class Execution {
     return v as T;
   }
 
-  private async runStep<T>(stepId: string, fn: () => Awaitable<T>): Promise<T> {
-    const rec = this.begin(stepId, "run");
+  private async runStep<T>(stepId: string, fn: () => Awaitable<T>, opts?: RunOptions<T>): Promise<T> {
+    let sample: { value: unknown } | undefined;
+    if (opts && opts.preview !== undefined) {
+      try {
+        const s = JSON.stringify(opts.preview);
+        if (s !== undefined) sample = { value: JSON.parse(s) };
+      } catch {
+        sample = undefined; // a sample that does not encode declares none, as in Go
+      }
+    }
+    const rec = this.begin(stepId, "run", sample);
     if (rec) return rec.output as T;
     if (typeof fn !== "function") throw this.invalid(stepId, "nil callback");
     const v = await this.callback(stepId, fn);
@@ -230,7 +299,8 @@ export class Execution {
     if (typeof channel !== "string" || channel === "") throw this.invalid(stepId, "empty channel kind");
     if (typeof render !== "function") throw this.invalid(stepId, "nil render function");
     if (to !== null && (typeof to !== "string" || to === "")) throw this.invalid(stepId, "empty recipient in To");
-    const content = await this.callback(stepId, render as () => unknown);
+    const controls = { ...(this.controls[stepId] ?? {}) };
+    const content = await this.callback(stepId, () => (render as Render<unknown>)({ controls }));
     throw this.answer({ stepId, type: "send", channel, to, content: this.encode(stepId, content, "content") });
   }
 

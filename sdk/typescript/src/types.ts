@@ -13,6 +13,8 @@ export interface EmailContent {
   html?: string;
   text?: string;
   replyTo?: string;
+  /** The tenant's email layout the HTML part is wrapped in: a layout id, or null for none. Absent: the tenant's default layout, if one is marked. */
+  layout?: string | null;
 }
 
 /** The content of a text message. */
@@ -130,10 +132,17 @@ export interface ExecuteRequest {
   subscriber?: Subscriber | null;
   steps?: CompletedStep[] | null;
   links?: Links | null;
+  /** The values of each step's controls, resolved when the run started (step id → object). */
+  controls?: Record<string, Record<string, unknown>> | null;
+  /** The locale the controls were resolved for. */
+  locale?: string;
 }
 
 /** A step a Bridge answers with (the `step` of a 200 execute answer). */
 export type StepAnswer = { stepId: string; type: string } & Record<string, unknown>;
 
-/** The 200 answer to an execute request. */
-export type ExecuteAnswer = { status: "completed" } | { status: "step"; step: StepAnswer };
+/** The 200 answer to an execute (or preview) request. */
+export type ExecuteAnswer =
+  | { status: "completed" }
+  | { status: "step"; step: StepAnswer }
+  | { status: "preview_needs"; stepId: string };

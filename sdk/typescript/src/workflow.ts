@@ -19,6 +19,12 @@ export interface WorkflowOptions {
   name?: string;
   /** A sentence saying what the workflow sends, shown under its name: at most 500 characters, one line. */
   description?: string;
+  /**
+   * The controls of each step, by step id: a JSON Schema of `type: "object"` whose every property has a
+   * `default`. Teammates edit the values through the service, per locale; a send step's content function
+   * receives the values the run resolved as `({ controls })`.
+   */
+  controls?: Record<string, { [key: string]: JsonValue }>;
 }
 
 /** Bounds of a workflow's display text, in characters (Unicode code points); the service refuses a sync with longer ones. */
@@ -44,6 +50,7 @@ export interface WorkflowInfo {
   preferences?: { channels: Record<string, boolean> };
   name?: string;
   description?: string;
+  controls?: Record<string, JsonValue>;
 }
 
 const ID_PATTERN = /^([a-zA-Z]|_[a-zA-Z0-9])[a-zA-Z0-9_]*$/;
@@ -86,6 +93,12 @@ export function workflow<Payload = Record<string, unknown>>(
       throw new Error(`bridge: invalid workflow: payload schema of ${goQuote(id)} is not a JSON object`);
     }
   }
+  const controls: Record<string, { [key: string]: JsonValue }> = {};
+  for (const [stepId, schema] of Object.entries(options.controls ?? {})) {
+    const problem = stepId === "" ? "empty step id" : controlSchemaProblem(schema);
+    if (problem) throw new Error(`bridge: invalid workflow: the controls of step ${goQuote(stepId)} of ${goQuote(id)}: ${problem}`);
+    controls[stepId] = JSON.parse(JSON.stringify(schema));
+  }
   const opts: WorkflowOptions = {
     payloadSchema: schema ?? null,
     critical: options.critical === true,
@@ -93,6 +106,7 @@ export function workflow<Payload = Record<string, unknown>>(
     schedule: options.schedule || null,
     name: options.name ?? "",
     description: options.description ?? "",
+    controls,
   };
   return Object.freeze({ id, fn, options: Object.freeze(opts) });
 }
@@ -107,9 +121,39 @@ export function infoOf(w: Workflow<any>): WorkflowInfo {
   if (w.options.critical) info.critical = true;
   if (w.options.name) info.name = w.options.name;
   if (w.options.description) info.description = w.options.description;
+  if (Object.keys(w.options.controls ?? {}).length > 0) info.controls = { ...w.options.controls } as Record<string, JsonValue>;
   const channels = Object.entries(w.options.channels ?? {}).filter(([, v]) => typeof v === "boolean");
   if (channels.length > 0) info.preferences = { channels: Object.fromEntries(channels) as Record<string, boolean> };
   return info;
+}
+
+// controlSchemaProblem says what is wrong with a step's control schema, as
+// the Go SDK does: a JSON object of type object whose properties each have
+// a default.
+function controlSchemaProblem(schema: unknown): string | undefined {
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema)) return "the schema is not a JSON object";
+  try {
+    JSON.stringify(schema);
+  } catch {
+    return "the schema is not a JSON object";
+  }
+  const s = schema as Record<string, unknown>;
+  if (s.type !== "object") return 'the schema is not of "type": "object"';
+  const props = s.properties ?? {};
+  if (typeof props !== "object" || props === null || Array.isArray(props)) return "the schema's properties are not an object";
+  for (const [name, p] of Object.entries(props as Record<string, unknown>)) {
+    if (typeof p !== "object" || p === null || Array.isArray(p)) return `property ${goQuote(name)} is not a schema object`;
+    if (!("default" in p)) return `property ${goQuote(name)} has no default`;
+  }
+  return undefined;
+}
+
+/** controlDefaults are the defaults of a step's control schema. */
+export function controlDefaults(schema: JsonValue | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const props = (schema as any)?.properties ?? {};
+  for (const [name, p] of Object.entries(props as Record<string, any>)) out[name] = p?.default;
+  return out;
 }
 
 // isText: a string of at most max code points, none a control character

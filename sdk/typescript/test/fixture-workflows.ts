@@ -73,6 +73,32 @@ const fxZone = workflow("fx_zone", async ({ step, subscriber }) => {
   await step.run("seen", () => ({ timezone: subscriber?.timezone ?? "", heldUntil: res.heldUntil ?? null }));
 });
 
+const fxControls = workflow("fx_controls", async ({ step, locale }) => {
+  await step.email("welcome", ({ controls }) => ({ subject: controls.subject, body: `${controls.greeting} (${locale})` }));
+}, {
+  controls: {
+    welcome: {
+      type: "object",
+      properties: { subject: { type: "string", default: "Welcome" }, greeting: { type: "string", default: "Hello" } },
+    },
+  },
+});
+
+// fx_preview's step bodies fail: a preview runs none of them.
+const fxPreview = workflow("fx_preview", async ({ step }) => {
+  const user = await step.run("load", (): { name: string } => {
+    throw new Error("the body of load ran");
+  }, { preview: { name: "Sample" } });
+  await step.delay("pause", "30s");
+  await step.email("welcome", ({ controls }) => ({ subject: `${controls.subject} ${user.name}`, html: "<p>Hi</p>", layout: "brand" }));
+  await step.run("audit", (): number => {
+    throw new Error("the body of audit ran");
+  });
+  await step.sms("sms", () => ({ body: "Hi " + user.name }));
+}, {
+  controls: { welcome: { type: "object", properties: { subject: { type: "string", default: "Welcome" } } } },
+});
+
 const fxDup = workflow("fx_dup", async ({ step }) => {
   await step.run("a", () => 1);
   await step.run("a", () => 2);
@@ -101,5 +127,5 @@ const fxUntouched = workflow("fx_untouched", async ({ step }) => {
 });
 
 export const fixtureWorkflows: Record<string, Workflow<any>> = Object.fromEntries(
-  [fxSteps, fxSchedule, fxKinds, fxTime, fxThrottle, fxArgs, fxNamed, fxZone, fxDup, fxThrows, fxInvalid, fxUntouched].map((w) => [w.id, w]),
+  [fxSteps, fxSchedule, fxKinds, fxTime, fxThrottle, fxArgs, fxNamed, fxZone, fxDup, fxThrows, fxInvalid, fxUntouched, fxControls, fxPreview].map((w) => [w.id, w]),
 );

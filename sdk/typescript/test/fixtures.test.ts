@@ -71,3 +71,16 @@ test("workflow-text.json: the display text both SDKs refuse, with the same error
     else assert.throws(define, { message: c.error }, c.case);
   }
 });
+
+// bridge/testdata/control-schemas.json: the control schemas a workflow may
+// declare, which the Go SDK's TestControlSchemasFixture runs too.
+test("control-schemas.json: the control schemas both SDKs refuse, with the same error", () => {
+  const fx: { cases: { case: string; stepId: string; schema: any; error: string | null }[] } =
+    JSON.parse(readFileSync(join(dir, "..", "control-schemas.json"), "utf8"));
+  assert.ok(fx.cases.length > 0);
+  for (const c of fx.cases) {
+    const define = () => workflow("fx_ctl", () => {}, { controls: { [c.stepId]: c.schema } });
+    if (c.error === null) assert.doesNotThrow(define, c.case);
+    else assert.throws(define, { message: c.error }, c.case);
+  }
+});
