@@ -1,0 +1,234 @@
+package projections
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Transaction is the read model of one trigger. Its id is its key's, not
+// stored again in its value.
+type Transaction struct {
+	TransactionID string `json:"-"`
+	WorkflowID    string `json:"workflowId"`
+	// Single marks a trigger to one subscriber: its ingress row is
+	// written by its TriggerAccepted and dispatched, with the transaction
+	// completed, by its run's RunStarted (see applyRunDispatch).
+	Single    bool      `json:"single,omitempty"`
+	Completed bool      `json:"completed"`
+	Count     int       `json:"count"`
+	CreatedAt time.Time `json:"createdAt"`
+	// Recipients is the audience counted when a large trigger was
+	// accepted, replaced by the fan-out's count once it completed; nil
+	// until either is known.
+	Recipients *int `json:"recipients,omitempty"`
+	// Cancelled: the transaction was cancelled (TransactionCancelled).
+	Cancelled bool `json:"cancelled,omitempty"`
+	// Runs and Deliveries are counters the projector keeps as the
+	// transaction's runs move and its sends are recorded: a read of a
+	// transaction's progress scans nothing.
+	Runs       TxnRuns       `json:"runs"`
+	Deliveries TxnDeliveries `json:"deliveries"`
+	UpdatedAt  time.Time     `json:"updatedAt"`
+}
+
+// TxnRuns counts a transaction's runs: every run started, and how many
+// are at each status now (Running counts running, sleeping and waiting).
+type TxnRuns struct {
+	Started, Running, Completed, Failed, Cancelled, Digested int
+}
+
+// TxnDeliveries counts the delivery ledger rows of a transaction's runs
+// by their outcome: attempts sent, sends skipped, attempts failed (a send
+// that failed over to another channel counts its failed attempt).
+type TxnDeliveries struct {
+	Sent, Skipped, Failed int
+}
+
+// MarshalJSON stores the counters as an array, the order of the fields:
+// a transaction's row is kept for each trigger, most of them to one
+// subscriber.
+func (r TxnRuns) MarshalJSON() ([]byte, error) {
+	return json.Marshal([6]int{r.Started, r.Running, r.Completed, r.Failed, r.Cancelled, r.Digested})
+}
+
+// UnmarshalJSON reads MarshalJSON's array.
+func (r *TxnRuns) UnmarshalJSON(b []byte) error {
+	var a [6]int
+	if err := json.Unmarshal(b, &a); err != nil {
+		return err
+	}
+	*r = TxnRuns{a[0], a[1], a[2], a[3], a[4], a[5]}
+	return nil
+}
+
+// MarshalJSON stores the counters as an array (see TxnRuns.MarshalJSON).
+func (d TxnDeliveries) MarshalJSON() ([]byte, error) {
+	return json.Marshal([3]int{d.Sent, d.Skipped, d.Failed})
+}
+
+// UnmarshalJSON reads MarshalJSON's array.
+func (d *TxnDeliveries) UnmarshalJSON(b []byte) error {
+	var a [3]int
+	if err := json.Unmarshal(b, &a); err != nil {
+		return err
+	}
+	*d = TxnDeliveries{a[0], a[1], a[2]}
+	return nil
+}
+
+// Progress statuses of a transaction.
+const (
+	TxnFanningOut = "fanning_out"
+	TxnRunning    = "running"
+	TxnFinished   = "finished"
+	TxnCancelled  = "cancelled"
+)
+
+// Status is the transaction's progress: cancelled once cancelled;
+// fanning_out until its fan-out completed; running while a run of it is
+// not finished; finished.
+func (t *Transaction) Status() string {
+	switch {
+	case t.Cancelled:
+		return TxnCancelled
+	case !t.Completed:
+		return TxnFanningOut
+	case t.Runs.Running > 0:
+		return TxnRunning
+	default:
+		return TxnFinished
+	}
+}
+
+// ofTransaction is decoded for the events of a transaction's subject:
+// apply is given the transaction's id as well.
+func ofTransaction[D any](apply func(tx *bolt.Tx, ev eventlog.Event, txn string, d D) error) applyFunc {
+	return decoded(func(tx *bolt.Tx, ev eventlog.Event, d D) error {
+		txn, err := txnOf(ev)
+		if err != nil {
+			return err
+		}
+		return apply(tx, ev, txn, d)
+	})
+}
+
+func txnOf(ev eventlog.Event) (string, error) {
+	_, _, txn, err := eventlog.ParseSubject(ev.Subject)
+	return txn, err
+}
+
+func applyTriggerAccepted(tx *bolt.Tx, ev eventlog.Event, d events.TriggerAcceptedData) error {
+	single := d.To.SubscriberID != nil && !d.Cron
+	t := Transaction{TransactionID: d.TransactionID, WorkflowID: d.WorkflowID, Single: single,
+		Recipients: d.Recipients, CreatedAt: ev.At, UpdatedAt: ev.At}
+	if d.To.SubscriberID != nil {
+		one := 1
+		t.Recipients = &one
+	}
+	if err := putJSON(tx.Bucket(bucketTxns), key(ev.TenantID, d.TransactionID), t); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketTxnsByTime).Put(key(ev.TenantID, newestFirst(ev.At)+d.TransactionID), []byte{}); err != nil {
+		return err
+	}
+	if !single {
+		return nil
+	}
+	// A trigger to one subscriber: its ingress row, received (its run's
+	// start dispatches it: see applyRunDispatch).
+	b := appendBucket(tx, bucketNotifs)
+	k := key(ev.TenantID, d.TransactionID+"\x00"+*d.To.SubscriberID)
+	if b.Get(k) != nil {
+		return nil
+	}
+	return putJSON(b, k, Notification{TransactionID: d.TransactionID, SubscriberID: *d.To.SubscriberID,
+		WorkflowID: d.WorkflowID, Status: events.NotificationReceived, CreatedAt: ev.At})
+}
+
+func applyNotificationsReceived(tx *bolt.Tx, ev eventlog.Event, txn string, d events.NotificationsReceivedData) error {
+	b := appendBucket(tx, bucketNotifs)
+	// The rows grow by about a quarter when dispatched (a run id, a
+	// longer status), mostly in a later batch: pages split now at
+	// receivedFill take that growth without splitting again into pages
+	// half empty. The dispatch of a batch that holds both sets appendFill
+	// again, the rows already at their size.
+	b.FillPercent = receivedFill
+	for _, sub := range d.SubscriberIDs {
+		k := key(ev.TenantID, txn+"\x00"+sub)
+		if b.Get(k) != nil {
+			continue // a resumed fan-out writes a row again: keep the first
+		}
+		n := Notification{TransactionID: txn, SubscriberID: sub, WorkflowID: d.WorkflowID,
+			Status: events.NotificationReceived, CreatedAt: ev.At}
+		if err := putJSON(b, k, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func applyNotificationsDispatched(tx *bolt.Tx, ev eventlog.Event, txn string, d events.NotificationsDispatchedData) error {
+	b := appendBucket(tx, bucketNotifs)
+	for _, r := range d.Runs {
+		k := key(ev.TenantID, txn+"\x00"+r.SubscriberID)
+		var n Notification
+		if ok, err := getJSON(b, k, &n); err != nil || !ok {
+			return err
+		}
+		if n.Status == events.NotificationDispatched {
+			continue
+		}
+		n.Status, n.RunID, n.Error = r.Status, r.RunID, r.Error
+		if err := putJSON(b, k, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func applyFanoutCompleted(tx *bolt.Tx, ev eventlog.Event, txn string, d events.FanoutCompletedData) error {
+	return updateJSON(tx.Bucket(bucketTxns), key(ev.TenantID, txn), func(t *Transaction) {
+		t.Completed, t.Count, t.Recipients = true, d.Count, &d.Count
+		t.UpdatedAt = later(t.UpdatedAt, ev.At)
+	})
+}
+
+func applyTransactionCancelled(tx *bolt.Tx, ev eventlog.Event, txn string, _ events.TransactionCancelledData) error {
+	return updateJSON(tx.Bucket(bucketTxns), key(ev.TenantID, txn), func(t *Transaction) {
+		t.Cancelled = true
+		t.UpdatedAt = later(t.UpdatedAt, ev.At)
+	})
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// TransactionProgress returns one transaction with its counters, or
+// ErrNotFound. One read, whatever its audience.
+func (s *Store) TransactionProgress(tenant, txn string) (Transaction, error) {
+	t, err := getOne[Transaction](s, bucketTxns, key(tenant, txn))
+	t.TransactionID = txn
+	return t, err
+}
+
+// Transactions lists a tenant's transactions, newest first.
+func (s *Store) Transactions(tenant string, p Page) (txns []Transaction, next string, err error) {
+	err = s.view(func(tx *bolt.Tx) error {
+		all := tx.Bucket(bucketTxns)
+		txns, next, err = listTenant(tx.Bucket(bucketTxnsByTime), tenant, p, func(id string, _ []byte) (Transaction, bool, error) {
+			t := Transaction{TransactionID: id[timeKeyLen:]}
+			ok, err := getJSON(all, key(tenant, t.TransactionID), &t)
+			return t, ok, err
+		})
+		return err
+	})
+	return txns, next, err
+}
