@@ -112,6 +112,8 @@ func TestEveryIDSlotRefusesTenKilobytes(t *testing.T) {
 		{"/v1/runs/{runId}/cancel", "POST", "/v1/runs/" + dotted + "/cancel", "tenant", nil, nil, nf},
 		{"/v1/runs/{runId}/rerun", "POST", "/v1/runs/" + esc + "/rerun", "tenant", nil, nil, nf},
 		{"/v1/runs/{runId}/rerun", "POST", "/v1/runs/" + dotted + "/rerun", "tenant", nil, nil, nf},
+		{"/v1/transactions/{transactionId}", "GET", "/v1/transactions/" + esc, "tenant", nil, nil, nf},
+		{"/v1/transactions/{transactionId}", "GET", "/v1/transactions/" + dotted, "tenant", nil, nil, nf},
 		{"/v1/transactions/{transactionId}/cancel", "POST", "/v1/transactions/" + esc + "/cancel", "tenant", nil, nil, nf},
 		{"/v1/transactions/{transactionId}/cancel", "POST", "/v1/transactions/" + dotted + "/cancel", "tenant", nil, nil, nf},
 		{"/v1/signals", "POST", "/v1/signals", "tenant", nil, map[string]string{"event": "e", "transactionId": huge}, inv},

@@ -6,6 +6,7 @@ import (
 
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/runstate"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -85,7 +86,7 @@ const (
 	TxnFanningOut = "fanning_out"
 	TxnRunning    = "running"
 	TxnFinished   = "finished"
-	TxnCancelled  = "cancelled"
+	TxnCancelled  = string(runstate.Cancelled)
 )
 
 // Status is the transaction's progress: cancelled once cancelled;

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/heraldhq/herald/runstate"
 	"github.com/heraldhq/herald/service"
 )
 
@@ -109,9 +110,7 @@ func printCheck(w io.Writer, rep checkReport) error {
 	fmt.Fprintln(tw, "RUN\tWORKFLOW\tSTATUS\tSTEP\tRECORDED\tCANDIDATE")
 	unfinished := 0
 	for _, b := range rep.Breaking {
-		switch b.Status {
-		case "completed", "failed", "cancelled", "digested":
-		default:
+		if !runstate.Status(b.Status).Finished() {
 			unfinished++
 		}
 		rec := "-"
