@@ -30,7 +30,7 @@ devmail: build
 
 ## test: lint, the TypeScript SDK's tests, then every test with the race detector
 test: lint test-ts
-	$(GO) test -race -count=1 -timeout 12m $(PKGS)
+	$(GO) test -race -count=1 -parallel 4 -timeout 12m $(PKGS)
 
 ## test-ts: the TypeScript SDK (sdk/typescript, needs Node ≥ 20 and npm):
 ## npm ci from its lockfile (when node_modules is older), the type check and Node's test runner (the

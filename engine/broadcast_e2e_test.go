@@ -98,6 +98,7 @@ func promo() *bridge.Workflow {
 // with every run completed and every email sent, and equals what the
 // runs' own statuses say. GET /v1/transactions lists it newest first.
 func TestBroadcastAnswersAtOnceAndCountsItsProgressE2E(t *testing.T) {
+	t.Parallel() // long and self-contained: beside the other long ones
 	h, m, tenant, key := flowHerald(t, nil)
 	h.Bridge(key, bridge.NewRegistry().MustRegister(promo()))
 	ids := h.SeedTopic(tenant, "all", broadcastSize, "example.com")
@@ -159,6 +160,7 @@ func TestBroadcastAnswersAtOnceAndCountsItsProgressE2E(t *testing.T) {
 // every run ended (completed or cancelled, some never started a turn), and
 // nothing is sent once the cancel answered.
 func TestBroadcastCancelledMidFanOutE2E(t *testing.T) {
+	t.Parallel() // long and self-contained: beside the other long ones
 	h, m, tenant, key := flowHerald(t, nil)
 	h.Bridge(key, bridge.NewRegistry().MustRegister(promo()))
 	h.SeedTopic(tenant, "all", broadcastSize, "example.com")
@@ -210,6 +212,7 @@ func TestBroadcastCancelledMidFanOutE2E(t *testing.T) {
 // one email, the runs started before the crash included, and the progress
 // reaches finished.
 func TestBroadcastResumesAfterACrashMidFanOutE2E(t *testing.T) {
+	t.Parallel() // long and self-contained: beside the other long ones
 	dir := t.TempDir()
 	m := testsmtp.Start(t, testsmtp.Options{})
 	h := testherald.Start(t, testherald.Options{DataDir: dir})

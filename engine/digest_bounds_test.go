@@ -29,6 +29,7 @@ import (
 // same transactionId, after Retry-After; a repeat starts nothing new, so
 // every payload is still digested once.
 func TestDigestAggregateIsBounded(t *testing.T) {
+	t.Parallel() // long and self-contained: beside the other long ones
 	const n, size = 17, 250_000
 	wf := bridge.MustWorkflow("big", func(ctx *bridge.Context, _ any) error {
 		res, err := bridge.Digest(ctx, "batch", 4*time.Second)

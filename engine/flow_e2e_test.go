@@ -225,6 +225,7 @@ func listTxnRuns(t *testing.T, h *testherald.Herald, key, txn string) []map[stri
 // fan-out started after the cancel never call the Bridge, and nothing of
 // the transaction is sent once the cancel answered.
 func TestCancelTransactionMidFanoutE2E(t *testing.T) {
+	t.Parallel() // long and self-contained: beside the other long ones
 	const n = 1000
 	var calls counter
 	wf := bridge.MustWorkflow("promo", func(ctx *bridge.Context, _ any) error {

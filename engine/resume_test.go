@@ -291,6 +291,7 @@ func (b *burst) wait(t *testing.T) []string {
 // lateness metric counts them) and steps aside: the test fails if a woken
 // turn records its answer at once, or records it twice or never.
 func TestBurstOfWakesStepsAsideAndRecordsEveryAnswerOnce(t *testing.T) {
+	t.Parallel() // long and self-contained: beside the other long ones
 	var b burst
 	f := startResume(t, bridge.NewRegistry().MustRegister(b.workflow()))
 	b.start(t, f.h, f.tenant, f.key)
@@ -317,6 +318,7 @@ func TestBurstOfWakesStepsAsideAndRecordsEveryAnswerOnce(t *testing.T) {
 // finishes the rest: every run completes, the step after the delay ran
 // once for each.
 func TestStopMidBurstRunsEveryStepOnce(t *testing.T) {
+	t.Parallel() // long and self-contained: beside the other long ones
 	var b burst
 	wf := b.workflow()
 	opts := testherald.Options{DataDir: t.TempDir(), DeliverURL: testherald.NewStandInDelivery(t).URL, AckWait: 9 * time.Second}

@@ -96,8 +96,9 @@ func signedStatic(t *testing.T, body string) *httptest.Server {
 }
 
 func TestCronFiresAndResyncStopsIt(t *testing.T) {
+	t.Parallel() // it waits on the clock
 	var mu sync.Mutex
-	var ticks []time.Time
+	beats := map[string]int{} // run → its beat's executions
 	var nilSubscriber atomic.Bool
 	nilSubscriber.Store(true)
 	tickWF := func(schedule string) *bridge.Workflow {
@@ -107,7 +108,7 @@ func TestCronFiresAndResyncStopsIt(t *testing.T) {
 			}
 			_, err := bridge.Run(ctx, "beat", func(context.Context) (bool, error) {
 				mu.Lock()
-				ticks = append(ticks, time.Now())
+				beats[ctx.RunID]++
 				mu.Unlock()
 				return true, nil
 			})
@@ -117,35 +118,49 @@ func TestCronFiresAndResyncStopsIt(t *testing.T) {
 	d := testherald.NewStandInDelivery(t)
 	h := testherald.Start(t, testherald.Options{DeliverURL: d.URL})
 	_, key := h.Tenant("Acme")
-	b := h.Bridge(key, bridge.NewRegistry().MustRegister(tickWF("* * * * * *")))
-	_ = b
+	h.Bridge(key, bridge.NewRegistry().MustRegister(tickWF("* * * * * *")))
 	if r := h.Do("POST", "/v1/sync", key, nil); r.Status != 200 {
 		t.Fatalf("sync: %d %s", r.Status, r.Body)
 	}
-	count := func() int { mu.Lock(); defer mu.Unlock(); return len(ticks) }
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(beats) }
 	testwait.For(t, "3 ticks", func() bool { return count() >= 3 })
 	if !nilSubscriber.Load() {
 		t.Fatal("a cron run had a subscriber")
 	}
-	// A second sync with the same schedule does not double the ticks.
+	// A second sync with the same schedule does not double the ticks:
+	// each instant's run runs its step once.
 	h.Do("POST", "/v1/sync", key, nil)
+	resynced := count()
+	testwait.For(t, "3 ticks after the second sync", func() bool { return count() >= resynced+3 })
 	mu.Lock()
-	ticks = nil
-	mu.Unlock()
-	time.Sleep(3200 * time.Millisecond)
-	if n := count(); n < 2 || n > 4 {
-		t.Fatalf("%d ticks in 3.2s of an every-second schedule", n)
+	for run, n := range beats {
+		if n != 1 {
+			t.Errorf("run %s ran its beat %d times", run, n)
+		}
 	}
-	// Re-sync without the schedule: it stops.
+	mu.Unlock()
+	// Re-sync without the schedule: no run starts for an instant after it.
 	h.Bridge(key, bridge.NewRegistry().MustRegister(bridge.MustWorkflow("heartbeat", func(*bridge.Context, any) error { return nil })))
 	if r := h.Do("POST", "/v1/sync", key, nil); r.Status != 200 {
 		t.Fatalf("re-sync: %d %s", r.Status, r.Body)
 	}
-	time.Sleep(300 * time.Millisecond) // a tick already in flight may land
-	before := count()
-	time.Sleep(2500 * time.Millisecond)
-	if after := count(); after != before {
-		t.Fatalf("schedule removed but %d more ticks ran", after-before)
+	removed := time.Now()
+	time.Sleep(2500 * time.Millisecond) // two instants and more that must not fire
+	var page struct {
+		Data []struct{ TransactionID string }
+	}
+	h.Do("GET", "/v1/runs?limit=500", key, nil).JSON(t, &page)
+	if len(page.Data) < resynced+3 {
+		t.Fatalf("%d runs listed, want at least %d", len(page.Data), resynced+3)
+	}
+	for _, r := range page.Data {
+		at, err := time.Parse(time.RFC3339Nano, strings.TrimPrefix(r.TransactionID, "cron:heartbeat:"))
+		if err != nil {
+			t.Fatalf("a run of transaction %q", r.TransactionID)
+		}
+		if at.After(removed.Add(time.Second)) {
+			t.Errorf("schedule removed at %v, but a run started for %v", removed, at)
+		}
 	}
 }
 
@@ -294,6 +309,7 @@ func TestDigestCollectsAWindow(t *testing.T) {
 }
 
 func TestDigestWindowSurvivesARestart(t *testing.T) {
+	t.Parallel() // long and self-contained: beside the other long ones
 	const n = 10
 	dir := t.TempDir()
 	d := testherald.NewStandInDelivery(t)
