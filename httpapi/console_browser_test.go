@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -87,6 +88,28 @@ func (f *consoleFixture) trigger(t *testing.T, workflow, subscriber string) stri
 	return tr.Runs[0].RunID
 }
 
+// logPageErrors logs the page's uncaught exceptions and console errors,
+// so a failing browser test says what broke in the page.
+func logPageErrors(t *testing.T, tab context.Context) {
+	_ = chromedp.Listen(tab, func(ev any) {
+		switch e := ev.(type) {
+		case *cdpruntime.EventExceptionThrown:
+			d := e.ExceptionDetails
+			if d.Exception != nil {
+				t.Logf("page: %s: %s", d.Text, d.Exception.Description)
+			} else {
+				t.Logf("page: %s (%s:%d)", d.Text, d.URL, d.LineNumber)
+			}
+		case *cdpruntime.EventConsoleAPICalled:
+			if e.Type == cdpruntime.ConsoleAPICalledTypeError {
+				for _, a := range e.Args {
+					t.Logf("page console: %s %s", a.Value, a.Description)
+				}
+			}
+		}
+	})
+}
+
 // waitText waits until the page's visible text holds every one of want.
 func waitText(t *testing.T, tab context.Context, what string, want ...string) {
 	t.Helper()
@@ -122,6 +145,7 @@ func TestConsoleShowsRunsAndCancelsOne(t *testing.T) {
 	f := newConsoleFixture(t)
 	base := f.h.URL()
 	tab := testbrowser.New(t)
+	logPageErrors(t, tab)
 
 	signInWith(t, tab, base, "hk_wrong")
 	waitText(t, tab, "a wrong key shows the API's error", "invalid API key")
@@ -274,6 +298,7 @@ func TestConsoleShowsRunsAndCancelsOne(t *testing.T) {
 func TestConsoleByKeyboardOnAPhone(t *testing.T) {
 	f := newConsoleFixture(t)
 	tab := testbrowser.New(t)
+	logPageErrors(t, tab)
 	if err := chromedp.Do(tab, chromedp.EmulateViewport(390, 844), chromedp.Navigate(f.h.URL()+"/console/"),
 		chromedp.WaitVisible(chromedp.CSS(`input[name="apiKey"]`))); err != nil {
 		t.Fatal(err)

@@ -288,7 +288,8 @@ func (s *Server) routes() []route {
 		{"GET", "/inbox.js", authNone, s.inboxScript},
 		{"GET", "/console", authNone, s.consolePage},
 		{"GET", "/console/", authNone, s.consolePage},
-		{"GET", "/console/assets/{name}", authNone, s.consoleAsset},
+		{"GET", "/console/assets/{name:.+}", authNone, s.consoleAsset},
+		{"GET", "/favicon.ico", authNone, s.favicon},
 		{"GET", "/console/{page:(?:runs|subscribers|topics|workflows|deliveries|webhooks|tail)(?:/.*)?}", authNone, s.consolePage},
 		{"GET", "/inbox/demo", authNone, s.inboxDemo},
 	}
