@@ -5,7 +5,7 @@
 // routes by the URL.
 
 import { signOut, signedIn } from "./api.js";
-import { failure, notFound, show } from "./dom.js";
+import { failure, inUTC, notFound, retime, setUTC, show } from "./dom.js";
 import { BASE, leavePage } from "./route.js";
 import { deliveriesPage } from "./pages/deliveries.js";
 import { runPage } from "./pages/run.js";
@@ -68,4 +68,12 @@ document.addEventListener("click", (ev) => {
 window.addEventListener("popstate", render);
 window.addEventListener("herald:route", render);
 document.getElementById("signout").addEventListener("click", signOut);
+const zone = document.getElementById("zone");
+const showZone = () => zone.setAttribute("aria-pressed", String(inUTC()));
+zone.addEventListener("click", () => {
+  setUTC(!inUTC());
+  showZone();
+  retime();
+});
+showZone();
 render();

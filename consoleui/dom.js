@@ -46,6 +46,11 @@ export function timeText(t) {
     minute: "2-digit", second: "2-digit", timeZoneName: "short", timeZone: inUTC() ? "UTC" : undefined }).format(d);
 }
 
+// retime writes every time on the page again, after the zone changed.
+export function retime() {
+  for (const t of document.querySelectorAll("time[datetime]")) t.textContent = timeText(t.dateTime);
+}
+
 // when is a <time> of t showing its zone, with the UTC instant as title.
 export const when = (t) => (t ? h("time", { datetime: t, title: new Date(t).toISOString?.() || t }, timeText(t)) : "");
 
@@ -61,22 +66,41 @@ export function duration(ms) {
   return Math.floor(hrs / 24) + " d " + (hrs % 24) + " h";
 }
 
+const SVG = "http://www.w3.org/2000/svg";
+const shapes = {
+  copy: [["rect", { x: 5, y: 5, width: 9, height: 9, rx: 1.5 }], ["path", { d: "M3 11V3.5A1.5 1.5 0 0 1 4.5 2H11" }]],
+};
+
+// icon is a small line drawing, drawn in the text's colour.
+export function icon(name) {
+  const svg = document.createElementNS(SVG, "svg");
+  for (const [k, v] of Object.entries({ viewBox: "0 0 16 16", width: 14, height: 14, "aria-hidden": "true", class: "icon" })) svg.setAttribute(k, v);
+  for (const [tag, attrs] of shapes[name]) {
+    const el = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+    svg.append(el);
+  }
+  return svg;
+}
+
 // shortId shows a long id by its head and tail, the whole id in its
 // title, with a button that copies it; to links it.
 export function shortId(id, to) {
   if (!id) return "";
   const short = id.length > 16 ? id.slice(0, 8) + "…" + id.slice(-4) : id;
   const text = h("code", { title: id }, h("span", { class: "vh" }, id), h("span", { "aria-hidden": "true" }, short));
-  const copy = h("button", { type: "button", class: "copy", title: "Copy " + id, "aria-label": "Copy " + id }, "⧉");
+  const copy = h("button", { type: "button", class: "copy", title: "Copy " + id, "aria-label": "Copy " + id }, icon("copy"));
   copy.addEventListener("click", async (ev) => {
     ev.preventDefault();
+    let done = "copied";
     try {
       await navigator.clipboard.writeText(id);
-      copy.textContent = "✓";
     } catch {
-      copy.textContent = "✗";
+      done = "not copied";
     }
-    setTimeout(() => { copy.textContent = "⧉"; }, 1500);
+    copy.dataset.done = done;
+    copy.title = done;
+    setTimeout(() => { delete copy.dataset.done; copy.title = "Copy " + id; }, 1500);
   });
   return h("span", { class: "id" }, to ? h("a", { href: BASE + to }, text) : text, copy);
 }
@@ -99,7 +123,7 @@ export function failure(e) {
 
 // row is a table row whose cells carry their column's name, which a
 // phone shows beside each value when the table becomes cards.
-const row = (headers, cells, attrs) => h("tr", attrs || {}, cells.map((c, i) => h("td", { "data-label": headers[i] }, c)));
+const row = (headers, cells, attrs) => h("tr", attrs || {}, cells.map((c, i) => h("td", { "data-label": headers[i] }, h("div", { class: "cell" }, c))));
 const head = (headers) => h("thead", {}, h("tr", {}, headers.map((t) => h("th", { scope: "col" }, t))));
 const none = (headers) => h("tr", { class: "none" }, h("td", { colspan: headers.length, class: "muted" }, "Nothing yet."));
 

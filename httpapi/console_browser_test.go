@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -145,6 +146,9 @@ func TestConsoleShowsRunsAndCancelsOne(t *testing.T) {
 	f := newConsoleFixture(t)
 	base := f.h.URL()
 	tab := testbrowser.New(t)
+	if err := chromedp.Do(tab, chromedp.EmulateViewport(1280, 800)); err != nil {
+		t.Fatal(err)
+	}
 	logPageErrors(t, tab)
 
 	signInWith(t, tab, base, "hk_wrong")
@@ -239,6 +243,7 @@ func TestConsoleShowsRunsAndCancelsOne(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitText(t, tab, "the "+p.path+" page", p.heading, p.shows)
+		noBrokenWords(t, tab, "the "+p.path+" page")
 		testbrowser.Screenshot(t, tab, "console-"+p.path)
 	}
 
@@ -292,13 +297,57 @@ func TestConsoleShowsRunsAndCancelsOne(t *testing.T) {
 	}
 }
 
+// brokenWordsJS lists the words, in the visible elements a selector
+// matches, that a line break cuts in two: a word whose rectangles sit on
+// more than one line.
+const brokenWordsJS = `((sel) => {
+  const out = [];
+  for (const el of document.querySelectorAll(sel)) {
+    if (!el.getClientRects().length || el.closest("thead, .vh")) continue;
+    const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let n; (n = walk.nextNode());) {
+      for (const m of n.data.matchAll(/\S+/g)) {
+        const r = document.createRange();
+        r.setStart(n, m.index);
+        r.setEnd(n, m.index + m[0].length);
+        if (new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size > 1) out.push(m[0]);
+      }
+    }
+  }
+  return out;
+})(%q)`
+
+// tooWideJS lists the visible elements reaching past the screen's right
+// edge.
+const tooWideJS = `[...document.querySelectorAll("body *")].filter((e) => !e.closest("thead, .vh") &&
+  e.getBoundingClientRect().width > 0 && e.getBoundingClientRect().right > window.innerWidth + 1).map((e) => e.tagName + "." + e.className)`
+
+// noBrokenWords fails the test when a table header, a status pill, a
+// heading, a link of the navigation or a button breaks inside a word.
+func noBrokenWords(t *testing.T, tab context.Context, page string) {
+	t.Helper()
+	broken, err := chromedp.Run(tab, chromedp.Evaluate[[]string](fmt.Sprintf(brokenWordsJS, "th, .status, h2, nav a, button")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(broken) > 0 {
+		t.Errorf("%s: words broken inside: %q", page, broken)
+	}
+}
+
 // TestConsoleByKeyboardOnAPhone: on a 390-pixel-wide screen, a person
-// signs in and opens a run's timeline with the keyboard alone, and no
-// page scrolls sideways.
+// signs in and opens a run's timeline with the keyboard alone; no page
+// scrolls sideways, and no element reaches past the screen; tables are
+// cards, no header or status pill breaks inside a word; a long id shows
+// shortened, whole in its title, with a copy button; times show the
+// browser's zone, and the UTC toggle turns them all to UTC.
 func TestConsoleByKeyboardOnAPhone(t *testing.T) {
 	f := newConsoleFixture(t)
 	tab := testbrowser.New(t)
 	logPageErrors(t, tab)
+	if _, err := chromedp.Call(tab, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "Europe/Paris"}); err != nil {
+		t.Fatal(err)
+	}
 	if err := chromedp.Do(tab, chromedp.EmulateViewport(390, 844), chromedp.Navigate(f.h.URL()+"/console/"),
 		chromedp.WaitVisible(chromedp.CSS(`input[name="apiKey"]`))); err != nil {
 		t.Fatal(err)
@@ -308,6 +357,42 @@ func TestConsoleByKeyboardOnAPhone(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitText(t, tab, "the runs after a keyboard sign-in", f.adaRun)
+	noBrokenWords(t, tab, "the runs on a phone")
+	cards, err := chromedp.Run(tab, chromedp.Evaluate[bool](`getComputedStyle(document.querySelector(".table tr")).display === "block"`))
+	if err != nil || !cards {
+		t.Errorf("the runs' table is no stack of cards on a phone (%v)", err)
+	}
+	short, err := chromedp.Run(tab, chromedp.Evaluate[string](fmt.Sprintf(`(() => {
+		const a = document.querySelector('a[href="/console/runs/%s"]');
+		const copy = a.parentElement.querySelector("button.copy");
+		return a.querySelector('[aria-hidden="true"]').textContent + "|" + a.querySelector("code").title + "|" + (copy && copy.getAttribute("aria-label"));
+	})()`, f.adaRun)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if parts := strings.Split(short, "|"); len(parts) != 3 || !strings.Contains(parts[0], "…") || len(parts[0]) >= len(f.adaRun) ||
+		parts[1] != f.adaRun || parts[2] != "Copy "+f.adaRun {
+		t.Errorf("the run's id shows as %q, want it shortened, whole in its title, with a copy button", short)
+	}
+	zoned := func() string {
+		s, err := chromedp.Run(tab, chromedp.Evaluate[string](`[...document.querySelectorAll("time")].map((t) => t.textContent).join("\n")`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if z := zoned(); z == "" || strings.Contains(z, "UTC") || !(strings.Contains(z, "GMT+1") || strings.Contains(z, "CET")) {
+		t.Errorf("times in Paris show as %q, want the zone named", z)
+	}
+	if err := chromedp.Do(tab, chromedp.Click(chromedp.CSS(`#zone`))); err != nil {
+		t.Fatal(err)
+	}
+	if z := zoned(); strings.Count(z, "UTC") != strings.Count(z, "\n")+1 {
+		t.Errorf("after the UTC toggle, times show as %q", z)
+	}
+	if err := chromedp.Do(tab, chromedp.Click(chromedp.CSS(`#zone`))); err != nil {
+		t.Fatal(err)
+	}
 	// Tab to the run's link and press Enter.
 	focused := fmt.Sprintf(`document.activeElement && document.activeElement.getAttribute("href") === "/console/runs/%s"`, f.adaRun)
 	for i := 0; ; i++ {
@@ -337,4 +422,8 @@ func TestConsoleByKeyboardOnAPhone(t *testing.T) {
 	if wide {
 		t.Fatal("the run's page scrolls sideways on a 390-pixel-wide screen")
 	}
+	if over, err := chromedp.Run(tab, chromedp.Evaluate[[]string](tooWideJS)); err != nil || len(over) > 0 {
+		t.Errorf("elements wider than a 390-pixel screen: %q (%v)", over, err)
+	}
+	noBrokenWords(t, tab, "a run on a phone")
 }

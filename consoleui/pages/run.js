@@ -3,7 +3,7 @@
 
 import { api, tail } from "../api.js";
 import { onLeave } from "../route.js";
-import { confirmed, enc, facts, failure, h, json, link, notFound, show, status, table, when } from "../dom.js";
+import { confirmed, enc, facts, failure, h, json, link, notFound, shortId, show, status, table, when } from "../dom.js";
 
 // describe says what one event of a run's timeline means.
 function describe(ev, d) {
@@ -85,7 +85,7 @@ export async function runPage(id, again) {
       status(s.status), s.attempts, s.error ? h("span", { class: "error" }, s.error.code + ": " + s.error.message) : (s.output === null ? "" : json(s.output))])),
     h("h2", {}, "Deliveries"),
     table(["Step", "Channel", "Kind", "Status", "Provider message id", "Reason or error", "Heard from the provider"], dels.data.map((d) => [d.stepId, d.channelKey, d.kind,
-      status(d.status), d.providerMessageId || "", d.reason || (d.error ? d.error.code + ": " + d.error.message : ""),
+      status(d.status), shortId(d.providerMessageId), d.reason || (d.error ? d.error.code + ": " + d.error.message : ""),
       (d.events || []).map((e) => [e.type + (e.detail ? " (" + e.detail + ")" : "") + " ", when(e.at), "; "])])),
     h("h2", {}, "Timeline"), evs.truncated ? h("p", { class: "muted" }, "The first events only: this run has more.") : null, timeline);
   if (!["completed", "failed", "cancelled", "digested"].includes(run.status)) {

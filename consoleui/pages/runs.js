@@ -3,7 +3,7 @@
 
 import { tail } from "../api.js";
 import { go, onLeave } from "../route.js";
-import { enc, h, link, paged, show, status, when } from "../dom.js";
+import { enc, h, paged, shortId, show, status, when } from "../dom.js";
 
 export async function runsPage(q) {
   const field = (name, label) => h("label", {}, label, h("input", { name, value: q.get(name) || "" }));
@@ -22,7 +22,7 @@ export async function runsPage(q) {
   const p = new URLSearchParams();
   for (const k of ["status", "workflowId", "subscriberId", "transactionId"]) if (q.get(k)) p.set(k, q.get(k));
   const list = paged("/v1/runs" + (p.toString() ? "?" + p : ""), ["Run", "Workflow", "Subscriber", "Status", "Updated"],
-    (r) => [link("/runs/" + enc(r.runId), r.runId), r.workflowId, r.subscriberId || "", status(r.status), when(r.updatedAt)]);
+    (r) => [shortId(r.runId, "/runs/" + enc(r.runId)), r.workflowId, r.subscriberId || "", status(r.status), when(r.updatedAt)]);
   show("Runs", form, h("p", { class: "muted" }, "Newest first; updates live."), list);
   await list.reload();
   let timer = null;

@@ -4,7 +4,7 @@
 
 import { api } from "../api.js";
 import { go } from "../route.js";
-import { enc, facts, failure, h, json, link, notFound, paged, show, status, table, when } from "../dom.js";
+import { enc, facts, failure, h, json, link, notFound, paged, shortId, show, status, table, when } from "../dom.js";
 
 export async function subscribersPage() {
   const input = h("input", { name: "subscriberId", id: "findSubscriber" });
@@ -32,7 +32,7 @@ export async function subscriberPage(id) {
     safe(api("/v1/suppressions?limit=200"))]);
   const addresses = new Set(Object.values(sub.contacts).flat());
   const runs = paged("/v1/runs?subscriberId=" + enc(id), ["Run", "Workflow", "Status", "Updated"],
-    (r) => [link("/runs/" + enc(r.runId), r.runId), r.workflowId, status(r.status), when(r.updatedAt)]);
+    (r) => [shortId(r.runId, "/runs/" + enc(r.runId)), r.workflowId, status(r.status), when(r.updatedAt)]);
   const or = (v, f) => (v.failed ? failure(v.failed) : f(v));
   show("Subscriber " + sub.subscriberId,
     facts([["Locale", sub.locale], ["Time zone", sub.timezone], ["Created", when(sub.createdAt)], ["Updated", when(sub.updatedAt)]]),
@@ -42,7 +42,7 @@ export async function subscriberPage(id) {
     h("h2", {}, "Preferences"), or(prefs, (p) => json(p)),
     h("h2", {}, "Subscriptions"), or(subs, (s) => table(["Topic"], (s.data || []).map((t) => [t.topicKey || t.key || JSON.stringify(t)]))),
     h("h2", {}, "Runs"), runs,
-    h("h2", {}, "Inbox"), or(inbox, (m) => table(["Message", "Subject", "Body", "Read"], (m.data || []).map((x) => [x.messageId, x.subject || "", x.body, x.readAt ? when(x.readAt) : "unread"]))),
+    h("h2", {}, "Inbox"), or(inbox, (m) => table(["Message", "Subject", "Body", "Read"], (m.data || []).map((x) => [shortId(x.messageId), x.subject || "", x.body, x.readAt ? when(x.readAt) : "unread"]))),
     h("h2", {}, "Suppressions of its addresses"), or(supp, (s) => table(["Kind", "Address", "Reason"],
       (s.data || []).filter((x) => addresses.has(x.address)).map((x) => [x.kind, x.address, x.reason || ""]))));
   await runs.reload();

@@ -1,7 +1,7 @@
 // Webhooks: each endpoint and its messages' attempts.
 
 import { api } from "../api.js";
-import { enc, facts, failure, h, show, status, table, when } from "../dom.js";
+import { enc, facts, failure, h, shortId, show, status, table, when } from "../dom.js";
 
 export async function webhooksPage() {
   let hooks;
@@ -14,7 +14,7 @@ export async function webhooksPage() {
     let attempts;
     try {
       attempts = table(["Event", "Type", "Status", "Answer", "Attempt", "At"], (await api("/v1/webhooks/" + enc(w.webhookId) + "/attempts")).data
-        .map((a) => [a.eventId, a.type, status(a.status), a.httpStatus || "", a.attempt, when(a.createdAt)]));
+        .map((a) => [shortId(a.eventId), a.type, status(a.status), a.httpStatus || "", a.attempt, when(a.createdAt)]));
     } catch (e) {
       attempts = failure(e);
     }
