@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -37,11 +38,19 @@ func consoleWorkflows() *bridge.Registry {
 		}
 		return bridge.Delay(ctx, "pause", time.Hour)
 	})
+	approval := bridge.MustWorkflow("approval", func(ctx *bridge.Context, _ any) error {
+		v, ok, err := bridge.WaitForEvent[map[string]any](ctx, "approve", "approved", time.Hour)
+		if err != nil || !ok {
+			return err
+		}
+		_, err = bridge.Run(ctx, "record", func(context.Context) (any, error) { return v, nil })
+		return err
+	})
 	broken := bridge.MustWorkflow("broken", func(ctx *bridge.Context, _ any) error {
 		_, err := bridge.Run(ctx, "explode", func(context.Context) (string, error) { return "", errors.New("boom") })
 		return err
 	})
-	return bridge.NewRegistry().MustRegister(welcome, broken)
+	return bridge.NewRegistry().MustRegister(welcome, broken, approval)
 }
 
 // consoleFixture is a service with a Bridge and an SMTP sink, a tenant
@@ -173,8 +182,17 @@ func TestConsoleShowsRunsAndCancelsOne(t *testing.T) {
 	if err := chromedp.Do(tab, chromedp.Click(chromedp.CSS(fmt.Sprintf(`a[href="/console/runs/%s"]`, f.adaRun)))); err != nil {
 		t.Fatal(err)
 	}
-	waitText(t, tab, "ada's run's timeline", "Run "+f.adaRun, "load-user", `"Ada"`, "mail", "email-smtp", "sent",
-		"RunSleeping", "TriggerAccepted")
+	waitText(t, tab, "ada's run's steps", "Run "+f.adaRun, "load-user", `"Ada"`, "mail", "1 delivery", "sleeping until")
+	// The raw events are one click away.
+	if err := chromedp.Do(tab, chromedp.Click(`//summary[starts-with(text(), "Raw events")]`)); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "ada's run's raw events", "RunSleeping", "TriggerAccepted")
+	// The send's row opens to its channel, address and status.
+	if err := chromedp.Do(tab, chromedp.Click(`//tr[@data-step="mail"]//summary[text()="1 delivery"]`)); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "ada's send opened", "email-smtp", "ada@example.com", "sent")
 	testbrowser.Screenshot(t, tab, "console-run")
 
 	// Cancel it, confirming.
@@ -183,7 +201,7 @@ func TestConsoleShowsRunsAndCancelsOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.h.WaitRun(f.key, f.adaRun, "cancelled")
-	waitText(t, tab, "the cancelled run", "RunCancelled", "cancelled")
+	waitText(t, tab, "the cancelled run", "RunCancelled", "Cancelled by hk_", "cancelled")
 
 	// A failed run offers a rerun; confirmed, the run is run again from
 	// its failed step (it fails again: its Bridge still throws).
@@ -196,7 +214,7 @@ func TestConsoleShowsRunsAndCancelsOne(t *testing.T) {
 	if err := chromedp.Do(tab, chromedp.Click(`//button[text()="Rerun"]`), chromedp.Click(`//button[text()="Yes, rerun"]`)); err != nil {
 		t.Fatal(err)
 	}
-	waitText(t, tab, "the rerun in the timeline", "RunRerun", "Resumes at")
+	waitText(t, tab, "the rerun on the run's page", "Rerun by hk_", "resumed at explode")
 	if err := chromedp.Do(tab, chromedp.Navigate(base+"/console/runs/"+f.adaRun)); err != nil {
 		t.Fatal(err)
 	}
@@ -205,13 +223,13 @@ func TestConsoleShowsRunsAndCancelsOne(t *testing.T) {
 	if err := chromedp.Do(tab, chromedp.Reload()); err != nil {
 		t.Fatal(err)
 	}
-	waitText(t, tab, "the run after a reload", "Run "+f.adaRun, "RunCancelled")
+	waitText(t, tab, "the run after a reload", "Run "+f.adaRun, "Cancelled by hk_")
 
 	// bob's send was skipped, and says why.
 	if err := chromedp.Do(tab, chromedp.Navigate(base+"/console/runs/"+f.bobRun)); err != nil {
 		t.Fatal(err)
 	}
-	waitText(t, tab, "bob's skipped send", "skipped", "no_address")
+	waitText(t, tab, "bob's skipped send", "skipped: no_address")
 
 	// bob's page says why a send to him would not go out now.
 	if err := chromedp.Do(tab, chromedp.Click(chromedp.CSS(`a[href="/console/subscribers/bob"]`))); err != nil {
@@ -426,4 +444,69 @@ func TestConsoleByKeyboardOnAPhone(t *testing.T) {
 		t.Errorf("elements wider than a 390-pixel screen: %q (%v)", over, err)
 	}
 	noBrokenWords(t, tab, "a run on a phone")
+}
+
+// stepRowJS is the visible text of a step's row on a run's page.
+const stepRowJS = `(document.querySelector('tr[data-step=%q]') || {innerText: ""}).innerText`
+
+// TestConsoleRunAsAStory: a run's page leads with its steps, a row each
+// with its duration, a bar on the run's time axis, and the reason for a
+// skip on the row itself; a waiting run offers "Send signal", prefilled
+// with the event it waits for, and the signal sent from the page resumes
+// the run (read back through the API).
+func TestConsoleRunAsAStory(t *testing.T) {
+	f := newConsoleFixture(t)
+	tab := testbrowser.New(t)
+	logPageErrors(t, tab)
+	if err := chromedp.Do(tab, chromedp.EmulateViewport(1280, 800)); err != nil {
+		t.Fatal(err)
+	}
+	signInWith(t, tab, f.h.URL(), f.key)
+	waitText(t, tab, "the runs list", f.bobRun)
+	if err := chromedp.Do(tab, chromedp.Navigate(f.h.URL()+"/console/runs/"+f.bobRun)); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "bob's run", "Run "+f.bobRun, "load-user")
+	if _, err := chromedp.Run(tab, chromedp.Poll[bool](fmt.Sprintf(stepRowJS, "mail")+`.includes("skipped: no_address")`,
+		chromedp.WithPollingTimeout(browserWait))); err != nil {
+		row, _ := chromedp.Run(tab, chromedp.Evaluate[string](fmt.Sprintf(stepRowJS, "mail")))
+		t.Fatalf("the skip's reason is not on the mail step's row: %q", row)
+	}
+	for _, step := range []string{"load-user", "mail", "pause"} {
+		row, err := chromedp.Run(tab, chromedp.Evaluate[string](fmt.Sprintf(stepRowJS, step)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !regexp.MustCompile(`\d+(\.\d+)? (ms|s|min|h)`).MatchString(row) {
+			t.Errorf("the %s step's row shows no duration: %q", step, row)
+		}
+		bars, err := chromedp.Run(tab, chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll('tr[data-step=%q] svg.bar rect.fill').length`, step)))
+		if err != nil || bars != 1 {
+			t.Errorf("the %s step's row has %d bars (%v)", step, bars, err)
+		}
+	}
+	if row, _ := chromedp.Run(tab, chromedp.Evaluate[string](fmt.Sprintf(stepRowJS, "pause"))); !strings.Contains(row, "sleeping until") {
+		t.Errorf("the pause step's row does not say until when it sleeps: %q", row)
+	}
+	testbrowser.Screenshot(t, tab, "console-run-story")
+
+	waiting := f.trigger(t, "approval", "ada")
+	f.h.WaitRun(f.key, waiting, "waiting")
+	if err := chromedp.Do(tab, chromedp.Navigate(f.h.URL()+"/console/runs/"+waiting)); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "the waiting run", "Run "+waiting, "approve", "Send signal")
+	if err := chromedp.Do(tab, chromedp.Click(`//button[text()="Send signal"]`), chromedp.WaitVisible(chromedp.CSS(`#signalEvent`))); err != nil {
+		t.Fatal(err)
+	}
+	if ev, err := chromedp.Run(tab, chromedp.Evaluate[string](`document.getElementById("signalEvent").value`)); err != nil || ev != "approved" {
+		t.Fatalf("the signal's event is prefilled with %q (%v), want the event the run waits for", ev, err)
+	}
+	if err := chromedp.Do(tab, chromedp.SetValue(chromedp.CSS(`#signalPayload`), `{"by": "Grace"}`),
+		chromedp.Click(`//button[text()="Send"]`), chromedp.Click(`//button[text()="Yes, send"]`)); err != nil {
+		t.Fatal(err)
+	}
+	f.h.WaitRun(f.key, waiting, "completed")
+	waitText(t, tab, "the resumed run", "record", "completed", "Grace")
+	testbrowser.Screenshot(t, tab, "console-run-signalled")
 }
