@@ -510,3 +510,40 @@ func TestConsoleRunAsAStory(t *testing.T) {
 	waitText(t, tab, "the resumed run", "record", "completed", "Grace")
 	testbrowser.Screenshot(t, tab, "console-run-signalled")
 }
+
+// TestConsoleListsPeopleSearch: the deliveries, filtered by subscriber
+// from the page's form, show only that subscriber's, newest first, each
+// with its workflow, channel and address; the runs list shows each run's
+// start and duration.
+func TestConsoleListsPeopleSearch(t *testing.T) {
+	f := newConsoleFixture(t)
+	later := f.trigger(t, "welcome", "ada")
+	f.h.WaitRun(f.key, later, "sleeping")
+	tab := testbrowser.New(t)
+	logPageErrors(t, tab)
+	if err := chromedp.Do(tab, chromedp.EmulateViewport(1280, 800)); err != nil {
+		t.Fatal(err)
+	}
+	signInWith(t, tab, f.h.URL(), f.key)
+	waitText(t, tab, "the runs list", f.bobRun, "Duration", "so far")
+	if err := chromedp.Do(tab, chromedp.Click(chromedp.CSS(`nav a[href="/console/deliveries"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`form.filters input[name="subscriberId"]`)),
+		chromedp.SendKeys(chromedp.CSS(`form.filters input[name="subscriberId"]`), "ada"),
+		chromedp.Click(chromedp.CSS(`form.filters button[type="submit"]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "ada's deliveries", "ada@example.com", "welcome", "email-smtp")
+	rows, err := chromedp.Run(tab, chromedp.Evaluate[[]string](`[...document.querySelectorAll(".table tbody tr")].map((tr) =>
+		tr.querySelector("time").dateTime + " " + tr.querySelector('td[data-label="Subscriber"]').innerText)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || !strings.HasSuffix(rows[0], " ada") || !strings.HasSuffix(rows[1], " ada") || rows[0] < rows[1] {
+		t.Fatalf("ada's deliveries, newest first: %q", rows)
+	}
+	if q, err := chromedp.Run(tab, chromedp.Evaluate[string](`location.search`)); err != nil || q != "?subscriberId=ada" {
+		t.Errorf("the filter is not in the page's address: %q (%v)", q, err)
+	}
+	noBrokenWords(t, tab, "the deliveries")
+	testbrowser.Screenshot(t, tab, "console-deliveries-filtered")
+}
