@@ -451,7 +451,7 @@ const stepRowJS = `(document.querySelector('tr[data-step=%q]') || {innerText: ""
 
 // TestConsoleRunAsAStory: a run's page leads with its steps, a row each
 // with its duration, a bar on the run's time axis, and the reason for a
-// skip on the row itself; a waiting run offers "Send signal", prefilled
+// skip or a hold for quiet hours on the row itself; a waiting run offers "Send signal", prefilled
 // with the event it waits for, and the signal sent from the page resumes
 // the run (read back through the API).
 func TestConsoleRunAsAStory(t *testing.T) {
@@ -489,6 +489,36 @@ func TestConsoleRunAsAStory(t *testing.T) {
 		t.Errorf("the pause step's row does not say until when it sleeps: %q", row)
 	}
 	testbrowser.Screenshot(t, tab, "console-run-story")
+
+	// A send held for the subscriber's quiet hours says so on its row,
+	// until when in the subscriber's own zone.
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().In(paris)
+	if r := f.h.Do("PUT", "/v1/subscribers/cy", f.key, map[string]any{"timezone": "Europe/Paris",
+		"contacts": map[string]any{"email": []string{"cy@example.com"}}}); r.Status != http.StatusCreated {
+		t.Fatalf("subscriber cy: %d %s", r.Status, r.Body)
+	}
+	end := now.Add(time.Hour).Format("15:04")
+	if r := f.h.Do("PATCH", "/v1/subscribers/cy/preferences", f.key, map[string]any{"quietHours": map[string]any{
+		"start": now.Add(-time.Hour).Format("15:04"), "end": end}}); r.Status != http.StatusOK {
+		t.Fatalf("quiet hours: %d %s", r.Status, r.Body)
+	}
+	held := f.trigger(t, "welcome", "cy")
+	f.h.WaitRun(f.key, held, "sleeping")
+	if err := chromedp.Do(tab, chromedp.Navigate(f.h.URL()+"/console/runs/"+held)); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "cy's held send", "Run "+held, "mail")
+	want := "held for quiet hours until " + end + " Europe/Paris"
+	if _, err := chromedp.Run(tab, chromedp.Poll[bool](fmt.Sprintf(stepRowJS, "mail")+fmt.Sprintf(`.includes(%q)`, want),
+		chromedp.WithPollingTimeout(browserWait))); err != nil {
+		row, _ := chromedp.Run(tab, chromedp.Evaluate[string](fmt.Sprintf(stepRowJS, "mail")))
+		t.Fatalf("the held send's row says %q, want %q on it", row, want)
+	}
+	testbrowser.Screenshot(t, tab, "console-run-held")
 
 	waiting := f.trigger(t, "approval", "ada")
 	f.h.WaitRun(f.key, waiting, "waiting")
