@@ -262,6 +262,7 @@ func (s *Server) routes() []route {
 
 		{"POST", "/v1/deliver", authInternal, s.deliver},
 		{"GET", "/v1/deliveries", authTenant, s.listDeliveries},
+		{"GET", "/v1/stats", authTenant, s.stats},
 
 		{"GET", "/v1/suppressions", authTenant, s.listSuppressions},
 		{"PUT", "/v1/suppressions/{kind}/{address}", authTenant, s.putSuppression},

@@ -18,6 +18,7 @@ func readModels() (map[string]applyFunc, [][]byte) {
 		suppressionModels,
 		preferenceModels,
 		webhookModels,
+		statsModels,
 	} {
 		h, b := model()
 		maps.Copy(handlers, h)
