@@ -8,6 +8,7 @@ import { signOut, signedIn } from "./api.js";
 import { failure, inUTC, notFound, retime, setUTC, show } from "./dom.js";
 import { BASE, leavePage } from "./route.js";
 import { deliveriesPage } from "./pages/deliveries.js";
+import { homePage } from "./pages/home.js";
 import { runPage } from "./pages/run.js";
 import { runsPage } from "./pages/runs.js";
 import { signInPage } from "./pages/signin.js";
@@ -30,7 +31,7 @@ async function render() {
   const q = new URLSearchParams(location.search);
   const [page, ...rest] = path.split("/");
   for (const a of nav.querySelectorAll("a")) {
-    if (a.getAttribute("href") === BASE + "/" + (page || "runs")) a.setAttribute("aria-current", "page");
+    if (a.getAttribute("href") === BASE + "/" + page) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
   }
   let id;
@@ -41,7 +42,7 @@ async function render() {
   }
   try {
     switch (page) {
-      case "":
+      case "": return await homePage(q);
       case "runs": return await (id ? runPage(id, render) : runsPage(q));
       case "subscribers": return await (id ? subscriberPage(id) : subscribersPage());
       case "topics": return await topicsPage();

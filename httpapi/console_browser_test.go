@@ -366,7 +366,7 @@ func TestConsoleByKeyboardOnAPhone(t *testing.T) {
 	if _, err := chromedp.Call(tab, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "Europe/Paris"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(tab, chromedp.EmulateViewport(390, 844), chromedp.Navigate(f.h.URL()+"/console/"),
+	if err := chromedp.Do(tab, chromedp.EmulateViewport(390, 844), chromedp.Navigate(f.h.URL()+"/console/runs"),
 		chromedp.WaitVisible(chromedp.CSS(`input[name="apiKey"]`))); err != nil {
 		t.Fatal(err)
 	}
@@ -576,4 +576,74 @@ func TestConsoleListsPeopleSearch(t *testing.T) {
 	}
 	noBrokenWords(t, tab, "the deliveries")
 	testbrowser.Screenshot(t, tab, "console-deliveries-filtered")
+}
+
+// TestConsoleOverview: signed in, the console opens on the overview; its
+// totals are GET /v1/stats's, for the last hour and the last day; each
+// chart has a title and bars; the failing workflow links to its failed
+// runs; on a phone nothing is wider than the screen.
+func TestConsoleOverview(t *testing.T) {
+	f := newConsoleFixture(t)
+	broken := f.trigger(t, "broken", "ada")
+	f.h.WaitRun(f.key, broken, "failed")
+	tab := testbrowser.New(t)
+	logPageErrors(t, tab)
+	if err := chromedp.Do(tab, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(f.h.URL()+"/console/"),
+		chromedp.WaitVisible(chromedp.CSS(`input[name="apiKey"]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name="apiKey"]`), f.key),
+		chromedp.Click(chromedp.CSS(`form.signin button[type="submit"]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "the overview", "Overview", "Runs per minute", "Workflows failing most", "broken")
+	for _, window := range []string{"1h", "24h"} {
+		if window != "1h" {
+			if err := chromedp.Do(tab, chromedp.Click(`//button[text()="Last 24 hours"]`)); err != nil {
+				t.Fatal(err)
+			}
+			waitText(t, tab, "the day's overview", "Runs per 15 minutes")
+		}
+		var s statsAnswer
+		f.h.Do("GET", "/v1/stats?window="+window, f.key, nil).JSON(t, &s)
+		shown, err := chromedp.Run(tab, chromedp.Evaluate[map[string]string](`Object.fromEntries([...document.querySelectorAll("[data-figure]")].map((e) => [e.dataset.figure, e.textContent]))`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := func(outcome string) int {
+			n := 0
+			for _, k := range s.Deliveries {
+				n += k[outcome]
+			}
+			return n
+		}
+		for name, want := range map[string]int{"runs.started": s.Runs.Started, "runs.completed": s.Runs.Completed, "runs.failed": s.Runs.Failed,
+			"runs.cancelled": s.Runs.Cancelled, "deliveries.sent": sum("sent"), "deliveries.skipped": sum("skipped")} {
+			if shown[name] != fmt.Sprint(want) {
+				t.Errorf("%s: the overview shows %s %q, the API says %d", window, name, shown[name], want)
+			}
+		}
+		if s.Runs.Started != 3 {
+			t.Errorf("%s: the API counts %d runs started, want 3", window, s.Runs.Started)
+		}
+		bars, err := chromedp.Run(tab, chromedp.Evaluate[int](`[...document.querySelectorAll("svg.chart rect.bar")].filter((r) => r.getBBox().height > 0).length`))
+		if err != nil || bars < 3 {
+			t.Errorf("%s: the charts have %d bars (%v)", window, bars, err)
+		}
+		titled, err := chromedp.Run(tab, chromedp.Evaluate[bool](`[...document.querySelectorAll("svg.chart")].every((c) => c.querySelector(":scope > title").textContent.length > 0) && document.querySelectorAll("svg.chart").length === 2`))
+		if err != nil || !titled {
+			t.Errorf("%s: a chart without a title (%v)", window, err)
+		}
+	}
+	testbrowser.Screenshot(t, tab, "console-overview")
+	if err := chromedp.Do(tab, chromedp.EmulateViewport(390, 844)); err != nil {
+		t.Fatal(err)
+	}
+	if over, err := chromedp.Run(tab, chromedp.Evaluate[[]string](tooWideJS)); err != nil || len(over) > 0 {
+		t.Errorf("elements wider than a 390-pixel screen: %q (%v)", over, err)
+	}
+	noBrokenWords(t, tab, "the overview on a phone")
+	testbrowser.Screenshot(t, tab, "console-overview-phone")
+	if err := chromedp.Do(tab, chromedp.EmulateViewport(1280, 800), chromedp.Click(chromedp.CSS(`a[href="/console/runs?status=failed&workflowId=broken"]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "the failing workflow's runs", broken)
 }
