@@ -16,7 +16,7 @@ import { subscriberPage, subscribersPage } from "./pages/subscribers.js";
 import { tailPage } from "./pages/tail.js";
 import { topicsPage } from "./pages/topics.js";
 import { webhooksPage } from "./pages/webhooks.js";
-import { workflowsPage } from "./pages/workflows.js";
+import { workflowPage, workflowsPage } from "./pages/workflows.js";
 
 const nav = document.getElementById("nav");
 
@@ -46,7 +46,7 @@ async function render() {
       case "runs": return await (id ? runPage(id, render) : runsPage(q));
       case "subscribers": return await (id ? subscriberPage(id) : subscribersPage());
       case "topics": return await topicsPage();
-      case "workflows": return await workflowsPage();
+      case "workflows": return await (id ? workflowPage(id) : workflowsPage());
       case "deliveries": return await deliveriesPage(q);
       case "webhooks": return await webhooksPage();
       case "tail": return tailPage();

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -46,11 +47,17 @@ func consoleWorkflows() *bridge.Registry {
 		_, err = bridge.Run(ctx, "record", func(context.Context) (any, error) { return v, nil })
 		return err
 	})
+	invite := bridge.MustWorkflow("invite", func(ctx *bridge.Context, p map[string]any) error {
+		_, err := bridge.Run(ctx, "greet", func(context.Context) (any, error) { return p["name"], nil })
+		return err
+	}, bridge.WithPayloadSchema(json.RawMessage(`{"type":"object","required":["name"],"properties":{
+		"name":{"type":"string","description":"Who is invited"},"seats":{"type":"integer"},"plan":{"enum":["free","pro"]},
+		"urgent":{"type":"boolean"},"team":{"type":"object","properties":{"id":{"type":"string"}}}}}`)))
 	broken := bridge.MustWorkflow("broken", func(ctx *bridge.Context, _ any) error {
 		_, err := bridge.Run(ctx, "explode", func(context.Context) (string, error) { return "", errors.New("boom") })
 		return err
 	})
-	return bridge.NewRegistry().MustRegister(welcome, broken, approval)
+	return bridge.NewRegistry().MustRegister(welcome, broken, approval, invite)
 }
 
 // consoleFixture is a service with a Bridge and an SMTP sink, a tenant
@@ -646,4 +653,59 @@ func TestConsoleOverview(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitText(t, tab, "the failing workflow's runs", broken)
+}
+
+// TestConsoleTriggersFromAWorkflowPage: a workflow's page draws a form
+// from its payload schema (a string, an integer, an enum, a boolean and a
+// nested object); filled in and confirmed, it starts a run whose trigger
+// carries that payload, read back through the API.
+func TestConsoleTriggersFromAWorkflowPage(t *testing.T) {
+	f := newConsoleFixture(t)
+	tab := testbrowser.New(t)
+	logPageErrors(t, tab)
+	if err := chromedp.Do(tab, chromedp.EmulateViewport(1280, 800)); err != nil {
+		t.Fatal(err)
+	}
+	signInWith(t, tab, f.h.URL(), f.key)
+	waitText(t, tab, "the overview", "Overview")
+	if err := chromedp.Do(tab, chromedp.Click(chromedp.CSS(`nav a[href="/console/workflows"]`)),
+		chromedp.Click(chromedp.CSS(`a[href="/console/workflows/invite"]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "the invite workflow's page", "Workflow invite", "Trigger", "team.id", "Who is invited")
+	if err := chromedp.Do(tab,
+		chromedp.SendKeys(chromedp.CSS(`#toValue`), "ada"),
+		chromedp.SendKeys(chromedp.CSS(`#pl-name`), "Grace"),
+		chromedp.SendKeys(chromedp.CSS(`#pl-seats`), "3"),
+		chromedp.SetValue(chromedp.CSS(`#pl-plan`), "1"),
+		chromedp.Click(chromedp.CSS(`#pl-urgent`)),
+		chromedp.SendKeys(chromedp.CSS(`#pl-team-id`), "t1")); err != nil {
+		t.Fatal(err)
+	}
+	testbrowser.Screenshot(t, tab, "console-workflow-trigger")
+	if err := chromedp.Do(tab, chromedp.Click(`//button[text()="Trigger"]`), chromedp.Click(`//button[text()="Yes, trigger"]`)); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "the trigger's answer", "Triggered:")
+	var runs struct{ Data []struct{ RunID string } }
+	f.h.Do("GET", "/v1/runs?workflowId=invite", f.key, nil).JSON(t, &runs)
+	if len(runs.Data) != 1 {
+		t.Fatalf("runs of invite: %+v", runs)
+	}
+	f.h.WaitRun(f.key, runs.Data[0].RunID, "completed")
+	var evs struct {
+		Data []struct {
+			Type string
+			Data struct{ Payload map[string]any }
+		}
+	}
+	f.h.Do("GET", "/v1/runs/"+runs.Data[0].RunID+"/events", f.key, nil).JSON(t, &evs)
+	if len(evs.Data) == 0 || evs.Data[0].Type != "TriggerAccepted" {
+		t.Fatalf("the run's events: %+v", evs)
+	}
+	got, _ := json.Marshal(evs.Data[0].Data.Payload)
+	if want := `{"name":"Grace","plan":"pro","seats":3,"team":{"id":"t1"},"urgent":true}`; string(got) != want {
+		t.Errorf("the trigger's payload: %s, want %s", got, want)
+	}
+	waitText(t, tab, "the run linked", runs.Data[0].RunID[:8])
 }
