@@ -709,3 +709,52 @@ func TestConsoleTriggersFromAWorkflowPage(t *testing.T) {
 	}
 	waitText(t, tab, "the run linked", runs.Data[0].RunID[:8])
 }
+
+// TestConsoleEditsPreferencesInAGrid: on a subscriber's page, a
+// workflow's email toggled off in the preferences grid and a time zone
+// set, then saved and confirmed, are read back through the API (the
+// subscriber's contacts kept).
+func TestConsoleEditsPreferencesInAGrid(t *testing.T) {
+	f := newConsoleFixture(t)
+	tab := testbrowser.New(t)
+	logPageErrors(t, tab)
+	if err := chromedp.Do(tab, chromedp.EmulateViewport(1280, 800)); err != nil {
+		t.Fatal(err)
+	}
+	signInWith(t, tab, f.h.URL(), f.key)
+	waitText(t, tab, "the overview", "Overview")
+	if err := chromedp.Do(tab, chromedp.Navigate(f.h.URL()+"/console/subscribers/ada")); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "ada's page", "Subscriber ada", "Preferences", "All workflows", "Save preferences")
+	box := `input[data-workflow="welcome"][data-kind="email"]`
+	if on, err := chromedp.Run(tab, chromedp.Evaluate[bool](`document.querySelector('`+box+`').checked`)); err != nil || !on {
+		t.Fatalf("welcome's email is not shown on (%v)", err)
+	}
+	if err := chromedp.Do(tab, chromedp.Click(chromedp.CSS(box)), chromedp.SendKeys(chromedp.CSS(`#prefTimezone`), "Europe/Paris")); err != nil {
+		t.Fatal(err)
+	}
+	testbrowser.Screenshot(t, tab, "console-preferences")
+	if err := chromedp.Do(tab, chromedp.Click(`//button[text()="Save preferences"]`), chromedp.Click(`//button[text()="Yes, save"]`)); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Until(t, "the preferences saved", func() error {
+		var p struct {
+			Workflows map[string]struct{ Channels map[string]bool }
+		}
+		f.h.Do("GET", "/v1/subscribers/ada/preferences", f.key, nil).JSON(t, &p)
+		if on, set := p.Workflows["welcome"].Channels["email"]; !set || on {
+			return fmt.Errorf("welcome's email: %v set %v", on, set)
+		}
+		var sub struct {
+			Timezone string
+			Contacts map[string][]string
+		}
+		f.h.Do("GET", "/v1/subscribers/ada", f.key, nil).JSON(t, &sub)
+		if sub.Timezone != "Europe/Paris" || len(sub.Contacts["email"]) != 1 {
+			return fmt.Errorf("ada: %+v", sub)
+		}
+		return nil
+	})
+	waitText(t, tab, "the page again", "Subscriber ada", "Europe/Paris")
+}
