@@ -274,6 +274,7 @@ func (s *Server) routes() []route {
 		{"DELETE", "/v1/webhooks/{webhookId}", authTenant, s.deleteWebhook},
 		{"POST", "/v1/webhooks/{webhookId}/rotate-secret", authTenant, s.rotateWebhookSecret},
 		{"GET", "/v1/webhooks/{webhookId}/attempts", authTenant, s.listWebhookAttempts},
+		{"POST", "/v1/webhooks/{webhookId}/messages/{messageId}/resend", authTenant, s.resendWebhookMessage},
 		{"POST", "/v1/subscribers/{externalId}/inbox-tokens", authTenant, s.mintInboxToken},
 		{"POST", "/v1/subscribers/{externalId}/inbox-tokens/revoke", authTenant, s.revokeInboxTokens},
 		{"GET", "/v1/subscribers/{externalId}/inbox", authTenant, s.subscriberInbox},
