@@ -48,7 +48,7 @@ async function render() {
       case "topics": return await topicsPage();
       case "workflows": return await (id ? workflowPage(id) : workflowsPage());
       case "deliveries": return await deliveriesPage(q);
-      case "webhooks": return await webhooksPage();
+      case "webhooks": return await webhooksPage(q, render);
       case "tail": return tailPage();
       default: return notFound("Page " + path);
     }

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -757,4 +759,71 @@ func TestConsoleEditsPreferencesInAGrid(t *testing.T) {
 		return nil
 	})
 	waitText(t, tab, "the page again", "Subscriber ada", "Europe/Paris")
+}
+
+// TestConsoleResendsAWebhookMessage: on the webhooks page, a message's
+// Resend, confirmed, sends it again: the receiver gets the same
+// webhook-id twice, and the new attempt is listed on the page and read
+// back through the API.
+func TestConsoleResendsAWebhookMessage(t *testing.T) {
+	f := newConsoleFixture(t)
+	var mu sync.Mutex
+	var ids []string
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		ids = append(ids, r.Header.Get("webhook-id"))
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(recv.Close)
+	var hook struct{ WebhookID string }
+	if r := f.h.Do("POST", "/v1/webhooks", f.key, map[string]any{"url": recv.URL, "events": []string{"delivery.sent"}}); r.Status != http.StatusCreated {
+		t.Fatalf("webhook: %d %s", r.Status, r.Body)
+	} else {
+		r.JSON(t, &hook)
+	}
+	attempts := func() []map[string]any {
+		var l struct{ Data []map[string]any }
+		f.h.Do("GET", "/v1/webhooks/"+hook.WebhookID+"/attempts", f.key, nil).JSON(t, &l)
+		return l.Data
+	}
+	f.h.WaitRun(f.key, f.trigger(t, "welcome", "ada"), "sleeping")
+	testwait.Until(t, "the message's first attempt", func() error {
+		if n := len(attempts()); n != 1 {
+			return fmt.Errorf("%d attempts", n)
+		}
+		return nil
+	})
+	tab := testbrowser.New(t)
+	logPageErrors(t, tab)
+	if err := chromedp.Do(tab, chromedp.EmulateViewport(1280, 800)); err != nil {
+		t.Fatal(err)
+	}
+	signInWith(t, tab, f.h.URL(), f.key)
+	waitText(t, tab, "the overview", "Overview")
+	if err := chromedp.Do(tab, chromedp.Click(chromedp.CSS(`nav a[href="/console/webhooks"]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "the webhooks page", recv.URL, "delivery.sent", "succeeded", "Resend")
+	if err := chromedp.Do(tab, chromedp.Click(`//button[text()="Resend"]`), chromedp.Click(`//button[text()="Yes, resend"]`)); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Until(t, "the second attempt", func() error {
+		as := attempts()
+		if len(as) != 2 || as[1]["attempt"] != float64(2) || as[1]["eventId"] != as[0]["eventId"] {
+			return fmt.Errorf("attempts: %v", as)
+		}
+		return nil
+	})
+	if _, err := chromedp.Run(tab, chromedp.Poll[bool](`document.querySelectorAll("td[data-label=Attempt]").length === 2`,
+		chromedp.WithPollingTimeout(browserWait))); err != nil {
+		text, _ := chromedp.Run(tab, chromedp.Evaluate[string](`document.body.innerText`))
+		t.Fatalf("the new attempt is not listed on the page: %v\n%s", err, text)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ids) != 2 || ids[0] != ids[1] {
+		t.Errorf("the receiver got webhook-ids %q, want the same one twice", ids)
+	}
+	testbrowser.Screenshot(t, tab, "console-webhooks-resent")
 }
