@@ -7,6 +7,7 @@
 import { signOut, signedIn } from "./api.js";
 import { failure, inUTC, notFound, retime, setUTC, show } from "./dom.js";
 import { BASE, leavePage } from "./route.js";
+import { checkPage } from "./pages/check.js";
 import { deliveriesPage } from "./pages/deliveries.js";
 import { homePage } from "./pages/home.js";
 import { runPage } from "./pages/run.js";
@@ -15,6 +16,7 @@ import { signInPage } from "./pages/signin.js";
 import { subscriberPage, subscribersPage } from "./pages/subscribers.js";
 import { tailPage } from "./pages/tail.js";
 import { topicsPage } from "./pages/topics.js";
+import { transactionsPage } from "./pages/transactions.js";
 import { webhooksPage } from "./pages/webhooks.js";
 import { workflowPage, workflowsPage } from "./pages/workflows.js";
 
@@ -50,6 +52,8 @@ async function render() {
       case "deliveries": return await deliveriesPage(q);
       case "webhooks": return await webhooksPage(q, render);
       case "tail": return tailPage();
+      case "transactions": return await transactionsPage();
+      case "check": return await checkPage();
       default: return notFound("Page " + path);
     }
   } catch (e) {

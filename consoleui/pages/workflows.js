@@ -4,6 +4,8 @@
 
 import { api } from "../api.js";
 import { confirmed, enc, facts, failure, h, json, link, notFound, shortId, show, table, when } from "../dom.js";
+import { controlsSection } from "./controls.js";
+import { dryRunButton } from "./dryrun.js";
 
 export async function workflowsPage() {
   let wf;
@@ -79,18 +81,23 @@ export async function workflowPage(id) {
     fields ? h("fieldset", { class: "payload" }, h("legend", {}, "Payload"), fields.parts)
       : h("label", { for: "payloadJSON" }, "Payload (JSON)", raw));
   form.addEventListener("submit", (ev) => ev.preventDefault());
-  form.append(confirmed("Trigger", "Really trigger " + id + "?", "Yes, trigger", async () => {
-    if (!form.reportValidity()) return;
+  // build is the trigger's body from the form, or null (said in out).
+  const build = () => {
+    if (!form.reportValidity()) return null;
     let payload;
     try {
       payload = fields ? fields.read() : JSON.parse(raw.value || "null");
     } catch (e) {
       out.replaceChildren(failure(new Error("the payload is not JSON: " + e.message)));
-      return;
+      return null;
     }
     const v = target.value.trim();
-    const body = { workflowId: id, payload,
+    return { workflowId: id, payload,
       to: to.value === "topics" ? { topics: v.split(",").map((t) => t.trim()).filter(Boolean) } : { subscriberId: v } };
+  };
+  form.append(h("div", { class: "actions" }, dryRunButton(build, out), confirmed("Trigger", "Really trigger " + id + "?", "Yes, trigger", async () => {
+    const body = build();
+    if (!body) return;
     try {
       const res = await api("/v1/events", { method: "POST", body });
       out.replaceChildren(h("p", { class: "note" }, "Triggered: ", res.runs && res.runs.length
@@ -98,12 +105,12 @@ export async function workflowPage(id) {
     } catch (e) {
       out.replaceChildren(failure(e));
     }
-  }), out);
+  })), out);
   show(["Workflow ", h("code", {}, id)],
     facts([["Name", w.name], ["Description", w.description], ["Schedule", w.schedule], ["Next tick", when(w.nextRunAt)],
       ["Critical", w.critical ? "yes" : "no"],
       ["Default channels", w.preferences ? Object.entries(w.preferences.channels).map(([k, v]) => k + (v ? " on" : " off")).join(", ") : null]]),
-    h("h2", {}, "Trigger"), form,
+    h("h2", {}, "Trigger"), form, await controlsSection(id),
     h("p", {}, link("/runs?workflowId=" + enc(id), "Its runs")),
     w.payloadSchema ? [h("h2", {}, "Payload schema"), json(w.payloadSchema)] : null);
 }
