@@ -34,10 +34,10 @@ export async function checkPage() {
           ? unfinished + (unfinished === 1 ? " unfinished run would break" : " unfinished runs would break") + " if this Bridge were deployed."
           : res.breaking.length ? "No unfinished run would break; finished runs differ (below)." : "Safe to deploy: every run checked replays as recorded."),
         facts([["Checked", String(res.checked)], ["Replay as recorded", String(res.ok)], ["Breaking", String(res.breaking.length)]]),
-        res.breaking.length ? [h("h2", {}, "Breaking runs"),
+        ...(res.breaking.length ? [h("h2", {}, "Breaking runs"),
           table(["Run", "Workflow", "Status", "Position", "Recorded", "Candidate"], res.breaking.map((b) => [
             shortId(b.runId, "/runs/" + enc(b.runId)), link("/workflows/" + enc(b.workflowId), h("code", {}, b.workflowId)),
-            status(b.status), String(b.position), stepText(b.recorded), stepText(b.candidate)]))] : null);
+            status(b.status), String(b.position), stepText(b.recorded), stepText(b.candidate)]))] : []));
     } catch (e) {
       out.replaceChildren(failure(e));
     } finally {

@@ -169,7 +169,7 @@ export async function controlsSection(workflowId) {
     const where = locale === DEFAULT ? "the default content" : locale;
     const stored = ctl.values[locale] && ctl.values[locale][step];
     const skipped = ctl.skipped && ctl.skipped[locale] && ctl.skipped[locale][step];
-    form.append(
+    form.append(...[
       skipped && skipped.length ? h("p", { class: "reason" }, "Runs skip these stored values, which the step's schema no longer takes: " + skipped.join(", ")) : null,
       h("div", { class: "actions" },
         h("button", { type: "button", onclick: preview }, "Preview"),
@@ -196,7 +196,7 @@ export async function controlsSection(workflowId) {
             err.replaceChildren(failure(e));
           }
         }, "danger") : null),
-      err);
+      err].filter(Boolean));
     preview();
     return h("div", { class: "ctl-step", "data-step": step }, form, pane);
   }
@@ -223,7 +223,7 @@ export async function controlsSection(workflowId) {
     const steps = Object.keys(ctl.schema).sort().map((s) => stepEditor(s, ctl.schema[s]));
     box.replaceChildren(h("h2", { id: "controls-title" }, "Controls"),
       h("p", { class: "muted" }, "Words your team edits without a deploy, per locale. Runs that start after a save use the new values; a started run keeps its own. Version " + ctl.version + "."),
-      add, msg, steps, h("h3", {}, "History"), history);
+      add, msg, ...steps, h("h3", {}, "History"), history);
     loadHistory();
   }
 

@@ -41,6 +41,7 @@ export async function transactionsPage() {
   let cursor = null;
   let timer = null;
   let left = false;
+  let last = "";
   onLeave(() => { left = true; clearTimeout(timer); });
 
   function draw() {
@@ -54,13 +55,13 @@ export async function transactionsPage() {
         } catch (e) {
           msg.replaceChildren(failure(e));
         }
-        await refresh();
+        await refresh(true);
       }, "danger") : ""])));
   }
 
-  // refresh reads the loaded transactions again, as many as are shown,
-  // and polls again while one of them is unfinished.
-  async function refresh() {
+  // refresh reads the loaded transactions again, as many as are shown;
+  // force redraws them even under a confirmation (the one just answered).
+  async function refresh(force) {
     clearTimeout(timer);
     try {
       const page = await api("/v1/transactions?limit=" + Math.max(25, Math.min(shown.length, 100)));
@@ -68,12 +69,19 @@ export async function transactionsPage() {
       shown = page.data;
       cursor = page.nextCursor;
       more.hidden = !cursor;
-      // A confirmation under way is not redrawn away.
-      if (!list.querySelector(".confirm button + button")) draw();
+      // Redrawn only when something changed, and never under a
+      // confirmation under way.
+      const now = JSON.stringify(shown);
+      if (force || (now !== last && !list.querySelector(".confirm button + button"))) {
+        last = now;
+        draw();
+      }
     } catch (e) {
       msg.replaceChildren(failure(e));
     }
-    if (!left && shown.some(active)) timer = setTimeout(refresh, 1000);
+    // Every second while one is unfinished, else every five (a new
+    // trigger appears).
+    if (!left) timer = setTimeout(refresh, shown.some(active) ? 1000 : 5000);
   }
   more.addEventListener("click", async () => {
     try {
@@ -86,6 +94,6 @@ export async function transactionsPage() {
       msg.replaceChildren(failure(e));
     }
   });
-  show("Transactions", h("p", { class: "muted" }, "Every trigger, newest first, with its runs against its recipients; unfinished ones refresh every second."), msg, list, more);
+  show("Transactions", h("p", { class: "muted" }, "Every trigger, newest first, with its runs against its recipients, kept current while you look."), msg, list, more);
   await refresh();
 }
