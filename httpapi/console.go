@@ -214,7 +214,10 @@ func (s *Server) consolePage(w http.ResponseWriter, r *http.Request) error {
 	}
 	h := w.Header()
 	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
+	// Inline styles are let through for the email previews' sandboxed
+	// frames, which inherit this policy (the console itself writes every
+	// value as text); their remote images stay blocked.
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "+
 		"connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 	h.Set("X-Frame-Options", "DENY")
 	return writeAsset(w, "text/html; charset=utf-8", "no-store", consoleui.Page)

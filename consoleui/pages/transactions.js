@@ -11,6 +11,13 @@ import { confirmed, enc, failure, h, link, shortId, show, status, table, when } 
 const active = (t) => t.status === "fanning_out" || t.status === "running";
 const ended = (r) => r.completed + r.failed + r.cancelled + r.digested;
 
+// width sets el's width in per cent through the CSSOM (the console's
+// policy refuses inline style attributes).
+function width(el, pct) {
+  el.style.width = pct + "%";
+  return el;
+}
+
 // progress is the transaction's bar: the runs started and finished
 // against its recipients (the runs started while the count is unknown).
 export function progress(t) {
@@ -21,7 +28,7 @@ export function progress(t) {
   const label = done + " of " + (t.recipients ?? "?") + " finished" + (t.runs.started > done ? ", " + (t.runs.started - done) + " under way" : "");
   return h("div", { class: "txbar", "data-status": t.status },
     h("div", { class: "track", role: "progressbar", "aria-valuemin": 0, "aria-valuemax": 100, "aria-valuenow": pct, "aria-valuetext": label, "aria-label": "Progress of " + t.transactionId },
-      h("div", { class: "started", style: "width:" + started + "%" }), h("div", { class: "done", style: "width:" + pct + "%" })),
+      width(h("div", { class: "started" }), started), width(h("div", { class: "done" }), pct)),
     h("span", { class: "muted" }, label));
 }
 
@@ -51,7 +58,7 @@ export async function transactionsPage() {
       active(t) ? confirmed("Cancel", "Cancel every unfinished run of this transaction?", "Yes, cancel it", async () => {
         try {
           const res = await api("/v1/transactions/" + enc(t.transactionId) + "/cancel", { method: "POST", body: {} });
-          msg.replaceChildren(h("p", { class: "note" }, "Cancelled ", String(res.cancelled), res.cancelled === 1 ? " run of " : " runs of ", shortId(t.transactionId), "."));
+          msg.replaceChildren(h("p", { class: "note" }, "Cancelled ", String(res.cancelled), res.cancelled === 1 ? " run of " : " runs of ", shortId(t.transactionId)));
         } catch (e) {
           msg.replaceChildren(failure(e));
         }
