@@ -300,6 +300,7 @@ func TestConsoleEditsControlsWithAPreview(t *testing.T) {
 	})
 	waitText(t, tab, "the reverted preview", "Subject: Bonjour #1")
 	testbrowser.Screenshot(t, tab, "console-controls-reverted")
+	onAPhone(t, tab, "the controls", "console-controls-phone")
 }
 
 // TestConsoleShowsTransactionProgress: the transactions page, open
@@ -387,6 +388,23 @@ func TestConsoleShowsTransactionProgress(t *testing.T) {
 		t.Fatalf("the cancelled broadcast's bar: %v", err)
 	}
 	testbrowser.Screenshot(t, tab, "console-transactions")
+	onAPhone(t, tab, "the transactions", "console-transactions-phone")
+}
+
+// onAPhone narrows the screen to 390 pixels: the page must not scroll
+// sideways, and no header, pill or button break inside a word.
+func onAPhone(t *testing.T, tab context.Context, page, shot string) {
+	t.Helper()
+	if err := chromedp.Do(tab, chromedp.EmulateViewport(390, 844)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(tab, chromedp.Poll[bool](`document.documentElement.scrollWidth <= window.innerWidth`,
+		chromedp.WithPollingTimeout(browserWait))); err != nil {
+		wide, _ := chromedp.Run(tab, chromedp.Evaluate[[]string](`[...document.querySelectorAll("main *")].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1).slice(0, 8).map(e => e.tagName + "." + e.className)`))
+		t.Errorf("%s scroll sideways on a phone: %v", page, wide)
+	}
+	noBrokenWords(t, tab, page+" on a phone")
+	testbrowser.Screenshot(t, tab, shot)
 }
 
 // hasColour reports whether the PNG img has a pixel of colour c (within
