@@ -1,23 +1,31 @@
-// Package consoleui holds the console's files: one HTML document, a
-// script and a style sheet, embedded in the binary and served by the API
-// under /console/. The script is a plain ES module with no dependency
-// and no build step: it renders every page from the public REST API with
-// the tenant key the person signed in with (kept in the tab's
-// sessionStorage), and writes every value as text, never as markup.
+// Package consoleui holds the console's files: one HTML document, its
+// scripts (plain ES modules: console.js routes, api.js is the transport,
+// dom.js the widgets, pages/ one module a page), a style sheet and a
+// favicon, embedded in the binary and served by the API under /console/.
+// The scripts have no dependency and no build step: they render every
+// page from the public REST API with the tenant key the person signed in
+// with (kept in the tab's sessionStorage), and write every value as
+// text, never as markup.
 package consoleui
 
-import _ "embed"
+import (
+	"embed"
+	"io/fs"
+	"path"
+)
 
 // Page is the console's HTML document, the same for every page.
 //
 //go:embed index.html
 var Page []byte
 
-//go:embed console.js
-var script []byte
+// Favicon is the console's icon, served at /favicon.ico.
+//
+//go:embed favicon.ico
+var Favicon []byte
 
-//go:embed console.css
-var style []byte
+//go:embed *.js pages/*.js console.css
+var assets embed.FS
 
 // File is an asset with its content type.
 type File struct {
@@ -25,13 +33,21 @@ type File struct {
 	Body        []byte
 }
 
-// Asset returns the asset named name (console.js, console.css).
+var types = map[string]string{
+	".js":  "text/javascript; charset=utf-8",
+	".css": "text/css; charset=utf-8",
+}
+
+// Asset returns the asset named name, a path below the assets
+// (console.js, pages/run.js, console.css).
 func Asset(name string) (File, bool) {
-	switch name {
-	case "console.js":
-		return File{"text/javascript; charset=utf-8", script}, true
-	case "console.css":
-		return File{"text/css; charset=utf-8", style}, true
+	ct, ok := types[path.Ext(name)]
+	if !ok || !fs.ValidPath(name) {
+		return File{}, false
 	}
-	return File{}, false
+	b, err := assets.ReadFile(name)
+	if err != nil {
+		return File{}, false
+	}
+	return File{ct, b}, true
 }

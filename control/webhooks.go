@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
 	"github.com/heraldhq/herald/projections"
+	"github.com/heraldhq/herald/webhooks"
 )
 
 const (
@@ -284,4 +287,53 @@ func stripe(tenant string, n int) int {
 	h := fnv.New32a()
 	h.Write([]byte(tenant))
 	return int(h.Sum32() % uint32(n))
+}
+
+// maxWebhookMessageIDBytes bounds a webhook message id in a path (the ids
+// Herald makes are 36 bytes).
+const maxWebhookMessageIDBytes = 64
+
+// ResendWebhookMessage queues one more attempt of a message the endpoint
+// has attempts of (among the ones it keeps), with the same webhook-id and
+// signature scheme, and records who asked (actor, a key's prefix) as a
+// WebhookResendRequested. Errors: apierr.ErrNotFound (webhook_not_found,
+// message_not_found: no kept attempt of it, an attempt recorded before
+// resends could read its event again, or its event erased since).
+func (c *Control) ResendWebhookMessage(ctx context.Context, tenant, id, messageID, actor string) error {
+	if err := checkWebhookID(id); err != nil {
+		return err
+	}
+	if _, err := c.Webhook(tenant, id); err != nil {
+		return err
+	}
+	notFound := apierr.Errorf(apierr.CodeMessageNotFound, "endpoint %s has no message %q it can send again", id, clipID(messageID))
+	if messageID == "" || len(messageID) > maxWebhookMessageIDBytes {
+		return notFound
+	}
+	last, err := c.store.WebhookMessage(tenant, id, messageID)
+	if errors.Is(err, projections.ErrNotFound) || (err == nil && last.EventSeq == 0) {
+		return notFound
+	}
+	if err != nil {
+		return err
+	}
+	seq, err := c.commit(ctx, eventlog.Record{Subject: eventlog.Subject(tenant, eventlog.AggWebhookAttempts, id),
+		Type: events.WebhookResendRequested, Tenant: tenant,
+		Data: events.WebhookResendRequestedData{WebhookID: id, MessageID: messageID, Actor: actor}})
+	if err != nil {
+		return err
+	}
+	err = webhooks.Resend(ctx, c.log, tenant, id, messageID, last.EventSeq, last.Attempt, strconv.FormatUint(seq, 10))
+	if errors.Is(err, webhooks.ErrMessageGone) {
+		return notFound
+	}
+	return err
+}
+
+// clipID shortens an id quoted in an error message.
+func clipID(s string) string {
+	if len(s) > maxWebhookMessageIDBytes {
+		return s[:maxWebhookMessageIDBytes] + "…"
+	}
+	return s
 }

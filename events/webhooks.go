@@ -22,7 +22,19 @@ const (
 	// WebhookAttempted: one HTTP attempt to deliver one webhook message,
 	// and its outcome.
 	WebhookAttempted = "WebhookAttempted"
+	// WebhookResendRequested: POST /v1/webhooks/{id}/messages/{messageId}/resend
+	// asked for one more attempt of a message.
+	WebhookResendRequested = "WebhookResendRequested"
 )
+
+// WebhookResendRequestedData is the payload of WebhookResendRequested.
+type WebhookResendRequestedData struct {
+	WebhookID string `json:"webhookId"`
+	MessageID string `json:"messageId"`
+	// Actor is the prefix of the API key that asked ("hk_…", never the
+	// key).
+	Actor string `json:"actor,omitempty"`
+}
 
 // WebhookCreatedData is the payload of WebhookCreated.
 type WebhookCreatedData struct {
@@ -89,6 +101,9 @@ type WebhookAttemptedData struct {
 	Final bool `json:"final,omitempty"`
 	// EventAt is when the event the message tells of happened.
 	EventAt time.Time `json:"eventAt"`
+	// EventSeq is the stream sequence of that event: what a resend of the
+	// message reads it again from. Zero in attempts recorded before.
+	EventSeq uint64 `json:"eventSeq,omitempty"`
 }
 
 // WebhookSecretAAD is the additional data an endpoint's signing secret is

@@ -77,6 +77,8 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+var errTooManyTails = apierr.New(apierr.CodeTooManyStreams, "too many live tails are open; close one or retry after the Retry-After header's seconds")
+
 // tailHeartbeat is how often an idle live tail writes a comment line.
 const tailHeartbeat = 15 * time.Second
 
@@ -99,7 +101,7 @@ func (s *Server) tail(w http.ResponseWriter, r *http.Request) error {
 	l, err := s.deps.Tail.Listen(ctx, tenant)
 	if errors.Is(err, livetail.ErrTooManyListeners) || errors.Is(err, livetail.ErrTooManyForTenant) {
 		w.Header().Set("Retry-After", "5")
-		return errTooManyStreams
+		return errTooManyTails
 	}
 	if err != nil {
 		return errNotReady
@@ -212,20 +214,28 @@ func (s *Server) consolePage(w http.ResponseWriter, r *http.Request) error {
 	}
 	h := w.Header()
 	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
+	// Inline styles are let through for the email previews' sandboxed
+	// frames, which inherit this policy (the console itself writes every
+	// value as text); their remote images stay blocked.
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "+
 		"connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 	h.Set("X-Frame-Options", "DENY")
 	return writeAsset(w, "text/html; charset=utf-8", "no-store", consoleui.Page)
 }
 
-// consoleAsset is GET /console/assets/{name}: the console's script and
-// style sheet.
+// consoleAsset is GET /console/assets/{name}: the console's scripts (ES
+// modules, pages/ among them) and style sheet.
 func (s *Server) consoleAsset(w http.ResponseWriter, r *http.Request) error {
 	a, ok := consoleui.Asset(mux.Vars(r)["name"])
 	if !ok {
 		return errNotFound
 	}
 	return writeAsset(w, a.ContentType, "no-cache", a.Body)
+}
+
+// favicon is GET /favicon.ico: the console's icon.
+func (s *Server) favicon(w http.ResponseWriter, _ *http.Request) error {
+	return writeAsset(w, "image/x-icon", "public, max-age=86400", consoleui.Favicon)
 }
 
 // explainView is GET /v1/subscribers/{externalId}/explain.

@@ -2,6 +2,14 @@ package httpapi
 
 import (
 	"net/http"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald/apierr"
+	"github.com/heraldhq/herald/preferences"
 
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/events"
@@ -31,7 +39,9 @@ func (s *Server) deliver(w http.ResponseWriter, r *http.Request) error {
 // deliveryView is one row of GET /v1/deliveries.
 type deliveryView struct {
 	events.DeliveryAttempt
-	Address           string             `json:"address"`
+	Address string `json:"address"`
+	// WorkflowID is the workflow of the attempt's run.
+	WorkflowID        string             `json:"workflowId,omitempty"`
 	Status            string             `json:"status"`
 	ProviderMessageID *string            `json:"providerMessageId"`
 	Error             *deliveryErrorView `json:"error"`
@@ -55,7 +65,7 @@ type deliveryErrorView struct {
 }
 
 func newDeliveryView(d projections.Delivery) deliveryView {
-	v := deliveryView{DeliveryAttempt: d.DeliveryAttempt, Address: d.Address,
+	v := deliveryView{DeliveryAttempt: d.DeliveryAttempt, Address: d.Address, WorkflowID: d.WorkflowID,
 		Status: d.Status, Reason: d.Reason, CreatedAt: ts(d.CreatedAt), UpdatedAt: ts(d.UpdatedAt),
 		Events: make([]deliveryEventView, 0, len(d.Events))}
 	for _, e := range d.Events {
@@ -70,10 +80,63 @@ func newDeliveryView(d projections.Delivery) deliveryView {
 	return v
 }
 
-// listDeliveries is GET /v1/deliveries[?runId=]: the tenant's delivery
-// attempts oldest first, or one run's.
+// deliveryStatuses are the statuses a delivery row takes.
+var deliveryStatuses = []string{projections.DeliveryPending, projections.DeliverySent, projections.DeliveryFailed,
+	projections.DeliverySkipped, events.ReportDelivered, events.ReportBounced, events.ReportComplained}
+
+// maxChannelKeyBytes bounds a channelKey filter.
+const maxChannelKeyBytes = 128
+
+// deliveryFilter reads GET /v1/deliveries' filters: runId, subscriberId,
+// workflowId, status, kind, channelKey, since, until (RFC 3339) and
+// order (asc, the default, or desc).
+func deliveryFilter(r *http.Request) (projections.DeliveryFilter, error) {
+	q := r.URL.Query()
+	f := projections.DeliveryFilter{RunID: q.Get("runId"), SubscriberID: q.Get("subscriberId"), WorkflowID: q.Get("workflowId"),
+		Status: q.Get("status"), Kind: q.Get("kind"), ChannelKey: q.Get("channelKey")}
+	var probs apierr.Problems
+	checkIDFilters(r, &probs)
+	if f.Status != "" && !slices.Contains(deliveryStatuses, f.Status) {
+		probs.Add("status", "must be one of %s", strings.Join(deliveryStatuses, ", "))
+	}
+	if f.Kind != "" && !slices.Contains(preferences.Kinds, f.Kind) {
+		probs.Add("kind", "must be one of %s", strings.Join(preferences.Kinds, ", "))
+	}
+	if v := f.ChannelKey; v != "" && (len(v) > maxChannelKeyBytes || !utf8.ValidString(v) || strings.ContainsFunc(v, unicode.IsControl)) {
+		probs.Add("channelKey", "must be at most %d bytes of printable text", maxChannelKeyBytes)
+	}
+	for _, b := range []struct {
+		name string
+		to   *time.Time
+	}{{"since", &f.Since}, {"until", &f.Until}} {
+		if v := q.Get(b.name); v != "" {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				probs.Add(b.name, "must be a time in RFC 3339, such as 2026-01-02T15:04:05Z")
+			}
+			*b.to = t
+		}
+	}
+	switch q.Get("order") {
+	case "", "asc":
+	case "desc":
+		f.Desc = true
+	default:
+		probs.Add("order", "must be asc or desc")
+	}
+	return f, probs.Err()
+}
+
+// listDeliveries is GET /v1/deliveries: the tenant's delivery attempts in
+// the order they were made (newest first with order=desc), narrowed by
+// the filters of deliveryFilter. A filtered page reads a bounded number of
+// rows, so it may end short, even empty, with a cursor to read on.
 func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
-	return servePage(s, w, r, checkingQueryIDs(r, func(p projections.Page) ([]projections.Delivery, string, error) {
-		return s.deps.Store.Deliveries(tenantOf(r.Context()), r.URL.Query().Get("runId"), p)
-	}), newDeliveryView)
+	f, err := deliveryFilter(r)
+	if err != nil {
+		return err
+	}
+	return servePage(s, w, r, func(p projections.Page) ([]projections.Delivery, string, error) {
+		return s.deps.Store.DeliveriesWhere(tenantOf(r.Context()), f, p)
+	}, newDeliveryView)
 }

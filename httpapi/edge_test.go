@@ -192,7 +192,7 @@ func TestEveryIDSlotRefusesTenKilobytes(t *testing.T) {
 		edgeCase{"/v1/subscribers/{externalId}/explain", "GET", "/v1/subscribers/" + esc + "/explain", "tenant", nil, nil, inv},
 		edgeCase{"/v1/subscribers/{externalId}/explain", "GET", "/v1/subscribers/u1/explain?workflowId=" + q, "tenant", nil, nil, inv},
 		edgeCase{"/v1/runs/{runId}/events", "GET", "/v1/runs/" + esc + "/events", "tenant", nil, nil, nf},
-		edgeCase{"/console/assets/{name}", "GET", "/console/assets/" + esc, "", nil, nil, nf},
+		edgeCase{"/console/assets/{name:.+}", "GET", "/console/assets/" + esc, "", nil, nil, nf},
 		edgeCase{consolePageRoute, "GET", "/console/runs/" + esc, "", nil, nil, nf},
 		edgeCase{"/v1/inbox/counts", "GET", "/v1/inbox/counts", "raw:Bearer hit_" + huge, nil, nil, []int{401}},
 		edgeCase{"/v1/inbox/stream", "GET", "/v1/inbox/stream?token=" + q, "", nil, nil, []int{401}},

@@ -54,6 +54,14 @@ func runIDVar(r *http.Request) (string, error) {
 // delivery's run id: at most 1 KiB of printable text) and status (a run
 // status).
 func checkQueryIDs(r *http.Request, p *apierr.Problems) {
+	checkIDFilters(r, p)
+	if v := r.URL.Query().Get("status"); v != "" && !slices.Contains(control.RunStatuses, v) {
+		p.Add("status", "must be one of running, sleeping, waiting, completed, failed, cancelled, digested")
+	}
+}
+
+// checkIDFilters is checkQueryIDs but the status: the id filters alone.
+func checkIDFilters(r *http.Request, p *apierr.Problems) {
 	q := r.URL.Query()
 	if v := q.Get("transactionId"); v != "" && !control.ValidTransactionID(v) {
 		p.Add("transactionId", "must be 1 to %d printable characters", control.MaxTxnIDChars)
@@ -66,8 +74,5 @@ func checkQueryIDs(r *http.Request, p *apierr.Problems) {
 	}
 	if v := q.Get("workflowId"); v != "" && !control.ValidWorkflowID(v) {
 		p.Add("workflowId", "must be a workflow id of at most %d characters", control.MaxWorkflowIDChars)
-	}
-	if v := q.Get("status"); v != "" && !slices.Contains(control.RunStatuses, v) {
-		p.Add("status", "must be one of running, sleeping, waiting, completed, failed, cancelled, digested")
 	}
 }

@@ -275,6 +275,7 @@ func (s *Server) routes() []route {
 
 		{"POST", "/v1/deliver", authInternal, s.deliver},
 		{"GET", "/v1/deliveries", authTenant, s.listDeliveries},
+		{"GET", "/v1/stats", authTenant, s.stats},
 
 		{"GET", "/v1/suppressions", authTenant, s.listSuppressions},
 		{"PUT", "/v1/suppressions/{kind}/{address}", authTenant, s.putSuppression},
@@ -286,6 +287,7 @@ func (s *Server) routes() []route {
 		{"DELETE", "/v1/webhooks/{webhookId}", authTenant, s.deleteWebhook},
 		{"POST", "/v1/webhooks/{webhookId}/rotate-secret", authTenant, s.rotateWebhookSecret},
 		{"GET", "/v1/webhooks/{webhookId}/attempts", authTenant, s.listWebhookAttempts},
+		{"POST", "/v1/webhooks/{webhookId}/messages/{messageId}/resend", authTenant, s.resendWebhookMessage},
 		{"POST", "/v1/subscribers/{externalId}/inbox-tokens", authTenant, s.mintInboxToken},
 		{"POST", "/v1/subscribers/{externalId}/inbox-tokens/revoke", authTenant, s.revokeInboxTokens},
 		{"GET", "/v1/subscribers/{externalId}/inbox", authTenant, s.subscriberInbox},
@@ -301,7 +303,8 @@ func (s *Server) routes() []route {
 		{"GET", "/inbox.js", authNone, s.inboxScript},
 		{"GET", "/console", authNone, s.consolePage},
 		{"GET", "/console/", authNone, s.consolePage},
-		{"GET", "/console/assets/{name}", authNone, s.consoleAsset},
+		{"GET", "/console/assets/{name:.+}", authNone, s.consoleAsset},
+		{"GET", "/favicon.ico", authNone, s.favicon},
 		{"GET", "/console/{page:(?:runs|subscribers|topics|workflows|deliveries|webhooks|tail)(?:/.*)?}", authNone, s.consolePage},
 		{"GET", "/inbox/demo", authNone, s.inboxDemo},
 	}

@@ -113,6 +113,33 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) err
 	return nil
 }
 
+// resendView is the answer of POST
+// /v1/webhooks/{webhookId}/messages/{messageId}/resend.
+type resendView struct {
+	WebhookID string `json:"webhookId"`
+	MessageID string `json:"messageId"`
+	Accepted  bool   `json:"accepted"`
+}
+
+// resendWebhookMessage is POST /v1/webhooks/{webhookId}/messages/{messageId}/resend:
+// one more attempt of a message the endpoint has attempts of, queued
+// (202), recorded with the key's prefix as its actor.
+func (s *Server) resendWebhookMessage(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathOnly(w, r, "webhookId")
+	if err != nil {
+		return err
+	}
+	msg, err := pathVar(r, "messageId")
+	if err != nil {
+		return err
+	}
+	if err := s.deps.Control.ResendWebhookMessage(r.Context(), tenantOf(r.Context()), id, msg, keyPrefix(bearer(r))); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, resendView{WebhookID: id, MessageID: msg, Accepted: true})
+	return nil
+}
+
 func (s *Server) listWebhookAttempts(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathVar(r, "webhookId")
 	if err != nil {

@@ -60,6 +60,9 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 						err = runs.delivery(tx, ev)
 					}
 				}
+				if err == nil {
+					err = countStats(tx, ev, &runs)
+				}
 				if err != nil {
 					s.log.Error("projection skipped an event it cannot apply",
 						"seq", ev.Seq, "type", ev.Type, "tenant", ev.TenantID, "err", err)

@@ -48,6 +48,9 @@ type Delivery struct {
 	Events    []DeliveryEvent `json:"events,omitempty"`
 	CreatedAt time.Time       `json:"createdAt"`
 	UpdatedAt time.Time       `json:"updatedAt"`
+	// WorkflowID is the workflow of the row's run, read with the row by
+	// DeliveriesWhere (not kept on the row).
+	WorkflowID string `json:"-"`
 }
 
 // DeliveryEvent is one report of a provider on a sent message.
@@ -210,20 +213,93 @@ func (s *Store) DeliveryByProviderID(tenant, channelKey, providerMessageID strin
 // Deliveries lists a tenant's delivery attempts oldest first: one run's
 // when runID is set, else every one.
 func (s *Store) Deliveries(tenant, runID string, p Page) (rows []Delivery, next string, err error) {
+	return s.DeliveriesWhere(tenant, DeliveryFilter{RunID: runID}, p)
+}
+
+// DeliveryFilter narrows a list of deliveries; an empty field matches
+// every row.
+type DeliveryFilter struct {
+	RunID        string
+	SubscriberID string
+	// WorkflowID matches the rows of the workflow's runs.
+	WorkflowID string
+	Status     string
+	Kind       string
+	ChannelKey string
+	// Since and Until bound the row's creation: Since <= createdAt < Until.
+	Since, Until time.Time
+	// Desc lists newest first.
+	Desc bool
+}
+
+func (f DeliveryFilter) narrows() bool {
+	return f.SubscriberID != "" || f.WorkflowID != "" || f.Status != "" || f.Kind != "" || f.ChannelKey != "" ||
+		!f.Since.IsZero() || !f.Until.IsZero()
+}
+
+// MaxDeliveriesRead bounds the rows one filtered page reads: a page whose
+// filter matches few rows ends short when it has read this many, with a
+// cursor to read on from there.
+const MaxDeliveriesRead = 5000
+
+// DeliveriesWhere lists a tenant's delivery attempts that match f, in the
+// order they were made (newest first when f.Desc), through one run's
+// index when f.RunID is set. The filters apply while walking, reading at
+// most MaxDeliveriesRead rows a page.
+func (s *Store) DeliveriesWhere(tenant string, f DeliveryFilter, p Page) (rows []Delivery, next string, err error) {
+	o := scan{Desc: f.Desc}
+	if f.narrows() {
+		o.MaxRead = MaxDeliveriesRead
+	}
 	err = s.view(func(tx *bolt.Tx) error {
 		all := tx.Bucket(bucketDeliveries)
-		if runID != "" {
-			rows, next, err = listPrefix(tx.Bucket(bucketDeliveriesByRun), key(tenant, runID+"\x00"), p,
+		workflows := map[string]string{} // run id → workflow id, read once a page
+		workflowOf := func(runID string) (string, error) {
+			if w, ok := workflows[runID]; ok {
+				return w, nil
+			}
+			var st struct {
+				WorkflowID string `json:"workflowId"`
+			}
+			if _, err := getJSON(tx.Bucket(bucketRuns), key(tenant, runID), &st); err != nil {
+				return "", err
+			}
+			workflows[runID] = st.WorkflowID
+			return st.WorkflowID, nil
+		}
+		match := func(row *Delivery) (bool, error) {
+			w, err := workflowOf(row.RunID)
+			if err != nil {
+				return false, err
+			}
+			row.WorkflowID = w
+			if (f.SubscriberID != "" && row.SubscriberID != f.SubscriberID) || (f.Status != "" && row.Status != f.Status) ||
+				(f.Kind != "" && row.Kind != f.Kind) || (f.ChannelKey != "" && row.ChannelKey != f.ChannelKey) ||
+				(!f.Since.IsZero() && row.CreatedAt.Before(f.Since)) || (!f.Until.IsZero() && !row.CreatedAt.Before(f.Until)) {
+				return false, nil
+			}
+			return f.WorkflowID == "" || w == f.WorkflowID, nil
+		}
+		if f.RunID != "" {
+			rows, next, err = scanPrefix(tx.Bucket(bucketDeliveriesByRun), key(tenant, f.RunID+"\x00"), p, o,
 				func(id string, _ []byte) (Delivery, bool, error) {
 					var row Delivery
 					ok, err := getJSON(all, key(tenant, id), &row)
+					if err != nil || !ok {
+						return row, false, err
+					}
+					ok, err = match(&row)
 					return row, ok, err
 				})
 			return err
 		}
-		rows, next, err = listTenant(all, tenant, p, func(_ string, v []byte) (Delivery, bool, error) {
+		rows, next, err = scanPrefix(all, key(tenant, ""), p, o, func(_ string, v []byte) (Delivery, bool, error) {
 			var row Delivery
-			return row, true, json.Unmarshal(v, &row)
+			if err := json.Unmarshal(v, &row); err != nil {
+				return row, false, err
+			}
+			ok, err := match(&row)
+			return row, ok, err
 		})
 		return err
 	})

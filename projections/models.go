@@ -20,6 +20,7 @@ func readModels() (map[string]applyFunc, [][]byte) {
 		webhookModels,
 		controlModels,
 		layoutModels,
+		statsModels,
 	} {
 		h, b := model()
 		maps.Copy(handlers, h)

@@ -73,6 +73,9 @@ type WebhookAttempt struct {
 	HTTPStatus int       `json:"httpStatus"`
 	Attempt    int       `json:"attempt"`
 	CreatedAt  time.Time `json:"createdAt"`
+	// EventSeq is the stream sequence of the event the message tells of
+	// (zero in attempts recorded before it was kept).
+	EventSeq uint64 `json:"eventSeq,omitempty"`
 }
 
 // WebhookBacklog is the oldest undelivered message of one endpoint.
@@ -159,7 +162,7 @@ func applyWebhookAttempted(tx *bolt.Tx, ev eventlog.Event, d events.WebhookAttem
 	attempts := appendBucket(tx, bucketWebhookAttempts)
 	if err := putJSON(attempts, append(bytes.Clone(prefix), seqID(ev.Seq)...), WebhookAttempt{
 		WebhookID: d.WebhookID, MessageID: d.MessageID, Type: d.Type, Status: d.Status,
-		HTTPStatus: d.HTTPStatus, Attempt: d.Attempt, CreatedAt: ev.At,
+		HTTPStatus: d.HTTPStatus, Attempt: d.Attempt, CreatedAt: ev.At, EventSeq: d.EventSeq,
 	}); err != nil {
 		return err
 	}
@@ -234,6 +237,30 @@ func (s *Store) WebhookAttempts(tenant, id string, p Page) (rows []WebhookAttemp
 		return err
 	})
 	return rows, next, err
+}
+
+// WebhookMessage returns the last attempt of message messageID to the
+// endpoint id, newest first among the attempts the endpoint keeps, or
+// ErrNotFound.
+func (s *Store) WebhookMessage(tenant, id, messageID string) (WebhookAttempt, error) {
+	var found WebhookAttempt
+	err := s.view(func(tx *bolt.Tx) error {
+		rows, _, err := scanPrefix(tx.Bucket(bucketWebhookAttempts), key(tenant, id+"\x00"), Page{Limit: 1}, scan{Desc: true},
+			func(_ string, v []byte) (WebhookAttempt, bool, error) {
+				var a WebhookAttempt
+				err := json.Unmarshal(v, &a)
+				return a, err == nil && a.MessageID == messageID, err
+			})
+		if err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			return ErrNotFound
+		}
+		found = rows[0]
+		return nil
+	})
+	return found, err
 }
 
 // WebhookBacklogs returns, for every endpoint with undelivered messages,

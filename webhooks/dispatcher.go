@@ -378,7 +378,7 @@ func (d *Dispatcher) send(ctx context.Context, m jetstream.Msg, wm message) {
 		Subject: eventlog.Subject(wm.Tenant, eventlog.AggWebhookAttempts, wm.WebhookID),
 		Type:    events.WebhookAttempted, Tenant: wm.Tenant,
 		Data: events.WebhookAttemptedData{WebhookID: wm.WebhookID, MessageID: wm.ID, Type: wm.Ref.Type,
-			Status: outcome, HTTPStatus: status, Attempt: n, Final: final, EventAt: wm.At},
+			Status: outcome, HTTPStatus: status, Attempt: n, Final: final, EventAt: wm.At, EventSeq: wm.Seq},
 	}); err != nil {
 		d.retryLater(m, err)
 		return
