@@ -2,7 +2,7 @@
 // (GET /v1/tail, Server-Sent Events read through fetch, since an
 // EventSource cannot send a Bearer token).
 
-import { go, onLeave } from "./route.js";
+import { onLeave } from "./route.js";
 
 const KEY = "herald.apiKey";
 
@@ -12,9 +12,11 @@ export function keep(key) {
   sessionStorage.setItem(KEY, key);
 }
 
+// signOut forgets the key and shows the sign-in form in place: signed in
+// again, the person is back on the page they were on.
 export function signOut() {
   sessionStorage.removeItem(KEY);
-  go("/runs");
+  window.dispatchEvent(new Event("herald:route"));
 }
 
 export class APIError extends Error {

@@ -153,6 +153,8 @@ func TestEveryIDSlotRefusesTenKilobytes(t *testing.T) {
 		{"/v1/webhooks/{webhookId}", "DELETE", "/v1/webhooks/" + esc, "tenant", nil, nil, nf},
 		{"/v1/webhooks/{webhookId}/rotate-secret", "POST", "/v1/webhooks/" + esc + "/rotate-secret", "tenant", nil, nil, nf},
 		{"/v1/webhooks/{webhookId}/attempts", "GET", "/v1/webhooks/" + esc + "/attempts", "tenant", nil, nil, nf},
+		{"/v1/webhooks/{webhookId}/messages/{messageId}/resend", "POST", "/v1/webhooks/" + esc + "/messages/msg_1/resend", "tenant", nil, nil, nf},
+		{"/v1/webhooks/{webhookId}/messages/{messageId}/resend", "POST", "/v1/webhooks/wh_1/messages/" + esc + "/resend", "tenant", nil, nil, nf},
 		{"/v1/webhooks", "POST", "/v1/webhooks", "tenant", nil, map[string]any{"url": "https://example.com/" + huge, "events": []string{huge}, "description": huge}, inv},
 		{"/v1/events", "POST", "/v1/events", "tenant", nil, map[string]any{"workflowId": huge, "to": map[string]string{"subscriberId": "u1"}}, inv},
 		{"/v1/events", "POST", "/v1/events", "tenant", nil, map[string]any{"workflowId": "w", "to": map[string]string{"subscriberId": huge}}, inv},
