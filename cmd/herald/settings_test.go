@@ -91,7 +91,7 @@ func TestSettings(t *testing.T) {
 		}
 	}
 	// A client command's own variables are not herald serve's settings:
-	// the command's help and the README's command table name them.
+	// the command's --help and its page (docs/check.md) name them.
 	clientOnly := map[string]bool{"HERALD_API_KEY": true} // herald check --key
 	var missing []string
 	for env, where := range read {
