@@ -100,6 +100,11 @@ export function icon(name, label) {
   return svg;
 }
 
+// wordy shows an id like order_shipped_with_tracking (or an address) so
+// that a narrow column breaks it after an underscore, a hyphen, a dot or
+// an @, never inside a word.
+export const wordy = (id) => h("span", { class: "wordy" }, String(id || "").split(/(?<=[_.@-])/).flatMap((p, i) => (i ? [h("wbr"), p] : [p])));
+
 export const kinds = ["email", "sms", "chat", "push", "in_app", "webhook"];
 
 // kind shows a channel kind by its icon and name; bare, by its icon
