@@ -69,18 +69,50 @@ export function duration(ms) {
 const SVG = "http://www.w3.org/2000/svg";
 const shapes = {
   copy: [["rect", { x: 5, y: 5, width: 9, height: 9, rx: 1.5 }], ["path", { d: "M3 11V3.5A1.5 1.5 0 0 1 4.5 2H11" }]],
+  // The channel kinds: an envelope, a phone, a speech bubble, a bell, an
+  // inbox tray and three linked nodes.
+  email: [["rect", { x: 1.5, y: 3.5, width: 13, height: 9, rx: 1.5 }], ["path", { d: "M2 4.5l6 4.5 6-4.5" }]],
+  sms: [["rect", { x: 4.5, y: 1.5, width: 7, height: 13, rx: 1.5 }], ["path", { d: "M7 12.2h2" }]],
+  chat: [["path", { d: "M2.5 3.5h11v7.5h-6l-3 2.5v-2.5h-2z" }], ["path", { d: "M5 6.5h6M5 8.5h4" }]],
+  push: [["path", { d: "M4 11.5V7a4 4 0 0 1 8 0v4.5l1.2 1H2.8z" }], ["path", { d: "M6.5 14.2a1.6 1.6 0 0 0 3 0" }]],
+  in_app: [["path", { d: "M1.8 9.5l2-6h8.4l2 6v3.5a.5.5 0 0 1-.5.5H2.3a.5.5 0 0 1-.5-.5z" }], ["path", { d: "M2 9.5h3.5l1 1.6h3l1-1.6H14" }]],
+  webhook: [["circle", { cx: 8, cy: 3.8, r: 1.9 }], ["circle", { cx: 3.8, cy: 11.8, r: 1.9 }], ["circle", { cx: 12.2, cy: 11.8, r: 1.9 }],
+    ["path", { d: "M7.1 5.5l-2.4 4.6M8.9 5.5l2.4 4.6M5.7 11.8h4.6" }]],
 };
 
-// icon is a small line drawing, drawn in the text's colour.
-export function icon(name) {
+// icon is a small line drawing, drawn in the text's colour; label names
+// it for a screen reader (without one it is decoration, hidden).
+export function icon(name, label) {
   const svg = document.createElementNS(SVG, "svg");
-  for (const [k, v] of Object.entries({ viewBox: "0 0 16 16", width: 14, height: 14, "aria-hidden": "true", class: "icon" })) svg.setAttribute(k, v);
+  const attrs = { viewBox: "0 0 16 16", width: 14, height: 14, class: "icon" };
+  Object.assign(attrs, label ? { role: "img", "aria-label": label } : { "aria-hidden": "true" });
+  for (const [k, v] of Object.entries(attrs)) svg.setAttribute(k, v);
+  if (label) {
+    const title = document.createElementNS(SVG, "title");
+    title.textContent = label;
+    svg.append(title);
+  }
   for (const [tag, attrs] of shapes[name]) {
     const el = document.createElementNS(SVG, tag);
     for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
     svg.append(el);
   }
   return svg;
+}
+
+// wordy shows an id like order_shipped_with_tracking (or an address) so
+// that a narrow column breaks it after an underscore, a hyphen, a dot or
+// an @, never inside a word.
+export const wordy = (id) => h("span", { class: "wordy" }, String(id || "").split(/(?<=[_.@-])/).flatMap((p, i) => (i ? [h("wbr"), p] : [p])));
+
+export const kinds = ["email", "sms", "chat", "push", "in_app", "webhook"];
+
+// kind shows a channel kind by its icon and name; bare, by its icon
+// alone, named for a screen reader and in its tooltip.
+export function kind(k, bare) {
+  if (!kinds.includes(k)) return k || "";
+  if (bare) return h("span", { class: "kind", "data-kind": k }, icon(k, k));
+  return h("span", { class: "kind", "data-kind": k, title: k }, icon(k), k);
 }
 
 // shortId shows a long id by its head and tail, the whole id in its
@@ -123,8 +155,10 @@ export function failure(e) {
 
 // row is a table row whose cells carry their column's name, which a
 // phone shows beside each value when the table becomes cards.
-const row = (headers, cells, attrs) => h("tr", attrs || {}, cells.map((c, i) => h("td", { "data-label": headers[i] }, h("div", { class: "cell" }, c))));
-const head = (headers) => h("thead", {}, h("tr", {}, headers.map((t) => h("th", { scope: "col" }, t))));
+// A header may be a node (a kind with its icon): its text is the label.
+const label = (t) => (t instanceof Node ? t.textContent : t);
+const row = (headers, cells, attrs) => h("tr", attrs || {}, cells.map((c, i) => h("td", { "data-label": label(headers[i]) }, h("div", { class: "cell" }, c))));
+const head = (headers) => h("thead", {}, h("tr", {}, headers.map((t) => h("th", { scope: "col" }, t instanceof Node ? t.cloneNode(true) : t))));
 const none = (headers) => h("tr", { class: "none" }, h("td", { colspan: headers.length, class: "muted" }, "Nothing yet."));
 
 export function table(headers, rows) {

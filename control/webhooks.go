@@ -191,12 +191,13 @@ func (c *Control) Webhooks(tenant string, p projections.Page) ([]projections.Web
 }
 
 // WebhookAttempts returns a page of one endpoint's delivery attempts,
-// oldest first, or apierr.ErrNotFound (webhook_not_found).
-func (c *Control) WebhookAttempts(tenant, id string, p projections.Page) ([]projections.WebhookAttempt, string, error) {
+// oldest first (newest first when desc), or apierr.ErrNotFound
+// (webhook_not_found).
+func (c *Control) WebhookAttempts(tenant, id string, p projections.Page, desc bool) ([]projections.WebhookAttempt, string, error) {
 	if _, err := c.Webhook(tenant, id); err != nil {
 		return nil, "", err
 	}
-	return c.store.WebhookAttempts(tenant, id, p)
+	return c.store.WebhookAttempts(tenant, id, p, desc)
 }
 
 // changeWebhook appends one event of typ to an existing endpoint's

@@ -763,8 +763,8 @@ func TestConsoleEditsPreferencesInAGrid(t *testing.T) {
 
 // TestConsoleResendsAWebhookMessage: on the webhooks page, a message's
 // Resend, confirmed, sends it again: the receiver gets the same
-// webhook-id twice, and the new attempt is listed on the page and read
-// back through the API.
+// webhook-id twice, and the new attempt is listed on the page, first,
+// and read back through the API (newest first with order=desc).
 func TestConsoleResendsAWebhookMessage(t *testing.T) {
 	f := newConsoleFixture(t)
 	var mu sync.Mutex
@@ -819,6 +819,18 @@ func TestConsoleResendsAWebhookMessage(t *testing.T) {
 		chromedp.WithPollingTimeout(browserWait))); err != nil {
 		text, _ := chromedp.Run(tab, chromedp.Evaluate[string](`document.body.innerText`))
 		t.Fatalf("the new attempt is not listed on the page: %v\n%s", err, text)
+	}
+	if first, err := chromedp.Run(tab, chromedp.Evaluate[string](`document.querySelector("td[data-label=Attempt]").textContent`)); err != nil || first != "2" {
+		t.Errorf("the first attempt listed is %q (%v), want the newest, 2", first, err)
+	}
+	var desc struct{ Data []map[string]any }
+	f.h.Do("GET", "/v1/webhooks/"+hook.WebhookID+"/attempts?order=desc", f.key, nil).JSON(t, &desc)
+	if len(desc.Data) != 2 || desc.Data[0]["attempt"] != float64(2) || desc.Data[1]["attempt"] != float64(1) {
+		t.Errorf("order=desc: %v, want attempt 2 then 1", desc.Data)
+	}
+	if r := f.h.Do("GET", "/v1/webhooks/"+hook.WebhookID+"/attempts?order=sideways", f.key, nil); r.Status != http.StatusUnprocessableEntity ||
+		!strings.Contains(string(r.Body), "order") {
+		t.Errorf("order=sideways: %d %s, want 422 naming order", r.Status, r.Body)
 	}
 	mu.Lock()
 	defer mu.Unlock()

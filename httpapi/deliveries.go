@@ -117,14 +117,36 @@ func deliveryFilter(r *http.Request) (projections.DeliveryFilter, error) {
 			*b.to = t
 		}
 	}
-	switch q.Get("order") {
-	case "", "asc":
-	case "desc":
-		f.Desc = true
-	default:
+	desc, ok := orderOf(r)
+	if !ok {
 		probs.Add("order", "must be asc or desc")
 	}
+	f.Desc = desc
 	return f, probs.Err()
+}
+
+// orderOf reads the order parameter of a list read oldest first by
+// default: asc (or none) or desc; ok is false for anything else.
+func orderOf(r *http.Request) (desc, ok bool) {
+	switch r.URL.Query().Get("order") {
+	case "", "asc":
+		return false, true
+	case "desc":
+		return true, true
+	}
+	return false, false
+}
+
+// orderParam is orderOf for a list with no other filter: anything but
+// asc or desc is a validation error.
+func orderParam(r *http.Request) (bool, error) {
+	desc, ok := orderOf(r)
+	if !ok {
+		var probs apierr.Problems
+		probs.Add("order", "must be asc or desc")
+		return false, probs.Err()
+	}
+	return desc, nil
 }
 
 // listDeliveries is GET /v1/deliveries: the tenant's delivery attempts in

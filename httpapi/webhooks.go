@@ -145,8 +145,12 @@ func (s *Server) listWebhookAttempts(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
+	desc, err := orderParam(r)
+	if err != nil {
+		return err
+	}
 	return servePage(s, w, r, func(p projections.Page) ([]projections.WebhookAttempt, string, error) {
-		return s.deps.Control.WebhookAttempts(tenantOf(r.Context()), id, p)
+		return s.deps.Control.WebhookAttempts(tenantOf(r.Context()), id, p, desc)
 	}, func(a projections.WebhookAttempt) webhookAttemptView {
 		return webhookAttemptView{WebhookID: a.WebhookID, EventID: a.MessageID, Type: a.Type, Status: a.Status,
 			HTTPStatus: a.HTTPStatus, Attempt: a.Attempt, CreatedAt: ts(a.CreatedAt)}

@@ -226,10 +226,10 @@ func (s *Store) WebhookCount(tenant string) (n int, err error) {
 }
 
 // WebhookAttempts returns a page of an endpoint's attempts, oldest first
-// (the last MaxWebhookAttempts are kept).
-func (s *Store) WebhookAttempts(tenant, id string, p Page) (rows []WebhookAttempt, next string, err error) {
+// (newest first when desc); the last MaxWebhookAttempts are kept.
+func (s *Store) WebhookAttempts(tenant, id string, p Page, desc bool) (rows []WebhookAttempt, next string, err error) {
 	err = s.view(func(tx *bolt.Tx) error {
-		rows, next, err = listPrefix(tx.Bucket(bucketWebhookAttempts), key(tenant, id+"\x00"), p,
+		rows, next, err = scanPrefix(tx.Bucket(bucketWebhookAttempts), key(tenant, id+"\x00"), p, scan{Desc: desc},
 			func(_ string, v []byte) (WebhookAttempt, bool, error) {
 				var a WebhookAttempt
 				return a, true, json.Unmarshal(v, &a)

@@ -56,10 +56,19 @@ func TestWebhooksProjection(t *testing.T) {
 			events.WebhookAttemptedData{WebhookID: "wh_1", MessageID: fmt.Sprintf("msg_%d", i/2), Type: "run.failed",
 				Status: status, HTTPStatus: 500, Attempt: 1 + i%2, Final: final, EventAt: t0.Add(time.Duration(i/2) * time.Hour)})
 	}
-	rows, next, err := st.WebhookAttempts("ten_a", "wh_1", projections.Page{Limit: 2000})
+	rows, next, err := st.WebhookAttempts("ten_a", "wh_1", projections.Page{Limit: 2000}, false)
 	if err != nil || next != "" || len(rows) != projections.MaxWebhookAttempts || rows[0].MessageID != "msg_2" ||
 		rows[len(rows)-1].MessageID != fmt.Sprintf("msg_%d", (total-1)/2) {
 		t.Fatalf("%d attempts (first %+v), %v", len(rows), rows[0], err)
+	}
+	// Newest first, paged: the first page ends where the second starts.
+	newest, next, err := st.WebhookAttempts("ten_a", "wh_1", projections.Page{Limit: 3}, true)
+	if err != nil || len(newest) != 3 || next == "" || newest[0] != rows[len(rows)-1] || newest[2] != rows[len(rows)-3] {
+		t.Fatalf("newest first: %+v next %q, %v", newest, next, err)
+	}
+	if more, _, err := st.WebhookAttempts("ten_a", "wh_1", projections.Page{Limit: 1, Cursor: next}, true); err != nil ||
+		len(more) != 1 || more[0] != rows[len(rows)-4] {
+		t.Fatalf("newest first, second page: %+v, %v", more, err)
 	}
 	backlog, err := st.WebhookBacklogs()
 	// Every message but the last (failed, not final) succeeded.
@@ -74,7 +83,7 @@ func TestWebhooksProjection(t *testing.T) {
 	if _, err := st.Webhook("ten_a", "wh_1"); !errors.Is(err, projections.ErrNotFound) {
 		t.Fatalf("deleted: %v", err)
 	}
-	if rows, _, _ := st.WebhookAttempts("ten_a", "wh_1", projections.Page{}); len(rows) != 0 {
+	if rows, _, _ := st.WebhookAttempts("ten_a", "wh_1", projections.Page{}, false); len(rows) != 0 {
 		t.Fatalf("attempts of a deleted endpoint: %d", len(rows))
 	}
 	if backlog, _ := st.WebhookBacklogs(); len(backlog) != 0 {

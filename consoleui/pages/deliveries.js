@@ -3,7 +3,7 @@
 // workflow and time.
 
 import { go } from "../route.js";
-import { enc, h, link, paged, shortId, show, status, when } from "../dom.js";
+import { enc, h, kind, link, paged, shortId, show, status, when, wordy } from "../dom.js";
 
 const statuses = ["", "pending", "sent", "delivered", "failed", "bounced", "complained", "skipped"];
 const kinds = ["", "email", "sms", "chat", "push", "in_app", "webhook"];
@@ -42,7 +42,7 @@ export async function deliveriesPage(q) {
     (d) => {
       const heard = (d.events || []).at(-1);
       return [when(d.createdAt), d.subscriberId ? link("/subscribers/" + enc(d.subscriberId), d.subscriberId) : "",
-        d.workflowId || "", h("code", {}, d.stepId), [h("span", { class: "kind" }, d.kind), " ", d.channelKey], d.address || "",
+        wordy(d.workflowId), h("code", {}, d.stepId), [kind(d.kind), " ", h("span", { class: "muted channel-key" }, d.channelKey)], wordy(d.address),
         [status(d.status), d.reason ? h("div", { class: "reason" }, d.reason) : null,
           d.error ? h("div", { class: "error" }, d.error.code) : null,
           heard && heard.type !== d.status ? h("div", { class: "muted" }, "last heard: " + heard.type) : null],

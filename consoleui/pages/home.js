@@ -5,7 +5,7 @@
 
 import { api } from "../api.js";
 import { go } from "../route.js";
-import { enc, failure, h, inUTC, link, show, table, timeText } from "../dom.js";
+import { enc, failure, h, inUTC, kind, link, show, table, timeText } from "../dom.js";
 
 const windows = [["1h", "Last hour"], ["24h", "Last 24 hours"], ["7d", "Last 7 days"]];
 const outcomes = ["sent", "delivered", "bounced", "complained", "failed", "skipped"];
@@ -95,7 +95,7 @@ export async function homePage(q) {
     h("div", { class: "figures" }, outcomes.map((o) => figure(o, byOutcome[o], "deliveries." + o, o === "failed" || o === "bounced" || o === "complained" ? (byOutcome[o] ? "bad" : "") : o === "sent" || o === "delivered" ? "good" : ""))),
     chart("Deliveries per " + { "1h": "minute", "24h": "15 minutes", "7d": "hour" }[win], st.series,
       [["deliveriesSent", "sent", "good"], ["deliveriesFailed", "failed or bounced", "bad"]]),
-    table(["Kind", ...outcomes], Object.entries(st.deliveries).map(([kind, n]) => [kind, ...outcomes.map((o) => n[o] || 0)])),
+    table(["Kind", ...outcomes], Object.entries(st.deliveries).map(([k, n]) => [kind(k), ...outcomes.map((o) => n[o] || 0)])),
     h("h2", {}, "Workflows failing most"),
     st.topFailing.length ? table(["Workflow", "Failed runs"], st.topFailing.map((w) => [link("/runs?status=failed&workflowId=" + enc(w.workflowId), w.workflowId), w.failed]))
       : h("p", { class: "muted" }, "No run failed in this window."));

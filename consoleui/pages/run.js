@@ -3,7 +3,7 @@
 
 import { api, tail } from "../api.js";
 import { onLeave } from "../route.js";
-import { confirmed, duration, enc, facts, failure, h, json, link, notFound, shortId, show, status, when } from "../dom.js";
+import { confirmed, duration, enc, facts, failure, h, json, kind, link, notFound, shortId, show, status, when } from "../dom.js";
 
 // describe says what one event of a run's timeline means.
 function describe(ev, d) {
@@ -130,7 +130,7 @@ function bar(from, to, start, end, status) {
 function sendDetail(sends) {
   if (!sends.length) return null;
   return h("details", { class: "fold" }, h("summary", {}, sends.length === 1 ? "1 delivery" : sends.length + " deliveries"),
-    sends.map((d) => facts([["Channel", d.channelKey + " (" + d.kind + ")"], ["Address", d.address], ["Status", status(d.status)],
+    sends.map((d) => facts([["Channel", [kind(d.kind), " ", d.channelKey]], ["Address", d.address], ["Status", status(d.status)],
       ["Provider message id", shortId(d.providerMessageId)], ["Reason", d.reason], ["Error", d.error ? d.error.code + ": " + d.error.message : null],
       ["Heard from the provider", (d.events || []).length ? (d.events || []).map((e) => [e.type + (e.detail ? " (" + e.detail + ")" : "") + " ", when(e.at), " "]) : null],
       ["Sent", when(d.createdAt)]])));
@@ -178,7 +178,7 @@ export async function runPage(id, again) {
       const s = r.step;
       const cells = [
         [h("code", {}, s.stepId || "(the Bridge call)"), r.reasons.map((why) => h("div", { class: "reason" }, why))],
-        s.type, status(s.status), when(new Date(r.start).toISOString()),
+        [s.type, " ", [...new Set(r.sends.map((d) => d.kind))].map((k) => kind(k, true))], status(s.status), when(new Date(r.start).toISOString()),
         r.open ? duration(r.end - r.start) + " so far" : duration(r.end - r.start), s.attempts,
         bar(from, to, r.start, r.end, s.status),
         [s.error ? h("span", { class: "error" }, s.error.code + ": " + s.error.message) : folded(s.output), sendDetail(r.sends)]];

@@ -4,7 +4,7 @@
 
 import { api, tail } from "../api.js";
 import { go, onLeave } from "../route.js";
-import { duration, enc, h, link, paged, shortId, show, status, when } from "../dom.js";
+import { duration, enc, h, link, paged, shortId, show, status, when, wordy } from "../dom.js";
 
 const finished = ["completed", "failed", "cancelled", "digested"];
 
@@ -43,7 +43,7 @@ export async function runsPage(q) {
   for (const k of ["status", "workflowId", "subscriberId", "transactionId"]) if (q.get(k)) p.set(k, q.get(k));
   const known = await workflowNames();
   const list = paged("/v1/runs" + (p.toString() ? "?" + p : ""), ["Workflow", "Subscriber", "Status", "Started", "Duration", "Run"],
-    (r) => [known[r.workflowId] ? [h("strong", {}, known[r.workflowId]), h("div", { class: "muted" }, h("code", {}, r.workflowId))] : h("code", {}, r.workflowId),
+    (r) => [known[r.workflowId] ? [h("strong", {}, known[r.workflowId]), h("div", { class: "muted" }, h("code", {}, wordy(r.workflowId)))] : h("code", {}, wordy(r.workflowId)),
       r.subscriberId ? link("/subscribers/" + enc(r.subscriberId), r.subscriberId) : h("span", { class: "muted" }, "none"),
       status(r.status), when(r.createdAt), took(r), shortId(r.runId, "/runs/" + enc(r.runId))]);
   show("Runs", form, h("p", { class: "muted" }, "Newest first; updates live."), list);

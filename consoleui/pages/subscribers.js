@@ -4,7 +4,7 @@
 
 import { api } from "../api.js";
 import { go } from "../route.js";
-import { confirmed, enc, facts, failure, h, json, link, notFound, paged, shortId, show, status, table, when } from "../dom.js";
+import { confirmed, enc, facts, failure, h, json, kind, link, notFound, paged, shortId, show, status, table, when } from "../dom.js";
 
 export async function subscribersPage() {
   const input = h("input", { name: "subscriberId", id: "findSubscriber" });
@@ -36,7 +36,7 @@ export async function subscriberPage(id) {
   const or = (v, f) => (v.failed ? failure(v.failed) : f(v));
   show("Subscriber " + sub.subscriberId,
     facts([["Locale", sub.locale], ["Time zone", sub.timezone], ["Created", when(sub.createdAt)], ["Updated", when(sub.updatedAt)]]),
-    h("h2", {}, "Contacts"), table(["Kind", "Addresses"], Object.entries(sub.contacts).map(([k, v]) => [k, v.join(", ")])),
+    h("h2", {}, "Contacts"), table(["Kind", "Addresses"], Object.entries(sub.contacts).map(([k, v]) => [kind(k), v.join(", ")])),
     sub.attributes ? [h("h2", {}, "Attributes"), json(sub.attributes)] : null,
     h("h2", {}, "Would a send go out now?"), whyBox(id),
     h("h2", {}, "Preferences"), or(prefs, (p) => prefsGrid(sub, p, wfs.failed ? [] : wfs.workflows.map((w) => w.workflowId))),
@@ -44,7 +44,7 @@ export async function subscriberPage(id) {
     h("h2", {}, "Runs"), runs,
     h("h2", {}, "Inbox"), or(inbox, (m) => table(["Message", "Subject", "Body", "Read"], (m.data || []).map((x) => [shortId(x.messageId), x.subject || "", x.body, x.readAt ? when(x.readAt) : "unread"]))),
     h("h2", {}, "Suppressions of its addresses"), or(supp, (s) => table(["Kind", "Address", "Reason"],
-      (s.data || []).filter((x) => addresses.has(x.address)).map((x) => [x.kind, x.address, x.reason || ""]))));
+      (s.data || []).filter((x) => addresses.has(x.address)).map((x) => [kind(x.kind), x.address, x.reason || ""]))));
   await runs.reload();
 }
 
@@ -57,7 +57,7 @@ function whyBox(id) {
   const load = async () => {
     try {
       const e = await api("/v1/subscribers/" + enc(id) + "/explain" + (select.value ? "?workflowId=" + enc(select.value) : ""));
-      out.replaceChildren(table(["Kind", "Goes out", "Why not", "Channels tried"], e.kinds.map((k) => [k.kind,
+      out.replaceChildren(table(["Kind", "Goes out", "Why not", "Channels tried"], e.kinds.map((k) => [kind(k.kind),
         k.sends ? (k.heldUntil ? ["held for quiet hours until ", when(k.heldUntil)] : "yes") : "no",
         k.reason ? h("code", {}, k.reason) : "", k.channels.join(", ")])));
     } catch (err) {
@@ -123,7 +123,7 @@ function prefsGrid(sub, prefs, workflows) {
     }
   });
   return h("div", { class: "prefs" },
-    table(["Workflow", ...kinds], [row("All workflows", ""), ...names.map((wf) => row(wf, wf))]),
+    table(["Workflow", ...kinds.map((k) => kind(k))], [row("All workflows", ""), ...names.map((wf) => row(wf, wf))]),
     h("div", { class: "row" }, h("label", { for: "prefTimezone" }, "Time zone", tz),
       h("label", { for: "prefQuietStart" }, "Quiet from", qStart), h("label", { for: "prefQuietEnd" }, "until", qEnd)),
     h("p", { class: "muted" }, "A box left as it was keeps what it inherits (from all workflows, else on)."),

@@ -1,5 +1,5 @@
-// Webhooks: each endpoint and its messages' attempts, each message with
-// a button that sends it again; the attempts update live.
+// Webhooks: each endpoint and its messages' attempts, newest first, each
+// message with a button that sends it again; the attempts update live.
 
 import { api, tail } from "../api.js";
 import { onLeave } from "../route.js";
@@ -16,9 +16,10 @@ export async function webhooksPage(_q, again) {
   const sections = await Promise.all(hooks.data.map(async (w) => {
     let attempts;
     try {
-      const rows = (await api("/v1/webhooks/" + enc(w.webhookId) + "/attempts?limit=500")).data;
-      // The last attempt of each message offers to send it again.
-      const last = new Map(rows.map((a, i) => [a.eventId, i]));
+      const rows = (await api("/v1/webhooks/" + enc(w.webhookId) + "/attempts?order=desc&limit=500")).data;
+      // The last attempt of each message (its first row) offers to send it again.
+      const last = new Map();
+      rows.forEach((a, i) => last.has(a.eventId) || last.set(a.eventId, i));
       attempts = table(["Message", "Type", "Status", "Answer", "Attempt", "At", ""], rows.map((a, i) => [shortId(a.eventId), a.type,
         status(a.status), a.httpStatus || "", a.attempt, when(a.createdAt),
         last.get(a.eventId) === i ? confirmed("Resend", "Send this message again?", "Yes, resend", async () => {
