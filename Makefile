@@ -28,9 +28,12 @@ run: build
 devmail: build
 	./$(BIN) devmail
 
-## test: lint, the TypeScript SDK's tests, then every test with the race detector
+## test: lint, the TypeScript SDK's tests, then every test with the race detector;
+## four test binaries and four parallel tests of a package at once: many tests
+## wait on timers, the clock or child processes, and two at a time left the
+## cores idle (9 min against 5 on one machine and load)
 test: lint test-ts
-	$(GO) test -race -count=1 -parallel 4 -timeout 12m $(PKGS)
+	$(GO) test -race -count=1 -p 4 -parallel 4 -timeout 12m $(PKGS)
 
 ## test-ts: the TypeScript SDK (sdk/typescript, needs Node ≥ 20 and npm):
 ## npm ci from its lockfile (when node_modules is older), the type check and Node's test runner (the
