@@ -250,9 +250,17 @@ func TestConsoleEditsControlsWithAPreview(t *testing.T) {
 	}
 	// Its inline style applies there (the frame inherits the console's
 	// policy): the heading is drawn in its colour.
-	if png, err := chromedp.Run(tab, chromedp.Screenshot(`iframe.pv-html`)); err != nil {
-		t.Fatal(err)
-	} else if !hasColour(t, png, color.RGBA{0x05, 0x50, 0xae, 0xff}) {
+	// The frame paints after its srcdoc is set: shots are taken until one
+	// shows the colour, bounded only against a hang.
+	styled := false
+	for deadline := time.Now().Add(browserWait); !styled && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		png, err := chromedp.Run(tab, chromedp.Screenshot(`iframe.pv-html`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		styled = hasColour(t, png, color.RGBA{0x05, 0x50, 0xae, 0xff})
+	}
+	if !styled {
 		t.Errorf("the email's inline style is not applied in the preview")
 	}
 	shot := testbrowser.Screenshot(t, tab, "console-controls-preview")
