@@ -127,7 +127,7 @@ clean:
 	rm -rf bin herald-data
 
 ## fuzz: every Fuzz target of the module, FUZZTIME each (default 100000x; CI
-## runs 20000x each, about half a minute together). A crasher is written under the
+## runs 20000x each; compiling the fuzzing binaries takes most of that). A crasher is written under the
 ## package's testdata/fuzz and fails the run. A count (Nx), not a duration:
 ## with a duration, Go before 1.27 may fail a target that found nothing
 ## with "context deadline exceeded" as the time runs out (golang/go#75804).
