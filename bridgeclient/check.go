@@ -16,20 +16,9 @@ import (
 // and type, or a failure (422 nondeterministic with the Bridge's message
 // naming both sides, unreachable, …). Its error is Execute's.
 func (c *Client) Check(ctx context.Context, url, secret string, req wire.ExecuteRequest) (Outcome, error) {
-	if len(req.Payload) == 0 {
-		req.Payload = json.RawMessage("{}")
-	}
-	steps := make([]wire.CompletedStep, len(req.Steps))
-	for i, s := range req.Steps {
-		if len(s.Output) == 0 {
-			s.Output = json.RawMessage("null")
-		}
-		steps[i] = s
-	}
-	req.Steps = steps
-	body, err := wire.Marshal(wire.Request{Action: wire.ActionCheck, ExecuteRequest: &req})
+	body, err := encodeRun(wire.ActionCheck, req)
 	if err != nil {
-		return Outcome{}, fmt.Errorf("bridge: encoding the check request: %w", err)
+		return Outcome{}, err
 	}
 	rep, err := c.post(ctx, url, secret, body)
 	if err != nil {

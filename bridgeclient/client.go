@@ -73,8 +73,9 @@ func (c *Client) Preview(ctx context.Context, url, secret string, req wire.Execu
 	return c.call(ctx, url, secret, wire.ActionPreview, req)
 }
 
-// call is Execute's and Preview's request.
-func (c *Client) call(ctx context.Context, url, secret string, action wire.Action, req wire.ExecuteRequest) (Outcome, error) {
+// encodeRun encodes a request about one run (execute, preview, check):
+// an absent payload is {}, an absent step output null.
+func encodeRun(action wire.Action, req wire.ExecuteRequest) ([]byte, error) {
 	if len(req.Payload) == 0 {
 		req.Payload = json.RawMessage("{}")
 	}
@@ -88,7 +89,16 @@ func (c *Client) call(ctx context.Context, url, secret string, action wire.Actio
 	req.Steps = steps
 	body, err := wire.Marshal(wire.Request{Action: action, ExecuteRequest: &req})
 	if err != nil {
-		return Outcome{}, fmt.Errorf("bridge: encoding the execute request: %w", err)
+		return nil, fmt.Errorf("bridge: encoding the %s request: %w", action, err)
+	}
+	return body, nil
+}
+
+// call is Execute's and Preview's request.
+func (c *Client) call(ctx context.Context, url, secret string, action wire.Action, req wire.ExecuteRequest) (Outcome, error) {
+	body, err := encodeRun(action, req)
+	if err != nil {
+		return Outcome{}, err
 	}
 	rep, err := c.post(ctx, url, secret, body)
 	if err != nil {
