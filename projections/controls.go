@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/heraldhq/herald/eventlog"
@@ -96,29 +97,23 @@ func (s *Store) ControlSchemas(tenant, workflow string) (map[string]json.RawMess
 // ControlValues returns the current values of workflow's controls: each
 // (step, locale) that has some, by step id and locale.
 func (s *Store) ControlValues(tenant, workflow string) ([]ControlVersion, error) {
-	var out []ControlVersion
-	prefix := key(tenant, workflow+"\x00")
-	err := s.view(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketControlValues).Cursor()
-		for k, data := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, data = c.Next() {
-			var v ControlVersion
-			if err := json.Unmarshal(data, &v); err != nil {
-				return err
-			}
-			out = append(out, v)
-		}
-		return nil
-	})
-	return out, err
+	return s.controlVersions(bucketControlValues, tenant, workflow)
 }
 
 // ControlHistory returns the versions of workflow's controls, newest
 // first.
 func (s *Store) ControlHistory(tenant, workflow string) ([]ControlVersion, error) {
+	out, err := s.controlVersions(bucketControlHistory, tenant, workflow)
+	slices.Reverse(out)
+	return out, err
+}
+
+// controlVersions reads workflow's rows of bucket in key order.
+func (s *Store) controlVersions(bucket []byte, tenant, workflow string) ([]ControlVersion, error) {
 	var out []ControlVersion
 	prefix := key(tenant, workflow+"\x00")
 	err := s.view(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketControlHistory).Cursor()
+		c := tx.Bucket(bucket).Cursor()
 		for k, data := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, data = c.Next() {
 			var v ControlVersion
 			if err := json.Unmarshal(data, &v); err != nil {
@@ -128,9 +123,6 @@ func (s *Store) ControlHistory(tenant, workflow string) ([]ControlVersion, error
 		}
 		return nil
 	})
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
 	return out, err
 }
 
