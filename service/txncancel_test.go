@@ -20,17 +20,18 @@ import (
 	"github.com/heraldhq/herald/internal/testwait"
 )
 
-// Two herald processes on one NATS: process A takes a trigger to 1,500
-// subscribers (two chunks of its fan-out), process B the cancel of its
-// transaction as soon as A's first chunk is under way. The count B
+// Two herald processes on one NATS: process A takes a trigger to 2,500
+// subscribers (three chunks of its fan-out), process B the cancel of its
+// transaction as soon as A's first chunk is under way, and the try counts
+// once a later chunk began after the cancel. The count B
 // answers is the transaction's cancelled runs, every run ends completed
 // or cancelled, and no run that A's fan-out started after the cancel
 // ever calls the Bridge or sends.
 func TestCancelTransactionAcrossProcesses(t *testing.T) {
 	if testing.Short() {
-		t.Skip("two herald processes, 1,500 runs")
+		t.Skip("two herald processes, 2,500 runs")
 	}
-	const n = 1500
+	const n = 2500
 	srv, err := embedded.Start(embedded.Config{StoreDir: t.TempDir(), Listen: true})
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +72,7 @@ func TestCancelTransactionAcrossProcesses(t *testing.T) {
 
 	// A's fan-out is under way (its first chunk received) when B takes
 	// the cancel.
-	txn, cancelled := testherald.CancelMidFanout(t, b.Log(), testapi.New(b.URL(), tn.APIKey), tn.TenantID, "promo", func(txn string) func() {
+	txn, cancelled := testherald.CancelBeforeAChunk(t, b.Log(), testapi.New(b.URL(), tn.APIKey), tn.TenantID, "promo", func(txn string) func() {
 		done := make(chan error, 1)
 		go func() {
 			_, _, err := call(a.URL(), "POST", "/v1/events", tn.APIKey, map[string]any{"workflowId": "promo",

@@ -24,6 +24,36 @@ import (
 func CancelMidFanout(t testing.TB, log *eventlog.Log, api *testapi.Client, tenant, prefix string,
 	trigger func(txn string) (wait func())) (txn string, cancelled int) {
 	t.Helper()
+	return cancelMid(t, log, api, tenant, prefix, trigger, "the fan-out finished before the cancel",
+		func(cancelAt, completedAt uint64, _ []eventlog.Event) bool { return cancelAt < completedAt })
+}
+
+// CancelBeforeAChunk is CancelMidFanout for a fan-out of several chunks,
+// whose test needs runs the fan-out started cancelled: a try counts only
+// when a chunk was received after the cancel was recorded. That chunk
+// reads the transaction after it started its runs, so it starts them
+// cancelled (see the engine's txncancel.go). A loaded machine whose cancel
+// lands after the last chunk began tries another transaction.
+func CancelBeforeAChunk(t testing.TB, log *eventlog.Log, api *testapi.Client, tenant, prefix string,
+	trigger func(txn string) (wait func())) (txn string, cancelled int) {
+	t.Helper()
+	return cancelMid(t, log, api, tenant, prefix, trigger, "every chunk began before the cancel",
+		func(cancelAt, _ uint64, evs []eventlog.Event) bool {
+			for _, ev := range evs {
+				if ev.Type == events.NotificationsReceived && ev.Seq > cancelAt {
+					return true
+				}
+			}
+			return false
+		})
+}
+
+// cancelMid is CancelMidFanout with the condition landed, over the
+// transaction's history once its cancel answered, that makes a try count.
+func cancelMid(t testing.TB, log *eventlog.Log, api *testapi.Client, tenant, prefix string,
+	trigger func(txn string) (wait func()), late string,
+	landed func(cancelAt, completedAt uint64, evs []eventlog.Event) bool) (txn string, cancelled int) {
+	t.Helper()
 	ctx := context.Background()
 	// The cancel finishes the fan-out and reads every run before it
 	// answers: on a loaded machine under the race detector that can
@@ -89,12 +119,12 @@ func CancelMidFanout(t testing.TB, log *eventlog.Log, api *testapi.Client, tenan
 		if cancelAt == 0 || completedAt == 0 {
 			t.Fatalf("transaction history without its cancel or its fan-out's end: %v", evs)
 		}
-		if cancelAt < completedAt {
+		if landed(cancelAt, completedAt, evs) {
 			return txn, cancelled
 		}
 		if try == 4 {
-			t.Fatal("the fan-out finished before the cancel 5 times in a row")
+			t.Fatalf("%s 5 times in a row", late)
 		}
-		t.Logf("try %d: the fan-out finished before the cancel; again", try)
+		t.Logf("try %d: %s; again", try, late)
 	}
 }
