@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/fetch"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -548,6 +550,54 @@ func TestConsoleRunAsAStory(t *testing.T) {
 	f.h.WaitRun(f.key, waiting, "completed")
 	waitText(t, tab, "the resumed run", "record", "completed", "Grace")
 	testbrowser.Screenshot(t, tab, "console-run-signalled")
+}
+
+// TestConsoleRunPageCatchesUpOnceLive: a run's page shows what the run did
+// between the page's reads and the start of its live tail (which carries
+// only what comes after): the page's tail request is held until the run,
+// signalled meanwhile, completed, and the page must show it completed.
+func TestConsoleRunPageCatchesUpOnceLive(t *testing.T) {
+	f := newConsoleFixture(t)
+	tab := testbrowser.New(t)
+	logPageErrors(t, tab)
+	signInWith(t, tab, f.h.URL(), f.key)
+	waitText(t, tab, "the runs list", f.bobRun)
+	waiting := f.trigger(t, "approval", "ada")
+	f.h.WaitRun(f.key, waiting, "waiting")
+
+	paused := make(chan fetch.RequestID, 64)
+	if err := chromedp.Listen(tab, func(ev any) {
+		if e, ok := ev.(*fetch.EventRequestPaused); ok {
+			paused <- e.RequestID
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(tab, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*/v1/tail"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(tab, chromedp.Navigate(f.h.URL()+"/console/runs/"+waiting)); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "the waiting run", "Run "+waiting, "approve", "Send signal")
+	var held fetch.RequestID
+	select {
+	case held = <-paused:
+	case <-time.After(browserWait):
+		t.Fatal("the run's page opened no live tail")
+	}
+	if r := f.h.Do("POST", "/v1/events/"+waiting+"/signal", f.key, map[string]any{"event": "approved",
+		"payload": map[string]any{"by": "Grace"}}); r.Status != http.StatusAccepted && r.Status != http.StatusOK {
+		t.Fatalf("signal: %d %s", r.Status, r.Body)
+	}
+	f.h.WaitRun(f.key, waiting, "completed")
+	if _, err := chromedp.Call(tab, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: held}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(tab, fetch.Disable, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, tab, "the run completed before its page's tail was live", "record", "completed", "Grace")
 }
 
 // TestConsoleListsPeopleSearch: the deliveries, filtered by subscriber

@@ -206,13 +206,32 @@ export async function runPage(id, again) {
     h("h2", {}, "Steps"), steps, raw);
   if (!["completed", "failed", "cancelled", "digested"].includes(run.status)) {
     let timer = null;
+    const soon = () => { clearTimeout(timer); timer = setTimeout(again, 300); };
+    // The tail carries what happens once it is live, not before: what the
+    // run did between this page's reads and then (a signal sent from this
+    // page resumes it at once) is read again, and shown if it differs.
+    const seen = shape(run, evs.data, dels.data);
     tail((ev) => {
       if (ev.id !== id && !(ev.aggregate === "delivery")) return;
-      clearTimeout(timer);
-      timer = setTimeout(again, 300);
+      soon();
+    }, async (s) => {
+      if (s.state !== "live") return;
+      try {
+        const [r, e, d] = await Promise.all([api("/v1/runs/" + enc(id)), api("/v1/runs/" + enc(id) + "/events"),
+          api("/v1/deliveries?runId=" + enc(id) + "&limit=200")]);
+        if (shape(r, e.data, d.data) !== seen) soon();
+      } catch {
+        soon(); // show the page anew, with what failed
+      }
     });
     onLeave(() => clearTimeout(timer));
   }
+}
+
+// shape sums up what a run's page shows of a run, to tell whether it
+// changed since the page read it.
+function shape(run, evs, dels) {
+  return JSON.stringify([run.status, run.updatedAt, evs.length, dels.map((d) => [d.attemptId, d.status, (d.events || []).length])]);
 }
 
 // signalForm is "Send signal" for a waiting run: the event it waits for,

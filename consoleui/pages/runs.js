@@ -49,10 +49,11 @@ export async function runsPage(q) {
   show("Runs", form, h("p", { class: "muted" }, "Newest first; updates live."), list);
   await list.reload();
   let timer = null;
+  const soon = () => { clearTimeout(timer); timer = setTimeout(() => list.reload(), 300); };
+  // Live from the tail's start: what changed between the first read and
+  // then is read again once it is live (and after each reconnect).
   tail((ev) => {
-    if (ev.aggregate !== "run") return;
-    clearTimeout(timer);
-    timer = setTimeout(() => list.reload(), 300);
-  });
+    if (ev.aggregate === "run") soon();
+  }, (s) => { if (s.state === "live") soon(); });
   onLeave(() => clearTimeout(timer));
 }
