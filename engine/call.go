@@ -102,29 +102,31 @@ func (t *turn) pendingID(id string) string {
 	return ""
 }
 
-// Bounds of one run, on top of each answer's (see bridgeclient.MaxOutputBytes).
+// The default bounds of one run (Config.MaxRunSteps and
+// Config.MaxRunOutputBytes), on top of each answer's (see
+// bridgeclient.MaxOutputBytes).
 const (
-	// MaxRunSteps bounds the steps of a run.
-	MaxRunSteps = 1000
-	// MaxRunOutputBytes bounds the recorded outputs of a run's steps
-	// together: every execute request carries them all, and a Bridge
+	// DefaultMaxRunSteps bounds the steps of a run.
+	DefaultMaxRunSteps = 1000
+	// DefaultMaxRunOutputBytes bounds the recorded outputs of a run's
+	// steps together: every execute request carries them all, and a Bridge
 	// refuses a request over 10 MiB by default.
-	MaxRunOutputBytes = 8 << 20
+	DefaultMaxRunOutputBytes = 8 << 20
 )
 
 // runBounds reports whether recording s would take the run over one of
 // its bounds.
 func (t *turn) runBounds(s *wire.Step) error {
 	done := t.st.CompletedSteps()
-	if len(done) >= MaxRunSteps {
+	if len(done) >= t.e.cfg.MaxRunSteps {
 		return fmt.Errorf("the run already has %d steps, the most a run may have", len(done))
 	}
 	total := len(s.Output)
 	for _, st := range done {
 		total += len(st.Output)
 	}
-	if total > MaxRunOutputBytes {
-		return fmt.Errorf("the step would take the run's outputs to %d bytes, over %d", total, MaxRunOutputBytes)
+	if total > t.e.cfg.MaxRunOutputBytes {
+		return fmt.Errorf("the step would take the run's outputs to %d bytes, over %d", total, t.e.cfg.MaxRunOutputBytes)
 	}
 	return nil
 }

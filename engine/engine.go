@@ -101,6 +101,13 @@ type Config struct {
 	// infrastructure_exhausted (see deadletter.go). Zero: 12 (about 7
 	// minutes with the default pauses).
 	MaxWorkFailures int
+	// MaxRunSteps bounds the steps of one run: the answer that would
+	// record one more fails the run with invalid_step. Zero:
+	// DefaultMaxRunSteps.
+	MaxRunSteps int
+	// MaxRunOutputBytes bounds the recorded outputs of one run's steps
+	// together, as MaxRunSteps does. Zero: DefaultMaxRunOutputBytes.
+	MaxRunOutputBytes int
 	// Now is the clock. Zero: time.Now.
 	Now func() time.Time
 	// Logger receives the engine's logs. Zero: slog.Default().
@@ -129,6 +136,8 @@ func (c *Config) setDefaults() {
 	}
 	def(&c.PrimeLimit, 16384)
 	def(&c.MaxWorkFailures, 12)
+	def(&c.MaxRunSteps, DefaultMaxRunSteps)
+	def(&c.MaxRunOutputBytes, DefaultMaxRunOutputBytes)
 	if c.WorkRetryBase == 0 {
 		c.WorkRetryBase = time.Second
 	}

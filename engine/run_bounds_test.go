@@ -10,16 +10,21 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/internal/testherald"
+	"github.com/heraldhq/herald/service"
 )
 
-// A run is bounded in steps (MaxRunSteps) and in its outputs together
-// (MaxRunOutputBytes): the answer that would pass a bound fails the run
-// with invalid_step.
+// A run is bounded in steps (Config.MaxRunSteps) and in its outputs
+// together (Config.MaxRunOutputBytes): the answer that would pass a bound
+// fails the run with invalid_step. The bounds are set low here (40 steps,
+// 1 MB): at the defaults (1,000 steps, 8 MiB) each Bridge call carries a
+// history growing to the bound, a minute and a half of the race
+// detector's time for the same code.
 func TestRunStepsAndOutputsAreBounded(t *testing.T) {
-	t.Parallel() // long, and independent of the others
-	h := testherald.Start(t, testherald.Options{DeliverURL: testherald.NewStandInDelivery(t).URL})
+	t.Parallel() // independent of the others
+	const maxSteps, maxBytes = 40, 1_000_000
+	h := testherald.Start(t, testherald.Options{DeliverURL: testherald.NewStandInDelivery(t).URL,
+		Tune: func(c *service.Config) { c.MaxRunSteps, c.MaxRunOutputBytes = maxSteps, maxBytes }})
 	_, key := h.Tenant("Acme")
 	var calls atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -31,8 +36,8 @@ func TestRunStepsAndOutputsAreBounded(t *testing.T) {
 		body, _ := io.ReadAll(r.Body)
 		_ = json.Unmarshal(body, &req)
 		out := `1`
-		if req.WorkflowID == "heavy" { // ~1 MB a step
-			out = `"` + strings.Repeat("o", 1_000_000) + `"`
+		if req.WorkflowID == "heavy" { // ~100 kB a step
+			out = `"` + strings.Repeat("o", 100_000) + `"`
 		}
 		_, _ = fmt.Fprintf(w, `{"status":"step","step":{"stepId":"s%d","type":"run","output":%s}}`, len(req.Steps), out)
 	}))
@@ -44,8 +49,8 @@ func TestRunStepsAndOutputsAreBounded(t *testing.T) {
 		workflow string
 		steps    int
 	}{
-		{"heavy", engine.MaxRunOutputBytes / 1_000_002},
-		{"endless", engine.MaxRunSteps},
+		{"heavy", maxBytes / 100_002},
+		{"endless", maxSteps},
 	} {
 		calls.Store(0)
 		runID := triggerOne(t, h, key, tt.workflow)

@@ -55,6 +55,11 @@ type Config struct {
 	// fan-out worker takes it over after a crash. Zero: the engine's
 	// default (20s). Not configurable from the environment: a test knob.
 	FanoutBackstop time.Duration
+	// MaxRunSteps and MaxRunOutputBytes bound one run's steps and their
+	// outputs together. Zero: the engine's defaults (1,000 steps, 8 MiB).
+	// Test knobs, like FanoutBackstop: a test of the bounds need not run
+	// a thousand Bridge calls of a growing history.
+	MaxRunSteps, MaxRunOutputBytes int
 	// AckWait is how soon work held by a crashed process is redelivered
 	// (the engine's, and the webhooks dispatcher's).
 	// Zero: the engine's default (15s). A test knob, like FanoutBackstop.

@@ -239,6 +239,9 @@ func (s *Service) newEngine(tokens *links.Maker) *engine.Engine {
 		Workers:        cfg.Workers,
 		FanoutBackstop: cfg.FanoutBackstop,
 		AckWait:        cfg.AckWait,
+
+		MaxRunSteps:       cfg.MaxRunSteps,
+		MaxRunOutputBytes: cfg.MaxRunOutputBytes,
 		Logger:         s.logger,
 
 		CacheBytes: int64(cfg.CacheMiB) << 20,

@@ -45,6 +45,9 @@ type Options struct {
 	// SNSClient answers the service's requests for SNS signing
 	// certificates and subscription confirmations. Zero: Amazon's.
 	SNSClient *http.Client
+	// Tune changes the service's configuration last, before it starts
+	// (a test knob such as MaxRunSteps).
+	Tune func(*service.Config)
 }
 
 // Herald is a running service and a client for it.
@@ -77,6 +80,9 @@ func Start(t testing.TB, opts Options) *Herald {
 	cfg.SNSClient = opts.SNSClient
 	if v := opts.Env["HERALD_RETRY_BASE"]; v != "" {
 		cfg.RetryBase, _ = time.ParseDuration(v)
+	}
+	if opts.Tune != nil {
+		opts.Tune(&cfg)
 	}
 	svc, err := service.Start(context.Background(), cfg, opts.Logger)
 	if err != nil {
