@@ -242,7 +242,7 @@ func (s *Service) newEngine(tokens *links.Maker) *engine.Engine {
 
 		MaxRunSteps:       cfg.MaxRunSteps,
 		MaxRunOutputBytes: cfg.MaxRunOutputBytes,
-		Logger:         s.logger,
+		Logger:            s.logger,
 
 		CacheBytes: int64(cfg.CacheMiB) << 20,
 		Links:      tokens,
