@@ -126,8 +126,8 @@ func startExample(t *testing.T, addr, secret string) {
 // speaking their providers' APIs, a webhook receiver, the in-app inbox),
 // and drives each of its workflows to the end its doc page describes.
 func TestEveryWorkflowThroughHerald(t *testing.T) {
-	// morning_tip waits for the clock (up to 100 s): beside the
-	// TypeScript example's test, which waits as long.
+	// Beside the TypeScript example's test: each waits on its digests'
+	// cron ticks and on its Bridge.
 	t.Parallel()
 	mail := testsmtp.Start(t, testsmtp.Options{})
 	prov := startProviders(t)
@@ -172,8 +172,8 @@ func TestEveryWorkflowThroughHerald(t *testing.T) {
 	} {
 		do("PUT", "/v1/subscribers/"+id, map[string]any{"contacts": contacts, "attributes": map[string]any{"firstName": id}}, http.StatusCreated)
 	}
-	// price_alert, morning_tip, activity_digest and invoice_paid; the
-	// others run while morning_tip waits for its local time.
+	// price_alert, morning_tip, activity_digest and invoice_paid, the
+	// last three driven by feat.finish below.
 	feat := startFeatures(t, h, key, mail)
 	trigger := func(workflow, subscriber string, payload any) string {
 		t.Helper()
