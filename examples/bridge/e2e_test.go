@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testnet"
@@ -334,7 +335,9 @@ func TestTypeScriptExampleThroughHerald(t *testing.T) {
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Skip("npm is not installed")
 	}
+	began := time.Now()
 	script := buildTypeScriptExample(t)
+	t.Logf("the SDK and the example built in %v", time.Since(began).Round(time.Millisecond))
 
 	mail := testsmtp.Start(t, testsmtp.Options{})
 	h := testherald.Start(t, testherald.Options{})
@@ -378,6 +381,7 @@ func TestTypeScriptExampleThroughHerald(t *testing.T) {
 		"attributes": map[string]any{"firstName": "Ada", "plan": "pro"}}); r.Status != http.StatusCreated {
 		t.Fatalf("subscriber: %d %s", r.Status, r.Body)
 	}
+	t.Logf("the example Bridge answers and is synced at %v", time.Since(began).Round(time.Millisecond))
 	feat := startFeatures(t, h, key, mail)
 	feat.completed(feat.trigger("welcome", "ada", nil))
 	feat.waitMail("ada@example.com", "Welcome to Acme, Ada!")
@@ -407,6 +411,7 @@ func TestTypeScriptExampleThroughHerald(t *testing.T) {
 	if len(mail.Messages()) != sent {
 		t.Fatal("a preview sent a message")
 	}
+	t.Logf("welcome, its translation and its preview done at %v", time.Since(began).Round(time.Millisecond))
 	feat.finish()
 }
 
