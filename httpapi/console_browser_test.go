@@ -163,6 +163,7 @@ func signInWith(t *testing.T, tab context.Context, base, key string) {
 // deep link with a malformed percent-escape, say not found; revoking the
 // console's key ends its live tail and signs it out.
 func TestConsoleShowsRunsAndCancelsOne(t *testing.T) {
+	t.Parallel() // a browser and a service of its own: beside the others
 	f := newConsoleFixture(t)
 	base := f.h.URL()
 	tab := testbrowser.New(t)
@@ -371,6 +372,7 @@ func noBrokenWords(t *testing.T, tab context.Context, page string) {
 // shortened, whole in its title, with a copy button; times show the
 // browser's zone, and the UTC toggle turns them all to UTC.
 func TestConsoleByKeyboardOnAPhone(t *testing.T) {
+	t.Parallel() // a browser and a service of its own: beside the others
 	f := newConsoleFixture(t)
 	tab := testbrowser.New(t)
 	logPageErrors(t, tab)
@@ -466,6 +468,7 @@ const stepRowJS = `(document.querySelector('tr[data-step=%q]') || {innerText: ""
 // with the event it waits for, and the signal sent from the page resumes
 // the run (read back through the API).
 func TestConsoleRunAsAStory(t *testing.T) {
+	t.Parallel() // a browser and a service of its own: beside the others
 	f := newConsoleFixture(t)
 	tab := testbrowser.New(t)
 	logPageErrors(t, tab)
@@ -557,6 +560,7 @@ func TestConsoleRunAsAStory(t *testing.T) {
 // only what comes after): the page's tail request is held until the run,
 // signalled meanwhile, completed, and the page must show it completed.
 func TestConsoleRunPageCatchesUpOnceLive(t *testing.T) {
+	t.Parallel() // a browser and a service of its own: beside the others
 	f := newConsoleFixture(t)
 	tab := testbrowser.New(t)
 	logPageErrors(t, tab)
@@ -605,6 +609,7 @@ func TestConsoleRunPageCatchesUpOnceLive(t *testing.T) {
 // with its workflow, channel and address; the runs list shows each run's
 // start and duration.
 func TestConsoleListsPeopleSearch(t *testing.T) {
+	t.Parallel() // a browser and a service of its own: beside the others
 	f := newConsoleFixture(t)
 	later := f.trigger(t, "welcome", "ada")
 	f.h.WaitRun(f.key, later, "sleeping")
@@ -642,6 +647,7 @@ func TestConsoleListsPeopleSearch(t *testing.T) {
 // chart has a title and bars; the failing workflow links to its failed
 // runs; on a phone nothing is wider than the screen.
 func TestConsoleOverview(t *testing.T) {
+	t.Parallel() // a browser and a service of its own: beside the others
 	f := newConsoleFixture(t)
 	broken := f.trigger(t, "broken", "ada")
 	f.h.WaitRun(f.key, broken, "failed")
@@ -712,6 +718,7 @@ func TestConsoleOverview(t *testing.T) {
 // nested object); filled in and confirmed, it starts a run whose trigger
 // carries that payload, read back through the API.
 func TestConsoleTriggersFromAWorkflowPage(t *testing.T) {
+	t.Parallel() // a browser and a service of its own: beside the others
 	f := newConsoleFixture(t)
 	tab := testbrowser.New(t)
 	logPageErrors(t, tab)
@@ -767,6 +774,7 @@ func TestConsoleTriggersFromAWorkflowPage(t *testing.T) {
 // set, then saved and confirmed, are read back through the API (the
 // subscriber's contacts kept).
 func TestConsoleEditsPreferencesInAGrid(t *testing.T) {
+	t.Parallel() // a browser and a service of its own: beside the others
 	f := newConsoleFixture(t)
 	tab := testbrowser.New(t)
 	logPageErrors(t, tab)
@@ -816,6 +824,7 @@ func TestConsoleEditsPreferencesInAGrid(t *testing.T) {
 // webhook-id twice, and the new attempt is listed on the page, first,
 // and read back through the API (newest first with order=desc).
 func TestConsoleResendsAWebhookMessage(t *testing.T) {
+	t.Parallel() // a browser and a service of its own: beside the others
 	f := newConsoleFixture(t)
 	var mu sync.Mutex
 	var ids []string

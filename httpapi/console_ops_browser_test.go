@@ -57,6 +57,7 @@ func pageJSON(t *testing.T, tab context.Context, js string, v any) {
 // its secret, lists both sleeping runs as breaking, linked to their
 // pages, at the position and with the steps the API reports.
 func TestConsoleChecksADeploy(t *testing.T) {
+	t.Parallel() // a browser and a service of its own: beside the others
 	f := newConsoleFixture(t)
 	renamed := bridge.MustWorkflow("welcome", func(ctx *bridge.Context, _ any) error {
 		name, err := bridge.Run(ctx, "load-user", func(context.Context) (string, error) { return "Ada", nil })
@@ -130,6 +131,7 @@ func TestConsoleChecksADeploy(t *testing.T) {
 // counts by kind and outcome that the API's dry run answers, and starts
 // no run.
 func TestConsoleDryRunsATrigger(t *testing.T) {
+	t.Parallel() // a browser and a service of its own: beside the others
 	f := newConsoleFixture(t)
 	for _, s := range []string{"ada", "bob"} {
 		if r := f.h.Do("PUT", "/v1/subscribers/"+s+"/subscriptions/team", f.key, nil); r.Status >= 300 {
@@ -198,6 +200,7 @@ func TestConsoleDryRunsATrigger(t *testing.T) {
 // through GET controls; saved again and then reverted from the history,
 // the first value is current again.
 func TestConsoleEditsControlsWithAPreview(t *testing.T) {
+	t.Parallel() // a browser and a service of its own: beside the others
 	h := testherald.Start(t, testherald.Options{})
 	_, key := h.Tenant("Acme")
 	news := bridge.MustWorkflow("news", func(ctx *bridge.Context, _ any) error {
@@ -317,6 +320,7 @@ func TestConsoleEditsControlsWithAPreview(t *testing.T) {
 // a broadcast whose runs sleep is cancelled from its row, confirmed, and
 // read back as cancelled.
 func TestConsoleShowsTransactionProgress(t *testing.T) {
+	t.Parallel() // a browser and a service of its own: beside the others
 	f := newConsoleFixture(t)
 	for _, s := range []string{"ada", "bob", "cy"} {
 		if s == "cy" {

@@ -149,6 +149,7 @@ func showcaseWorkflows(release <-chan struct{}, started chan<- struct{}) *bridge
 // fifty runs listed, every status among them, each kind with its named
 // icon, and no element wider than a phone's screen.
 func TestConsoleShowcase(t *testing.T) {
+	t.Parallel() // a browser and a service of its own: beside the others
 	mail := testsmtp.StartCatcher(t, 0)
 	prov := showcaseProviders(t)
 	h := testherald.Start(t, testherald.Options{})

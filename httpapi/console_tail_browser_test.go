@@ -14,6 +14,7 @@ import (
 // refuses (the tenant holds every tail it may) says the stream is broken
 // and why, and turns live by itself once a tail is free.
 func TestConsoleTailShowsABrokenStream(t *testing.T) {
+	t.Parallel() // a browser and a service of its own: beside the others
 	h := testherald.Start(t, testherald.Options{})
 	_, key := h.Tenant("Acme")
 	tab := testbrowser.New(t)

@@ -93,6 +93,7 @@ document.getElementById("form").requestSubmit();`)); err != nil {
 // without a reload; clicking it marks it read and the badge drops; "Mark
 // all read" clears it. A screenshot is left for a person to look at.
 func TestInboxComponentInBrowser(t *testing.T) {
+	t.Parallel() // a browser and a service of its own: beside the others
 	f := newInboxFixture(t, testherald.Options{}, "ada")
 	f.send("ada", "Your export is ready")
 	f.send("ada", "Bob commented on your post")
@@ -154,6 +155,7 @@ func TestInboxComponentInBrowser(t *testing.T) {
 // off while a message is sent; when the browser reconnects it presents
 // the last event id and is sent the message it missed, without a reload.
 func TestInboxComponentResumesAfterADrop(t *testing.T) {
+	t.Parallel() // a browser and a service of its own: beside the others
 	f := newInboxFixture(t, testherald.Options{}, "ada")
 	f.send("ada", "Before the drop")
 	tok := f.token("ada")
@@ -230,6 +232,7 @@ func TestInboxComponentResumesAfterADrop(t *testing.T) {
 // Here a proxy holds the answer (computed at once, before a new message)
 // until the stream's counts for that message are shown.
 func TestInboxComponentKeepsTheStreamsNewerCounts(t *testing.T) {
+	t.Parallel() // a browser and a service of its own: beside the others
 	f := newInboxFixture(t, testherald.Options{}, "ada")
 	f.send("ada", "First")
 	f.send("ada", "Second")

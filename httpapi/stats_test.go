@@ -28,6 +28,7 @@ type statsAnswer struct {
 // a bucket a minute for 1h, a quarter hour for 24h, an hour for 7d; a
 // window it does not know is 422.
 func TestStatsOverview(t *testing.T) {
+	t.Parallel() // a service of its own, waiting on its runs: beside the others
 	f := newConsoleFixture(t)
 	broken := f.trigger(t, "broken", "ada")
 	f.h.WaitRun(f.key, broken, "failed")

@@ -117,6 +117,7 @@ func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test: 3 NATS nodes, 2 herald processes, 1,000 runs")
 	}
+	t.Parallel() // long, and on servers of its own: beside the other long ones
 	const triggers = 1000
 	began := time.Now()
 	nc := testnats.StartCluster(t, 3)

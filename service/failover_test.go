@@ -26,6 +26,7 @@ func TestSurvivorKeepsWorkingAcrossTheLossOfItsNATSNode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test: 3 NATS nodes, ten node losses")
 	}
+	t.Parallel() // long, and on servers of its own: beside the other long ones
 	const rounds, perRound = 10, 20
 	nc := testnats.StartCluster(t, 3)
 	a := startHerald(t, nc.URLs)

@@ -31,6 +31,7 @@ func TestCancelTransactionAcrossProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two herald processes, 2,500 runs")
 	}
+	t.Parallel() // long, and on servers of its own: beside the other long ones
 	const n = 2500
 	srv, err := embedded.Start(embedded.Config{StoreDir: t.TempDir(), Listen: true})
 	if err != nil {
