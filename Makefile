@@ -29,10 +29,14 @@ devmail: build
 	./$(BIN) devmail
 
 ## test: lint, the TypeScript SDK's tests, then every test with the race detector;
-## four parallel tests of a package at once (many wait on timers or the clock).
-## Four test binaries at once (-p 4) was faster but left two tests red under its load.
+## TESTP test binaries at once, four parallel tests of a package at once (many
+## wait on timers, the clock or a browser, not on the CPU).
+## The longest packages start first (SLOW): the run ends when the last one does.
+TESTP ?= 3
+SLOW  := ./engine ./cmd/herald ./httpapi ./examples/bridge ./service ./cmd/herald/internal/bench
+TESTPKGS = $(if $(filter ./...,$(PKGS)),$(SLOW) ./...,$(PKGS))
 test: lint test-ts
-	$(GO) test -race -count=1 -parallel 4 -timeout 12m $(PKGS)
+	$(GO) test -race -count=1 -p $(TESTP) -parallel 4 -timeout 12m $(TESTPKGS)
 
 ## test-ts: the TypeScript SDK (sdk/typescript, needs Node ≥ 20 and npm):
 ## npm ci from its lockfile (when node_modules is older), the type check and Node's test runner (the
