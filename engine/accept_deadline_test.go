@@ -14,6 +14,7 @@ import (
 // event log) is answered 503 busy with a Retry-After, never a 500: the
 // client repeats it under its transactionId.
 func TestTriggerPastItsAcceptDeadlineIsBusy(t *testing.T) {
+	t.Parallel()
 	wf := bridge.MustWorkflow("quick", func(ctx *bridge.Context, _ any) error { return nil })
 	// 10µs for the arming and the accepting write: always late.
 	h := testherald.Start(t, testherald.Options{AckWait: 30 * time.Microsecond, DeliverURL: testherald.NewStandInDelivery(t).URL})

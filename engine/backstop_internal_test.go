@@ -15,6 +15,7 @@ import (
 // ahead: no fan-out worker is sent to take it over while this process
 // works on it, and none once it is done and the backstop cancelled.
 func TestFanoutKeepsItsBackstopAheadWhileItWorks(t *testing.T) {
+	t.Parallel()
 	const backstop = time.Second
 	e, l, store := newTestEngine(t, Config{FanoutBackstop: backstop})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -81,6 +81,7 @@ func triggerOne(t *testing.T, h *testherald.Herald, key, workflow string) string
 // ready and keeps running other work. On main a 4,000-character digest
 // key closed the NATS connection for good.
 func TestBridgeAnswerOverABoundFailsTheRunAndServiceStaysReady(t *testing.T) {
+	t.Parallel()
 	h, key, b := startRaw(t, testherald.Options{})
 	long := strings.Repeat("k", 10_000)
 	str := func(n int) string { return `"` + strings.Repeat("a", n) + `"` }

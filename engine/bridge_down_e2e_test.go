@@ -13,6 +13,7 @@ import (
 // A run whose Bridge is down shows what is retried: a step named for the
 // call to the Bridge, with its error, not a step without id or type.
 func TestBridgeDownShowsTheBridgeCallRetrying(t *testing.T) {
+	t.Parallel()
 	h, key, _ := startRaw(t, testherald.Options{Env: map[string]string{"HERALD_MAX_ATTEMPTS": "50", "HERALD_RETRY_BASE": "10ms"}})
 	// Nothing listens on this address.
 	if r := h.Do("PUT", "/v1/bridge", key, map[string]string{"webhookUrl": "http://" + testnet.FreeAddr(t)}); r.Status != http.StatusOK {

@@ -14,6 +14,7 @@ import (
 // whose body is a Bridge error body, in the step's error and the run's;
 // any other answer (an HTML page, a 502) shows only its status.
 func TestBridgeErrorMessageReachesTheRun(t *testing.T) {
+	t.Parallel()
 	h, key, b := startRaw(t, testherald.Options{Env: map[string]string{"HERALD_MAX_ATTEMPTS": "2", "HERALD_RETRY_BASE": "10ms"}})
 	b.set("step", 500, `{"error":{"code":"step_failed","message":"boom","stepId":"a"}}`)
 	b.set("workflow", 500, `{"error":{"message":"boom"}}`)
@@ -69,6 +70,7 @@ func TestBridgeErrorMessageReachesTheRun(t *testing.T) {
 // a send the tenant has no channel for is a send step; a workflow the
 // Bridge does not serve fails the call to the Bridge, the step bridge.
 func TestTerminalFailureNamesItsStep(t *testing.T) {
+	t.Parallel()
 	wf := bridge.MustWorkflow("sms", func(ctx *bridge.Context, _ any) error {
 		_, err := bridge.Send(ctx, "text", "sms", func(context.Context) (bridge.SendContent, error) { return bridge.SendContent{Body: "hi"}, nil })
 		return err

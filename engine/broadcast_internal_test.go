@@ -16,6 +16,7 @@ import (
 // and the completion records the audience's count. Taken up once more, it
 // finds the fan-out complete and writes nothing.
 func TestBroadcastResumesAfterItsLastChunk(t *testing.T) {
+	t.Parallel()
 	e, l, store := newTestEngine(t, Config{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -13,6 +13,7 @@ func lenBytes(k string, v []byte) int64 { return int64(len(v)) }
 // The cache holds at most its budget in estimated bytes, evicting the
 // least recently used first; an entry over the whole budget is not kept.
 func TestByteCacheBoundsBytes(t *testing.T) {
+	t.Parallel()
 	c := newByteCache(100, lenBytes)
 	c.put("a", make([]byte, 40))
 	c.put("b", make([]byte, 40))
@@ -48,6 +49,7 @@ func TestByteCacheBoundsBytes(t *testing.T) {
 // states but only a few carrying 300 KB outputs. On main the cache held
 // 200,000 states whatever their size.
 func TestStateCacheCountsOutputs(t *testing.T) {
+	t.Parallel()
 	c := newStateCache(1 << 20)
 	out, _ := json.Marshal(strings.Repeat("o", 300_000))
 	for i := range 10 {

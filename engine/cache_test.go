@@ -10,6 +10,7 @@ import (
 // A run's lock serialises that run's workers only: holding one run's lock
 // never delays another run, whatever their ids.
 func TestRunLocksAreTheRunsOwn(t *testing.T) {
+	t.Parallel()
 	c := newStateCache(10 << 10)
 	unlock := c.lock("run_held")
 	var wg sync.WaitGroup

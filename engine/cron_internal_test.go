@@ -17,6 +17,7 @@ import (
 // A tick handled late is followed by every instant the window still
 // covers; ticks older than the window collapse into the one that fired.
 func TestCronCatchUp(t *testing.T) {
+	t.Parallel()
 	everySecond, err := schedule.Parse("* * * * * *")
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +50,7 @@ func TestCronCatchUp(t *testing.T) {
 // A tick handled 5 s late starts the runs of the 5 instants it delayed at
 // once, not one per handling, and arms the first instant still to come.
 func TestLateTickStartsTheRunsOfTheInstantsItDelayed(t *testing.T) {
+	t.Parallel()
 	now := time.Now().UTC().Truncate(time.Second).Add(300 * time.Millisecond)
 	e, l, _ := newTestEngine(t, Config{Now: func() time.Time { return now }})
 	ctx := context.Background()

@@ -85,6 +85,7 @@ func (f *deadFixture) state(t *testing.T, tenant, runID string) *runstate.State 
 // fails the run at once with invalid_step and its work is acked: it never
 // comes back. On main it came back every second, forever.
 func TestPermanentAppendErrorFailsTheRunAtOnce(t *testing.T) {
+	t.Parallel()
 	f := newDeadFixture(t, Config{})
 	ctx := context.Background()
 	f.start(t, "ten_1", "run_big")
@@ -112,6 +113,7 @@ func TestPermanentAppendErrorFailsTheRunAtOnce(t *testing.T) {
 // pause, and after MaxWorkFailures in a row its run fails with
 // infrastructure_exhausted (a dead letter visible in the run).
 func TestInfrastructureFailuresAreBoundedThenTheRunFails(t *testing.T) {
+	t.Parallel()
 	f := newDeadFixture(t, Config{MaxWorkFailures: 3, WorkRetryBase: 100 * time.Millisecond, WorkRetryMax: 300 * time.Millisecond})
 	ctx := context.Background()
 	f.start(t, "ten_1", "run_flaky")
@@ -148,6 +150,7 @@ func TestInfrastructureFailuresAreBoundedThenTheRunFails(t *testing.T) {
 }
 
 func TestPermanentErrors(t *testing.T) {
+	t.Parallel()
 	for _, err := range []error{nats.ErrMaxPayload, fmt.Errorf("x: %w", eventlog.ErrBadToken), jetstream.ErrStreamMessageExceedsMaximum} {
 		if !permanent(err) {
 			t.Errorf("%v not permanent", err)
@@ -164,6 +167,7 @@ func TestPermanentErrors(t *testing.T) {
 // MaxWorkFailures it keeps coming back at the longest pause, and only a
 // permanent error drops it.
 func TestOtherWorkIsDroppedOnlyOnAPermanentError(t *testing.T) {
+	t.Parallel()
 	f := newDeadFixture(t, Config{MaxWorkFailures: 2, WorkRetryBase: 50 * time.Millisecond, WorkRetryMax: 100 * time.Millisecond})
 	ctx := context.Background()
 	cons, err := f.log.JetStream().CreateOrUpdateConsumer(ctx, eventlog.WorkStream, jetstream.ConsumerConfig{

@@ -9,6 +9,7 @@ import (
 )
 
 func TestDecide(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 	past, future := now.Add(-time.Second), now.Add(time.Minute)
 	sub := "u1"
@@ -59,6 +60,7 @@ func TestDecide(t *testing.T) {
 }
 
 func TestBackoff(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		base   time.Duration
 		n      int

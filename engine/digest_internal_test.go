@@ -18,6 +18,7 @@ import (
 // closed over digestKeep before a newer window opened are dropped from
 // the fold; a full read still has them.
 func TestDigestFoldIsIncrementalAndPruned(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	l := testnats.Log(t)
 	e := New(Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, Deps{Log: l})
@@ -68,6 +69,7 @@ func TestDigestFoldIsIncrementalAndPruned(t *testing.T) {
 // A window is full at MaxDigestEvents events or MaxDigestJoinedBytes of
 // joined payloads.
 func TestDigestWindowFull(t *testing.T) {
+	t.Parallel()
 	w := &window{}
 	if w.full(MaxDigestJoinedBytes) || !w.full(MaxDigestJoinedBytes+1) {
 		t.Fatal("bytes bound")

@@ -98,6 +98,7 @@ func startWaiting(t *testing.T, id, event string) (*fixture, string) {
 }
 
 func TestThreeStepWorkflowRunsEachCallbackOnce(t *testing.T) {
+	t.Parallel()
 	var calls counter
 	wf := bridge.MustWorkflow("welcome", func(ctx *bridge.Context, _ any) error {
 		name, err := bridge.Run(ctx, "fetch", func(context.Context) (string, error) {
@@ -154,6 +155,7 @@ func TestThreeStepWorkflowRunsEachCallbackOnce(t *testing.T) {
 }
 
 func TestFailingCallbackIsRetriedThenCompletes(t *testing.T) {
+	t.Parallel()
 	var calls counter
 	wf := bridge.MustWorkflow("flaky", func(ctx *bridge.Context, _ any) error {
 		_, err := bridge.Run(ctx, "call", func(context.Context) (int, error) {
@@ -174,6 +176,7 @@ func TestFailingCallbackIsRetriedThenCompletes(t *testing.T) {
 }
 
 func TestAttemptsExhaustedFailsTheRun(t *testing.T) {
+	t.Parallel()
 	wf := bridge.MustWorkflow("broken", func(ctx *bridge.Context, _ any) error {
 		_, err := bridge.Run(ctx, "call", func(context.Context) (int, error) { return 0, errors.New("always") })
 		return err
@@ -193,6 +196,7 @@ func TestAttemptsExhaustedFailsTheRun(t *testing.T) {
 }
 
 func TestUnknownWorkflowFailsTerminally(t *testing.T) {
+	t.Parallel()
 	f := start(t, bridge.NewRegistry().MustRegister(bridge.MustWorkflow("known", func(*bridge.Context, any) error { return nil })))
 	runID := one(t, f.trigger(t, map[string]any{"workflowId": "unknown", "to": map[string]any{"subscriberId": "u1"}}))
 	run := f.h.WaitRun(f.key, runID, "failed", "completed")
@@ -202,6 +206,7 @@ func TestUnknownWorkflowFailsTerminally(t *testing.T) {
 }
 
 func TestTerminalDeliveryFailureFailsTheRun(t *testing.T) {
+	t.Parallel()
 	wf := bridge.MustWorkflow("notify", func(ctx *bridge.Context, _ any) error {
 		_, err := bridge.Send(ctx, "email", "email", func(context.Context) (bridge.SendContent, error) { return bridge.SendContent{Body: "x"}, nil })
 		return err
@@ -223,6 +228,7 @@ func TestTerminalDeliveryFailureFailsTheRun(t *testing.T) {
 }
 
 func TestTopicTriggerStartsOneRunPerDistinctSubscriber(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	seen := map[string]int{}
 	wf := bridge.MustWorkflow("news", func(ctx *bridge.Context, _ any) error {
@@ -263,6 +269,7 @@ func TestTopicTriggerStartsOneRunPerDistinctSubscriber(t *testing.T) {
 }
 
 func TestDelayResumesAfterTheDelay(t *testing.T) {
+	t.Parallel()
 	var resumed atomic.Int64
 	wf := bridge.MustWorkflow("pause", func(ctx *bridge.Context, _ any) error {
 		if err := bridge.Delay(ctx, "wait", 2*time.Second); err != nil {
@@ -316,6 +323,7 @@ func resumedWith(t *testing.T, got <-chan json.RawMessage, within time.Duration,
 }
 
 func TestWaitResumesWithTheSignalPayload(t *testing.T) {
+	t.Parallel()
 	got := make(chan json.RawMessage, 1)
 	f := start(t, bridge.NewRegistry().MustRegister(approvalWorkflow(time.Hour, got)))
 	runID := one(t, f.trigger(t, map[string]any{"workflowId": "approval", "to": map[string]any{"subscriberId": "u1"}}))
@@ -338,6 +346,7 @@ func TestWaitResumesWithTheSignalPayload(t *testing.T) {
 }
 
 func TestSignalBeforeTheWaitIsBuffered(t *testing.T) {
+	t.Parallel()
 	got := make(chan json.RawMessage, 1)
 	gate := make(chan struct{})
 	wf := bridge.MustWorkflow("approval", func(ctx *bridge.Context, _ any) error {
@@ -365,6 +374,7 @@ func TestSignalBeforeTheWaitIsBuffered(t *testing.T) {
 // A signal without payload (or with payload null) resumes its wait with
 // output null (CONTRACT §8), long before the wait's timeout.
 func TestSignalWithoutPayloadResumesWithNull(t *testing.T) {
+	t.Parallel()
 	for name, body := range map[string]map[string]any{
 		"absent": {"event": "approved"},
 		"null":   {"event": "approved", "payload": nil},
@@ -398,6 +408,7 @@ func TestSignalWithoutPayloadResumesWithNull(t *testing.T) {
 }
 
 func TestWaitTimesOutWithNull(t *testing.T) {
+	t.Parallel()
 	got := make(chan json.RawMessage, 1)
 	f := start(t, bridge.NewRegistry().MustRegister(approvalWorkflow(time.Second, got)))
 	runID := one(t, f.trigger(t, map[string]any{"workflowId": "approval", "to": map[string]any{"subscriberId": "u1"}}))
@@ -408,6 +419,7 @@ func TestWaitTimesOutWithNull(t *testing.T) {
 }
 
 func TestSignalErrors(t *testing.T) {
+	t.Parallel()
 	f := start(t, bridge.NewRegistry().MustRegister(approvalWorkflow(time.Hour, make(chan json.RawMessage, 1))))
 	if r := f.h.Do("POST", "/v1/events/run_nope/signal", f.key, map[string]any{"event": "x"}); r.Status != http.StatusNotFound {
 		t.Fatalf("unknown run: %d %s", r.Status, r.Body)
@@ -426,6 +438,7 @@ func TestSignalErrors(t *testing.T) {
 }
 
 func TestCancelEndsAWaitingRun(t *testing.T) {
+	t.Parallel()
 	got := make(chan json.RawMessage, 1)
 	f := start(t, bridge.NewRegistry().MustRegister(approvalWorkflow(2*time.Second, got)))
 	runID := one(t, f.trigger(t, map[string]any{"workflowId": "approval", "to": map[string]any{"subscriberId": "u1"}}))
@@ -448,6 +461,7 @@ func TestCancelEndsAWaitingRun(t *testing.T) {
 }
 
 func TestTriggerValidationAndIdempotency(t *testing.T) {
+	t.Parallel()
 	f := start(t, bridge.NewRegistry().MustRegister(bridge.MustWorkflow("w", func(*bridge.Context, any) error { return nil })))
 	bad := []map[string]any{
 		{"workflowId": "w", "to": map[string]any{}},
@@ -482,6 +496,7 @@ func TestTriggerValidationAndIdempotency(t *testing.T) {
 }
 
 func TestRotatedSecretSignsRunsInFlight(t *testing.T) {
+	t.Parallel()
 	got := make(chan json.RawMessage, 2)
 	d := testherald.NewStandInDelivery(t)
 	h := testherald.Start(t, testherald.Options{DeliverURL: d.URL})

@@ -14,6 +14,7 @@ import (
 // sleeping one: each ends cancelled with the reason, and neither calls
 // the Bridge again or sends.
 func TestEraseCancelsTheSubscribersRuns(t *testing.T) {
+	t.Parallel()
 	var calls counter
 	send := func(ctx *bridge.Context) error {
 		_, err := bridge.Send(ctx, "email", "email", func(context.Context) (bridge.SendContent, error) {

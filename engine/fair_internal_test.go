@@ -79,6 +79,7 @@ func nextWithin(t *testing.T, q *scheduler) jetstream.Msg {
 // parked and the worker takes another tenant's; when the tenant's turn
 // ends, its parked messages come back oldest first.
 func TestFairParksATenantAtItsLimit(t *testing.T) {
+	t.Parallel()
 	ctx, q := fairScheduler(t, 1, 0)
 	a1, a2, a3, b1 := newRunMsg("ten_a", "r1"), newRunMsg("ten_a", "r2"), newRunMsg("ten_a", "r3"), newRunMsg("ten_b", "r1")
 
@@ -128,6 +129,7 @@ func TestFairParksATenantAtItsLimit(t *testing.T) {
 // Parked messages are kept alive with the server while they wait, and go
 // back to it when the engine stops.
 func TestFairKeepsParkedMessagesAliveAndGivesThemBack(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	e := &Engine{}
@@ -156,6 +158,7 @@ func TestFairKeepsParkedMessagesAliveAndGivesThemBack(t *testing.T) {
 
 // The default cap is half the workers, at least one.
 func TestTenantConcurrencyDefault(t *testing.T) {
+	t.Parallel()
 	for workers, want := range map[int]int{0: 64, 4: 2, 1: 1, 3: 1} {
 		c := Config{Workers: workers}
 		c.setDefaults()
@@ -168,6 +171,7 @@ func TestTenantConcurrencyDefault(t *testing.T) {
 // A tenant's parked turn that stepped aside (it holds a Bridge answer to
 // record) gets the tenant's next place before its older parked new work.
 func TestFairFinishesAsideTurnsFirst(t *testing.T) {
+	t.Parallel()
 	f := newFair(1, 0)
 	a1, a2 := newRunMsg("ten_a", "r1"), newRunMsg("ten_a", "r2")
 	aside := job{msg: newRunMsg("ten_a", "r3"), aside: &turn{tenant: "ten_a"}}
@@ -189,6 +193,7 @@ func TestFairFinishesAsideTurnsFirst(t *testing.T) {
 // At maxParked parked messages the consumer takes no new work: add waits
 // until a parked message is handed a place, then hands its message on.
 func TestFairStopsTakingNewWorkAtMaxParked(t *testing.T) {
+	t.Parallel()
 	_, q := fairScheduler(t, 1, 2)
 	a1, a2, a3, a4 := newRunMsg("ten_a", "r1"), newRunMsg("ten_a", "r2"), newRunMsg("ten_a", "r3"), newRunMsg("ten_a", "r4")
 	go q.add(a1)
@@ -228,6 +233,7 @@ func TestFairStopsTakingNewWorkAtMaxParked(t *testing.T) {
 
 // The bound on parked messages defaults to half of MaxAckPending.
 func TestMaxParkedDefault(t *testing.T) {
+	t.Parallel()
 	c := Config{}
 	c.setDefaults()
 	if c.MaxParked != 16384 {

@@ -110,6 +110,7 @@ func loadThenEmail(id, name string) *bridge.Workflow {
 // tenant ran 4 calls at once.
 // Every slow run still completes, its callback run once.
 func TestSlowTenantDoesNotDelayAnotherTenant(t *testing.T) {
+	t.Parallel()
 	const holdFor = 25 * time.Second
 	var g gauge
 	slowWF, unhold := g.holding("slow", holdFor)
@@ -230,6 +231,7 @@ func workBacklog(t testing.TB, h *testherald.Herald) (pending, taken int) {
 // HERALD_TENANT_CONCURRENCY sets the cap: at 1, a tenant's runs take one
 // worker at a time, though three are free.
 func TestTenantConcurrencySetting(t *testing.T) {
+	t.Parallel()
 	var g gauge
 	wf := bridge.MustWorkflow("slow", func(ctx *bridge.Context, _ any) error {
 		_, err := bridge.Run(ctx, "sleep", func(context.Context) (int, error) {
@@ -268,6 +270,7 @@ func TestTenantConcurrencySetting(t *testing.T) {
 // calls all still held. Counts and an order of events: no duration is
 // compared.
 func TestTenantOverItsCapLeavesWorkersToOthers(t *testing.T) {
+	t.Parallel()
 	const holdFor, noisyRuns, limit = 25 * time.Second, 30, 2
 	var g gauge
 	noisy, unhold := g.holding("noisy", holdFor)

@@ -14,6 +14,7 @@ import (
 // order resolved: the runs of the earlier attempt where they were, the
 // rest started now, each once and under its derived id.
 func TestFanoutResumedAnswersEveryRecipientInOrder(t *testing.T) {
+	t.Parallel()
 	e, l, store := newTestEngine(t, Config{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

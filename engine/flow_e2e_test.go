@@ -60,6 +60,7 @@ func stepOf(t *testing.T, run map[string]any, stepID string) map[string]any {
 // counted afresh and completes; the steps completed before, an email
 // among them, are never called again and nothing is sent twice.
 func TestRerunFailedRunE2E(t *testing.T) {
+	t.Parallel()
 	var calls counter
 	var broken atomic.Bool
 	broken.Store(true)
@@ -177,6 +178,7 @@ func TestRerunFailedRunE2E(t *testing.T) {
 
 // A running (waiting) run and a cancelled run are not failed either.
 func TestRerunOfARunNotFailedE2E(t *testing.T) {
+	t.Parallel()
 	f, runID := startWaiting(t, "wait", "go")
 	if r := f.h.Do("POST", "/v1/runs/"+runID+"/rerun", f.key, nil); r.Status != http.StatusConflict || r.ErrorCode() != "run_not_failed" {
 		t.Fatalf("rerun of a waiting run: %d %s", r.Status, r.Body)
@@ -376,6 +378,7 @@ func TestCancelTransactionMidFanoutE2E(t *testing.T) {
 // cancelled, its event says why and who asked; an unknown transaction is
 // 404 and a cancel of a finished transaction ends nothing more.
 func TestCancelTransactionOfWaitingRunsE2E(t *testing.T) {
+	t.Parallel()
 	h, _, tenant, key := flowHerald(t, nil)
 	h.Bridge(key, bridge.NewRegistry().MustRegister(waitingFor("wait", "go")))
 	h.SeedTopic(tenant, "team", 3, "example.com")
@@ -448,6 +451,7 @@ func TestCancelTransactionOfWaitingRunsE2E(t *testing.T) {
 // A signal by transaction reaches every waiting run of it; by transaction
 // and subscriber, that subscriber's run only.
 func TestSignalTransactionE2E(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	resumed := map[string]any{}
 	wf := bridge.MustWorkflow("approval", func(ctx *bridge.Context, _ any) error {

@@ -18,6 +18,7 @@ import (
 // and through a Bridge answering the step itself (a fractional throttle
 // limit, a negative delay).
 func TestInvalidStepsFailAtOnceThroughARealBridge(t *testing.T) {
+	t.Parallel()
 	h := testherald.Start(t, testherald.Options{DeliverURL: testherald.NewStandInDelivery(t).URL})
 	tenant, key := h.Tenant("Acme")
 	if r := h.Do("PUT", "/v1/subscribers/u1", key, map[string]any{}); r.Status/100 != 2 {

@@ -8,6 +8,7 @@ import (
 )
 
 func TestWorkAttrsNameTenantAndID(t *testing.T) {
+	t.Parallel()
 	for subject, want := range map[string][]any{
 		eventlog.WorkRun("ten_1", "run_a.b"):    {"tenant", "ten_1", "run", "run_a.b"},
 		eventlog.WorkFanout("ten_1", "txn 1/2"): {"tenant", "ten_1", "transaction", "txn 1/2"},

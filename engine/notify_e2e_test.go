@@ -12,6 +12,7 @@ import (
 // with its content; a send delivery skipped completes its step, which the
 // workflow reads with Skipped, and the run goes on.
 func TestNotifySkippedSendE2E(t *testing.T) {
+	t.Parallel()
 	wf := bridge.MustWorkflow("shipped", func(ctx *bridge.Context, _ any) error {
 		res, err := bridge.Notify(ctx, "sms", func(context.Context) (bridge.SMSContent, error) {
 			return bridge.SMSContent{Body: "On its way"}, nil

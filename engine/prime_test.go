@@ -12,6 +12,7 @@ import (
 // A fan-out primes the state of the runs it starts only while the cache
 // holds fewer than PrimeLimit states.
 func TestPrimeStopsAtPrimeLimit(t *testing.T) {
+	t.Parallel()
 	e := New(Config{PrimeLimit: 3}, Deps{})
 	for i := range 10 {
 		id := fmt.Sprintf("run_%d", i)

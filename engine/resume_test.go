@@ -131,6 +131,7 @@ func pauseThen(after func(runID string)) *bridge.Workflow {
 // the delay, the log still ends with the run going to sleep; the delay's
 // end is recorded right after, once.
 func TestResumeCallsTheBridgeBeforeRecordingTheDelaysEnd(t *testing.T) {
+	t.Parallel()
 	var f *resumeFixture
 	var mu sync.Mutex
 	var lastType []string
@@ -170,6 +171,7 @@ func TestResumeCallsTheBridgeBeforeRecordingTheDelaysEnd(t *testing.T) {
 // again and completes; the delay's end and the step after it are each
 // recorded once.
 func TestResumeSurvivesABridgeCallLost(t *testing.T) {
+	t.Parallel()
 	var ran atomic.Int64
 	f := startResume(t, bridge.NewRegistry().MustRegister(pauseThen(func(string) { ran.Add(1) })))
 	var dropped atomic.Bool

@@ -44,6 +44,7 @@ func nameOf(j job) string {
 // A worker takes due wakes first, then fired timers (both woke), then
 // turns that stepped aside, then new work.
 func TestQueuesTakeWakesFirstThenTimersThenLaterThenNew(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	e := &Engine{}
@@ -82,6 +83,7 @@ func TestQueuesTakeWakesFirstThenTimersThenLaterThenNew(t *testing.T) {
 // worker on other work, the next one waits, and takes a wake when one
 // comes due.
 func TestSpareWorkersWaitForWakes(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	e := &Engine{}
@@ -119,6 +121,7 @@ func TestSpareWorkersWaitForWakes(t *testing.T) {
 // The later queue is bounded: when full, putLater says so (the caller
 // gives the message back to the server).
 func TestLaterQueueIsBounded(t *testing.T) {
+	t.Parallel()
 	e := &Engine{}
 	q := newScheduler(context.Background(), 1, &e.pressure)
 	n := 0
@@ -133,6 +136,7 @@ func TestLaterQueueIsBounded(t *testing.T) {
 }
 
 func TestParseWake(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 22, 10, 0, 0, 123456789, time.UTC)
 	tenant, run, got, err := parseWake([]byte(`{"tenant":"ten_1","run":"run_a.b","at":"2026-11-22T10:00:00.123456789Z"}`))
 	if err != nil || tenant != "ten_1" || run != "run_a.b" || !got.Equal(at) {
@@ -150,6 +154,7 @@ func TestParseWake(t *testing.T) {
 // wait for wakes. wakeQuiet after the last late one, every worker takes
 // other work again. Wakes on time limit nothing.
 func TestOtherWorkWaitsWhileWakesArePressing(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	e := &Engine{}
@@ -213,6 +218,7 @@ func TestOtherWorkWaitsWhileWakesArePressing(t *testing.T) {
 // TestPressure: a woken run late by more than wakeSlack makes wakes press
 // for wakeQuiet; one on time, or late by wakeSlack at most, does not.
 func TestPressure(t *testing.T) {
+	t.Parallel()
 	const at = int64(1_000_000_000_000)
 	cases := []struct {
 		name  string
@@ -239,6 +245,7 @@ func TestPressure(t *testing.T) {
 // A held message comes back as a wake at its instant, not before, due at
 // the instant it was queued; a fired timer comes as woke with no instant.
 func TestHoldWakesAtTheInstant(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var p pressure
@@ -265,6 +272,7 @@ func TestHoldWakesAtTheInstant(t *testing.T) {
 // release gives each held message back to the server, due at its
 // instant, and it never comes as a wake after.
 func TestReleaseGivesHeldMessagesBack(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var p pressure

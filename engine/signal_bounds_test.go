@@ -11,6 +11,7 @@ import (
 // 409 too_many_signals and is not recorded. On main they grew without
 // bound, each re-read on every step.
 func TestUnconsumedSignalsAreBounded(t *testing.T) {
+	t.Parallel()
 	f, runID := startWaiting(t, "approval", "approved")
 	for i := range control.MaxPendingSignals {
 		if r := f.h.Do("POST", "/v1/events/"+runID+"/signal", f.key, map[string]any{"event": "noise"}); r.Status != http.StatusAccepted {

@@ -19,6 +19,7 @@ import (
 // handed on once the trigger is released, while the one worker takes the
 // work queued behind it.
 func TestTriggerAtItsWritesHoldsNoWorker(t *testing.T) {
+	t.Parallel()
 	// An AckWait far past testwait's guard: the trigger's message is
 	// young throughout, so a worker that waited for the trigger would keep
 	// the other work waiting until the guard, never pass by dropping it.

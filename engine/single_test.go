@@ -164,6 +164,7 @@ func (f *singleFixture) done(t *testing.T, txn, sub, runID string) {
 // RunStarted, and no fan-out bookkeeping; the ingress row the
 // projections derive is dispatched with the run the answer named.
 func TestSingleTriggerWritesNoFanoutBookkeeping(t *testing.T) {
+	t.Parallel()
 	f := startSingle(t)
 	body := map[string]any{"workflowId": "welcome", "to": map[string]any{"subscriberId": "u1"}, "transactionId": "t-plain"}
 	r := f.h.Do("POST", "/v1/events", f.key, body)
@@ -186,6 +187,7 @@ func TestSingleTriggerWritesNoFanoutBookkeeping(t *testing.T) {
 // engine finds it (the writes made, the process that made them gone):
 // a trigger accepted is finished once, one never accepted leaves nothing.
 func TestSingleTriggerCrashPoints(t *testing.T) {
+	t.Parallel()
 	t.Run("after the work message", func(t *testing.T) {
 		f := startSingle(t)
 		runID := f.arm(t, "t-arm", "u1")

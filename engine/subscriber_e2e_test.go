@@ -23,6 +23,7 @@ import (
 // that branches on it replays the same way and does not fail as
 // non-deterministic.
 func TestSubscriberFrozenAtRunStartE2E(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var seen []bridge.Subscriber
 	wf := bridge.MustWorkflow("plans", func(ctx *bridge.Context, _ any) error {
@@ -80,6 +81,7 @@ func TestSubscriberFrozenAtRunStartE2E(t *testing.T) {
 // The frozen subscriber and a first `run` step's result are one event; a
 // first `send` step's subscriber is on record before the delivery.
 func TestFirstRunStepRecordedWithSubscriberE2E(t *testing.T) {
+	t.Parallel()
 	loadThenSend := loadThenEmail("loadsend", "pro")
 	sendOnly := bridge.MustWorkflow("send", func(ctx *bridge.Context, _ any) error {
 		_, err := bridge.Send(ctx, "email", "email", func(context.Context) (bridge.SendContent, error) {
@@ -174,6 +176,7 @@ func TestFirstRunStepRecordedWithSubscriberE2E(t *testing.T) {
 // the RunCompleted (one append less); a send followed by another step is
 // recorded on its own, before that step. The run reads the same either way.
 func TestLastSendRecordedWithCompletionE2E(t *testing.T) {
+	t.Parallel()
 	send := func(ctx *bridge.Context) error {
 		_, err := bridge.Send(ctx, "email", "email", func(context.Context) (bridge.SendContent, error) {
 			return bridge.SendContent{Subject: "s", Body: "b"}, nil
@@ -272,6 +275,7 @@ func TestLastSendRecordedWithCompletionE2E(t *testing.T) {
 // run, the send step is asked of delivery again under its key, which
 // answers its first result, and the end carries it.
 func TestHeldSendAcrossAConflict(t *testing.T) {
+	t.Parallel()
 	var h *testherald.Herald
 	var key string
 	var signalled atomic.Bool

@@ -35,6 +35,7 @@ func discoverBody(t *testing.T, n, scheduled int, schedule string) string {
 // 1,000 workflows, more than 100 schedules, or a schedule ticking more
 // often than HERALD_CRON_MIN_INTERVAL; the error names the workflow.
 func TestSyncBounds(t *testing.T) {
+	t.Parallel()
 	h, key, b := startRaw(t, testherald.Options{Env: map[string]string{"HERALD_CRON_MIN_INTERVAL": "1m"}})
 	refused := []struct {
 		name, body, code, detail string

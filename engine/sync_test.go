@@ -22,6 +22,7 @@ import (
 )
 
 func TestSync(t *testing.T) {
+	t.Parallel()
 	daily := bridge.MustWorkflow("daily_digest", func(*bridge.Context, any) error { return nil }, bridge.WithSchedule("0 9 * * *"))
 	welcome := bridge.MustWorkflow("welcome", func(*bridge.Context, any) error { return nil })
 	d := testherald.NewStandInDelivery(t)
@@ -222,6 +223,7 @@ func checkDigest(t *testing.T, h *testherald.Herald, key string, d *testherald.S
 // run joins a window after its end, if a trigger is lost or digested
 // twice, or if a window's send does not carry exactly its events.
 func TestDigestCollectsAWindow(t *testing.T) {
+	t.Parallel()
 	const n, window = 50, 3 * time.Second
 	d := testherald.NewStandInDelivery(t)
 	h := testherald.Start(t, testherald.Options{DeliverURL: d.URL})
@@ -407,6 +409,7 @@ func TestDigestWindowSurvivesARestart(t *testing.T) {
 // another one serving other workflows, as a tenant switching examples
 // does.
 func TestSyncRemovedWorkflowsRunsFailAtTheirNextTurn(t *testing.T) {
+	t.Parallel()
 	d := testherald.NewStandInDelivery(t)
 	h := testherald.Start(t, testherald.Options{DeliverURL: d.URL})
 	_, key := h.Tenant("Acme")

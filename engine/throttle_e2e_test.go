@@ -120,6 +120,7 @@ func waitMailed(t *testing.T, m *testsmtp.Server, n int) map[string]int {
 // Five triggers of one subscriber with limit 3 count 1 to 5; the last two
 // are throttled and send nothing, the first three e-mail once each.
 func TestThrottleCountsFiveTriggersE2E(t *testing.T) {
+	t.Parallel()
 	w := newThrottleWorld(t, 3, time.Hour, testherald.Options{})
 	var runs []string
 	for i := 1; i <= 5; i++ {
@@ -150,6 +151,7 @@ func TestThrottleCountsFiveTriggersE2E(t *testing.T) {
 // completed counts 1 again and is not throttled. The wait is a lower
 // bound (the run is later, never earlier, on a loaded machine).
 func TestThrottleWindowExpiresE2E(t *testing.T) {
+	t.Parallel()
 	const window = time.Second
 	w := newThrottleWorld(t, 1, window, testherald.Options{})
 	first := w.trigger(t, w.h)
@@ -183,6 +185,7 @@ func TestThrottleWindowExpiresE2E(t *testing.T) {
 // after one Bridge call: a limit under 1, a window of 0 or over 31 days,
 // a key over 256 characters.
 func TestThrottleOutOfRangeFailsTheRunE2E(t *testing.T) {
+	t.Parallel()
 	h, key, b := startRaw(t, testherald.Options{})
 	cases := map[string]string{
 		"limit0":   `{"stepId":"t","type":"throttle","limit":0,"window":60}`,
@@ -213,6 +216,7 @@ func TestThrottleOutOfRangeFailsTheRunE2E(t *testing.T) {
 // at once, half through each, count 1 to 12 with no count twice; then,
 // one process stopped, the other goes on at 13 from the log.
 func TestThrottleTwoProcessesCountTogetherE2E(t *testing.T) {
+	t.Parallel()
 	srv, err := embedded.Start(embedded.Config{StoreDir: t.TempDir(), Listen: true})
 	if err != nil {
 		t.Fatal(err)

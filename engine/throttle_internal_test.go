@@ -49,6 +49,7 @@ func throttleEvents(t *testing.T, l *eventlog.Log, subject string) []events.Thro
 // step counted already answers its first count from either engine or a
 // fresh one, and the subject holds one event per step.
 func TestThrottleCountsOncePerStepAcrossEngines(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	l := testnats.Log(t)
 	c := &clock{t: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)}
@@ -95,6 +96,7 @@ func TestThrottleCountsOncePerStepAcrossEngines(t *testing.T) {
 // window than the fold kept reads the log again and counts what it
 // reaches.
 func TestThrottleWindowSlidesAndPrunes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	l := testnats.Log(t)
 	c := &clock{t: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)}

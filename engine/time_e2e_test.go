@@ -289,6 +289,7 @@ func mustZone(t *testing.T, name string) *time.Location {
 // TestSubscriberTimezoneValidatedE2E: a time zone is an IANA name; any
 // other value is a 422 naming timezone, and null clears it.
 func TestSubscriberTimezoneValidatedE2E(t *testing.T) {
+	t.Parallel()
 	h := testherald.Start(t, testherald.Options{})
 	_, key := h.Tenant("Acme")
 	for _, bad := range []any{"Mars/Olympus", "", "Local", 7, strings.Repeat("A", 65), "../../etc/passwd"} {

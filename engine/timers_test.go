@@ -30,6 +30,7 @@ import (
 // at the instant instead of early, or if it fires after the instant; a run
 // resumed early fails it too. The lateness is logged.
 func TestTimersResumeOnTheInstant(t *testing.T) {
+	t.Parallel()
 	// The short delay is longer than the time a loaded machine may take
 	// between the Bridge describing the delay and the engine planning it,
 	// and shorter than twice the lead (5s): it is only held.

@@ -17,6 +17,7 @@ import (
 // one begun before it (its watch read nothing of it), starts them
 // cancelled, from whoever cancelled, and enqueues no work for them.
 func TestCancelledFanoutStartsRunsCancelled(t *testing.T) {
+	t.Parallel()
 	e, l, _ := newTestEngine(t, Config{})
 	ctx := context.Background()
 	const tenant, txn = "ten_cancel", "txn-cancel"
@@ -88,6 +89,7 @@ func TestCancelledFanoutStartsRunsCancelled(t *testing.T) {
 // Cancelled returns only once a turn of the run under way in this process
 // (holding the run's lock, maybe at a send) has ended.
 func TestCancelledWaitsForTheTurnUnderWay(t *testing.T) {
+	t.Parallel()
 	e, _, _ := newTestEngine(t, Config{})
 	ctx := context.Background()
 	const runID = "run_000000000000000000000001"

@@ -48,6 +48,7 @@ func (m tellMsg) InProgress() error                  { return m.tell("progress")
 // of the work message, or where the scheduler keeps it; an error means a
 // failure whatever the verdict.
 func TestSettleActsOnTheVerdict(t *testing.T) {
+	t.Parallel()
 	clock := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	later := clock.Add(300 * time.Millisecond)
 	cases := []struct {
@@ -122,6 +123,7 @@ func TestSettleActsOnTheVerdict(t *testing.T) {
 // TestPlanTimer: a run due now is enqueued, one due within 2×lead is
 // held, a later one gets a durable timer.
 func TestPlanTimer(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	const lead = 2 * time.Second
 	cases := []struct {

@@ -43,6 +43,7 @@ func sampleArgs(c *command) []string {
 func cat(parts ...[]string) []string { return slices.Concat(parts...) }
 
 func TestCommandHelp(t *testing.T) {
+	t.Parallel()
 	root := commandTree()
 	n := 0
 	root.walk(func(c *command) {
@@ -106,6 +107,7 @@ func sampleValue(t *testing.T, f *flag.Flag) (arg, want string) {
 // among the arguments, and checks that the command runs with the flag's
 // value and its arguments intact.
 func TestCommandFlagsAnywhere(t *testing.T) {
+	t.Parallel()
 	root := commandTree()
 	var ran struct {
 		fs   *flag.FlagSet
@@ -189,6 +191,7 @@ func usageLines(t *testing.T, root, c *command, want string, args ...string) {
 }
 
 func TestCommandUsageErrors(t *testing.T) {
+	t.Parallel()
 	root := commandTree()
 	root.walk(func(c *command) {
 		w := words(c)
@@ -218,6 +221,7 @@ func TestCommandUsageErrors(t *testing.T) {
 // flags of every command below it, so one name must be a bool flag
 // everywhere or nowhere. A command's synopsis names only its own flags.
 func TestCommandFlagKinds(t *testing.T) {
+	t.Parallel()
 	isBool := map[string]bool{}
 	commandTree().walk(func(c *command) {
 		if len(c.verbs) > 0 {
@@ -243,6 +247,7 @@ func TestCommandFlagKinds(t *testing.T) {
 // TestREADMECommands: the README's table of commands names every command
 // as herald help lists it, and nothing else.
 func TestREADMECommands(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -268,6 +273,7 @@ func TestREADMECommands(t *testing.T) {
 }
 
 func TestParseInterspersed(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args     []string
 		pos      []string

@@ -17,6 +17,7 @@ import (
 )
 
 func TestDevmailCatchesAndLists(t *testing.T) {
+	t.Parallel()
 	smtpAddr, httpAddr := testnet.FreeAddr(t), testnet.FreeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -70,6 +71,7 @@ func TestDevmailCatchesAndLists(t *testing.T) {
 }
 
 func TestDevmailRefusesBadArguments(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"devmail", "--bogus"}, {"devmail", "extra"}} {
 		if err := run(context.Background(), args, &bytes.Buffer{}, &bytes.Buffer{}); !errors.Is(err, errUsage) {
 			t.Errorf("%v: %v", args, err)

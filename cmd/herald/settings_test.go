@@ -79,6 +79,7 @@ func readSettingNames(t *testing.T) map[string][]string {
 // no other), the README's table is the one it writes, serve's flags are
 // the table's, and serve --help names every variable and flag.
 func TestSettings(t *testing.T) {
+	t.Parallel()
 	read := readSettingNames(t)
 	if len(read) < 20 {
 		t.Fatalf("found only %d HERALD_* names in the code: the scan is broken", len(read))
