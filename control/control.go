@@ -73,6 +73,9 @@ func New(cfg Config) *Control {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.RuntimeOptions.BroadcastThreshold <= 0 {
+		cfg.RuntimeOptions.BroadcastThreshold = BroadcastThreshold
+	}
 	if cfg.RuntimeOptions.Now == nil {
 		cfg.RuntimeOptions.Now = time.Now
 	}

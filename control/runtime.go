@@ -54,6 +54,9 @@ type RuntimeOptions struct {
 	// workflow's schedule that a sync accepts (422 schedule_too_frequent
 	// beyond). Zero: none (a schedule ticks at most every second).
 	CronMinInterval time.Duration
+	// BroadcastThreshold is the largest audience a trigger is answered
+	// with its runs (see the constant). Zero: BroadcastThreshold.
+	BroadcastThreshold int
 	// Now is the clock. Zero: time.Now.
 	Now func() time.Time
 }

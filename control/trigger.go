@@ -25,9 +25,10 @@ const (
 	MaxTxnIDChars = 128
 	// MaxWorkflowIDChars bounds a workflow id (it ends up in subjects).
 	MaxWorkflowIDChars = 128
-	// BroadcastThreshold is the largest audience a trigger is answered
-	// with its runs: a larger one is answered once it is accepted, with
-	// the count of its recipients, and fanned out in the background.
+	// BroadcastThreshold is the default of RuntimeOptions.BroadcastThreshold:
+	// the largest audience a trigger is answered with its runs; a larger one
+	// is answered once it is accepted, with the count of its recipients,
+	// and fanned out in the background.
 	BroadcastThreshold = 1000
 )
 
@@ -127,11 +128,11 @@ func (c *Control) Trigger(ctx context.Context, tenant string, cmd TriggerCommand
 		if err := c.store.WaitCaughtUp(ctx, c.log); err != nil {
 			return TriggerResult{}, err
 		}
-		n, err := c.store.CountAudience(tenant, acc.To.Topics, BroadcastThreshold)
+		n, err := c.store.CountAudience(tenant, acc.To.Topics, c.rtOpts.BroadcastThreshold)
 		if err != nil {
 			return TriggerResult{}, err
 		}
-		if n > BroadcastThreshold {
+		if n > c.rtOpts.BroadcastThreshold {
 			acc.Recipients = &n
 		}
 	}

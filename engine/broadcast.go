@@ -62,7 +62,7 @@ func (e *Engine) broadcast(ctx context.Context, tenant string, acc events.Trigge
 	}
 	w := &txnWatch{after: last.Seq}
 	for {
-		chunk, err := e.store.AudiencePage(tenant, acc.To.Topics, from, fanoutChunk)
+		chunk, err := e.store.AudiencePage(tenant, acc.To.Topics, from, e.cfg.FanoutChunk)
 		if err != nil {
 			return err
 		}
@@ -71,7 +71,7 @@ func (e *Engine) broadcast(ctx context.Context, tenant string, acc events.Trigge
 				return err
 			}
 		}
-		if len(chunk) < fanoutChunk {
+		if len(chunk) < e.cfg.FanoutChunk {
 			break
 		}
 		from = after(chunk[len(chunk)-1])

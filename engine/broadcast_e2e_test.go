@@ -17,10 +17,24 @@ import (
 	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testsmtp"
 	"github.com/heraldhq/herald/internal/testwait"
+	"github.com/heraldhq/herald/service"
 )
 
-// broadcastSize is an audience past the threshold of an answer at once.
-const broadcastSize = 1500
+// The broadcasts of these tests are scaled down tenfold (broadcastScale):
+// answered at once past 100 subscribers, fanned out 100 at a time. The
+// same code runs as at the defaults (1,000 and 1,000), on a tenth of the
+// runs; control's tests hold the default threshold.
+const (
+	broadcastChunk = 100
+	// broadcastSize is an audience past the threshold of an answer at
+	// once: three chunks.
+	broadcastSize = 250
+)
+
+// broadcastScale is the services' configuration of these tests.
+func broadcastScale(c *service.Config) {
+	c.FanoutChunk, c.BroadcastThreshold = broadcastChunk, broadcastChunk
+}
 
 // txnProgress is GET /v1/transactions/{id}.
 type txnProgress struct {
@@ -91,7 +105,7 @@ func promo() *bridge.Workflow {
 	})
 }
 
-// A trigger to topics of 1,500 distinct subscribers (two topics sharing
+// A trigger to topics of broadcastSize distinct subscribers (two topics sharing
 // 200 of them) is answered 202 with no runs and the count of its
 // recipients; its fan-out goes on in the background and every subscriber
 // gets one email. Its progress, kept by the projector, reaches finished
@@ -99,7 +113,7 @@ func promo() *bridge.Workflow {
 // runs' own statuses say. GET /v1/transactions lists it newest first.
 func TestBroadcastAnswersAtOnceAndCountsItsProgressE2E(t *testing.T) {
 	t.Parallel() // long and self-contained: beside the other long ones
-	h, m, tenant, key := flowHerald(t, nil)
+	h, m, tenant, key := flowHeraldWith(t, testherald.Options{Tune: broadcastScale})
 	h.Bridge(key, bridge.NewRegistry().MustRegister(promo()))
 	ids := h.SeedTopic(tenant, "all", broadcastSize, "example.com")
 	h.SeedTopic(tenant, "vip", 200, "example.com")
@@ -109,7 +123,7 @@ func TestBroadcastAnswersAtOnceAndCountsItsProgressE2E(t *testing.T) {
 	if r.Status != http.StatusAccepted {
 		t.Fatalf("trigger: %d %s", r.Status, r.Body)
 	}
-	if got := strings.TrimSpace(string(r.Body)); got != `{"transactionId":"launch","runs":null,"recipients":1500}` {
+	if got, want := strings.TrimSpace(string(r.Body)), fmt.Sprintf(`{"transactionId":"launch","runs":null,"recipients":%d}`, broadcastSize); got != want {
 		t.Fatalf("trigger answered %s", got)
 	}
 	if p := progress(t, h, key, "launch"); p.Recipients == nil || *p.Recipients != broadcastSize || p.WorkflowID != "promo" {
@@ -161,7 +175,7 @@ func TestBroadcastAnswersAtOnceAndCountsItsProgressE2E(t *testing.T) {
 // nothing is sent once the cancel answered.
 func TestBroadcastCancelledMidFanOutE2E(t *testing.T) {
 	t.Parallel() // long and self-contained: beside the other long ones
-	h, m, tenant, key := flowHerald(t, nil)
+	h, m, tenant, key := flowHeraldWith(t, testherald.Options{Tune: broadcastScale})
 	h.Bridge(key, bridge.NewRegistry().MustRegister(promo()))
 	h.SeedTopic(tenant, "all", broadcastSize, "example.com")
 	ctx := context.Background()
@@ -207,7 +221,7 @@ func TestBroadcastCancelledMidFanOutE2E(t *testing.T) {
 }
 
 // A broadcast whose process died mid fan-out (the first chunk's rows
-// written, 600 of its runs started, their work lost) is finished after a
+// written, 60 % of its runs started, their work lost) is finished after a
 // restart by the backstop the trigger armed: every subscriber gets exactly
 // one email, the runs started before the crash included, and the progress
 // reaches finished.
@@ -215,7 +229,7 @@ func TestBroadcastResumesAfterACrashMidFanOutE2E(t *testing.T) {
 	t.Parallel() // long and self-contained: beside the other long ones
 	dir := t.TempDir()
 	m := testsmtp.Start(t, testsmtp.Options{})
-	h := testherald.Start(t, testherald.Options{DataDir: dir})
+	h := testherald.Start(t, testherald.Options{DataDir: dir, Tune: broadcastScale})
 	tenant, key := h.Tenant("Acme")
 	h.MailChannel(key, m.Port)
 	h.Bridge(key, bridge.NewRegistry().MustRegister(promo()))
@@ -231,9 +245,9 @@ func TestBroadcastResumesAfterACrashMidFanOutE2E(t *testing.T) {
 			Data: events.TriggerAcceptedData{TransactionID: txn, WorkflowID: "promo", Payload: []byte("{}"),
 				To: events.Target{Topics: []string{"all"}}, Recipients: &n}},
 		{Subject: txnSubject, Type: events.NotificationsReceived, Tenant: tenant,
-			Data: events.NotificationsReceivedData{WorkflowID: "promo", SubscriberIDs: ids[:1000]}},
+			Data: events.NotificationsReceivedData{WorkflowID: "promo", SubscriberIDs: ids[:broadcastChunk]}},
 	}
-	for _, s := range ids[:600] {
+	for _, s := range ids[:broadcastChunk*6/10] {
 		runID := engine.RunID(tenant, txn, s)
 		recs = append(recs, eventlog.Record{Subject: eventlog.Subject(tenant, eventlog.AggRun, runID), Type: events.RunStarted,
 			Tenant: tenant, Expect: true, MsgID: runID + ":started",
@@ -246,8 +260,8 @@ func TestBroadcastResumesAfterACrashMidFanOutE2E(t *testing.T) {
 	}
 	h.Stop()
 
-	h = testherald.Start(t, testherald.Options{DataDir: dir})
-	if p := progress(t, h, key, txn); p.Status != "fanning_out" || p.Runs.Started != 600 || p.Runs.Running != 600 {
+	h = testherald.Start(t, testherald.Options{DataDir: dir, Tune: broadcastScale})
+	if p := progress(t, h, key, txn); p.Status != "fanning_out" || p.Runs.Started != broadcastChunk*6/10 || p.Runs.Running != broadcastChunk*6/10 {
 		t.Fatalf("progress after the crash: %+v", p)
 	}
 	// The backstop the trigger stored before its acceptance, due while the

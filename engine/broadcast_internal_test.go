@@ -17,7 +17,8 @@ import (
 // finds the fan-out complete and writes nothing.
 func TestBroadcastResumesAfterItsLastChunk(t *testing.T) {
 	t.Parallel()
-	e, l, store := newTestEngine(t, Config{})
+	const fanoutChunk = 100 // chunks as the default's, a tenth of the runs
+	e, l, store := newTestEngine(t, Config{FanoutChunk: fanoutChunk})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go store.Run(ctx, l, nil)

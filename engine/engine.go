@@ -101,6 +101,10 @@ type Config struct {
 	// infrastructure_exhausted (see deadletter.go). Zero: 12 (about 7
 	// minutes with the default pauses).
 	MaxWorkFailures int
+	// FanoutChunk is how many runs one step of a fan-out starts (and how
+	// many subscribers a broadcast reads at once). Zero:
+	// DefaultFanoutChunk.
+	FanoutChunk int
 	// MaxRunSteps bounds the steps of one run: the answer that would
 	// record one more fails the run with invalid_step. Zero:
 	// DefaultMaxRunSteps.
@@ -136,6 +140,7 @@ func (c *Config) setDefaults() {
 	}
 	def(&c.PrimeLimit, 16384)
 	def(&c.MaxWorkFailures, 12)
+	def(&c.FanoutChunk, DefaultFanoutChunk)
 	def(&c.MaxRunSteps, DefaultMaxRunSteps)
 	def(&c.MaxRunOutputBytes, DefaultMaxRunOutputBytes)
 	if c.WorkRetryBase == 0 {

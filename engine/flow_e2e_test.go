@@ -20,14 +20,21 @@ import (
 	"github.com/heraldhq/herald/internal/testherald"
 	"github.com/heraldhq/herald/internal/testsmtp"
 	"github.com/heraldhq/herald/internal/testwait"
+	"github.com/heraldhq/herald/service"
 )
 
 // flowHerald is a service with an SMTP channel to a loopback sink and a
 // subscriber u1 with an email address.
 func flowHerald(t *testing.T, env map[string]string) (h *testherald.Herald, m *testsmtp.Server, tenant, key string) {
 	t.Helper()
+	return flowHeraldWith(t, testherald.Options{Env: env})
+}
+
+// flowHeraldWith is flowHerald with the service's options.
+func flowHeraldWith(t *testing.T, opts testherald.Options) (h *testherald.Herald, m *testsmtp.Server, tenant, key string) {
+	t.Helper()
 	m = testsmtp.Start(t, testsmtp.Options{})
-	h = testherald.Start(t, testherald.Options{Env: env})
+	h = testherald.Start(t, opts)
 	tenant, key = h.Tenant("Acme")
 	h.MailChannel(key, m.Port)
 	if r := h.Do("PUT", "/v1/subscribers/u1", key, map[string]any{
@@ -221,21 +228,24 @@ func listTxnRuns(t *testing.T, h *testherald.Herald, key, txn string) []map[stri
 	}
 }
 
-// A transaction cancelled while its fan-out of 1,000 runs is still
-// starting: the cancel answers how many runs it ended, every run ends
+// A transaction cancelled while its fan-out of 250 runs (in chunks of
+// 100, answered with its runs: under the threshold, raised to 250) is
+// still starting: the cancel answers how many runs it ended, every run ends
 // either completed (it sent before the cancel) or cancelled, the runs the
 // fan-out started after the cancel never call the Bridge, and nothing of
 // the transaction is sent once the cancel answered.
 func TestCancelTransactionMidFanoutE2E(t *testing.T) {
 	t.Parallel() // long and self-contained: beside the other long ones
-	const n = 1000
+	const n = 250
 	var calls counter
 	wf := bridge.MustWorkflow("promo", func(ctx *bridge.Context, _ any) error {
 		calls.inc(ctx.RunID)
 		_, err := bridge.Send(ctx, "promo", "email", mail(ctx.RunID))
 		return err
 	})
-	h, m, tenant, key := flowHerald(t, nil)
+	h, m, tenant, key := flowHeraldWith(t, testherald.Options{Tune: func(c *service.Config) {
+		c.FanoutChunk, c.BroadcastThreshold = broadcastChunk, n
+	}})
 	h.Bridge(key, bridge.NewRegistry().MustRegister(wf))
 	h.SeedTopic(tenant, "all", n, "example.com")
 	ctx := context.Background()

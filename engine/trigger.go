@@ -15,8 +15,8 @@ import (
 	"github.com/heraldhq/herald/runstate"
 )
 
-// fanoutChunk is how many runs one step of a fan-out starts.
-const fanoutChunk = 1000
+// DefaultFanoutChunk is Config.FanoutChunk's default.
+const DefaultFanoutChunk = 1000
 
 // RunID derives the id of the run of one subscriber in one transaction:
 // a fan-out resumed after a crash finds the same ids and starts nothing
@@ -161,8 +161,8 @@ func (e *Engine) fanout(ctx context.Context, tenant string, acc events.TriggerAc
 		}
 	}
 	done = nil
-	for start := 0; start < len(todo); start += fanoutChunk {
-		idx := todo[start:min(start+fanoutChunk, len(todo))]
+	for start := 0; start < len(todo); start += e.cfg.FanoutChunk {
+		idx := todo[start:min(start+e.cfg.FanoutChunk, len(todo))]
 		chunk := make([]string, len(idx))
 		for j, i := range idx {
 			chunk[j] = recipients[i]

@@ -60,6 +60,11 @@ type Config struct {
 	// Test knobs, like FanoutBackstop: a test of the bounds need not run
 	// a thousand Bridge calls of a growing history.
 	MaxRunSteps, MaxRunOutputBytes int
+	// FanoutChunk (runs a fan-out starts at once) and BroadcastThreshold
+	// (the largest audience answered with its runs) are test knobs too, so
+	// that a test of a broadcast of several chunks need not start
+	// thousands of runs. Zero: the defaults (1,000 and 1,000).
+	FanoutChunk, BroadcastThreshold int
 	// AckWait is how soon work held by a crashed process is redelivered
 	// (the engine's, and the webhooks dispatcher's).
 	// Zero: the engine's default (15s). A test knob, like FanoutBackstop.

@@ -240,6 +240,7 @@ func (s *Service) newEngine(tokens *links.Maker) *engine.Engine {
 		FanoutBackstop: cfg.FanoutBackstop,
 		AckWait:        cfg.AckWait,
 
+		FanoutChunk:       cfg.FanoutChunk,
 		MaxRunSteps:       cfg.MaxRunSteps,
 		MaxRunOutputBytes: cfg.MaxRunOutputBytes,
 		Logger:            s.logger,
@@ -276,7 +277,8 @@ func (s *Service) newWebhooks() *webhooks.Dispatcher {
 func (s *Service) newControl() *control.Control {
 	return control.New(control.Config{Log: s.log, Store: s.store, Keys: s.keys, Logger: s.logger,
 		Egress: s.egressPolicy(), InboxTokenTTL: s.cfg.InboxTokenTTL,
-		Runtime: s.engine, RuntimeOptions: control.RuntimeOptions{CronMinInterval: s.cfg.CronMinInterval}})
+		Runtime: s.engine, RuntimeOptions: control.RuntimeOptions{CronMinInterval: s.cfg.CronMinInterval,
+			BroadcastThreshold: s.cfg.BroadcastThreshold}})
 }
 
 // runComponents runs the projector and, once the projections caught up

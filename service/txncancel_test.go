@@ -18,28 +18,31 @@ import (
 	"github.com/heraldhq/herald/internal/testnats"
 	"github.com/heraldhq/herald/internal/testsmtp"
 	"github.com/heraldhq/herald/internal/testwait"
+	"github.com/heraldhq/herald/service"
 )
 
-// Two herald processes on one NATS: process A takes a trigger to 2,500
-// subscribers (three chunks of its fan-out), process B the cancel of its
-// transaction as soon as A's first chunk is under way, and the try counts
-// once a later chunk began after the cancel. The count B
+// Two herald processes on one NATS, their broadcasts scaled down tenfold
+// (fanned out 100 at a time, answered at once past 100): process A takes
+// a trigger to 500 subscribers (five chunks of its fan-out), process B
+// the cancel of its transaction as soon as A's first chunk is under way,
+// and the try counts once a later chunk began after the cancel. The count B
 // answers is the transaction's cancelled runs, every run ends completed
 // or cancelled, and no run that A's fan-out started after the cancel
 // ever calls the Bridge or sends.
 func TestCancelTransactionAcrossProcesses(t *testing.T) {
 	if testing.Short() {
-		t.Skip("two herald processes, 2,500 runs")
+		t.Skip("two herald processes, 500 runs")
 	}
 	t.Parallel() // long, and on servers of its own: beside the other long ones
-	const n = 2500
+	const n = 500
 	srv, err := embedded.Start(embedded.Config{StoreDir: t.TempDir(), Listen: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	a := startProcess(t, []string{srv.ClientURL()}, 1, nil)
-	b := startProcess(t, []string{srv.ClientURL()}, 1, nil)
+	scale := func(c *service.Config) { c.FanoutChunk, c.BroadcastThreshold = 100, 100 }
+	a := startProcess(t, []string{srv.ClientURL()}, 1, scale)
+	b := startProcess(t, []string{srv.ClientURL()}, 1, scale)
 	mail := testsmtp.Start(t, testsmtp.Options{})
 
 	admin := clusterEnv()("HERALD_ADMIN_TOKEN")
@@ -97,7 +100,7 @@ func TestCancelTransactionAcrossProcesses(t *testing.T) {
 		testwait.Until(t, "run "+runID+" to end", func() error {
 			evs, err := a.Log().History(ctx, eventlog.Subject(tn.TenantID, eventlog.AggRun, runID), 0)
 			if err != nil {
-				t.Fatal(err)
+				return err // a read that timed out on a loaded machine: again
 			}
 			if last = evs[len(evs)-1]; last.Type != events.RunCompleted && last.Type != events.RunCancelled && last.Type != events.RunFailed {
 				return fmt.Errorf("its last event is %s", last.Type)

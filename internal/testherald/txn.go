@@ -66,11 +66,7 @@ func cancelMid(t testing.TB, log *eventlog.Log, api *testapi.Client, tenant, pre
 		wait := trigger(txn)
 		// The deadline only guards against a hang.
 		for deadline := time.Now().Add(2 * time.Minute); ; {
-			evs, err := log.History(ctx, subject, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(evs) > 1 {
+			if evs := history(t, log, subject); len(evs) > 1 {
 				break // the first chunk is on record: its runs are starting
 			}
 			if time.Now().After(deadline) {
@@ -84,10 +80,21 @@ func cancelMid(t testing.TB, log *eventlog.Log, api *testapi.Client, tenant, pre
 			t.Fatal(err)
 		}
 		if r.Status == http.StatusServiceUnavailable && try < 4 {
-			// busy: the cancel did not finish within the service's
-			// bound on a loaded machine. What it ended is unknown, so
-			// the try is of no use to a test that counts: start anew.
+			// busy: a read or write of the cancel timed out on a loaded
+			// machine. What it ended is unknown, so the try is of no use
+			// to a test that counts: the cancel is repeated until it
+			// answers (the transaction's runs end, and load with them),
+			// then another transaction is tried.
 			t.Logf("try %d: the cancel answered busy (%s); again", try, r.Body)
+			for deadline := time.Now().Add(2 * time.Minute); r.Status == http.StatusServiceUnavailable; {
+				if time.Now().After(deadline) {
+					t.Fatalf("the cancel answered busy for two minutes: %s", r.Body)
+				}
+				if r, err = slow.Send(ctx, "POST", "/v1/transactions/"+url.PathEscape(txn)+"/cancel", nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			wait()
 			continue
 		}
 		if r.Status != http.StatusAccepted {
@@ -101,10 +108,7 @@ func cancelMid(t testing.TB, log *eventlog.Log, api *testapi.Client, tenant, pre
 		}
 		cancelled = *res.Cancelled
 		wait()
-		evs, err := log.History(ctx, subject, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		evs := history(t, log, subject)
 		var cancelAt, completedAt uint64
 		for _, ev := range evs {
 			switch ev.Type {
@@ -126,5 +130,22 @@ func cancelMid(t testing.TB, log *eventlog.Log, api *testapi.Client, tenant, pre
 			t.Fatalf("%s 5 times in a row", late)
 		}
 		t.Logf("try %d: %s; again", try, late)
+	}
+}
+
+// history reads a subject's events, again while the read fails (a read
+// times out on a loaded machine) for up to two minutes, a guard against a
+// hang.
+func history(t testing.TB, log *eventlog.Log, subject string) []eventlog.Event {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		evs, err := log.History(context.Background(), subject, 0)
+		if err == nil {
+			return evs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("history of %s: %v", subject, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
