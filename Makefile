@@ -32,11 +32,14 @@ devmail: build
 ## TESTP test binaries at once, four parallel tests of a package at once (many
 ## wait on timers, the clock or a browser, not on the CPU).
 ## The longest packages start first (SLOW): the run ends when the last one does.
+## -vet=off: lint has just run all of go vet. -ldflags=-w: no DWARF in the ~60
+## test binaries, linked anew on every run (a third of each link's time; stack
+## traces and race reports do not use it).
 TESTP ?= 3
 SLOW  := ./engine ./cmd/herald ./httpapi ./examples/bridge ./service ./cmd/herald/internal/bench
 TESTPKGS = $(if $(filter ./...,$(PKGS)),$(SLOW) ./...,$(PKGS))
 test: lint test-ts
-	$(GO) test -race -count=1 -p $(TESTP) -parallel 4 -timeout 12m $(TESTPKGS)
+	$(GO) test -race -count=1 -vet=off -ldflags=-w -p $(TESTP) -parallel 4 -timeout 12m $(TESTPKGS)
 
 ## test-ts: the TypeScript SDK (sdk/typescript, needs Node ≥ 20 and npm):
 ## npm ci from its lockfile (when node_modules is older), the type check and Node's test runner (the
