@@ -495,7 +495,6 @@ type singleTrigger struct {
 // transactionId, as a client does after an error: each is answered, and
 // every subscriber has exactly one message.
 func TestCrashDuringSingleSubscriberTriggers(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("crash test: starts child processes")
 	}

@@ -45,7 +45,6 @@ const failoverRuns = 2000
 // loaded machine could break). A stall (a consumer that never comes
 // back) fails at the hang guard.
 func TestClusterFailoverMidFanout(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("cluster failover: 3 NATS nodes, 2 herald processes, 2,000 runs")
 	}

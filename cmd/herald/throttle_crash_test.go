@@ -23,7 +23,6 @@ import (
 // counts of the runs are 1 to N, each once (none lost, none counted
 // twice), and exactly the runs counted 1 to 10 e-mailed, once each.
 func TestCrashWhileThrottledRunsAreUnderWay(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("crash test: starts child processes")
 	}
