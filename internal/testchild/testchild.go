@@ -105,7 +105,8 @@ func binary() string {
 		bin := filepath.Join(dir, "child.test")
 		// go test runs a test binary in its package's directory: "." is
 		// the package whose TestMain called Main.
-		build := exec.Command(goCmd, "test", "-c", "-o", bin, ".")
+		// No DWARF: a third of the link, which nothing here reads.
+		build := exec.Command(goCmd, "test", "-c", "-ldflags=-w", "-o", bin, ".")
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, "testchild: building the child without the race detector failed; children run under it:", err)
