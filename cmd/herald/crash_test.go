@@ -498,6 +498,7 @@ func TestCrashDuringSingleSubscriberTriggers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test: starts child processes")
 	}
+	t.Parallel() // beside the other crash tests: each mostly waits on its child
 	const (
 		clients  = 16
 		triggers = 1000

@@ -45,6 +45,9 @@ const failoverRuns = 2000
 // loaded machine could break). A stall (a consumer that never comes
 // back) fails at the hang guard.
 func TestClusterFailoverMidFanout(t *testing.T) {
+	// Not parallel: the heaviest of the package (three NATS nodes, two
+	// children, 2,000 runs), it ran out its hang guard beside the other
+	// crash tests on a loaded two-core machine; they start once it ends.
 	if testing.Short() {
 		t.Skip("cluster failover: 3 NATS nodes, 2 herald processes, 2,000 runs")
 	}

@@ -26,6 +26,7 @@ func TestCrashWhileThrottledRunsAreUnderWay(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test: starts child processes")
 	}
+	t.Parallel() // beside the other crash tests: each mostly waits on its child
 	const (
 		n     = 40
 		limit = 10
