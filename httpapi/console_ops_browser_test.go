@@ -255,16 +255,19 @@ func TestConsoleEditsControlsWithAPreview(t *testing.T) {
 	// policy): the heading is drawn in its colour.
 	// The frame paints after its srcdoc is set: shots are taken until one
 	// shows the colour, bounded only against a hang.
+	// A shot may also miss the frame while the debounced preview replaces
+	// it ("No node with given id found"): that shot is taken again.
 	styled := false
+	var shotErr error
 	for deadline := time.Now().Add(browserWait); !styled && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		png, err := chromedp.Run(tab, chromedp.Screenshot(`iframe.pv-html`))
-		if err != nil {
-			t.Fatal(err)
+		if shotErr = err; err != nil {
+			continue
 		}
 		styled = hasColour(t, png, color.RGBA{0x05, 0x50, 0xae, 0xff})
 	}
 	if !styled {
-		t.Errorf("the email's inline style is not applied in the preview")
+		t.Errorf("the email's inline style is not applied in the preview (the last shot's error: %v)", shotErr)
 	}
 	shot := testbrowser.Screenshot(t, tab, "console-controls-preview")
 	// A full-page screenshot leaves the sandboxed frame (a frame of its
