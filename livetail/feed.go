@@ -191,7 +191,7 @@ func (f *Feed) run(ctx context.Context, tail *eventlog.Tail, pos uint64, done ch
 				break
 			}
 			for _, ev := range evs {
-				f.dispatch(ev)
+				f.dispatch(ctx, ev)
 				pos = ev.Seq
 			}
 		}
@@ -211,10 +211,16 @@ func (f *Feed) run(ctx context.Context, tail *eventlog.Tail, pos uint64, done ch
 	}
 }
 
-// dispatch hands ev to its tenant's listeners.
-func (f *Feed) dispatch(ev eventlog.Event) {
+// dispatch hands ev to its tenant's listeners, unless the tail that read
+// it (its run's ctx) was stopped: the last listener's Close stops it under
+// the lock, and a listener registered after that, which a new tail serves
+// from the log's end, must not hear what the stopped one read before.
+func (f *Feed) dispatch(ctx context.Context, ev eventlog.Event) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if ctx.Err() != nil {
+		return
+	}
 	for l := range f.listeners[ev.TenantID] {
 		select {
 		case l.ch <- ev:
