@@ -36,7 +36,7 @@ devmail: build
 ## test binaries, linked anew on every run (a third of each link's time; stack
 ## traces and race reports do not use it).
 TESTP ?= 3
-SLOW  := ./engine ./cmd/herald ./httpapi ./examples/bridge ./service ./cmd/herald/internal/bench
+SLOW  := ./engine ./cmd/herald ./httpapi ./service ./examples/bridge ./eventlog ./sdk/typescript ./cmd/herald/internal/bench ./webhooks ./delivery
 TESTPKGS = $(if $(filter ./...,$(PKGS)),$(SLOW) ./...,$(PKGS))
 test: lint test-ts
 	$(GO) test -race -count=1 -vet=off -ldflags=-w -p $(TESTP) -parallel 4 -timeout 12m $(TESTPKGS)

@@ -147,8 +147,11 @@ func consumeDurable(t *testing.T, l *eventlog.Log, stall time.Duration, logs *te
 	var got, restarts atomic.Int32
 	c, err := eventlog.Consume(context.Background(), l.JetStream(), eventlog.Durable{
 		Stream: eventlog.WorkStream,
+		// AckWait: a message the server handed to a pull that silently
+		// ended (EndQuietly) comes back after it, to the consumption
+		// started anew; the default's 30 s would be the test's time.
 		Config: jetstream.ConsumerConfig{Durable: "test-work", FilterSubject: "work.test.>", AckPolicy: jetstream.AckExplicitPolicy,
-			MaxAckPending: 100},
+			MaxAckPending: 100, AckWait: 2 * time.Second},
 		Handler:    func(m jetstream.Msg) { got.Add(1); _ = m.Ack() },
 		Options:    []jetstream.PullConsumeOpt{jetstream.PullHeartbeat(500 * time.Millisecond)},
 		Logger:     slog.New(slog.NewTextHandler(logs, nil)),
