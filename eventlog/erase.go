@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/heraldhq/herald/events"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -26,4 +27,68 @@ func (l *Log) SecureDelete(ctx context.Context, seq uint64) error {
 		return nil
 	}
 	return fmt.Errorf("eventlog: secure delete #%d: %w", seq, err)
+}
+
+// LogTenant is the tenant token of the log's own events (LogSubject):
+// minted tenant ids start "ten_", so no tenant has it.
+const LogTenant = "sys"
+
+// LogSubject is the subject of the log's own events (events.LogPurged).
+var LogSubject = Subject(LogTenant, "log", "purge")
+
+// Purge removes every event of subjects, and the events at seqs, from the
+// EVENTS stream (retention: a run's or a send's whole history, an in-app
+// message among its subscriber's). It first appends LogPurged, so that
+// the stream's last event is never one it removes: a reader waiting for
+// the last event (a process getting ready, a read-your-writes mark) would
+// otherwise wait for a sequence that no longer arrives. The earlier
+// LogPurged events go with it. A subject without events is no error.
+func (l *Log) Purge(ctx context.Context, subjects []string, seqs []uint64) error {
+	if len(subjects)+len(seqs) == 0 {
+		return nil
+	}
+	for _, s := range subjects {
+		if err := CheckSubject(s, false); err != nil {
+			return err
+		}
+	}
+	if _, err := l.Append(ctx, Record{Subject: LogSubject, Type: events.LogPurged, Tenant: LogTenant,
+		Data: events.LogPurgedData{Subjects: len(subjects), Events: len(seqs)}}); err != nil {
+		return err
+	}
+	for _, s := range subjects {
+		if err := l.purge(ctx, s, 0); err != nil {
+			return err
+		}
+	}
+	for _, seq := range seqs {
+		if err := l.delete(ctx, seq); err != nil {
+			return err
+		}
+	}
+	return l.purge(ctx, LogSubject, 1)
+}
+
+// purge removes a subject's events but its keep latest.
+func (l *Log) purge(ctx context.Context, subject string, keep uint64) error {
+	opts := []jetstream.StreamPurgeOpt{jetstream.WithPurgeSubject(subject)}
+	if keep > 0 {
+		opts = append(opts, jetstream.WithPurgeKeep(keep))
+	}
+	if err := l.retrying(ctx, func(ctx context.Context) error { return l.events.Purge(ctx, opts...) }); err != nil {
+		return fmt.Errorf("eventlog: purge %s: %w", subject, err)
+	}
+	return nil
+}
+
+// delete removes the event at seq from the EVENTS stream. A sequence
+// already gone is no error.
+func (l *Log) delete(ctx context.Context, seq uint64) error {
+	err := l.retrying(ctx, func(ctx context.Context) error {
+		return l.events.DeleteMsg(ctx, seq)
+	})
+	if err == nil || errors.Is(err, jetstream.ErrMsgNotFound) || errors.Is(err, jetstream.ErrMsgDeleteUnsuccessful) {
+		return nil
+	}
+	return fmt.Errorf("eventlog: delete #%d: %w", seq, err)
 }

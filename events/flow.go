@@ -37,3 +37,17 @@ type TransactionCancelledData struct {
 	// key).
 	Actor string `json:"actor,omitempty"`
 }
+
+// LogPurged marks a purge of the log (retention): appended before the
+// purged subjects go, on the one subject of the log's own events
+// (eventlog.LogSubject), where only the latest is kept. The stream's last
+// event is then never one that a purge removed, so a process that waits to
+// have applied the log's last event always sees it arrive.
+const LogPurged = "LogPurged"
+
+// LogPurgedData is a purge: how many subjects it removes whole, and how
+// many events besides.
+type LogPurgedData struct {
+	Subjects int `json:"subjects"`
+	Events   int `json:"events,omitempty"`
+}

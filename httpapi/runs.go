@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -199,7 +200,12 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return serveOne(s, w, r, func() (*projections.Run, error) {
-		return s.deps.Store.RunState(tenantOf(r.Context()), runID)
+		run, err := s.deps.Store.RunState(tenantOf(r.Context()), runID)
+		if errors.Is(err, projections.ErrNotFound) {
+			// Never started, or gone with the retention: the same answer.
+			return nil, errNoSuchRun
+		}
+		return run, err
 	}, viewRun)
 }
 

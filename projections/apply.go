@@ -35,6 +35,8 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 	var last uint64
 	erased, endpoints := false, false
 	var runs runFold
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
 	s.dbMu.RLock()
 	err := s.guarded(func() error {
 		return s.db.Update(func(tx *bolt.Tx) error {

@@ -61,7 +61,8 @@ func runModels() (map[string]applyFunc, [][]byte) {
 		events.FanoutCompleted:         ofTransaction(applyFanoutCompleted),
 		events.TransactionCancelled:    ofTransaction(applyTransactionCancelled),
 	}
-	return h, [][]byte{bucketRuns, bucketRunsByTxn, bucketRunsByTime, bucketTxns, bucketTxnsByTime, bucketNotifs}
+	return h, [][]byte{bucketRuns, bucketRunsByTxn, bucketRunsByTime, bucketTxns, bucketTxnsByTime, bucketNotifs,
+		bucketRunsByEnd, bucketTxnsExpiring}
 }
 
 // runFold folds the run events of one ApplyBatch: a run's state is read at
@@ -220,9 +221,14 @@ func (f *runFold) apply(tx *bolt.Tx, ev eventlog.Event) error {
 	}
 	// Apply checks an event before it changes anything: a failed event
 	// leaves the state as it was, as when it was applied alone.
-	started, before := s.RunID == "", s.Status
+	started, before, endBefore := s.RunID == "", s.Status, s.UpdatedAt
 	if err := s.Apply(ev); err != nil {
 		return err
+	}
+	if s.RunID != "" {
+		if err := indexEnd(tx, ev.TenantID, s, !started && before.Finished(), endBefore); err != nil {
+			return err
+		}
 	}
 	if s.RunID != "" && s.TransactionID != "" {
 		f.moved(ev, s, started, before)
@@ -354,6 +360,14 @@ func (c *runCache) put(k string, s *runstate.State) {
 		c.old, c.cur = c.cur, make(map[string]*runstate.State, runCacheGen)
 	}
 	c.cur[k] = s
+}
+
+// drop forgets key's state: its row is gone (ForgetRuns).
+func (c *runCache) drop(k string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.cur, k)
+	delete(c.old, k)
 }
 
 // txnOf returns the transaction of the cached state of key, if cached.

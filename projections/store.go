@@ -29,14 +29,18 @@ var (
 // ModelsVersion names the shape of the read models. Change it with any
 // change a file built before cannot serve (a new index, a new field
 // filled from old events): Open then rebuilds such a file from the log.
-const ModelsVersion = "4"
+const ModelsVersion = "5"
 
 // Store is the bbolt file of read models. Reads are safe for concurrent
 // use; only the projector (Run, ApplyBatch) writes.
 type Store struct {
 	// dbMu guards db against compact, which swaps the file: reads and
 	// the projector's writes hold it shared.
-	dbMu     sync.RWMutex
+	dbMu sync.RWMutex
+	// applyMu orders the projector's batches and retention's deletions
+	// (ForgetRuns, ForgetTransaction): a batch never writes back a row
+	// that retention dropped meanwhile from its cache or its reads.
+	applyMu  sync.Mutex
 	db       *bolt.DB
 	path     string
 	log      *slog.Logger

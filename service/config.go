@@ -119,6 +119,15 @@ type Config struct {
 	// Env reads the secrets (HERALD_MASTER_KEY, HERALD_ADMIN_TOKEN,
 	// HERALD_INTERNAL_TOKEN, HERALD_MASTER_KEY_PREVIOUS). Default: none set.
 	Env func(string) string
+	// RunRetention is how long a finished run is kept
+	// (HERALD_RUN_RETENTION, default 720h): then it leaves the log and
+	// the projections in the background (package retention). Zero keeps
+	// every run.
+	RunRetention time.Duration
+	// RetentionEvery is the pause between two retention sweeps. Zero: a
+	// quarter of RunRetention, at most a minute. Not from the
+	// environment: for tests.
+	RetentionEvery time.Duration
 	// MaxConns caps the API's open connections (HERALD_MAX_CONNS); at
 	// the cap a new one closes the longest idle, else the oldest that has
 	// not sent a whole request within HTTPCapHeaderTimeout, or waits in
@@ -255,6 +264,11 @@ func LoadConfig(env func(string) string, f Flags) (Config, error) {
 		} else if *d.dst == 0 {
 			errs = append(errs, fmt.Errorf("%s: must be positive", d.name))
 		}
+	}
+	if c.RunRetention, err = time.ParseDuration(pick("", "HERALD_RUN_RETENTION", "720h")); err != nil {
+		errs = append(errs, fmt.Errorf("HERALD_RUN_RETENTION: %w", err))
+	} else if c.RunRetention < 0 {
+		errs = append(errs, errors.New("HERALD_RUN_RETENTION: must not be negative (0 keeps every run)"))
 	}
 	cronMin := "1s"
 	if !c.Embedded() {

@@ -28,6 +28,7 @@ import (
 	"github.com/heraldhq/herald/metrics"
 	"github.com/heraldhq/herald/preferences/links"
 	"github.com/heraldhq/herald/projections"
+	"github.com/heraldhq/herald/retention"
 	"github.com/heraldhq/herald/secrets"
 	"github.com/heraldhq/herald/webhooks"
 	"github.com/nats-io/nats.go"
@@ -300,6 +301,11 @@ func (s *Service) runComponents() {
 		s.logger.Info("projections caught up; ready")
 		s.goRun("engine", func() error { return s.engine.Run(runCtx) })
 		s.goRun("webhooks", func() error { return s.webhooks.Run(runCtx) })
+		if s.cfg.RunRetention > 0 {
+			sw := retention.New(retention.Config{Retention: s.cfg.RunRetention, Every: s.cfg.RetentionEvery,
+				Logger: s.logger.With("component", "retention")}, s.log, s.store)
+			s.goRun("retention", func() error { sw.Run(runCtx); return nil })
+		}
 		return nil
 	})
 }
