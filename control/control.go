@@ -27,8 +27,10 @@ type Control struct {
 	// egress checks tenant-supplied destinations; nil allows any.
 	egress *egress.Policy
 	// rt executes runs (see Config.Runtime).
-	rt     Runtime
-	rtOpts RuntimeOptions
+	rt Runtime
+	// background runs work past a command's answer (Config.Background).
+	background func(func(context.Context))
+	rtOpts     RuntimeOptions
 	// inboxTTL is the life of the inbox tokens minted (see
 	// Config.InboxTokenTTL).
 	inboxTTL time.Duration
@@ -65,6 +67,10 @@ type Config struct {
 	Runtime Runtime
 	// RuntimeOptions tune the commands of runs and workflows.
 	RuntimeOptions RuntimeOptions
+	// Background runs work a command leaves going after its answer (the
+	// sweep of a cancelled broadcast), with a context that ends when the
+	// service stops. Zero: a goroutine on context.Background().
+	Background func(func(context.Context))
 }
 
 // New returns a Control writing to cfg.Log and validating against
@@ -79,9 +85,12 @@ func New(cfg Config) *Control {
 	if cfg.RuntimeOptions.Now == nil {
 		cfg.RuntimeOptions.Now = time.Now
 	}
+	if cfg.Background == nil {
+		cfg.Background = func(fn func(context.Context)) { go fn(context.Background()) }
+	}
 	return &Control{log: cfg.Log, store: cfg.Store, keys: cfg.Keys, logger: cfg.Logger, newToken: secrets.NewToken,
 		egress: cfg.Egress, rt: cfg.Runtime, rtOpts: cfg.RuntimeOptions, inboxTTL: cfg.InboxTokenTTL,
-		bridges: NewBridgeSecrets(cfg.Log, cfg.Store, cfg.Keys)}
+		bridges: NewBridgeSecrets(cfg.Log, cfg.Store, cfg.Keys), background: cfg.Background}
 }
 
 // settle waits until the projections hold every event of subject and

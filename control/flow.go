@@ -92,12 +92,22 @@ const fanoutIdle = 2 * time.Second
 // by one before, by another cancel of the transaction, or finished
 // otherwise, are not in it.
 //
+// A broadcast (a trigger answered before its fan-out, see
+// BroadcastThreshold) is answered once its cancellation is in this
+// process's projections, and swept in the background: from then on no
+// turn of its runs calls the Bridge or sends (the engine reads the
+// cancellation before each), and the sweep ends the runs that take no
+// turn. Its count is then the runs unfinished when the cancellation was
+// recorded, those not started yet included (a turn already under way may
+// still finish its run); a repeated cancel counts 0 and sweeps again.
+//
 // Errors: 404 transaction_not_found.
 func (c *Control) CancelTransaction(ctx context.Context, tenant, txn, actor string) (int, error) {
 	subject := eventlog.Subject(tenant, eventlog.AggTransaction, txn)
 	var acc events.TriggerAcceptedData
 	var cancel events.TransactionCancelledData
 	var evs []eventlog.Event
+	var seq uint64 // the TransactionCancelled's
 	first := false // this call recorded the cancellation
 	err := retry(ctx, func() error {
 		var err error
@@ -106,11 +116,12 @@ func (c *Control) CancelTransaction(ctx context.Context, tenant, txn, actor stri
 		}
 		for _, ev := range evs {
 			if ev.Type == events.TransactionCancelled {
+				seq = ev.Seq
 				return ev.Decode(&cancel)
 			}
 		}
 		cancel = events.TransactionCancelledData{TransactionID: txn, Actor: actor}
-		_, err = c.log.Append(ctx, eventlog.Record{Subject: subject, Type: events.TransactionCancelled, Tenant: tenant,
+		seq, err = c.log.Append(ctx, eventlog.Record{Subject: subject, Type: events.TransactionCancelled, Tenant: tenant,
 			Data: cancel, Expect: true, ExpectSeq: evs[len(evs)-1].Seq})
 		first = err == nil
 		return err
@@ -120,6 +131,51 @@ func (c *Control) CancelTransaction(ctx context.Context, tenant, txn, actor stri
 	}
 	sw := &txnSweep{c: c, tenant: tenant, swept: map[string]bool{}, first: first,
 		data: events.RunCancelledData{Reason: events.CancelTransaction, Actor: cancel.Actor}}
+	if acc.Recipients != nil {
+		return c.cancelBroadcast(ctx, tenant, txn, acc, evs, seq, sw)
+	}
+	if err := c.sweepTransaction(ctx, tenant, acc, evs, sw); err != nil {
+		return 0, err
+	}
+	return sw.n, c.store.WaitFor(ctx, sw.last)
+}
+
+// cancelBroadcast answers a broadcast's cancel once the cancellation
+// (seq) is in the projections, and sweeps it in the background (see
+// CancelTransaction).
+func (c *Control) cancelBroadcast(ctx context.Context, tenant, txn string, acc events.TriggerAcceptedData,
+	evs []eventlog.Event, seq uint64, sw *txnSweep) (int, error) {
+	if err := c.store.WaitFor(ctx, seq); err != nil {
+		return 0, err
+	}
+	n := 0
+	if sw.first {
+		p, err := c.store.TransactionProgress(tenant, txn)
+		if err != nil {
+			return 0, err
+		}
+		total := *acc.Recipients
+		if p.Recipients != nil {
+			total = *p.Recipients
+		}
+		r := p.Runs
+		n = max(total-(r.Completed+r.Failed+r.Cancelled+r.Digested), 0)
+	}
+	c.background(func(ctx context.Context) {
+		if err := c.sweepTransaction(ctx, tenant, acc, evs, sw); err != nil && ctx.Err() == nil {
+			c.logger.Warn("the sweep of a cancelled broadcast stopped; its runs end at their next turn, "+
+				"or cancel it again", "tenant", tenant, "transaction", txn, "err", err)
+		}
+	})
+	return n, nil
+}
+
+// sweepTransaction cancels the runs of a cancelled transaction as its
+// fan-out dispatches them, from its events evs on, until the fan-out is
+// over, finishing the fan-out itself when it says nothing for fanoutIdle.
+func (c *Control) sweepTransaction(ctx context.Context, tenant string, acc events.TriggerAcceptedData,
+	evs []eventlog.Event, sw *txnSweep) error {
+	subject := eventlog.Subject(tenant, eventlog.AggTransaction, acc.TransactionID)
 	completed := false
 	after := uint64(0)
 	heard := time.Now()
@@ -131,7 +187,7 @@ func (c *Control) CancelTransaction(ctx context.Context, tenant, txn, actor stri
 			case events.NotificationsDispatched:
 				var d events.NotificationsDispatchedData
 				if err := ev.Decode(&d); err != nil {
-					return 0, err
+					return err
 				}
 				ds = append(ds, d.Runs...)
 			case events.FanoutCompleted:
@@ -139,7 +195,7 @@ func (c *Control) CancelTransaction(ctx context.Context, tenant, txn, actor stri
 			}
 		}
 		if err := sw.sweep(ctx, ds); err != nil {
-			return 0, err
+			return err
 		}
 		if len(evs) > 0 {
 			heard = time.Now()
@@ -153,23 +209,21 @@ func (c *Control) CancelTransaction(ctx context.Context, tenant, txn, actor stri
 			// cancelled.
 			all, err := c.rt.FanOut(ctx, tenant, acc)
 			if err != nil {
-				return 0, err
+				return err
 			}
-			if err := sw.sweep(ctx, all); err != nil {
-				return 0, err
-			}
-			break
+			return sw.sweep(ctx, all)
 		}
 		select {
 		case <-ctx.Done():
-			return 0, ctx.Err()
+			return ctx.Err()
 		case <-time.After(10 * time.Millisecond):
 		}
+		var err error
 		if evs, err = c.log.History(ctx, subject, after); err != nil {
-			return 0, err
+			return err
 		}
 	}
-	return sw.n, c.store.WaitFor(ctx, sw.last)
+	return nil
 }
 
 // txnSweep cancels the runs of a cancelled transaction, each once.
@@ -212,7 +266,8 @@ func (sw *txnSweep) sweep(ctx context.Context, ds []events.Dispatch) error {
 // cancelForTransaction cancels one run of a cancelled transaction unless
 // it is finished; ended reports whether the call ended it: now, or, when
 // first (the call recorded the cancellation), by its fan-out, which
-// started the run cancelled. seq is the sequence of the RunCancelled this
+// started the run cancelled, or by the engine, which read the
+// cancellation at the run's turn. seq is the sequence of the RunCancelled this
 // call appended (0: none).
 //
 // It reads the run's last event only, not its history: a run is finished
@@ -237,7 +292,7 @@ func (c *Control) cancelForTransaction(ctx context.Context, tenant, runID string
 					return err
 				}
 			}
-			ended = first && d.Reason == events.CancelTransaction && d.AtStart
+			ended = first && d.Reason == events.CancelTransaction
 			return nil
 		case events.RunCompleted, events.RunFailed, events.RunDigested:
 			return nil

@@ -253,7 +253,7 @@ func TestCancelTransactionMidFanoutE2E(t *testing.T) {
 	// The cancel must land while the fan-out starts runs: it is sent as
 	// soon as the fan-out's first chunk is received.
 	var trig testherald.Response
-	txn, cancelled := testherald.CancelMidFanout(t, h.Log(), h.API(key), tenant, "promo", func(txn string) func() {
+	txn, cancelled, _ := testherald.CancelMidFanout(t, h.Log(), h.API(key), tenant, "promo", func(txn string) func() {
 		done := make(chan testherald.Response, 1)
 		go func() {
 			r, _ := h.API(key).Send(ctx, "POST", "/v1/events", map[string]any{"workflowId": "promo",

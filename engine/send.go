@@ -26,6 +26,9 @@ func (t *turn) send(ctx context.Context, s *wire.Step) (verdict, error) {
 	case s.Channel != delivery.KindWebhook: // a webhook needs no recipient
 		return t.fail(ctx, s.StepID, apierr.CodeNoAddress, "the run has no subscriber and the send step names no `to`")
 	}
+	if v, ended, err := t.endIfCancelled(ctx); ended || err != nil {
+		return v, err
+	}
 	// One decision, from one read of the projections as a delivery reads
 	// them: held by the quiet hours (unless this is the send of a hold
 	// that is over), or sent by Deliver as decided.

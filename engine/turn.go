@@ -217,5 +217,29 @@ func (t *turn) step(ctx context.Context) (verdict, error) {
 		}
 		return goOn, t.resume(ctx, act)
 	}
+	if v, ended, err := t.endIfCancelled(ctx); ended || err != nil {
+		return v, err
+	}
 	return t.execute(ctx)
+}
+
+// endIfCancelled cancels the run when its transaction was cancelled (the
+// projections hold the TransactionCancelled), before a Bridge call or a
+// send: a broadcast's cancel answers once it is recorded, and from then
+// on no turn of its runs, in any process, calls the Bridge or sends (a
+// call or a send under way finishes). The cancel's sweep ends the runs
+// that take no turn (asleep, waiting).
+func (t *turn) endIfCancelled(ctx context.Context) (verdict, bool, error) {
+	if t.st.TransactionID == "" {
+		return verdict{}, false, nil
+	}
+	actor, cancelled, err := t.e.store.TransactionCancelled(t.tenant, t.st.TransactionID)
+	if err != nil || !cancelled {
+		return verdict{}, false, nil // unread: the sweep ends the run
+	}
+	if err := t.record(ctx, events.RunCancelled, events.RunCancelledData{Reason: events.CancelTransaction, Actor: actor}); err != nil {
+		return verdict{}, true, err
+	}
+	t.e.states.drop(t.st.RunID)
+	return finished, true, nil
 }

@@ -362,6 +362,9 @@ func (s *Store) ForgetTransaction(t ExpiringTransaction) error {
 				if err := tx.Bucket(bucketTxns).Delete(tk); err != nil {
 					return err
 				}
+				if err := tx.Bucket(bucketTxnsCancelled).Delete(tk); err != nil {
+					return err
+				}
 			}
 			return deletePrefix(tx.Bucket(bucketNotifs), prefix)
 		})

@@ -62,7 +62,7 @@ func runModels() (map[string]applyFunc, [][]byte) {
 		events.TransactionCancelled:    ofTransaction(applyTransactionCancelled),
 	}
 	return h, [][]byte{bucketRuns, bucketRunsByTxn, bucketRunsByTime, bucketTxns, bucketTxnsByTime, bucketNotifs,
-		bucketRunsByEnd, bucketTxnsExpiring}
+		bucketRunsByEnd, bucketTxnsExpiring, bucketTxnsCancelled}
 }
 
 // runFold folds the run events of one ApplyBatch: a run's state is read at

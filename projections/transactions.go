@@ -198,7 +198,10 @@ func applyFanoutCompleted(tx *bolt.Tx, ev eventlog.Event, txn string, d events.F
 	})
 }
 
-func applyTransactionCancelled(tx *bolt.Tx, ev eventlog.Event, txn string, _ events.TransactionCancelledData) error {
+func applyTransactionCancelled(tx *bolt.Tx, ev eventlog.Event, txn string, d events.TransactionCancelledData) error {
+	if err := tx.Bucket(bucketTxnsCancelled).Put(key(ev.TenantID, txn), []byte(d.Actor)); err != nil {
+		return err
+	}
 	return updateJSON(tx.Bucket(bucketTxns), key(ev.TenantID, txn), func(t *Transaction) {
 		t.Cancelled = true
 		t.UpdatedAt = later(t.UpdatedAt, ev.At)
@@ -210,6 +213,23 @@ func later(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// bucketTxnsCancelled: tenant\x00txn → the cancel's actor: the cancelled
+// transactions, read by the engine before each Bridge call and each send
+// of a run (TransactionCancelled) without decoding the transaction's row.
+var bucketTxnsCancelled = []byte("txns_cancelled")
+
+// TransactionCancelled reports whether a transaction was cancelled, and
+// by whom (an API key's prefix; empty when not recorded).
+func (s *Store) TransactionCancelled(tenant, txn string) (actor string, cancelled bool, err error) {
+	err = s.view(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketTxnsCancelled).Get(key(tenant, txn)); v != nil {
+			actor, cancelled = string(v), true
+		}
+		return nil
+	})
+	return actor, cancelled, err
 }
 
 // TransactionProgress returns one transaction with its counters, or

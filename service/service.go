@@ -97,9 +97,12 @@ type Service struct {
 	dead     atomic.Bool // a NATS connection closed for good
 	stopping atomic.Bool // Shutdown began: closed connections are expected
 	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-	errs     chan error
-	stopOnce sync.Once
+	// cancelBackground stops the work commands left running after their
+	// answer (control.Config.Background).
+	cancelBackground context.CancelFunc
+	wg               sync.WaitGroup
+	errs             chan error
+	stopOnce         sync.Once
 }
 
 // Start brings the process up: it returns once the API listens. Readiness
@@ -276,7 +279,16 @@ func (s *Service) newWebhooks() *webhooks.Dispatcher {
 
 // newControl returns the command service, which runs through the engine.
 func (s *Service) newControl() *control.Control {
+	bg, cancel := context.WithCancel(context.Background())
+	s.cancelBackground = cancel
 	return control.New(control.Config{Log: s.log, Store: s.store, Keys: s.keys, Logger: s.logger,
+		Background: func(fn func(context.Context)) {
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				fn(bg)
+			}()
+		},
 		Egress: s.egressPolicy(), InboxTokenTTL: s.cfg.InboxTokenTTL,
 		Runtime: s.engine, RuntimeOptions: control.RuntimeOptions{CronMinInterval: s.cfg.CronMinInterval,
 			BroadcastThreshold: s.cfg.BroadcastThreshold}})
@@ -578,6 +590,9 @@ func (s *Service) Shutdown(ctx context.Context) error {
 		}
 		if s.cancel != nil {
 			s.cancel()
+		}
+		if s.cancelBackground != nil {
+			s.cancelBackground()
 		}
 		s.wg.Wait()
 		if s.delivery != nil {

@@ -26,7 +26,8 @@ import (
 // a trigger to 500 subscribers (five chunks of its fan-out), process B
 // the cancel of its transaction as soon as A's first chunk is under way,
 // and the try counts once a later chunk began after the cancel. The count B
-// answers is the transaction's cancelled runs, every run ends completed
+// answers (at once: a broadcast) is at least the transaction's cancelled
+// runs, every run ends completed
 // or cancelled, and no run that A's fan-out started after the cancel
 // ever calls the Bridge or sends.
 func TestCancelTransactionAcrossProcesses(t *testing.T) {
@@ -76,7 +77,7 @@ func TestCancelTransactionAcrossProcesses(t *testing.T) {
 
 	// A's fan-out is under way (its first chunk received) when B takes
 	// the cancel.
-	txn, cancelled := testherald.CancelBeforeAChunk(t, b.Log(), testapi.New(b.URL(), tn.APIKey), tn.TenantID, "promo", func(txn string) func() {
+	txn, cancelled, _ := testherald.CancelBeforeAChunk(t, b.Log(), testapi.New(b.URL(), tn.APIKey), tn.TenantID, "promo", func(txn string) func() {
 		done := make(chan error, 1)
 		go func() {
 			_, _, err := call(a.URL(), "POST", "/v1/events", tn.APIKey, map[string]any{"workflowId": "promo",
@@ -113,7 +114,10 @@ func TestCancelTransactionAcrossProcesses(t *testing.T) {
 			startedCancelled[runID] = true
 		}
 	}
-	if status[events.RunCompleted]+status[events.RunCancelled] != n || status[events.RunCancelled] != cancelled {
+	// A broadcast's cancel answers the runs unfinished when it was
+	// recorded: every run cancelled since, and those a turn under way
+	// completed.
+	if status[events.RunCompleted]+status[events.RunCancelled] != n || status[events.RunCancelled] > cancelled {
 		t.Fatalf("runs ended %v; the cancel answered %d", status, cancelled)
 	}
 	time.Sleep(time.Second) // a late send would show now

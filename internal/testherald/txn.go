@@ -14,15 +14,15 @@ import (
 )
 
 // CancelMidFanout cancels a transaction while its fan-out is starting
-// runs, and returns the transaction and the count of runs its cancel
-// answered. For the transactions prefix-0, prefix-1, … it calls
+// runs, and returns the transaction, the count of runs its cancel
+// answered, and when the answer came (no earlier). For the transactions prefix-0, prefix-1, … it calls
 // trigger(txn), which sends the transaction's topic trigger and returns a
 // wait for its answer; as soon as log holds the fan-out's first chunk, it
 // cancels the transaction through api (the tenant's key, on any process)
 // and waits for the trigger. A machine fast enough to finish the fan-out
 // before the cancel tries another transaction (5 tries).
 func CancelMidFanout(t testing.TB, log *eventlog.Log, api *testapi.Client, tenant, prefix string,
-	trigger func(txn string) (wait func())) (txn string, cancelled int) {
+	trigger func(txn string) (wait func())) (txn string, cancelled int, answered time.Time) {
 	t.Helper()
 	return cancelMid(t, log, api, tenant, prefix, trigger, "the fan-out finished before the cancel",
 		func(cancelAt, completedAt uint64, _ []eventlog.Event) bool { return cancelAt < completedAt })
@@ -35,7 +35,7 @@ func CancelMidFanout(t testing.TB, log *eventlog.Log, api *testapi.Client, tenan
 // cancelled (see the engine's txncancel.go). A loaded machine whose cancel
 // lands after the last chunk began tries another transaction.
 func CancelBeforeAChunk(t testing.TB, log *eventlog.Log, api *testapi.Client, tenant, prefix string,
-	trigger func(txn string) (wait func())) (txn string, cancelled int) {
+	trigger func(txn string) (wait func())) (txn string, cancelled int, answered time.Time) {
 	t.Helper()
 	return cancelMid(t, log, api, tenant, prefix, trigger, "every chunk began before the cancel",
 		func(cancelAt, _ uint64, evs []eventlog.Event) bool {
@@ -52,7 +52,7 @@ func CancelBeforeAChunk(t testing.TB, log *eventlog.Log, api *testapi.Client, te
 // transaction's history once its cancel answered, that makes a try count.
 func cancelMid(t testing.TB, log *eventlog.Log, api *testapi.Client, tenant, prefix string,
 	trigger func(txn string) (wait func()), late string,
-	landed func(cancelAt, completedAt uint64, evs []eventlog.Event) bool) (txn string, cancelled int) {
+	landed func(cancelAt, completedAt uint64, evs []eventlog.Event) bool) (txn string, cancelled int, answered time.Time) {
 	t.Helper()
 	ctx := context.Background()
 	// The cancel finishes the fan-out and reads every run before it
@@ -100,7 +100,8 @@ func cancelMid(t testing.TB, log *eventlog.Log, api *testapi.Client, tenant, pre
 		if r.Status != http.StatusAccepted {
 			t.Fatalf("cancel: %d %s", r.Status, r.Body)
 		}
-		t.Logf("try %d: the cancel answered in %v", try, time.Since(began))
+		answered = time.Now()
+		t.Logf("try %d: the cancel answered in %v", try, answered.Sub(began))
 		var res struct{ Cancelled *int }
 		r.JSON(t, &res)
 		if res.Cancelled == nil {
@@ -108,23 +109,28 @@ func cancelMid(t testing.TB, log *eventlog.Log, api *testapi.Client, tenant, pre
 		}
 		cancelled = *res.Cancelled
 		wait()
-		evs := history(t, log, subject)
+		// The cancel is on record once it answered; the fan-out's end
+		// too, or soon after for a broadcast, whose cancel answers before
+		// its sweep finishes the fan-out. The deadline only guards
+		// against a hang.
+		var evs []eventlog.Event
 		var cancelAt, completedAt uint64
-		for _, ev := range evs {
-			switch ev.Type {
-			case events.TransactionCancelled:
-				cancelAt = ev.Seq
-			case events.FanoutCompleted:
-				completedAt = ev.Seq
+		for deadline := time.Now().Add(2 * time.Minute); completedAt == 0; time.Sleep(10 * time.Millisecond) {
+			evs = history(t, log, subject)
+			for _, ev := range evs {
+				switch ev.Type {
+				case events.TransactionCancelled:
+					cancelAt = ev.Seq
+				case events.FanoutCompleted:
+					completedAt = ev.Seq
+				}
+			}
+			if cancelAt == 0 || time.Now().After(deadline) {
+				t.Fatalf("transaction history without its cancel or its fan-out's end: %v", evs)
 			}
 		}
-		// The cancel itself finishes the fan-out: both are on record once
-		// it answered.
-		if cancelAt == 0 || completedAt == 0 {
-			t.Fatalf("transaction history without its cancel or its fan-out's end: %v", evs)
-		}
 		if landed(cancelAt, completedAt, evs) {
-			return txn, cancelled
+			return txn, cancelled, answered
 		}
 		if try == 4 {
 			t.Fatalf("%s 5 times in a row", late)
