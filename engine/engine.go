@@ -261,6 +261,7 @@ func pooledTransport(workers int) *http.Transport {
 // Consumer names on the WORK stream, shared by every herald process.
 const (
 	runsConsumer   = "herald-runs"
+	bulkConsumer   = "herald-bulk"
 	wakesConsumer  = "herald-wakes"
 	fanoutConsumer = "herald-fanout"
 	ticksConsumer  = "herald-ticks"
@@ -293,13 +294,18 @@ func (e *Engine) Run(ctx context.Context) error {
 		// fired: the consumer's messages are fired timers, handed to the
 		// workers of the consumer before it (runs) ahead of their new work.
 		fired bool
+		// bulk: the consumer's messages are broadcast runs' first work,
+		// handed to the workers of the runs consumer as their tenants
+		// have room (bulk.go).
+		bulk bool
 	}{
-		{runsConsumer, eventlog.WorkRunPrefix + ">", e.handleRunWork, e.cfg.Workers, e.cfg.MaxAckPending, false},
+		{runsConsumer, eventlog.WorkRunPrefix + ">", e.handleRunWork, e.cfg.Workers, e.cfg.MaxAckPending, false, false},
+		{bulkConsumer, eventlog.WorkBulkPrefix + ">", e.handleRunWork, 0, 2 * bulkBatch, false, true},
 		// Fired timers are mostly held until their instant (timers.go): room
 		// for every run of a large population waking within 2×lead.
-		{wakesConsumer, eventlog.WorkWake, e.handleRun, 0, 4 * e.cfg.MaxAckPending, true},
-		{fanoutConsumer, eventlog.WorkFanoutPrefix + ">", doneWhenNil(e.handleFanout), 4, e.cfg.MaxAckPending, false},
-		{ticksConsumer, eventlog.WorkTickPrefix + ">", doneWhenNil(e.handleTick), 4, e.cfg.MaxAckPending, false},
+		{wakesConsumer, eventlog.WorkWake, e.handleRun, 0, 4 * e.cfg.MaxAckPending, true, false},
+		{fanoutConsumer, eventlog.WorkFanoutPrefix + ">", doneWhenNil(e.handleFanout), 4, e.cfg.MaxAckPending, false, false},
+		{ticksConsumer, eventlog.WorkTickPrefix + ">", doneWhenNil(e.handleTick), 4, e.cfg.MaxAckPending, false, false},
 	}
 	// work outlives ctx by the grace period: the turns under way finish
 	// their step; between steps they see stopping and end (see steps).
@@ -320,11 +326,12 @@ func (e *Engine) Run(ctx context.Context) error {
 	var q *scheduler
 	var all []*scheduler
 	for _, c := range consumers {
-		if !c.fired {
+		if !c.fired && !c.bulk {
 			q = newScheduler(ctx, c.workers, &e.pressure)
 			all = append(all, q)
 			if c.name == runsConsumer {
 				q.fair = newFair(e.cfg.TenantConcurrency, e.cfg.MaxParked)
+				q.progressEvery = e.cfg.AckWait / 3
 				go q.fair.keepAlive(ctx, e.cfg.AckWait/3)
 			}
 		}
@@ -333,11 +340,18 @@ func (e *Engine) Run(ctx context.Context) error {
 		// past AckWait is delivered again, and a deep buffer behind slow
 		// turns turns into waves of redeliveries (each copy queued again).
 		into, batch := q.add, min(c.workers, 1024)
-		if c.fired {
+		switch {
+		case c.fired:
 			into, batch = q.fire, 1024
+		case c.bulk:
+			into, batch = q.addBulk, bulkBatch
 		}
-		if c.name == runsConsumer {
+		if c.name == runsConsumer || c.bulk {
 			into = e.admit(into)
+		}
+		if c.bulk {
+			admit := into
+			into = func(m jetstream.Msg) { admit(asRunWork(m)) }
 		}
 		// A consumption outlives the loss of NATS nodes: while the cluster
 		// elects, it is created again with retries, and one that stops

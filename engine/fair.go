@@ -43,6 +43,9 @@ type fair struct {
 	// a token while ready is not empty.
 	ready  []job
 	readyc chan struct{}
+	// leftc, when set, is closed as a turn ends: the bulk lane waits on
+	// it for its tenant's room (waitTenant).
+	leftc chan struct{}
 }
 
 // parkedMsgs are one tenant's parked messages, oldest first: turns that
@@ -147,6 +150,10 @@ func (f *fair) leave(j job) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.leftc != nil {
+		close(f.leftc)
+		f.leftc = nil
+	}
 	if p := f.parked[tenant]; p != nil {
 		f.ready = append(f.ready, p.pop())
 		f.nparked--

@@ -99,6 +99,9 @@ type scheduler struct {
 	now   func() time.Time
 	// fair, when set, caps each tenant's turns at once (see fair.go).
 	fair *fair
+	// progressEvery is how often a message waiting for its tenant's room
+	// on the bulk lane is reported in progress (AckWait/3).
+	progressEvery time.Duration
 }
 
 // newScheduler returns the scheduler of a consumer with workers workers;

@@ -307,6 +307,12 @@ func (e *Engine) dispatch(ctx context.Context, tenant string, acc events.Trigger
 	}
 	var stopIDs []string
 	var stopSeqs []uint64
+	// A broadcast's runs start on the bulk lane (bulk.go), the rest on
+	// the runs' own.
+	firstWork := eventlog.WorkRun
+	if acc.Recipients != nil {
+		firstWork = eventlog.WorkBulk
+	}
 	out := make([]events.Dispatch, len(subs))
 	work := make([]eventlog.WorkMsg, 0, len(subs))
 	for i, s := range subs {
@@ -319,13 +325,13 @@ func (e *Engine) dispatch(ctx context.Context, tenant string, acc events.Trigger
 			// Started by another attempt at this fan-out: its own read of
 			// the transaction decides (see cancelledStart).
 		case errs[i] == nil:
-			work = append(work, eventlog.WorkMsg{Subject: eventlog.WorkRun(tenant, runID), MsgID: runID + ":start"})
+			work = append(work, eventlog.WorkMsg{Subject: firstWork(tenant, runID), MsgID: runID + ":start"})
 			e.prime(recs[i], seqs[i])
 		case errors.Is(errs[i], eventlog.ErrConflict):
 			// Started by an earlier attempt at this fan-out: dispatched. Its
 			// first work message may have been lost with that attempt:
 			// enqueue again (a duplicate turn finds nothing to do).
-			work = append(work, eventlog.WorkMsg{Subject: eventlog.WorkRun(tenant, runID), MsgID: runID + ":start"})
+			work = append(work, eventlog.WorkMsg{Subject: firstWork(tenant, runID), MsgID: runID + ":start"})
 		default:
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

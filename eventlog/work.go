@@ -12,7 +12,12 @@ import (
 // Work subjects. Each names what a worker must do; the consumers of the
 // WORK stream filter on these prefixes.
 const (
-	WorkRunPrefix    = "work.run."
+	WorkRunPrefix = "work.run."
+	// WorkBulkPrefix carries the first work of a broadcast's runs: a lane
+	// of its own, consumed only as fast as each tenant has room, so that
+	// a tenant's million-run backlog waits on the server instead of in
+	// front of other tenants' work (see the engine's bulk.go).
+	WorkBulkPrefix   = "work.bulk."
 	WorkFanoutPrefix = "work.fanout."
 	WorkTickPrefix   = "work.tick."
 	// WorkWake is the one subject every run's timer fires on; the message
@@ -25,6 +30,9 @@ const (
 
 // WorkRun returns the subject that asks a worker to advance one run.
 func WorkRun(tenant, runID string) string { return WorkRunPrefix + tenant + "." + Token(runID) }
+
+// WorkBulk returns the subject of a broadcast run's first work.
+func WorkBulk(tenant, runID string) string { return WorkBulkPrefix + tenant + "." + Token(runID) }
 
 // WorkFanout returns the subject that asks a worker to finish one fan-out.
 func WorkFanout(tenant, txn string) string { return WorkFanoutPrefix + tenant + "." + Token(txn) }

@@ -65,6 +65,11 @@ type Config struct {
 	// that a test of a broadcast of several chunks need not start
 	// thousands of runs. Zero: the defaults (1,000 and 1,000).
 	FanoutChunk, BroadcastThreshold int
+	// MaxParked bounds the work messages a process parks for fairness
+	// (engine.Config.MaxParked), a test knob so that a test of a backlog
+	// past it need not start thousands of runs. Zero: the engine's
+	// default.
+	MaxParked int
 	// AckWait is how soon work held by a crashed process is redelivered
 	// (the engine's, and the webhooks dispatcher's).
 	// Zero: the engine's default (15s). A test knob, like FanoutBackstop.

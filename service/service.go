@@ -245,6 +245,7 @@ func (s *Service) newEngine(tokens *links.Maker) *engine.Engine {
 		AckWait:        cfg.AckWait,
 
 		FanoutChunk:       cfg.FanoutChunk,
+		MaxParked:         cfg.MaxParked,
 		MaxRunSteps:       cfg.MaxRunSteps,
 		MaxRunOutputBytes: cfg.MaxRunOutputBytes,
 		Logger:            s.logger,

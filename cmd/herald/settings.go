@@ -45,6 +45,7 @@ var settings = []setting{
 	{"HERALD_INTERNAL_ADDR", "", "empty = `HERALD_HTTP_ADDR`", "own listener for `POST /v1/deliver`, then no longer served on the public address"},
 	{"HERALD_LOG_LEVEL", "", "`info`", "`debug`, `info`, `warn` or `error`; logs are JSON lines on stderr"},
 	{"HERALD_PPROF_ADDR", "", "empty = off", "serves `net/http/pprof` on this address (a listener of its own; never expose it)"},
+	{"HERALD_RUN_RETENTION", "", "`720h`", "a run finished longer ago leaves the event log and the read models in the background (then `GET` of it is 404 `run_not_found`); `0` keeps every run (docs/operations.md, Retention)"},
 	{"HERALD_CRON_MIN_INTERVAL", "", "`1m` with `HERALD_NATS_URL`, `1s` embedded", "shortest interval between ticks of a workflow schedule that a sync accepts (422 `schedule_too_frequent`)"},
 	{"HERALD_CACHE_MIB", "", "`256`", "memory of the engine's caches (run states with outputs, trigger payloads, digest windows, throttle counts), in MiB of estimated bytes"},
 	{"HERALD_ALLOW_PRIVATE_EGRESS", "", "`true` embedded, `false` with `HERALD_NATS_URL`", "lets tenant destinations (Bridge and webhook URLs, SMTP hosts, provider base URLs) reach loopback, private and link-local addresses and Bridges use plain `http`; keep it `false` in production"},
