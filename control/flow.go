@@ -107,8 +107,9 @@ func (c *Control) CancelTransaction(ctx context.Context, tenant, txn, actor stri
 	var acc events.TriggerAcceptedData
 	var cancel events.TransactionCancelledData
 	var evs []eventlog.Event
-	var seq uint64 // the TransactionCancelled's
-	first := false // this call recorded the cancellation
+	var seq uint64       // the TransactionCancelled's
+	first := false       // this call recorded the cancellation
+	cancelledBefore := 0 // a broadcast's runs cancelled before it, one by one
 	err := retry(ctx, func() error {
 		var err error
 		if evs, acc, err = c.transaction(ctx, tenant, txn); err != nil {
@@ -119,6 +120,13 @@ func (c *Control) CancelTransaction(ctx context.Context, tenant, txn, actor stri
 				seq = ev.Seq
 				return ev.Decode(&cancel)
 			}
+		}
+		if acc.Recipients != nil {
+			p, err := c.store.TransactionProgress(tenant, txn)
+			if err != nil && !errors.Is(err, projections.ErrNotFound) {
+				return err
+			}
+			cancelledBefore = p.Runs.Cancelled
 		}
 		cancel = events.TransactionCancelledData{TransactionID: txn, Actor: actor}
 		seq, err = c.log.Append(ctx, eventlog.Record{Subject: subject, Type: events.TransactionCancelled, Tenant: tenant,
@@ -132,7 +140,7 @@ func (c *Control) CancelTransaction(ctx context.Context, tenant, txn, actor stri
 	sw := &txnSweep{c: c, tenant: tenant, swept: map[string]bool{}, first: first,
 		data: events.RunCancelledData{Reason: events.CancelTransaction, Actor: cancel.Actor}}
 	if acc.Recipients != nil {
-		return c.cancelBroadcast(ctx, tenant, txn, acc, evs, seq, sw)
+		return c.cancelBroadcast(ctx, tenant, txn, acc, evs, seq, cancelledBefore, sw)
 	}
 	if err := c.sweepTransaction(ctx, tenant, acc, evs, sw); err != nil {
 		return 0, err
@@ -142,9 +150,12 @@ func (c *Control) CancelTransaction(ctx context.Context, tenant, txn, actor stri
 
 // cancelBroadcast answers a broadcast's cancel once the cancellation
 // (seq) is in the projections, and sweeps it in the background (see
-// CancelTransaction).
+// CancelTransaction). Its count is the runs neither completed, failed,
+// digested, nor cancelled before it (cancelledBefore, read before it was
+// recorded): the runs its fan-out or the engine cancelled since, before
+// the count is read, are this call's.
 func (c *Control) cancelBroadcast(ctx context.Context, tenant, txn string, acc events.TriggerAcceptedData,
-	evs []eventlog.Event, seq uint64, sw *txnSweep) (int, error) {
+	evs []eventlog.Event, seq uint64, cancelledBefore int, sw *txnSweep) (int, error) {
 	if err := c.store.WaitFor(ctx, seq); err != nil {
 		return 0, err
 	}
@@ -159,7 +170,7 @@ func (c *Control) cancelBroadcast(ctx context.Context, tenant, txn string, acc e
 			total = *p.Recipients
 		}
 		r := p.Runs
-		n = max(total-(r.Completed+r.Failed+r.Cancelled+r.Digested), 0)
+		n = max(total-(r.Completed+r.Failed+r.Digested+cancelledBefore), 0)
 	}
 	c.background(func(ctx context.Context) {
 		if err := c.sweepTransaction(ctx, tenant, acc, evs, sw); err != nil && ctx.Err() == nil {

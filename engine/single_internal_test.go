@@ -40,16 +40,22 @@ func TestTriggerAtItsWritesHoldsNoWorker(t *testing.T) {
 		}
 		return info.State.Subjects[subject]
 	}
-	for {
+	testwait.For(t, "every work consumer created", func() bool {
 		cs, err := l.WorkConsumers(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(cs) == 4 {
-			break
+		have := map[string]bool{}
+		for _, c := range cs {
+			have[c.Config.Durable] = true
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		for _, name := range []string{runsConsumer, bulkConsumer, wakesConsumer, fanoutConsumer, ticksConsumer} {
+			if !have[name] {
+				return false
+			}
+		}
+		return true
+	})
 
 	const tenant = "ten_park"
 	sub := "u1"
