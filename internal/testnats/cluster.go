@@ -41,8 +41,11 @@ func StartCluster(tb testing.TB, n int) *Cluster {
 				others = append(others, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
 			}
 		}
+		// ReadyTimeout guards against a hang only: a node of a cluster
+		// started beside other tests' took over the default 10 s.
 		c.cfgs = append(c.cfgs, embedded.Config{StoreDir: filepath.Join(tb.TempDir(), "js"), ServerName: fmt.Sprintf("n%d", i+1),
-			Listen: true, Port: clients[i], Cluster: &embedded.Cluster{Name: "herald-test", Port: routes[i], Routes: others}})
+			ReadyTimeout: readyGuard,
+			Listen:       true, Port: clients[i], Cluster: &embedded.Cluster{Name: "herald-test", Port: routes[i], Routes: others}})
 		c.URLs = append(c.URLs, fmt.Sprintf("nats://127.0.0.1:%d", clients[i]))
 	}
 	for i := range n {

@@ -5,6 +5,7 @@ package testnats
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/heraldhq/herald/embedded"
 	"github.com/heraldhq/herald/eventlog"
@@ -14,9 +15,14 @@ import (
 
 // Server starts an embedded single-node server and returns it with an
 // in-process connection.
+// readyGuard bounds the wait for a test server to accept connections: a
+// guard against a hang, not a pace (a loaded machine's node has taken
+// over the default 10 s).
+const readyGuard = 2 * time.Minute
+
 func Server(tb testing.TB) (*embedded.Server, *nats.Conn) {
 	tb.Helper()
-	srv, err := embedded.Start(embedded.Config{StoreDir: tb.TempDir()})
+	srv, err := embedded.Start(embedded.Config{StoreDir: tb.TempDir(), ReadyTimeout: readyGuard})
 	if err != nil {
 		tb.Fatalf("embedded nats: %v", err)
 	}
