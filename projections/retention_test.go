@@ -103,3 +103,49 @@ func TestExpiredRunsFollowTheirEnd(t *testing.T) {
 		t.Fatalf("rebuilt %s != live %s (%v)", sum, live, err)
 	}
 }
+
+// A cron tick's transaction (no subscriber, no fan-out events) is complete
+// with its one run: running while the run is, finished once it ended, and
+// expiring once the run was forgotten. It used to stay fanning_out.
+func TestACronTicksTransactionEndsWithItsRun(t *testing.T) {
+	log, st := followed(t)
+	const tenant = "ten_1"
+	appendTenant(t, log, tenant)
+	appendChannelEvent(t, log, tenant, eventlog.AggTransaction, "tick_1", events.TriggerAccepted, t0,
+		events.TriggerAcceptedData{TransactionID: "tick_1", WorkflowID: "wf", Cron: true})
+	appendChannelEvent(t, log, tenant, eventlog.AggRun, "run_tick", events.RunStarted, t0,
+		events.RunStartedData{RunID: "run_tick", TransactionID: "tick_1", WorkflowID: "wf"})
+	status := func(last uint64) string {
+		t.Helper()
+		if err := st.WaitFor(t.Context(), last); err != nil {
+			t.Fatal(err)
+		}
+		p, err := st.TransactionProgress(tenant, "tick_1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Status()
+	}
+	last, err := log.LastSeq(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := status(last); s != projections.TxnRunning {
+		t.Fatalf("a tick's transaction with its run under way: %s", s)
+	}
+	last = appendChannelEvent(t, log, tenant, eventlog.AggRun, "run_tick", events.RunCompleted, t0.Add(time.Second),
+		events.RunCompletedData{})
+	if s := status(last); s != projections.TxnFinished {
+		t.Fatalf("a tick's transaction with its run completed: %s", s)
+	}
+	runs, err := st.ExpiredRuns(t0.Add(time.Hour), 10)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("expired runs %+v (%v)", runs, err)
+	}
+	if err := st.ForgetRuns(runs); err != nil {
+		t.Fatal(err)
+	}
+	if txns, err := st.ExpiringTransactions(10); err != nil || len(txns) != 1 || txns[0].TransactionID != "tick_1" {
+		t.Fatalf("expiring transactions %+v (%v), want the tick's", txns, err)
+	}
+}

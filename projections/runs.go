@@ -247,16 +247,24 @@ func (f *runFold) apply(tx *bolt.Tx, ev eventlog.Event) error {
 
 // applyRunDispatch dispatches the ingress row of a single-subscriber
 // trigger's run as the run starts, and completes its transaction (count
-// 1): such a trigger writes no NotificationsDispatched. A topic trigger's
+// 1), as it does a cron tick's: such a trigger writes no
+// NotificationsDispatched. A topic trigger's
 // rows are left to its fan-out's events. Without the transaction (its
 // TriggerAccepted erased with its subscriber) the row is written as
 // dispatched.
 func applyRunDispatch(tx *bolt.Tx, ev eventlog.Event, s *runstate.State) error {
-	if s.SubscriberID == nil {
-		return nil // a cron tick's run
-	}
 	txns := tx.Bucket(bucketTxns)
 	tk := key(ev.TenantID, s.TransactionID)
+	if s.SubscriberID == nil {
+		// A cron tick's run: the tick starts it alone, so its
+		// transaction is complete with it (else it would show
+		// fanning_out forever, and never expire).
+		var t Transaction
+		if found, err := getJSON(txns, tk, &t); err != nil || !found {
+			return err
+		}
+		return completeAlone(txns, tk, t, ev.At)
+	}
 	var t Transaction
 	found, err := getJSON(txns, tk, &t)
 	if err != nil || (found && !t.Single) {
@@ -274,11 +282,20 @@ func applyRunDispatch(tx *bolt.Tx, ev eventlog.Event, s *runstate.State) error {
 			return err
 		}
 	}
-	if !found || (t.Completed && t.Count == 1) {
+	if !found {
+		return nil
+	}
+	return completeAlone(txns, tk, t, ev.At)
+}
+
+// completeAlone completes t, the transaction at tk, with its one run,
+// started at at.
+func completeAlone(txns *bolt.Bucket, tk []byte, t Transaction, at time.Time) error {
+	if t.Completed && t.Count == 1 {
 		return nil
 	}
 	t.Completed, t.Count = true, 1
-	t.UpdatedAt = later(t.UpdatedAt, ev.At)
+	t.UpdatedAt = later(t.UpdatedAt, at)
 	return putJSON(txns, tk, t)
 }
 
