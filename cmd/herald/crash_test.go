@@ -34,6 +34,10 @@ func TestMain(m *testing.M) {
 	testchild.Main(m, func(cfg *service.Config) {
 		cfg.FanoutBackstop = crashBackstop
 		cfg.AckWait = crashAckWait
+		// Broadcasts from 400 recipients, fanned out 250 at a time: the
+		// crash and failover tests interrupt a broadcast of several chunks
+		// with 1,000 runs, not the 2,000 the defaults would need.
+		cfg.BroadcastThreshold, cfg.FanoutChunk = crashBroadcastFrom-1, crashFanoutChunk
 		if d, err := time.ParseDuration(os.Getenv(childLeaseEnv)); err == nil {
 			cfg.DeliveryLease = d
 		}
@@ -46,8 +50,13 @@ func TestMain(m *testing.M) {
 const childLeaseEnv = "HERALD_TEST_DELIVERY_LEASE"
 
 const (
-	crashBackstop = 2 * time.Second
-	crashAckWait  = 3 * time.Second
+	// crashBroadcastFrom is the smallest audience a child answers as a
+	// broadcast (202, runs null, fanned out in the background), and
+	// crashFanoutChunk the runs it starts at once.
+	crashBroadcastFrom = 400
+	crashFanoutChunk   = 250
+	crashBackstop      = 2 * time.Second
+	crashAckWait       = 3 * time.Second
 	// stallBound bounds, after the restart that follows a kill mid
 	// fan-out, how long the work may make no progress at all: the fan-out
 	// is taken over within FanoutBackstop, the runs the dead process held
@@ -55,7 +64,7 @@ const (
 	// is ten times the longest pause seen on a 2-core machine at a load
 	// average of 30, and less than the defaults (AckWait 15 s,
 	// FanoutBackstop 20 s) that a child ignoring its settings would wait.
-	// How long the 2,000 runs take is their pace on the machine, not
+	// How long the 1,000 runs take is their pace on the machine, not
 	// bounded.
 	stallBound = 2 * crashAckWait
 	// hangGuard only ends a crash test that would otherwise hang: its
@@ -360,12 +369,12 @@ func TestCrashMidFanoutAndWhileSleeping(t *testing.T) {
 	t.Parallel() // beside the quiet-hours crash test, which mostly waits
 	w := newCrashWorld(t)
 	began := time.Now()
-	w.audience("big", "f", 2000)
-	w.audience("nap", "s", 500)
-	t.Logf("audience of 2,500 set up in %v", time.Since(began))
+	w.audience("big", "f", 1000)
+	w.audience("nap", "s", 300)
+	t.Logf("audience of 1,300 set up in %v", time.Since(began))
 
 	// 1. Kill mid fan-out: as soon as the Bridge sees the first run.
-	// 2,000 recipients make a broadcast: the trigger is answered once it
+	// 1,000 recipients make a broadcast of four chunks: the trigger is answered once it
 	// is durable (202, runs null), or not at all when the kill comes
 	// first; the fan-out goes on in the background either way.
 	type answer struct {
@@ -407,13 +416,13 @@ func TestCrashMidFanoutAndWhileSleeping(t *testing.T) {
 			Runs       *[]any
 			Recipients int
 		}
-		if err := json.Unmarshal(a.body, &res); err != nil || res.Runs != nil || res.Recipients != 2000 {
+		if err := json.Unmarshal(a.body, &res); err != nil || res.Runs != nil || res.Recipients != 1000 {
 			t.Fatalf("the broadcast answered %s", a.body)
 		}
 	default:
 		t.Fatalf("the trigger answered %d %s", a.status, a.body)
 	}
-	runs := w.waitAll("crash-fanout", 2000, "completed")
+	runs := w.waitAll("crash-fanout", 1000, "completed")
 	recovery := time.Since(restarted)
 	w.checkExactlyOnce(runs)
 	// The work comes back within AckWait, not on a longer timeout: once
@@ -424,23 +433,23 @@ func TestCrashMidFanoutAndWhileSleeping(t *testing.T) {
 	// default FanoutBackstop would make no progress for about 20 s after
 	// the restart; one that waited on the default AckWait would finish the
 	// fan-out and then wait for the held runs, on any machine that does
-	// the 2,000 runs in less than that (about 15 s, as any not overloaded
+	// the 1,000 runs in less than that (about 8 s, as any not overloaded
 	// one does). When the held runs come back, in runs done meanwhile, is
 	// logged: their messages return after AckWait and then queue behind
 	// the tenant's backlog, so that depends on the machine's pace.
 	stall, doneBefore := w.recovery(readyAt, held)
-	t.Logf("recovery: the interrupted fan-out's 2,000 runs were done %v after the restart (the child was ready after %v); once it was ready, the longest time without progress was %v; the %d runs the dead process held came back when %v runs were done",
+	t.Logf("recovery: the interrupted fan-out's 1,000 runs were done %v after the restart (the child was ready after %v); once it was ready, the longest time without progress was %v; the %d runs the dead process held came back when %v runs were done",
 		recovery.Round(10*time.Millisecond), ready.Round(10*time.Millisecond), stall.Round(10*time.Millisecond), len(held), slices.Sorted(maps.Values(doneBefore)))
 	if stall > stallBound {
 		t.Errorf("no run progressed for %v once the child was ready, more than %v (2 × AckWait): work of a killed process must come back within AckWait",
 			stall.Round(10*time.Millisecond), stallBound)
 	}
 
-	// 2. Kill while 500 runs sleep.
+	// 2. Kill while 300 runs sleep (a trigger answered with its runs).
 	w.inbox.Clear()
 	w.api.must("POST", "/v1/events", map[string]any{"workflowId": "sleepy",
 		"to": map[string]any{"topics": []string{"nap"}}, "transactionId": "crash-sleep"}, 202)
-	sleeping := w.waitAll("crash-sleep", 500, "sleeping")
+	sleeping := w.waitAll("crash-sleep", 300, "sleeping")
 	// When each run's delay ends, as its RunSleeping recorded before the
 	// kill.
 	wakes := map[string]time.Time{}
@@ -465,7 +474,7 @@ func TestCrashMidFanoutAndWhileSleeping(t *testing.T) {
 	}
 	slept := time.Now()
 	w.restart()
-	runs = w.waitAll("crash-sleep", 500, "completed")
+	runs = w.waitAll("crash-sleep", 300, "completed")
 	t.Logf("sleeping runs completed %v after the kill", time.Since(slept))
 	// No delay was cut short by the restart: each run's mail went out
 	// after its own delay's recorded end.

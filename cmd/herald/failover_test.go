@@ -28,11 +28,11 @@ import (
 
 // failoverRuns is the size of the fan-out the cluster loses a process and
 // a node in the middle of.
-const failoverRuns = 2000
+const failoverRuns = 1000
 
 // TestClusterFailoverMidFanout is the production layout losing a machine:
 // two herald processes (children) on a 3-node JetStream cluster (R3), a
-// fan-out of 2,000 runs, and a quarter of the way through, a SIGKILL of one
+// fan-out of 1,000 runs (a broadcast of four chunks), and a quarter of the way through, a SIGKILL of one
 // process together with the loss of the NATS node that leads the EVENTS
 // stream and that the survivor is connected to (so the survivor
 // reconnects, its consumers lose their node, and the stream elects, all at
@@ -46,10 +46,10 @@ const failoverRuns = 2000
 // back) fails at the hang guard.
 func TestClusterFailoverMidFanout(t *testing.T) {
 	// Not parallel: the heaviest of the package (three NATS nodes, two
-	// children, 2,000 runs), it ran out its hang guard beside the other
+	// children, 1,000 runs), it ran out its hang guard beside the other
 	// crash tests on a loaded two-core machine; they start once it ends.
 	if testing.Short() {
-		t.Skip("cluster failover: 3 NATS nodes, 2 herald processes, 2,000 runs")
+		t.Skip("cluster failover: 3 NATS nodes, 2 herald processes, 1,000 runs")
 	}
 	nc := testnats.StartCluster(t, 3)
 	env := []string{"HERALD_NATS_URL=" + strings.Join(nc.URLs, ","), "HERALD_REPLICAS=3",

@@ -127,6 +127,9 @@ func TestSmoke(t *testing.T) {
 	if len(m.Fanout) != 1 || m.Fanout[0].Messages != 100 || m.Fanout[0].Duplicates != 0 || m.Fanout[0].RunsPerS <= 0 {
 		t.Errorf("fanout %+v", m.Fanout)
 	}
+	if d := m.Fanout[0].Deciles; len(d) != 10 || d[9].Messages != 100 || d[9].AtMs != m.Fanout[0].LastMs {
+		t.Errorf("deciles %+v, last message at %.1f ms", d, m.Fanout[0].LastMs)
+	}
 	if l := m.Latency; l == nil || l.Triggers != 20 || !(l.P50Ms > 0 && l.P50Ms <= l.P99Ms) {
 		t.Errorf("latency %+v", l)
 	}

@@ -87,14 +87,43 @@ type FanoutResult struct {
 	PostMs float64 `json:"postMs"`
 	// FirstMs and LastMs are the arrivals of the first and the last
 	// message at the sink, from the POST.
-	FirstMs    float64 `json:"firstMs"`
-	LastMs     float64 `json:"lastMs"`
-	RunsPerS   float64 `json:"runsPerSecond"`
-	Messages   int     `json:"messages"`
-	Duplicates int     `json:"duplicates"`
-	ServeCPUMs float64 `json:"serveCpuMsPerRun"`
-	DiskPerRun float64 `json:"diskBytesPerRun"`
+	FirstMs  float64 `json:"firstMs"`
+	LastMs   float64 `json:"lastMs"`
+	RunsPerS float64 `json:"runsPerSecond"`
+	// Deciles is the pace of each tenth of the audience in arrival
+	// order: does a large fan-out slow down as it goes?
+	Deciles    []Decile `json:"deciles,omitempty"`
+	Messages   int      `json:"messages"`
+	Duplicates int      `json:"duplicates"`
+	ServeCPUMs float64  `json:"serveCpuMsPerRun"`
+	DiskPerRun float64  `json:"diskBytesPerRun"`
 	Process
+}
+
+// Decile is one tenth of a fan-out's messages: when its last one
+// arrived, from the POST, and the pace over the tenth (from the end of the
+// tenth before, or from the POST for the first).
+type Decile struct {
+	Messages int     `json:"messages"`
+	AtMs     float64 `json:"atMs"`
+	RunsPerS float64 `json:"runsPerSecond"`
+}
+
+// decilesOf is the Deciles of n messages whose tenths arrived at tenths,
+// from start.
+func decilesOf(n int, start time.Time, tenths []time.Time) []Decile {
+	out := make([]Decile, 0, len(tenths))
+	prevAt, prevN := start, 0
+	for i, at := range tenths {
+		got := (i + 1) * n / 10
+		d := Decile{Messages: got, AtMs: ms(at.Sub(start))}
+		if el := at.Sub(prevAt).Seconds(); el > 0 {
+			d.RunsPerS = float64(got-prevN) / el
+		}
+		out = append(out, d)
+		prevAt, prevN = at, got
+	}
+	return out
 }
 
 // Spread is a distribution of latencies, in milliseconds.
@@ -280,6 +309,9 @@ func (r *Result) WriteText(w io.Writer) {
 	writeTable(w, fmt.Sprintf("Fan-out: one topic trigger, %s, POST → last message in the sink", stepsText(r.Steps)),
 		"| sync | subscribers | POST answered | last message | runs/s | serve CPU ms/run | serve CPU ms/Bridge call | peak RSS | peak anonymous | NATS peak RSS (anonymous), CPU | disk/run | duplicates | load |",
 		r.fanoutRows())
+	writeTable(w, "Fan-out by tenths: when each tenth of the messages was in the sink, and the pace over it",
+		"| sync | subscribers | 10 % | 20 % | 30 % | 40 % | 50 % | 60 % | 70 % | 80 % | 90 % | 100 % |",
+		r.decileRows())
 	var lat, ind, rec, tim, api []string
 	for _, mode := range r.Modes {
 		if in := mode.Individual; in != nil {
@@ -355,6 +387,23 @@ func (r *Result) fanoutRows() []string {
 			rows = append(rows, fmt.Sprintf("| %s | %d | %.2f s | %.2f s | %.0f | %.2f | %.3f | %.0f MB | %.0f MB | %s | %.0f B | %d | %.2f |",
 				mode.Sync, f.Subscribers, f.PostMs/1000, f.LastMs/1000, f.RunsPerS, f.ServeCPUMs, f.ServeCPUMsPerCall, mb(f.PeakRSSBytes), mb(f.PeakAnonBytes),
 				natsCell(f.Process), f.DiskPerRun, f.Duplicates, f.LoadAvg))
+		}
+	}
+	return rows
+}
+
+func (r *Result) decileRows() []string {
+	var rows []string
+	for _, mode := range r.Modes {
+		for _, f := range mode.Fanout {
+			if len(f.Deciles) == 0 {
+				continue
+			}
+			row := fmt.Sprintf("| %s | %d |", mode.Sync, f.Subscribers)
+			for _, d := range f.Deciles {
+				row += fmt.Sprintf(" %.1f s, %.0f/s |", d.AtMs/1000, d.RunsPerS)
+			}
+			rows = append(rows, row)
 		}
 	}
 	return rows

@@ -170,6 +170,7 @@ func (r *runner) fanout(ctx context.Context, f *FanoutResult) error {
 	dups, distinct := c.check()
 	c.mu.Lock()
 	first, last := c.first, c.last
+	f.Deciles = decilesOf(n, start, c.tenths)
 	c.mu.Unlock()
 	f.Messages, f.Duplicates = count, dups
 	f.FirstMs, f.LastMs = ms(first.Sub(start)), ms(last.Sub(start))

@@ -291,6 +291,9 @@ type collector struct {
 	waiters         map[string]chan time.Time // exact subject → arrival
 	threshold       int
 	reached         chan struct{}
+	// tenths holds when the distinct recipients reached each tenth of
+	// threshold (a positive threshold of at least 10), in order.
+	tenths []time.Time
 }
 
 func newCollector(tag string, prefix bool, threshold int) *collector {
@@ -319,6 +322,10 @@ func (c *collector) add(m devmail.Message, at time.Time) {
 			default:
 				c.otherID++
 			}
+		}
+		if c.recips[to] == 1 && c.threshold >= 10 && len(c.tenths) < 10 &&
+			len(c.recips) == (len(c.tenths)+1)*c.threshold/10 {
+			c.tenths = append(c.tenths, at)
 		}
 		if c.recips[to] == 1 && len(c.recips) == c.distinctTarget {
 			c.distinctAt = at
