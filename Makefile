@@ -28,26 +28,25 @@ run: build
 devmail: build
 	./$(BIN) devmail
 
-## test: the TypeScript SDK's tests, then lint beside every Go test with the
-## race detector (lint reads the tree only; the Go tests run npm in
-## sdk/typescript, so they wait for test-ts's npm ci). Both halves run to
-## their end; test fails if either does.
-## TESTP test binaries at once, four parallel tests of a package at once (many
-## wait on timers, the clock or a browser, not on the CPU).
+## test: lint, the TypeScript SDK's tests, then every test with the race
+## detector. TESTP test binaries at once, four parallel tests of a package
+## at once (many wait on timers, the clock or a browser, not on the CPU).
 ## The longest packages start first (SLOW): the run ends when the last one does.
-## -vet=off: lint runs all of go vet. -ldflags=-w: no DWARF in the ~60
-## test binaries, linked anew on every run (a third of each link's time; stack
-## traces and race reports do not use it). GORACE's atexit_sleep_ms: the race
-## runtime waits a second before each test binary exits, in case a goroutine
-## still running reports a race; the tests stop their goroutines in their
-## cleanups, so 100 ms is plenty, and ~60 binaries give back a second each.
+## -vet=off: lint has just run all of go vet, on the race detector's build
+## of every package, which the tests then reuse. -ldflags=-w: no DWARF in
+## the ~60 test binaries, linked anew on every run (a third of each link's
+## time; stack traces and race reports do not use it). GORACE's
+## atexit_sleep_ms: the race runtime waits a second before each test binary
+## exits, in case a goroutine still running reports a race; the tests stop
+## their goroutines in their cleanups, so 100 ms is plenty, and ~60
+## binaries give back a second each.
 TESTP ?= 4
-SLOW  := ./engine ./httpapi ./cmd/herald ./service ./examples/bridge ./eventlog ./sdk/typescript ./cmd/herald/internal/bench ./webhooks ./delivery
+SLOW  := ./service ./engine ./httpapi ./cmd/herald ./cmd/herald/internal/bench ./webhooks ./delivery ./examples/bridge ./eventlog ./sdk/typescript ./projections ./control ./retention
 TESTPKGS = $(if $(filter ./...,$(PKGS)),$(SLOW) ./...,$(PKGS))
-test: test-ts
-	@$(MAKE) --no-print-directory -j2 --output-sync=line lint test-go
+test: lint test-ts
+	@$(MAKE) --no-print-directory test-go
 
-## test-go: every Go test with the race detector (make test runs lint beside it)
+## test-go: every Go test with the race detector, without lint and test-ts
 test-go:
 	GORACE="atexit_sleep_ms=100 $(GORACE)" $(GO) test -race -count=1 -vet=off -ldflags=-w -p $(TESTP) -parallel 4 -timeout 12m $(TESTPKGS)
 
@@ -84,11 +83,12 @@ bench-quick: build
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m $(PKGS)
 
-## lint: gofmt, go vet, the import rules (deps) and deadcode
+## lint: gofmt, go vet (on the race detector's build, which make test reuses),
+## the import rules (deps) and deadcode
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
-	$(GO) vet $(PKGS)
+	$(GO) vet -race $(PKGS)
 	@$(MAKE) --no-print-directory deps deadcode
 
 ## deps: the import rules of docs/architecture.md, one check each

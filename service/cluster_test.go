@@ -108,17 +108,17 @@ func mustCall(t *testing.T, base, method, path, token string, body any, want int
 }
 
 // TestClusterTwoProcessesSurviveNodeAndProcessLoss runs two herald
-// processes on a 3-node JetStream cluster with R3 streams, drives 1,000
+// processes on a 3-node JetStream cluster with R3 streams, drives 500
 // triggers through both, stops the EVENTS stream's leader node and one
 // herald process mid-load, and checks that every run completed once: one
 // message per run at the SMTP sink, the Bridge's `run` step executed for
 // every run (a re-run is legal under at-least-once; few are expected).
 func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
 	if testing.Short() {
-		t.Skip("cluster test: 3 NATS nodes, 2 herald processes, 1,000 runs")
+		t.Skip("cluster test: 3 NATS nodes, 2 herald processes, 500 runs")
 	}
 	t.Parallel() // long, and on servers of its own: beside the other long ones
-	const triggers = 1000
+	const triggers = 500
 	began := time.Now()
 	nc := testnats.StartCluster(t, 3)
 	a := startHerald(t, nc.URLs)
@@ -139,7 +139,7 @@ func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
 	// The SMTP sink.
 	mail := testsmtp.StartCatcher(t, 10*triggers)
 
-	// A tenant, its channel, its Bridge and 1,000 subscribers.
+	// A tenant, its channel, its Bridge and 500 subscribers.
 	admin := clusterEnv()("HERALD_ADMIN_TOKEN")
 	tn, err := testapi.New(a.URL(), admin).CreateTenant(context.Background(), "Cluster")
 	if err != nil {
@@ -338,7 +338,9 @@ func TestClusterTwoProcessesSurviveNodeAndProcessLoss(t *testing.T) {
 			reruns += int(n - 1)
 		}
 	}
-	if reruns > triggers/20 {
+	// The re-runs are the stopped process's work in flight, which its
+	// workers bound, not the number of triggers (0 to 15 seen).
+	if reruns > 50 {
 		t.Errorf("%d run steps re-ran: more than at-least-once after one lost process explains", reruns)
 	}
 	t.Logf("%d messages for %d runs (%d a second copy of one send); %d run steps re-ran; whole test %v", mail.Inbox().Len(), len(runs), copies, reruns, time.Since(began))
