@@ -62,6 +62,7 @@ func TestExternalNATS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts herald serve and NATS processes")
 	}
+	t.Parallel() // each bench has its own serve, sink and Bridge; they mostly wait on them
 	var progress bytes.Buffer
 	work := t.TempDir()
 	cfg := bench.Config{
@@ -101,6 +102,7 @@ func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts herald serve processes")
 	}
+	t.Parallel() // each bench has its own serve, sink and Bridge; they mostly wait on them
 	var progress bytes.Buffer
 	cfg := bench.Config{
 		// Every scenario but recovery, which has a test of its own.
@@ -186,6 +188,7 @@ func TestTwoSteps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts herald serve processes")
 	}
+	t.Parallel() // each bench has its own serve, sink and Bridge; they mostly wait on them
 	var progress bytes.Buffer
 	cfg := bench.Config{
 		Scenarios: []string{bench.ScenarioFanout, bench.ScenarioIndividual}, Steps: 2,
@@ -216,6 +219,7 @@ func TestRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts, kills and restarts herald serve processes")
 	}
+	t.Parallel() // each bench has its own serve, sink and Bridge; they mostly wait on them
 	const ackWait = 2 * time.Second
 	var progress bytes.Buffer
 	cfg := bench.Config{
