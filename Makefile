@@ -29,7 +29,7 @@ devmail: build
 	./$(BIN) devmail
 
 ## test: lint, the TypeScript SDK's tests, then every test with the race
-## detector. TESTP test binaries at once, TESTPAR parallel tests of a package
+## detector. TESTP test binaries at once, four parallel tests of a package
 ## at once (many wait on timers, the clock or a browser, not on the CPU).
 ## The longest packages start first (SLOW): the run ends when the last one does.
 ## -vet=off: lint has just run all of go vet, on the race detector's build
@@ -41,7 +41,6 @@ devmail: build
 ## their goroutines in their cleanups, so 100 ms is plenty, and ~60
 ## binaries give back a second each.
 TESTP ?= 4
-TESTPAR ?= 8
 SLOW  := ./service ./engine ./httpapi ./cmd/herald ./cmd/herald/internal/bench ./webhooks ./delivery ./examples/bridge ./eventlog ./sdk/typescript ./projections ./control ./retention
 TESTPKGS = $(if $(filter ./...,$(PKGS)),$(SLOW) ./...,$(PKGS))
 test: lint test-ts
@@ -49,7 +48,7 @@ test: lint test-ts
 
 ## test-go: every Go test with the race detector, without lint and test-ts
 test-go:
-	GORACE="atexit_sleep_ms=100 $(GORACE)" $(GO) test -race -count=1 -vet=off -ldflags=-w -p $(TESTP) -parallel $(TESTPAR) -timeout 12m $(TESTPKGS)
+	GORACE="atexit_sleep_ms=100 $(GORACE)" $(GO) test -race -count=1 -vet=off -ldflags=-w -p $(TESTP) -parallel 4 -timeout 12m $(TESTPKGS)
 
 ## test-ts: the TypeScript SDK (sdk/typescript, needs Node ≥ 20 and npm):
 ## npm ci from its lockfile (when node_modules is older), the type check and Node's test runner (the
