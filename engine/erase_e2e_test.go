@@ -10,9 +10,19 @@ import (
 	"github.com/heraldhq/herald/bridge"
 )
 
+// eraseSleep is the delay of the run TestEraseCancelsTheSubscribersRuns
+// erases while it sleeps.
+const eraseSleep = 5 * time.Second
+
 // Erasing a subscriber cancels its unfinished runs, a waiting one and a
 // sleeping one: each ends cancelled with the reason, and neither calls
 // the Bridge again or sends.
+//
+// The sleeping run must still sleep when the erase comes: eraseSleep is
+// far longer than the time from seeing it asleep to the erase's answer,
+// even on a loaded machine (with one second, a run woke first and sent,
+// under load). What the test counts as "after" starts at the erase's
+// answer.
 func TestEraseCancelsTheSubscribersRuns(t *testing.T) {
 	t.Parallel()
 	var calls counter
@@ -31,7 +41,7 @@ func TestEraseCancelsTheSubscribersRuns(t *testing.T) {
 	})
 	sleeps := bridge.MustWorkflow("sleeps", func(ctx *bridge.Context, _ any) error {
 		calls.inc(ctx.RunID)
-		if err := bridge.Delay(ctx, "pause", time.Second); err != nil {
+		if err := bridge.Delay(ctx, "pause", eraseSleep); err != nil {
 			return err
 		}
 		return send(ctx)
@@ -48,11 +58,11 @@ func TestEraseCancelsTheSubscribersRuns(t *testing.T) {
 	sleeping := one(t, f.trigger(t, map[string]any{"workflowId": "sleeps", "to": to("u1")}))
 	f.h.WaitRun(f.key, waiting, "waiting")
 	f.h.WaitRun(f.key, sleeping, "sleeping")
-	before := map[string]int{waiting: calls.get(waiting), sleeping: calls.get(sleeping)}
 
 	if r := f.h.Do("DELETE", "/v1/subscribers/u1?erase=true", f.key, nil); r.Status != http.StatusNoContent {
 		t.Fatalf("erase: %d %s", r.Status, r.Body)
 	}
+	before := map[string]int{waiting: calls.get(waiting), sleeping: calls.get(sleeping)}
 	for _, runID := range []string{waiting, sleeping} {
 		// Cancelled by the time the erase answers.
 		r := f.h.Do("GET", "/v1/runs/"+runID, f.key, nil)
