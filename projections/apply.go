@@ -33,7 +33,7 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 		return nil
 	}
 	var last uint64
-	erased, endpoints := false, false
+	erased, endpoints, bridges := false, false, false
 	var runs runFold
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
@@ -53,6 +53,8 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 					erased = true
 				case events.WebhookCreated, events.WebhookDeleted:
 					endpoints = true
+				case events.BridgeConfigured:
+					bridges = true
 				}
 				if runEventTypes[ev.Type] {
 					err = runs.apply(tx, ev)
@@ -93,6 +95,9 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 	}
 	if endpoints {
 		s.endpointsGen.Add(1)
+	}
+	if bridges {
+		s.bridgeGen.Add(1)
 	}
 	s.mu.Lock()
 	if last > s.applied && !s.closed {

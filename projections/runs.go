@@ -78,6 +78,11 @@ type runFold struct {
 	// key(tenant, txn), added to their rows by flush: a batch of a
 	// thousand runs of one broadcast writes its transaction once.
 	txns map[string]*txnDelta
+	// stats are the batch's additions to the overview's buckets, by
+	// statsKey, and statsLatest the latest bucket start counted, by
+	// tenant and resolution (statsKey's prefix); flushStats writes them.
+	stats       map[string]*StatsBucket
+	statsLatest map[string]time.Time
 }
 
 // txnDelta is what one batch adds to a transaction's counters.
@@ -326,7 +331,7 @@ func (f *runFold) flush(tx *bolt.Tx) error {
 			return err
 		}
 	}
-	return nil
+	return f.flushStats(tx)
 }
 
 // committed tells the cache the states the batch wrote, once its

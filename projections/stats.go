@@ -146,33 +146,68 @@ func statsKey(tenant string, r Resolution, start time.Time) []byte {
 	return binary.BigEndian.AppendUint64(k, uint64(start.Unix()))
 }
 
-// addStats adds d to the buckets of at, at every resolution, and drops
-// the buckets each resolution no longer keeps.
-func addStats(tx *bolt.Tx, tenant string, at time.Time, d StatsBucket) error {
-	b := tx.Bucket(bucketStats)
+// addStats adds d to the batch's additions to the buckets of at, at
+// every resolution; flushStats writes them.
+func (f *runFold) addStats(tenant string, at time.Time, d StatsBucket) {
+	if f.stats == nil {
+		f.stats = make(map[string]*StatsBucket)
+		f.statsLatest = make(map[string]time.Time)
+	}
 	for _, r := range resolutions {
 		start := at.UTC().Truncate(r.Step)
-		k := statsKey(tenant, r, start)
-		var cur StatsBucket
-		if _, err := getJSON(b, k, &cur); err != nil {
-			return err
+		k := string(statsKey(tenant, r, start))
+		cur := f.stats[k]
+		if cur == nil {
+			cur = &StatsBucket{}
+			f.stats[k] = cur
 		}
 		cur.Add(d)
-		if err := putJSON(b, k, cur); err != nil {
+		prefix := string(key(tenant, string([]byte{r.ID})))
+		if start.After(f.statsLatest[prefix]) {
+			f.statsLatest[prefix] = start
+		}
+	}
+}
+
+// flushStats adds the batch's counts to their buckets, a read and a write
+// a bucket however many events the batch counted in it, then drops the
+// buckets each resolution keeps no more (by the latest bucket the batch
+// counted in: events come in time order, so that is what counting them one
+// by one would have dropped).
+func (f *runFold) flushStats(tx *bolt.Tx) error {
+	b := tx.Bucket(bucketStats)
+	for k, d := range f.stats {
+		var cur StatsBucket
+		if _, err := getJSON(b, []byte(k), &cur); err != nil {
 			return err
 		}
-		// Drop what this resolution keeps no more: a few keys at most,
-		// as buckets are written in time order.
-		prefix := key(tenant, string([]byte{r.ID}))
-		cutoff := statsKey(tenant, r, start.Add(-r.Keep))
+		cur.Add(*d)
+		if err := putJSON(b, []byte(k), cur); err != nil {
+			return err
+		}
+	}
+	for prefix, latest := range f.statsLatest {
+		r := resolutionOf(prefix[len(prefix)-1])
+		cutoff := binary.BigEndian.AppendUint64([]byte(prefix), uint64(latest.Add(-r.Keep).Unix()))
+		p := []byte(prefix)
 		c := b.Cursor()
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && bytes.Compare(k, cutoff) < 0; k, _ = c.Seek(prefix) {
+		for k, _ := c.Seek(p); k != nil && bytes.HasPrefix(k, p) && bytes.Compare(k, cutoff) < 0; k, _ = c.Seek(p) {
 			if err := c.Delete(); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// resolutionOf is the resolution of id.
+func resolutionOf(id byte) Resolution {
+	for _, r := range resolutions {
+		if r.ID == id {
+			return r
+		}
+	}
+	panic("projections: no stats resolution " + string([]byte{id}))
 }
 
 // countStats counts ev in the stats, if it is a run's start or end or a
@@ -206,7 +241,7 @@ func countStats(tx *bolt.Tx, ev eventlog.Event, runs *runFold) error {
 		if err := ev.Decode(&a); err != nil {
 			return err
 		}
-		row, ok, err := deliveryRow(tx, ev.TenantID, a.AttemptID)
+		id, row, ok, err := deliveryRow(tx, ev.TenantID, a.AttemptID)
 		if err != nil || !ok {
 			return err
 		}
@@ -220,23 +255,27 @@ func countStats(tx *bolt.Tx, ev eventlog.Event, runs *runFold) error {
 		}
 		d.count(row.Kind, outcome, 1)
 		if ev.Type == events.DeliverySent {
-			if err := firstSend(tx, ev, row, runs, &d); err != nil {
+			if err := firstSend(tx, ev, id, row, runs, &d); err != nil {
 				return err
 			}
 		}
 	default:
 		return nil
 	}
-	return addStats(tx, ev.TenantID, ev.At, d)
+	runs.addStats(ev.TenantID, ev.At, d)
+	return nil
 }
 
-// firstSend counts the run's trigger → send latency in d when row is the
-// run's first attempt sent.
-func firstSend(tx *bolt.Tx, ev eventlog.Event, row Delivery, runs *runFold, d *StatsBucket) error {
+// firstSend counts the run's trigger → send latency in d when row (its
+// ledger id id) is the run's first attempt sent.
+func firstSend(tx *bolt.Tx, ev eventlog.Event, id string, row Delivery, runs *runFold, d *StatsBucket) error {
 	all := tx.Bucket(bucketDeliveries)
 	prefix := key(ev.TenantID, row.RunID+"\x00")
 	c := tx.Bucket(bucketDeliveriesByRun).Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		if string(k[len(prefix):]) == id {
+			continue // row itself, read already
+		}
 		var other Delivery
 		if _, err := getJSON(all, key(ev.TenantID, string(k[len(prefix):])), &other); err != nil {
 			return err
@@ -256,15 +295,15 @@ func firstSend(tx *bolt.Tx, ev eventlog.Event, row Delivery, runs *runFold, d *S
 	return nil
 }
 
-// deliveryRow is the row of the attempt, if there is one.
-func deliveryRow(tx *bolt.Tx, tenant, attemptID string) (Delivery, bool, error) {
+// deliveryRow is the row of the attempt and its ledger id, if there is one.
+func deliveryRow(tx *bolt.Tx, tenant, attemptID string) (string, Delivery, bool, error) {
 	var row Delivery
 	id := tx.Bucket(bucketDeliveryAttempts).Get(key(tenant, attemptID))
 	if id == nil {
-		return row, false, nil
+		return "", row, false, nil
 	}
 	ok, err := getJSON(tx.Bucket(bucketDeliveries), key(tenant, string(id)), &row)
-	return row, ok, err
+	return string(id), row, ok, err
 }
 
 // state is the run's state as the batch has it: folded in the batch, in

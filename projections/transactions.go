@@ -1,7 +1,9 @@
 package projections
 
 import (
-	"encoding/json"
+	"bytes"
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/heraldhq/herald/eventlog"
@@ -51,15 +53,16 @@ type TxnDeliveries struct {
 
 // MarshalJSON stores the counters as an array, the order of the fields:
 // a transaction's row is kept for each trigger, most of them to one
-// subscriber.
+// subscriber, and read and written as its runs move (by hand, not through
+// reflection: this is on the projector's path for every run).
 func (r TxnRuns) MarshalJSON() ([]byte, error) {
-	return json.Marshal([6]int{r.Started, r.Running, r.Completed, r.Failed, r.Cancelled, r.Digested})
+	return appendCounters(nil, r.Started, r.Running, r.Completed, r.Failed, r.Cancelled, r.Digested), nil
 }
 
 // UnmarshalJSON reads MarshalJSON's array.
 func (r *TxnRuns) UnmarshalJSON(b []byte) error {
 	var a [6]int
-	if err := json.Unmarshal(b, &a); err != nil {
+	if ok, err := readCounters(b, a[:]); !ok {
 		return err
 	}
 	*r = TxnRuns{a[0], a[1], a[2], a[3], a[4], a[5]}
@@ -68,17 +71,57 @@ func (r *TxnRuns) UnmarshalJSON(b []byte) error {
 
 // MarshalJSON stores the counters as an array (see TxnRuns.MarshalJSON).
 func (d TxnDeliveries) MarshalJSON() ([]byte, error) {
-	return json.Marshal([3]int{d.Sent, d.Skipped, d.Failed})
+	return appendCounters(nil, d.Sent, d.Skipped, d.Failed), nil
 }
 
 // UnmarshalJSON reads MarshalJSON's array.
 func (d *TxnDeliveries) UnmarshalJSON(b []byte) error {
 	var a [3]int
-	if err := json.Unmarshal(b, &a); err != nil {
+	if ok, err := readCounters(b, a[:]); !ok {
 		return err
 	}
 	*d = TxnDeliveries{a[0], a[1], a[2]}
 	return nil
+}
+
+// appendCounters appends ns to b as a JSON array of integers.
+func appendCounters(b []byte, ns ...int) []byte {
+	b = append(b, '[')
+	for i, n := range ns {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(n), 10)
+	}
+	return append(b, ']')
+}
+
+// readCounters reads a JSON array of integers into into, as
+// json.Unmarshal into an array would: missing elements stay zero, extra
+// ones are ignored. ok is false for null (which changes nothing) and on
+// an error.
+func readCounters(b []byte, into []int) (ok bool, err error) {
+	b = bytes.TrimSpace(b)
+	if string(b) == "null" {
+		return false, nil
+	}
+	if len(b) < 2 || b[0] != '[' || b[len(b)-1] != ']' {
+		return false, fmt.Errorf("projections: counters: not an array: %.40q", b)
+	}
+	inner := bytes.TrimSpace(b[1 : len(b)-1])
+	if len(inner) == 0 {
+		return true, nil
+	}
+	for i, part := range bytes.Split(inner, []byte{','}) {
+		n, err := strconv.Atoi(string(bytes.TrimSpace(part)))
+		if err != nil {
+			return false, fmt.Errorf("projections: counters: %w", err)
+		}
+		if i < len(into) {
+			into[i] = n
+		}
+	}
+	return true, nil
 }
 
 // Progress statuses of a transaction.

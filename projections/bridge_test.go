@@ -1,0 +1,45 @@
+package projections_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/eventlog"
+	"github.com/heraldhq/herald/events"
+	"github.com/heraldhq/herald/projections"
+)
+
+// TestBridgeReadsTheLatestRegistration: the binding read for every
+// Bridge call is kept decoded between registrations, so a read after a
+// registration is applied must give the new one, however often the old
+// one was read before.
+func TestBridgeReadsTheLatestRegistration(t *testing.T) {
+	log, st := followed(t)
+	appendTenant(t, log, "ten_a")
+	if _, err := st.Bridge("ten_a"); !errors.Is(err, projections.ErrNotFound) {
+		t.Fatalf("before any registration: %v, want ErrNotFound", err)
+	}
+	register := func(url, sealed string) {
+		t.Helper()
+		seq := appendChannelEvent(t, log, "ten_a", eventlog.AggBridge, "ten_a", events.BridgeConfigured, time.Now(),
+			events.BridgeConfiguredData{WebhookURL: url, SealedSecret: sealed})
+		if err := st.WaitFor(context.Background(), seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	register("http://a.example/bridge", "sealed-1")
+	for range 3 {
+		if bb, err := st.Bridge("ten_a"); err != nil || bb.WebhookURL != "http://a.example/bridge" || bb.SealedSecret != "sealed-1" {
+			t.Fatalf("first registration: %+v %v", bb, err)
+		}
+	}
+	register("http://b.example/bridge", "sealed-2")
+	if bb, err := st.Bridge("ten_a"); err != nil || bb.WebhookURL != "http://b.example/bridge" || bb.SealedSecret != "sealed-2" {
+		t.Fatalf("after the rotation: %+v %v, want the new URL and secret", bb, err)
+	}
+	if _, err := st.Bridge("ten_b"); !errors.Is(err, projections.ErrNotFound) {
+		t.Fatalf("another tenant: %v, want ErrNotFound", err)
+	}
+}
