@@ -7,6 +7,7 @@ import (
 
 	"github.com/heraldhq/herald/events"
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/errgroup"
 )
 
 // SecureDelete removes the event at seq from the EVENTS stream and has the
@@ -56,18 +57,30 @@ func (l *Log) Purge(ctx context.Context, subjects []string, seqs []uint64) error
 		Data: events.LogPurgedData{Subjects: len(subjects), Events: len(seqs)}}); err != nil {
 		return err
 	}
+	// One request a subject or sequence, purgeConcurrency at once: one
+	// after the other, the round trips alone kept a retention sweep
+	// slower than 100 runs finishing a second (three subjects a run).
+	work := make([]func(context.Context) error, 0, len(subjects)+len(seqs))
 	for _, s := range subjects {
-		if err := l.purge(ctx, s, 0); err != nil {
-			return err
-		}
+		work = append(work, func(ctx context.Context) error { return l.purge(ctx, s, 0) })
 	}
 	for _, seq := range seqs {
-		if err := l.delete(ctx, seq); err != nil {
-			return err
-		}
+		work = append(work, func(ctx context.Context) error { return l.delete(ctx, seq) })
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(purgeConcurrency)
+	for _, w := range work {
+		g.Go(func() error { return w(gctx) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	return l.purge(ctx, LogSubject, 1)
 }
+
+// purgeConcurrency is how many purge and delete requests Purge has under
+// way at once.
+const purgeConcurrency = 8
 
 // purge removes a subject's events but its keep latest.
 func (l *Log) purge(ctx context.Context, subject string, keep uint64) error {

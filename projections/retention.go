@@ -19,7 +19,7 @@ import (
 //     tenants, so that one walk from the start finds what has expired;
 //   - txns_expiring: tenant\x00txn → empty: the transactions whose last
 //     run has gone, whose own events are still to leave the log before
-//     their rows go (ExpiringTransactions, ForgetTransaction).
+//     their rows go (ExpiringTransactions, ForgetTransactions).
 //
 // Expiry is not an event: each process forgets, on its own clock, the
 // rows of runs whose events it (or another process) has purged from the
@@ -331,42 +331,55 @@ func (s *Store) ExpiringTransactions(limit int) ([]ExpiringTransaction, error) {
 	return out, err
 }
 
-// ForgetTransaction drops an expiring transaction's rows (its row, its
-// index entry, the ingress rows left: recipients that got no run), once
-// its events have left the log. A transaction that gained a run since
-// (none can: its fan-out is over) is only unmarked.
-func (s *Store) ForgetTransaction(t ExpiringTransaction) error {
+// ForgetTransactions drops expiring transactions' rows (each its row, its
+// index entries, the ingress rows left: recipients that got no run), once
+// their events have left the log, in one write for the lot. A transaction
+// that gained a run since (none can: its fan-out is over) is only
+// unmarked.
+func (s *Store) ForgetTransactions(ts []ExpiringTransaction) error {
+	if len(ts) == 0 {
+		return nil
+	}
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
 	s.dbMu.RLock()
 	defer s.dbMu.RUnlock()
 	return s.guarded(func() error {
 		return s.db.Update(func(tx *bolt.Tx) error {
-			tk := key(t.TenantID, t.TransactionID)
-			if err := tx.Bucket(bucketTxnsExpiring).Delete(tk); err != nil {
-				return err
-			}
-			prefix := append(bytes.Clone(tk), 0)
-			if k, _ := tx.Bucket(bucketRunsByTxn).Cursor().Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) {
-				return nil
-			}
-			var row Transaction
-			ok, err := getJSON(tx.Bucket(bucketTxns), tk, &row)
-			if err != nil {
-				return err
-			}
-			if ok {
-				if err := tx.Bucket(bucketTxnsByTime).Delete(key(t.TenantID, newestFirst(row.CreatedAt)+t.TransactionID)); err != nil {
-					return err
-				}
-				if err := tx.Bucket(bucketTxns).Delete(tk); err != nil {
-					return err
-				}
-				if err := tx.Bucket(bucketTxnsCancelled).Delete(tk); err != nil {
+			for _, t := range ts {
+				if err := forgetTransaction(tx, t); err != nil {
 					return err
 				}
 			}
-			return deletePrefix(tx.Bucket(bucketNotifs), prefix)
+			return nil
 		})
 	})
+}
+
+func forgetTransaction(tx *bolt.Tx, t ExpiringTransaction) error {
+	tk := key(t.TenantID, t.TransactionID)
+	if err := tx.Bucket(bucketTxnsExpiring).Delete(tk); err != nil {
+		return err
+	}
+	prefix := append(bytes.Clone(tk), 0)
+	if k, _ := tx.Bucket(bucketRunsByTxn).Cursor().Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) {
+		return nil
+	}
+	var row Transaction
+	ok, err := getJSON(tx.Bucket(bucketTxns), tk, &row)
+	if err != nil {
+		return err
+	}
+	if ok {
+		if err := tx.Bucket(bucketTxnsByTime).Delete(key(t.TenantID, newestFirst(row.CreatedAt)+t.TransactionID)); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketTxns).Delete(tk); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketTxnsCancelled).Delete(tk); err != nil {
+			return err
+		}
+	}
+	return deletePrefix(tx.Bucket(bucketNotifs), prefix)
 }

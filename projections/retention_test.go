@@ -79,7 +79,7 @@ func TestExpiredRunsFollowTheirEnd(t *testing.T) {
 	if err := log.Purge(t.Context(), []string{eventlog.Subject(tenant, eventlog.AggTransaction, "txn_1")}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.ForgetTransaction(txns[0]); err != nil {
+	if err := st.ForgetTransactions(txns[:1]); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.TransactionProgress(tenant, "txn_1"); !errors.Is(err, projections.ErrNotFound) {

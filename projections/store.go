@@ -38,7 +38,7 @@ type Store struct {
 	// the projector's writes hold it shared.
 	dbMu sync.RWMutex
 	// applyMu orders the projector's batches and retention's deletions
-	// (ForgetRuns, ForgetTransaction): a batch never writes back a row
+	// (ForgetRuns, ForgetTransactions): a batch never writes back a row
 	// that retention dropped meanwhile from its cache or its reads.
 	applyMu  sync.Mutex
 	db       *bolt.DB
@@ -93,8 +93,11 @@ type Options struct {
 	// the first event of a batch for more before it applies them in one
 	// transaction (see eventlog.Tail.Batches): a busy log costs one commit
 	// per many events instead of one per event or two, for at most this
-	// much more delay before a write is visible. An idle log adds no delay.
-	// Zero: 1ms; negative: no waiting.
+	// much more delay before a write is visible. An idle log adds no delay,
+	// and a reader waiting for its own write (WaitFor) ends the batch at
+	// it. Zero: 4ms (at 1ms, the commits of batches of a few events cost
+	// single triggers about a tenth more serve CPU: BENCHMARKS.md);
+	// negative: no waiting.
 	BatchLinger time.Duration
 	// Stream, when its ID is set, binds the file to one instance of the
 	// EVENTS stream. A file made from another instance (the store was
@@ -131,7 +134,7 @@ func Open(path string, opts Options) (*Store, error) {
 		opts.Logger = slog.Default()
 	}
 	if opts.BatchLinger == 0 {
-		opts.BatchLinger = time.Millisecond
+		opts.BatchLinger = 4 * time.Millisecond
 	}
 	if opts.MaxWait == 0 {
 		opts.MaxWait = 30 * time.Second

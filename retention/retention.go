@@ -130,12 +130,10 @@ func (s *Sweeper) Sweep(ctx context.Context) (runs, txns int, err error) {
 		if err := s.log.Purge(ctx, subjects, nil); err != nil {
 			return runs, txns, err
 		}
-		for _, t := range batch {
-			if err := s.store.ForgetTransaction(t); err != nil {
-				return runs, txns, err
-			}
-			txns++
+		if err := s.store.ForgetTransactions(batch); err != nil {
+			return runs, txns, err
 		}
+		txns += len(batch)
 	}
 	return runs, txns, ctx.Err()
 }
