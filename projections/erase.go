@@ -70,7 +70,7 @@ func (s *Store) compact() error {
 		return fmt.Errorf("projections: compact: %w", err)
 	}
 	dst, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoSync: true,
-		FreelistType: bolt.FreelistMapType})
+		NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
 	if err != nil {
 		return fmt.Errorf("projections: compact: %w", err)
 	}

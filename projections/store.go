@@ -215,11 +215,25 @@ func staleFor(db *bolt.DB, id eventlog.Identity) (why string) {
 	return why
 }
 
-// openDB opens the file and checks it unless it was closed cleanly. The
-// free list is kept in the file (bbolt's default): without it every open
-// walks every page to find the free ones. bbolt panics on some corrupt
-// pages (an invalid free list page): such a panic is an error here.
+// openDB opens the file, and checks it page by page unless it was closed
+// cleanly.
+//
+// The free list is not kept in the file (NoFreelistSync): every commit
+// would write all of it, and once retention frees pages the list is long.
+// Under 100 runs a second at a 10-minute retention, writing it took a
+// quarter of herald serve's CPU, and the file grew by half again around
+// the pages it was written to (BENCHMARKS.md, "Retention under a steady
+// load"). An open finds the free pages by walking every page instead,
+// about 150 ms for 500 MB. bbolt walks them in a goroutine of its own,
+// where a damaged page would panic the process, so walkPages reads them
+// all first, here, where a panic is an error: a damaged page is found at
+// open, whether or not the file was closed cleanly.
 func openDB(path string) (db *bolt.DB, err error) {
+	if damaged, err := walkPages(path); err != nil {
+		return nil, fmt.Errorf("projections: open %s: %w", path, err)
+	} else if damaged != nil {
+		return nil, fmt.Errorf("projections: open %s: %w: %v", path, ErrCorrupt, damaged)
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			if db != nil {
@@ -229,7 +243,7 @@ func openDB(path string) (db *bolt.DB, err error) {
 		}
 	}()
 	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoSync: true,
-		FreelistType: bolt.FreelistMapType})
+		NoFreelistSync: true, PreLoadFreelist: true, FreelistType: bolt.FreelistMapType})
 	if err != nil {
 		return nil, fmt.Errorf("projections: open %s: %w", path, err)
 	}
@@ -247,6 +261,46 @@ func openDB(path string) (db *bolt.DB, err error) {
 		return nil, fmt.Errorf("projections: check %s: %w: %w", path, ErrCorrupt, err)
 	}
 	return db, nil
+}
+
+// walkPages reads every key and value of the file at path (nothing when
+// there is no file yet), so every page a bucket reaches, read-only: a
+// read-only open loads no free list. damaged is bbolt's panic on a
+// damaged page; err is the open's own (a lock not had in time, a file that
+// is no database), which the open that follows meets and reports as
+// before.
+func walkPages(path string) (damaged, err error) {
+	if _, serr := os.Stat(path); os.IsNotExist(serr) {
+		return nil, nil
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer closeQuietly(db)
+	defer func() {
+		if p := recover(); p != nil {
+			damaged = fmt.Errorf("%v", p)
+		}
+	}()
+	return db.View(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return walkBucket(b) })
+	}), nil
+}
+
+// walkBucket reads every key and value of b and of the buckets in it.
+func walkBucket(b *bolt.Bucket) error {
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if v == nil {
+			if nested := b.Bucket(k); nested != nil {
+				if err := walkBucket(nested); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // closeQuietly closes a db that may be corrupt, swallowing a panic.
