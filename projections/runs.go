@@ -79,10 +79,10 @@ type runFold struct {
 	// thousand runs of one broadcast writes its transaction once.
 	txns map[string]*txnDelta
 	// stats are the batch's additions to the overview's buckets, by
-	// statsKey, and statsLatest the latest bucket start counted, by
-	// tenant and resolution (statsKey's prefix); flushStats writes them.
+	// statsKey, and statsLatest the latest bucket counted in, by tenant
+	// and resolution (statsKey's prefix); flushStats writes them.
 	stats       map[string]*StatsBucket
-	statsLatest map[string]time.Time
+	statsLatest map[string]statsMark
 }
 
 // txnDelta is what one batch adds to a transaction's counters.

@@ -151,7 +151,7 @@ func statsKey(tenant string, r Resolution, start time.Time) []byte {
 func (f *runFold) addStats(tenant string, at time.Time, d StatsBucket) {
 	if f.stats == nil {
 		f.stats = make(map[string]*StatsBucket)
-		f.statsLatest = make(map[string]time.Time)
+		f.statsLatest = make(map[string]statsMark)
 	}
 	for _, r := range resolutions {
 		start := at.UTC().Truncate(r.Step)
@@ -163,8 +163,8 @@ func (f *runFold) addStats(tenant string, at time.Time, d StatsBucket) {
 		}
 		cur.Add(d)
 		prefix := string(key(tenant, string([]byte{r.ID})))
-		if start.After(f.statsLatest[prefix]) {
-			f.statsLatest[prefix] = start
+		if m, ok := f.statsLatest[prefix]; !ok || start.After(m.start) {
+			f.statsLatest[prefix] = statsMark{r, start}
 		}
 	}
 }
@@ -186,9 +186,8 @@ func (f *runFold) flushStats(tx *bolt.Tx) error {
 			return err
 		}
 	}
-	for prefix, latest := range f.statsLatest {
-		r := resolutionOf(prefix[len(prefix)-1])
-		cutoff := binary.BigEndian.AppendUint64([]byte(prefix), uint64(latest.Add(-r.Keep).Unix()))
+	for prefix, m := range f.statsLatest {
+		cutoff := binary.BigEndian.AppendUint64([]byte(prefix), uint64(m.start.Add(-m.r.Keep).Unix()))
 		p := []byte(prefix)
 		c := b.Cursor()
 		for k, _ := c.Seek(p); k != nil && bytes.HasPrefix(k, p) && bytes.Compare(k, cutoff) < 0; k, _ = c.Seek(p) {
@@ -200,14 +199,11 @@ func (f *runFold) flushStats(tx *bolt.Tx) error {
 	return nil
 }
 
-// resolutionOf is the resolution of id.
-func resolutionOf(id byte) Resolution {
-	for _, r := range resolutions {
-		if r.ID == id {
-			return r
-		}
-	}
-	panic("projections: no stats resolution " + string([]byte{id}))
+// statsMark is the latest bucket start a batch counted in, at a
+// resolution.
+type statsMark struct {
+	r     Resolution
+	start time.Time
 }
 
 // countStats counts ev in the stats, if it is a run's start or end or a
