@@ -38,9 +38,10 @@ const ReasonQuietHours = "quiet_hours"
 // subscriber), for Tenant.
 type Ask struct {
 	Tenant, Workflow, Subscriber, Kind string
-	// Seen, when not zero, is the event sequence the projections must have
-	// applied before they are read (as Request.Seen). Zero: they are read
-	// as they are.
+	// Seen, when not zero, is the event sequence up to which the
+	// projections must have applied the tenant's events a decision reads
+	// (Store.WaitForTenant) before they are read (as Request.Seen). Zero:
+	// they are read as they are.
 	Seen uint64
 	// Now is the instant the quiet hours are read at.
 	Now time.Time
@@ -107,7 +108,8 @@ func (d Decision) ChannelKeys() []string {
 }
 
 // Decide decides the send a names from one read of store (once it has
-// applied a.Seen): the kind's channels, the recipient's preferences, the
+// applied a.Seen, or at least every event up to it of a.Tenant's that a
+// decision reads: Store.WaitForTenant): the kind's channels, the recipient's preferences, the
 // workflow's critical flag and defaults as of the tenant's last sync, the
 // recipient (its time zone and address) and the address's suppression.
 // It records nothing and calls nothing: the engine asks it before every
@@ -115,7 +117,9 @@ func (d Decision) ChannelKeys() []string {
 // every recipient and kind. A failure is one of the reads'.
 func Decide(ctx context.Context, store *projections.Store, a Ask) (Decision, error) {
 	if a.Seen != 0 {
-		if err := store.WaitFor(ctx, a.Seen); err != nil {
+		// Only what this tenant's decision reads: another tenant's
+		// broadcast the projector still applies holds no send here.
+		if err := store.WaitForTenant(ctx, a.Tenant, a.Seen); err != nil {
 			return Decision{}, err
 		}
 	}

@@ -45,7 +45,8 @@ type Request struct {
 	// caller in the process that reads its outcome from its own later
 	// events rather than from GET /v1/deliveries. Deliver then reads
 	// channels, preferences and the recipient from projections that have
-	// applied at least Seen, and answers without waiting for its ledger
+	// applied at least the tenant's events up to Seen that a decision reads
+	// (projections.Store.WaitForTenant), and answers without waiting for its ledger
 	// rows to be applied (the projector applies them before any event
 	// the caller appends afterwards). Zero (POST /v1/deliver): the reads
 	// see every write acknowledged before the call, and the answer's row

@@ -72,6 +72,11 @@ type TailOptions struct {
 	// stream holds events for it before it follows the stream anew.
 	// Zero: DefaultTailStall.
 	StallAfter time.Duration
+	// Received, when set, is called with each event's sequence and
+	// subject as the tail takes it from the server, in order and once
+	// each, before Next can return it: its caller knows what is on its
+	// way before it is read. It must not block. Zero: none.
+	Received func(seq uint64, subject string)
 }
 
 // tailHeartbeat is how often the server confirms an idle tail is alive. A
@@ -165,6 +170,9 @@ func (t *Tail) consume(ctx context.Context, after uint64) (jetstream.ConsumeCont
 		seq := meta.Sequence.Stream
 		if gen != t.gen.Load() || seq <= t.last {
 			return // a replaced consumer's, or a repeat
+		}
+		if t.opts.Received != nil {
+			t.opts.Received(seq, m.Subject())
 		}
 		select {
 		case t.ch <- tailMsg{m: m, seq: seq}:

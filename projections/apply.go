@@ -99,6 +99,8 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 	if bridges {
 		s.bridgeGen.Add(1)
 	}
+	// Before the waiters wake: one that is not clear yet reads ahead anew.
+	s.ahead.applied(last)
 	s.mu.Lock()
 	if last > s.applied && !s.closed {
 		s.applied = last

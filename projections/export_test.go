@@ -38,3 +38,10 @@ func (s *Store) Inbox(tenant, subscriberID string) ([]InAppMessage, error) {
 func (s *Store) ChecksumWithoutStats() (string, error) {
 	return s.checksum(map[string]bool{string(bucketStats): true})
 }
+
+// HoldApply keeps the projector from applying anything (its tail goes on
+// receiving) until release is called.
+func (s *Store) HoldApply() (release func()) {
+	s.applyMu.Lock()
+	return s.applyMu.Unlock
+}

@@ -16,7 +16,10 @@ func (s *Store) Run(ctx context.Context, log *eventlog.Log, ready chan<- struct{
 	if err != nil {
 		return err
 	}
-	tail, err := log.Tail(ctx, eventlog.TailOptions{After: s.Applied(), Logger: s.log, Restarted: s.opts.TailRestarted})
+	s.ahead.reset(s.Applied())
+	defer s.ahead.stop()
+	tail, err := log.Tail(ctx, eventlog.TailOptions{After: s.Applied(), Logger: s.log, Restarted: s.opts.TailRestarted,
+		Received: s.ahead.receive})
 	if err != nil {
 		return err
 	}

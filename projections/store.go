@@ -67,6 +67,9 @@ type Store struct {
 	waiting    map[uint64]int
 	minWaiting uint64
 	nudge      chan struct{} // a WaitFor started waiting (capacity 1)
+	// ahead is what Run's tail received and the store has not applied,
+	// by tenant (see WaitForTenant).
+	ahead ahead
 
 	// endpointsGen counts the applied batches that created or deleted a
 	// webhook endpoint (see EndpointsGeneration).

@@ -21,6 +21,30 @@ var ErrWaitTimeout = fmt.Errorf("projections: event not applied in time (project
 // WaitFor blocks until the event at seq (and every one before it) is
 // applied, ctx ends, or Options.MaxWait passes (ErrWaitTimeout).
 func (s *Store) WaitFor(ctx context.Context, seq uint64) error {
+	return s.waitFor(ctx, seq, "")
+}
+
+// WaitForTenant blocks until tenant's reads see every event up to seq
+// that a send's decision reads (its channels, workflows, subscribers,
+// preferences, suppressions, layouts: every aggregate but its runs,
+// transactions, deliveries and the like), ctx ends, or Options.MaxWait
+// passes (ErrWaitTimeout). It returns once the event at seq is applied,
+// as WaitFor does, or sooner: once the projector's tail has received
+// seq and none of what is left to apply up to it is one of those events
+// of tenant. So one tenant's broadcast, which the projector applies a
+// few hundred milliseconds behind at full pace, does not hold another
+// tenant's sends. The broadcasting tenant, whose events are most of what
+// is left, waits as WaitFor does (heavyEvents): the projector keeps its
+// pace.
+func (s *Store) WaitForTenant(ctx context.Context, tenant string, seq uint64) error {
+	if tenant == "" {
+		return s.WaitFor(ctx, seq)
+	}
+	return s.waitFor(ctx, seq, tenant)
+}
+
+// waitFor is WaitFor, or WaitForTenant of tenant when it is not "".
+func (s *Store) waitFor(ctx context.Context, seq uint64, tenant string) error {
 	var bound <-chan time.Time
 	registered := false
 	defer func() {
@@ -40,11 +64,19 @@ func (s *Store) WaitFor(ctx context.Context, seq uint64) error {
 			s.mu.Unlock()
 			return nil
 		}
+		ch := s.changed
+		var received <-chan struct{}
+		if tenant != "" {
+			var ok bool
+			if ok, received = s.ahead.clear(tenant, seq); ok {
+				s.mu.Unlock()
+				return nil
+			}
+		}
 		if !registered {
 			s.addWaiter(seq)
 			registered = true
 		}
-		ch := s.changed
 		s.mu.Unlock()
 		if bound == nil {
 			t := time.NewTimer(s.opts.MaxWait)
@@ -53,6 +85,7 @@ func (s *Store) WaitFor(ctx context.Context, seq uint64) error {
 		}
 		select {
 		case <-ch:
+		case <-received:
 		case <-ctx.Done():
 			return fmt.Errorf("projections: waiting for #%d (at #%d): %w", seq, s.Applied(), ctx.Err())
 		case <-bound:
