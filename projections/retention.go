@@ -195,7 +195,7 @@ func forgetRun(tx *bolt.Tx, r ExpiredRun) (txn string, err error) {
 	}
 	rk := key(r.TenantID, r.RunID)
 	var st runstate.State
-	ok, err := getJSON(tx.Bucket(bucketRuns), rk, &st)
+	ok, err := getRun(tx.Bucket(bucketRuns), rk, &st)
 	if err != nil || !ok {
 		return "", err
 	}

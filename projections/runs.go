@@ -200,7 +200,7 @@ func (f *runFold) txnOfRun(tx *bolt.Tx, tenant, runID string) (string, error) {
 	var row struct {
 		TransactionID string `json:"transactionId"`
 	}
-	_, err := getJSON(tx.Bucket(bucketRuns), k, &row)
+	_, err := getRunPart(tx.Bucket(bucketRuns), k, &row)
 	return row.TransactionID, err
 }
 
@@ -214,7 +214,7 @@ func (f *runFold) apply(tx *bolt.Tx, ev eventlog.Event) error {
 	if !ok {
 		if s = f.cache.get(k); s == nil {
 			s = &runstate.State{}
-			if _, err := getJSON(tx.Bucket(bucketRuns), []byte(k), s); err != nil {
+			if _, err := getRun(tx.Bucket(bucketRuns), []byte(k), s); err != nil {
 				return err
 			}
 		}
@@ -310,7 +310,7 @@ func (f *runFold) flush(tx *bolt.Tx) error {
 	b := tx.Bucket(bucketRuns)
 	for _, k := range f.keys {
 		if s := f.states[k]; s.RunID != "" {
-			if err := putJSON(b, []byte(k), s); err != nil {
+			if err := putRun(b, []byte(k), s); err != nil {
 				return err
 			}
 		}
@@ -424,7 +424,17 @@ type Run = runstate.State
 
 // RunState returns one run's state, or ErrNotFound.
 func (s *Store) RunState(tenant, runID string) (*runstate.State, error) {
-	st, err := getOne[runstate.State](s, bucketRuns, key(tenant, runID))
+	var st runstate.State
+	err := s.view(func(tx *bolt.Tx) error {
+		k := key(tenant, runID)
+		switch ok, err := getRun(tx.Bucket(bucketRuns), k, &st); {
+		case err != nil:
+			return err
+		case !ok:
+			return ErrNotFound
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -443,7 +453,7 @@ func (s *Store) Runs(tenant string, f RunFilter, p Page) (runs []*runstate.State
 		all := tx.Bucket(bucketRuns)
 		load := func(runID string) (*runstate.State, bool, error) {
 			var st runstate.State
-			ok, err := getJSON(all, key(tenant, runID), &st)
+			ok, err := getRun(all, key(tenant, runID), &st)
 			return &st, ok && match(&st), err
 		}
 		if f.TransactionID != "" {

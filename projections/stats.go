@@ -313,7 +313,7 @@ func (f *runFold) state(tx *bolt.Tx, tenant, runID string) (*runstate.State, err
 		return s, nil
 	}
 	var s runstate.State
-	ok, err := getJSON(tx.Bucket(bucketRuns), []byte(k), &s)
+	ok, err := getRun(tx.Bucket(bucketRuns), []byte(k), &s)
 	if err != nil || !ok {
 		return nil, err
 	}
