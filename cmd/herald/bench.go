@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 
@@ -38,9 +41,17 @@ func benchCmd(fs *flag.FlagSet) action {
 	profileSecs := fs.Int("profile-seconds", 0, "length of each CPU profile (default 20)")
 	timeout := fs.Duration("timeout", 0, "bound on one scenario (default 10m)")
 	natsMode := fs.String("nats", "embedded", "embedded: NATS inside herald serve (the default deployment); external: NATS in a process of its own, measured apart (production's layout)")
+	natsPprof := fs.String("nats-pprof", "", "with --nats external: serve net/http/pprof of the NATS process on this address, to profile JetStream's memory and CPU apart (never expose it)")
 	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) error {
 		if os.Getenv(bench.NATSEnv) != "" {
 			// The NATS process of `herald bench --nats external`.
+			if addr := os.Getenv(bench.NATSPprofEnv); addr != "" {
+				stop, err := startPprof(addr, slog.New(slog.NewTextHandler(stderr, nil)))
+				if err != nil {
+					return fmt.Errorf("--nats-pprof: %w", err)
+				}
+				defer stop()
+			}
 			return bench.ServeNATS(ctx, stdout)
 		}
 		cfg := bench.Full()
@@ -90,6 +101,14 @@ func benchCmd(fs *flag.FlagSet) action {
 		case "external":
 			if cfg.NATSCommand, err = bench.DefaultNATSCommand(); err != nil {
 				return err
+			}
+			if *natsPprof != "" {
+				natsCommand := cfg.NATSCommand
+				cfg.NATSCommand = func() *exec.Cmd {
+					cmd := natsCommand()
+					cmd.Env = append(cmd.Environ(), bench.NATSPprofEnv+"="+*natsPprof)
+					return cmd
+				}
 			}
 		default:
 			return badUsage("--nats: %q is not embedded or external", *natsMode)

@@ -17,6 +17,10 @@ import (
 // NATS server on it (ServeNATS) instead of its usual work.
 const NATSEnv = "HERALD_BENCH_NATS_DIR"
 
+// NATSPprofEnv, in the NATS process's environment, is the address its
+// net/http/pprof listens on (`herald bench --nats-pprof`). Zero: none.
+const NATSPprofEnv = "HERALD_BENCH_NATS_PPROF"
+
 // natsSyncEnv carries the sync mode to the NATS process.
 const natsSyncEnv = "HERALD_BENCH_NATS_SYNC"
 
