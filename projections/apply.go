@@ -33,7 +33,7 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 		return nil
 	}
 	var last uint64
-	erased, endpoints, bridges := false, false, false
+	erased, endpoints, bridges, keys := false, false, false, false
 	var runs runFold
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
@@ -55,6 +55,8 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 					endpoints = true
 				case events.BridgeConfigured:
 					bridges = true
+				case events.APIKeyCreated, events.APIKeyRevoked:
+					keys = true
 				}
 				if runEventTypes[ev.Type] {
 					err = runs.apply(tx, ev)
@@ -97,7 +99,10 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 		s.endpointsGen.Add(1)
 	}
 	if bridges {
-		s.bridgeGen.Add(1)
+		s.bridges.invalidate()
+	}
+	if keys {
+		s.apiKeys.invalidate()
 	}
 	// Before the waiters wake: one that is not clear yet reads ahead anew.
 	s.ahead.applied(last)

@@ -35,33 +35,9 @@ func applyBridgeConfigured(tx *bolt.Tx, ev eventlog.Event, d events.BridgeConfig
 
 // Bridge returns a tenant's Bridge binding, or ErrNotFound before its
 // first registration. It is read for every Bridge call, so the decoded
-// binding is kept until a batch applies a registration (bridgeGen).
+// binding is kept until a batch applies a registration (genCache).
 func (s *Store) Bridge(tenant string) (BridgeBinding, error) {
-	gen := s.bridgeGen.Load()
-	s.bridgesMu.Lock()
-	c, ok := s.bridges[tenant]
-	s.bridgesMu.Unlock()
-	if ok && c.gen == gen {
-		return c.binding, nil
-	}
-	bb, err := getOne[BridgeBinding](s, bucketBridge, []byte(tenant))
-	if err != nil {
-		return bb, err
-	}
-	s.bridgesMu.Lock()
-	if s.bridges == nil || len(s.bridges) >= maxCachedBridges {
-		s.bridges = make(map[string]cachedBridge)
-	}
-	s.bridges[tenant] = cachedBridge{gen: gen, binding: bb}
-	s.bridgesMu.Unlock()
-	return bb, nil
+	return s.bridges.get(tenant, func() (BridgeBinding, error) {
+		return getOne[BridgeBinding](s, bucketBridge, []byte(tenant))
+	})
 }
-
-// cachedBridge is a binding read while bridgeGen was gen.
-type cachedBridge struct {
-	gen     uint64
-	binding BridgeBinding
-}
-
-// maxCachedBridges bounds the cache: past it, it starts again empty.
-const maxCachedBridges = 4096

@@ -43,3 +43,31 @@ func TestBridgeReadsTheLatestRegistration(t *testing.T) {
 		t.Fatalf("another tenant: %v, want ErrNotFound", err)
 	}
 }
+
+// TestAPIKeyReadsTheLatestRevocation: the key read for every API request
+// is kept decoded, so a read after its revocation is applied must see the
+// revocation, however often the key was read before.
+func TestAPIKeyReadsTheLatestRevocation(t *testing.T) {
+	log, st := followed(t)
+	appendTenant(t, log, "ten_a")
+	if _, err := st.APIKeyByPrefix("hk_abcdefgh"); !errors.Is(err, projections.ErrNotFound) {
+		t.Fatalf("before the key: %v, want ErrNotFound", err)
+	}
+	apply := func(typ string, data any) {
+		t.Helper()
+		seq := appendChannelEvent(t, log, "ten_a", eventlog.AggAPIKey, "hk_abcdefgh", typ, time.Now(), data)
+		if err := st.WaitFor(context.Background(), seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply(events.APIKeyCreated, events.APIKeyCreatedData{Prefix: "hk_abcdefgh", Hash: "aa"})
+	for range 3 {
+		if k, err := st.APIKeyByPrefix("hk_abcdefgh"); err != nil || k.TenantID != "ten_a" || k.RevokedAt != nil {
+			t.Fatalf("the live key: %+v %v", k, err)
+		}
+	}
+	apply(events.APIKeyRevoked, events.APIKeyRevokedData{Prefix: "hk_abcdefgh"})
+	if k, err := st.APIKeyByPrefix("hk_abcdefgh"); err != nil || k.RevokedAt == nil {
+		t.Fatalf("after the revocation: %+v %v, want it revoked", k, err)
+	}
+}

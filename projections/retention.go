@@ -297,7 +297,7 @@ func forgetInboxMessage(tx *bolt.Tx, tenant string, row Delivery) error {
 // its fan-out is over.
 func markExpiring(tx *bolt.Tx, tenant string, tk []byte) error {
 	var t Transaction
-	if ok, err := getJSON(tx.Bucket(bucketTxns), tk, &t); err != nil || !ok {
+	if ok, err := getTxn(tx.Bucket(bucketTxns), tk, &t); err != nil || !ok {
 		return err
 	}
 	if !t.Completed {
@@ -366,7 +366,7 @@ func forgetTransaction(tx *bolt.Tx, t ExpiringTransaction) error {
 		return nil
 	}
 	var row Transaction
-	ok, err := getJSON(tx.Bucket(bucketTxns), tk, &row)
+	ok, err := getTxn(tx.Bucket(bucketTxns), tk, &row)
 	if err != nil {
 		return err
 	}

@@ -265,13 +265,13 @@ func applyRunDispatch(tx *bolt.Tx, ev eventlog.Event, s *runstate.State) error {
 		// transaction is complete with it (else it would show
 		// fanning_out forever, and never expire).
 		var t Transaction
-		if found, err := getJSON(txns, tk, &t); err != nil || !found {
+		if found, err := getTxn(txns, tk, &t); err != nil || !found {
 			return err
 		}
 		return completeAlone(txns, tk, t, ev.At)
 	}
 	var t Transaction
-	found, err := getJSON(txns, tk, &t)
+	found, err := getTxn(txns, tk, &t)
 	if err != nil || (found && !t.Single) {
 		return err
 	}
@@ -301,7 +301,7 @@ func completeAlone(txns *bolt.Bucket, tk []byte, t Transaction, at time.Time) er
 	}
 	t.Completed, t.Count = true, 1
 	t.UpdatedAt = later(t.UpdatedAt, at)
-	return putJSON(txns, tk, t)
+	return putTxn(txns, tk, &t)
 }
 
 // flush writes the states the batch changed. A run whose start is unknown
@@ -317,7 +317,7 @@ func (f *runFold) flush(tx *bolt.Tx) error {
 	}
 	txns := tx.Bucket(bucketTxns)
 	for k, d := range f.txns {
-		if err := updateJSON(txns, []byte(k), func(t *Transaction) {
+		if err := updateTxn(txns, []byte(k), func(t *Transaction) {
 			r, c := &t.Runs, d.runs
 			r.Started, r.Running, r.Completed = r.Started+c.Started, r.Running+c.Running, r.Completed+c.Completed
 			r.Failed, r.Cancelled, r.Digested = r.Failed+c.Failed, r.Cancelled+c.Cancelled, r.Digested+c.Digested

@@ -74,13 +74,11 @@ type Store struct {
 	// endpointsGen counts the applied batches that created or deleted a
 	// webhook endpoint (see EndpointsGeneration).
 	endpointsGen atomic.Uint64
-	// bridgeGen counts the applied batches that registered a Bridge;
-	// bridges are the bindings Bridge decoded, each with the bridgeGen it
-	// read it at (a binding read before a registration's batch is read
-	// again after it).
-	bridgeGen atomic.Uint64
-	bridgesMu sync.Mutex
-	bridges   map[string]cachedBridge
+	// bridges and apiKeys keep the rows read for every Bridge call and
+	// every API request decoded, until a batch applies a Bridge
+	// registration, or a key's creation or revocation.
+	bridges genCache[BridgeBinding]
+	apiKeys genCache[APIKey]
 
 	opts Options
 	// stalled is set while Run applies nothing although the stream holds

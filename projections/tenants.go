@@ -82,8 +82,12 @@ func (s *Store) Tenant(tenantID string) (Tenant, error) {
 
 // APIKeyByPrefix returns the key with this prefix, revoked or not, or
 // ErrNotFound.
+// It is read for every API request, so the decoded key is kept until a
+// batch applies a key's creation or revocation (genCache).
 func (s *Store) APIKeyByPrefix(prefix string) (APIKey, error) {
-	return getOne[APIKey](s, bucketAPIKeys, []byte(prefix))
+	return s.apiKeys.get(prefix, func() (APIKey, error) {
+		return getOne[APIKey](s, bucketAPIKeys, []byte(prefix))
+	})
 }
 
 // APIKeys lists a tenant's live (unrevoked) keys in prefix order.

@@ -173,7 +173,7 @@ func applyTriggerAccepted(tx *bolt.Tx, ev eventlog.Event, d events.TriggerAccept
 		one := 1
 		t.Recipients = &one
 	}
-	if err := putJSON(tx.Bucket(bucketTxns), key(ev.TenantID, d.TransactionID), t); err != nil {
+	if err := putTxn(tx.Bucket(bucketTxns), key(ev.TenantID, d.TransactionID), &t); err != nil {
 		return err
 	}
 	if err := tx.Bucket(bucketTxnsByTime).Put(key(ev.TenantID, newestFirst(ev.At)+d.TransactionID), []byte{}); err != nil {
@@ -235,7 +235,7 @@ func applyNotificationsDispatched(tx *bolt.Tx, ev eventlog.Event, txn string, d 
 }
 
 func applyFanoutCompleted(tx *bolt.Tx, ev eventlog.Event, txn string, d events.FanoutCompletedData) error {
-	return updateJSON(tx.Bucket(bucketTxns), key(ev.TenantID, txn), func(t *Transaction) {
+	return updateTxn(tx.Bucket(bucketTxns), key(ev.TenantID, txn), func(t *Transaction) {
 		t.Completed, t.Count, t.Recipients = true, d.Count, &d.Count
 		t.UpdatedAt = later(t.UpdatedAt, ev.At)
 	})
@@ -245,7 +245,7 @@ func applyTransactionCancelled(tx *bolt.Tx, ev eventlog.Event, txn string, d eve
 	if err := tx.Bucket(bucketTxnsCancelled).Put(key(ev.TenantID, txn), []byte(d.Actor)); err != nil {
 		return err
 	}
-	return updateJSON(tx.Bucket(bucketTxns), key(ev.TenantID, txn), func(t *Transaction) {
+	return updateTxn(tx.Bucket(bucketTxns), key(ev.TenantID, txn), func(t *Transaction) {
 		t.Cancelled = true
 		t.UpdatedAt = later(t.UpdatedAt, ev.At)
 	})
@@ -278,8 +278,16 @@ func (s *Store) TransactionCancelled(tenant, txn string) (actor string, cancelle
 // TransactionProgress returns one transaction with its counters, or
 // ErrNotFound. One read, whatever its audience.
 func (s *Store) TransactionProgress(tenant, txn string) (Transaction, error) {
-	t, err := getOne[Transaction](s, bucketTxns, key(tenant, txn))
-	t.TransactionID = txn
+	t := Transaction{TransactionID: txn}
+	err := s.view(func(tx *bolt.Tx) error {
+		switch ok, err := getTxn(tx.Bucket(bucketTxns), key(tenant, txn), &t); {
+		case err != nil:
+			return err
+		case !ok:
+			return ErrNotFound
+		}
+		return nil
+	})
 	return t, err
 }
 
@@ -289,7 +297,7 @@ func (s *Store) Transactions(tenant string, p Page) (txns []Transaction, next st
 		all := tx.Bucket(bucketTxns)
 		txns, next, err = listTenant(tx.Bucket(bucketTxnsByTime), tenant, p, func(id string, _ []byte) (Transaction, bool, error) {
 			t := Transaction{TransactionID: id[timeKeyLen:]}
-			ok, err := getJSON(all, key(tenant, t.TransactionID), &t)
+			ok, err := getTxn(all, key(tenant, t.TransactionID), &t)
 			return t, ok, err
 		})
 		return err
