@@ -53,6 +53,53 @@ type Delivery struct {
 	WorkflowID string `json:"-"`
 }
 
+// MarshalJSON writes a row without its idempotency key when the key is
+// the one the engine gives a run's send (<runId>:<stepId>), which the row
+// holds already: the 35 bytes or so of most rows (BENCHMARKS.md). Rows
+// are the only JSON of a Delivery; the API and webhooks show a view of
+// it.
+func (d Delivery) MarshalJSON() ([]byte, error) {
+	type plain Delivery
+	v := struct {
+		plain
+		IdempotencyKey string `json:"idempotencyKey,omitempty"`
+	}{plain(d), d.IdempotencyKey}
+	if d.RunID != "" && d.IdempotencyKey == sendKey(d.RunID, d.StepID) {
+		v.IdempotencyKey = ""
+	}
+	return json.Marshal(v)
+}
+
+// UnmarshalJSON reads MarshalJSON's row: a row of a run's send without a
+// key has <runId>:<stepId>.
+func (d *Delivery) UnmarshalJSON(b []byte) error {
+	type plain Delivery
+	if err := json.Unmarshal(b, (*plain)(d)); err != nil {
+		return err
+	}
+	if d.IdempotencyKey == "" && d.RunID != "" {
+		d.IdempotencyKey = sendKey(d.RunID, d.StepID)
+	}
+	return nil
+}
+
+// deliveriesBucket is the deliveries bucket of tx for writing. Its rows
+// are written pending and grow by about a fifth when their outcome is
+// recorded, often in a later batch: its pages split at
+// deliveriesFill keep room for that growth, where appendFill's would
+// split again into pages half empty (BENCHMARKS.md).
+func deliveriesBucket(tx *bolt.Tx) *bolt.Bucket {
+	b := tx.Bucket(bucketDeliveries)
+	b.FillPercent = deliveriesFill
+	return b
+}
+
+// deliveriesFill is the fill of the deliveries' pages (deliveriesBucket).
+const deliveriesFill = 0.8
+
+// sendKey is the idempotency key of a run's send step.
+func sendKey(runID, stepID string) string { return runID + ":" + stepID }
+
 // DeliveryEvent is one report of a provider on a sent message.
 type DeliveryEvent struct {
 	Type string    `json:"type"`
@@ -127,7 +174,7 @@ func applyDeliverySkipped(tx *bolt.Tx, ev eventlog.Event, d events.DeliverySkipp
 // indexes.
 func putDelivery(tx *bolt.Tx, ev eventlog.Event, row Delivery) error {
 	id := seqID(ev.Seq)
-	if err := putJSON(appendBucket(tx, bucketDeliveries), key(ev.TenantID, id), row); err != nil {
+	if err := putJSON(deliveriesBucket(tx), key(ev.TenantID, id), row); err != nil {
 		return err
 	}
 	if err := appendBucket(tx, bucketDeliveryAttempts).Put(key(ev.TenantID, row.AttemptID), []byte(id)); err != nil {
@@ -189,7 +236,7 @@ func updateDelivery(tx *bolt.Tx, tenant, attemptID string, change func(*Delivery
 	if id == nil {
 		return nil
 	}
-	return updateJSON(appendBucket(tx, bucketDeliveries), key(tenant, string(id)), change)
+	return updateJSON(deliveriesBucket(tx), key(tenant, string(id)), change)
 }
 
 // DeliveryByProviderID returns the row of the message a channel's
