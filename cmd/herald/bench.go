@@ -98,6 +98,9 @@ func benchCmd(fs *flag.FlagSet) action {
 		}
 		switch *natsMode {
 		case "embedded":
+			if *natsPprof != "" {
+				return badUsage("--nats-pprof needs --nats external (embedded, NATS is inside herald serve: use HERALD_PPROF_ADDR)")
+			}
 		case "external":
 			if cfg.NATSCommand, err = bench.DefaultNATSCommand(); err != nil {
 				return err

@@ -309,3 +309,17 @@ func TestParseInterspersed(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchNATSPprofNeedsExternal: --nats-pprof profiles the NATS process
+// of --nats external; with NATS inside herald serve there is none, and
+// the flag is refused rather than ignored.
+func TestBenchNATSPprofNeedsExternal(t *testing.T) {
+	t.Parallel()
+	root := commandTree()
+	bench, err := root.find([]string{"bench"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	usageLines(t, root, bench, "herald bench: --nats-pprof needs --nats external (embedded, NATS is inside herald serve: use HERALD_PPROF_ADDR)",
+		"bench", "--nats-pprof", "127.0.0.1:0")
+}
