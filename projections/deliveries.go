@@ -53,25 +53,8 @@ type Delivery struct {
 	WorkflowID string `json:"-"`
 }
 
-// MarshalJSON writes a row without its idempotency key when the key is
-// the one the engine gives a run's send (<runId>:<stepId>), which the row
-// holds already: the 35 bytes or so of most rows (BENCHMARKS.md). Rows
-// are the only JSON of a Delivery; the API and webhooks show a view of
-// it.
-func (d Delivery) MarshalJSON() ([]byte, error) {
-	type plain Delivery
-	v := struct {
-		plain
-		IdempotencyKey string `json:"idempotencyKey,omitempty"`
-	}{plain(d), d.IdempotencyKey}
-	if d.RunID != "" && d.IdempotencyKey == sendKey(d.RunID, d.StepID) {
-		v.IdempotencyKey = ""
-	}
-	return json.Marshal(v)
-}
-
-// UnmarshalJSON reads MarshalJSON's row: a row of a run's send without a
-// key has <runId>:<stepId>.
+// UnmarshalJSON reads a row written as JSON (before deliveryrow.go's
+// binary rows): a row of a run's send without a key has <runId>:<stepId>.
 func (d *Delivery) UnmarshalJSON(b []byte) error {
 	type plain Delivery
 	if err := json.Unmarshal(b, (*plain)(d)); err != nil {
@@ -174,7 +157,7 @@ func applyDeliverySkipped(tx *bolt.Tx, ev eventlog.Event, d events.DeliverySkipp
 // indexes.
 func putDelivery(tx *bolt.Tx, ev eventlog.Event, row Delivery) error {
 	id := seqID(ev.Seq)
-	if err := putJSON(deliveriesBucket(tx), key(ev.TenantID, id), row); err != nil {
+	if err := putDeliveryRow(deliveriesBucket(tx), key(ev.TenantID, id), &row); err != nil {
 		return err
 	}
 	if err := appendBucket(tx, bucketDeliveryAttempts).Put(key(ev.TenantID, row.AttemptID), []byte(id)); err != nil {
@@ -236,7 +219,13 @@ func updateDelivery(tx *bolt.Tx, tenant, attemptID string, change func(*Delivery
 	if id == nil {
 		return nil
 	}
-	return updateJSON(deliveriesBucket(tx), key(tenant, string(id)), change)
+	b, k := deliveriesBucket(tx), key(tenant, string(id))
+	var row Delivery
+	if ok, err := getDelivery(b, k, &row); err != nil || !ok {
+		return err
+	}
+	change(&row)
+	return putDeliveryRow(b, k, &row)
 }
 
 // DeliveryByProviderID returns the row of the message a channel's
@@ -248,7 +237,7 @@ func (s *Store) DeliveryByProviderID(tenant, channelKey, providerMessageID strin
 		if id == nil {
 			return ErrNotFound
 		}
-		ok, err := getJSON(tx.Bucket(bucketDeliveries), key(tenant, string(id)), &row)
+		ok, err := getDelivery(tx.Bucket(bucketDeliveries), key(tenant, string(id)), &row)
 		if err == nil && !ok {
 			err = ErrNotFound
 		}
@@ -331,7 +320,7 @@ func (s *Store) DeliveriesWhere(tenant string, f DeliveryFilter, p Page) (rows [
 			rows, next, err = scanPrefix(tx.Bucket(bucketDeliveriesByRun), key(tenant, f.RunID+"\x00"), p, o,
 				func(id string, _ []byte) (Delivery, bool, error) {
 					var row Delivery
-					ok, err := getJSON(all, key(tenant, id), &row)
+					ok, err := getDelivery(all, key(tenant, id), &row)
 					if err != nil || !ok {
 						return row, false, err
 					}
@@ -342,7 +331,7 @@ func (s *Store) DeliveriesWhere(tenant string, f DeliveryFilter, p Page) (rows [
 		}
 		rows, next, err = scanPrefix(all, key(tenant, ""), p, o, func(_ string, v []byte) (Delivery, bool, error) {
 			var row Delivery
-			if err := json.Unmarshal(v, &row); err != nil {
+			if err := decodeDelivery(v, &row); err != nil {
 				return row, false, err
 			}
 			ok, err := match(&row)

@@ -2,7 +2,6 @@ package projections
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"time"
@@ -37,7 +36,7 @@ func applySubscriberErased(tx *bolt.Tx, ev eventlog.Event, d events.SubscriberEr
 	c := b.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		var row Delivery
-		if err := json.Unmarshal(v, &row); err != nil {
+		if err := decodeDelivery(v, &row); err != nil {
 			return err
 		}
 		if row.SubscriberID != d.SubscriberID {
@@ -50,7 +49,7 @@ func applySubscriberErased(tx *bolt.Tx, ev eventlog.Event, d events.SubscriberEr
 		changes = append(changes, change{bytes.Clone(k), row})
 	}
 	for _, ch := range changes {
-		if err := putJSON(b, ch.k, ch.row); err != nil {
+		if err := putDeliveryRow(b, ch.k, &ch.row); err != nil {
 			return err
 		}
 	}

@@ -106,7 +106,7 @@ func runLeftovers(tx *bolt.Tx, r *ExpiredRun) error {
 	c := tx.Bucket(bucketDeliveriesByRun).Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 		var row Delivery
-		ok, err := getJSON(rows, key(r.TenantID, string(k[len(prefix):])), &row)
+		ok, err := getDelivery(rows, key(r.TenantID, string(k[len(prefix):])), &row)
 		if err != nil {
 			return err
 		}
@@ -244,7 +244,7 @@ func forgetDeliveries(tx *bolt.Tx, tenant, runID string) error {
 		id := string(k[len(prefix):])
 		rk := key(tenant, id)
 		var row Delivery
-		ok, err := getJSON(rows, rk, &row)
+		ok, err := getDelivery(rows, rk, &row)
 		if err != nil {
 			return err
 		}

@@ -160,10 +160,8 @@ func (f *runFold) delivery(tx *bolt.Tx, ev eventlog.Event) error {
 		if id == nil {
 			return nil
 		}
-		var row struct {
-			RunID string `json:"runId"`
-		}
-		if ok, err := getJSON(tx.Bucket(bucketDeliveries), key(ev.TenantID, string(id)), &row); err != nil || !ok {
+		var row Delivery
+		if ok, err := getDelivery(tx.Bucket(bucketDeliveries), key(ev.TenantID, string(id)), &row); err != nil || !ok {
 			return err
 		}
 		runID = row.RunID

@@ -273,7 +273,7 @@ func firstSend(tx *bolt.Tx, ev eventlog.Event, id string, row Delivery, runs *ru
 			continue // row itself, read already
 		}
 		var other Delivery
-		if _, err := getJSON(all, key(ev.TenantID, string(k[len(prefix):])), &other); err != nil {
+		if _, err := getDelivery(all, key(ev.TenantID, string(k[len(prefix):])), &other); err != nil {
 			return err
 		}
 		if other.AttemptID != row.AttemptID && other.Status != DeliveryPending && other.Status != DeliveryFailed &&
@@ -298,7 +298,7 @@ func deliveryRow(tx *bolt.Tx, tenant, attemptID string) (string, Delivery, bool,
 	if id == nil {
 		return "", row, false, nil
 	}
-	ok, err := getJSON(tx.Bucket(bucketDeliveries), key(tenant, string(id)), &row)
+	ok, err := getDelivery(tx.Bucket(bucketDeliveries), key(tenant, string(id)), &row)
 	return string(id), row, ok, err
 }
 

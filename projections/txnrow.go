@@ -53,12 +53,9 @@ func encodeTxn(t *Transaction) []byte {
 	if t.Recipients != nil {
 		b = binary.AppendVarint(b, int64(*t.Recipients))
 	}
-	b = binary.AppendUvarint(b, uint64(len(t.WorkflowID)))
-	b = append(b, t.WorkflowID...)
-	for _, at := range []time.Time{t.CreatedAt, t.UpdatedAt} {
-		b = binary.AppendVarint(b, at.Unix())
-		b = binary.AppendUvarint(b, uint64(at.Nanosecond()))
-	}
+	b = appendString(b, t.WorkflowID)
+	b = appendTime(b, t.CreatedAt)
+	b = appendTime(b, t.UpdatedAt)
 	r, d := t.Runs, t.Deliveries
 	for _, n := range []int{r.Started, r.Running, r.Completed, r.Failed, r.Cancelled, r.Digested, d.Sent, d.Skipped, d.Failed} {
 		b = binary.AppendVarint(b, int64(n))
@@ -75,7 +72,7 @@ func decodeTxn(row []byte, t *Transaction) error {
 		return fmt.Errorf("%w: %d bytes", errTxnRow, len(row))
 	}
 	flags := row[1]
-	r := txnReader{b: row[2:]}
+	r := rowReader{b: row[2:]}
 	id := t.TransactionID
 	*t = Transaction{TransactionID: id, Single: flags&txnSingle != 0, Completed: flags&txnCompleted != 0,
 		Cancelled: flags&txnCancelled != 0}
@@ -94,14 +91,14 @@ func decodeTxn(row []byte, t *Transaction) error {
 	return nil
 }
 
-// txnReader reads a row's fields in order; a field past the row's end
-// sets bad (and reads as zero).
-type txnReader struct {
+// rowReader reads a binary row's fields in order (a transaction's, a
+// delivery's); a field past the row's end sets bad (and reads as zero).
+type rowReader struct {
 	b   []byte
 	bad bool
 }
 
-func (r *txnReader) int() int {
+func (r *rowReader) int() int {
 	n, w := binary.Varint(r.b)
 	if w <= 0 {
 		r.bad, r.b = true, nil
@@ -111,7 +108,7 @@ func (r *txnReader) int() int {
 	return int(n)
 }
 
-func (r *txnReader) uint() uint64 {
+func (r *rowReader) uint() uint64 {
 	n, w := binary.Uvarint(r.b)
 	if w <= 0 {
 		r.bad, r.b = true, nil
@@ -121,7 +118,7 @@ func (r *txnReader) uint() uint64 {
 	return n
 }
 
-func (r *txnReader) string() string {
+func (r *rowReader) string() string {
 	n := r.uint()
 	if n > uint64(len(r.b)) {
 		r.bad, r.b = true, nil
@@ -132,7 +129,7 @@ func (r *txnReader) string() string {
 	return s
 }
 
-func (r *txnReader) time() time.Time {
+func (r *rowReader) time() time.Time {
 	sec := r.int()
 	nsec := r.uint()
 	if nsec >= uint64(time.Second) {

@@ -303,7 +303,11 @@ func (s *Store) DeliveryByAttempt(tenant, attemptID string) (Delivery, error) {
 		if id == nil {
 			return ErrNotFound
 		}
-		return mustGet(tx.Bucket(bucketDeliveries), key(tenant, string(id)), &row)
+		ok, err := getDelivery(tx.Bucket(bucketDeliveries), key(tenant, string(id)), &row)
+		if err == nil && !ok {
+			err = ErrNotFound
+		}
+		return err
 	})
 	return row, err
 }
