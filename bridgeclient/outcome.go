@@ -102,7 +102,11 @@ var codePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 // outcomeOf classifies an HTTP answer to an execute call.
 func outcomeOf(status int, body []byte) Outcome {
 	o := Outcome{HTTPStatus: status}
-	info, hasInfo := errorInfo(body)
+	var info wire.ErrorInfo
+	var hasInfo bool
+	if status != http.StatusOK { // an answer's body is never an error's
+		info, hasInfo = errorInfo(body)
+	}
 	fail := func(kind OutcomeKind, code string) Outcome {
 		o.Kind, o.Code = kind, code
 		o.Message = answered(status)

@@ -65,10 +65,31 @@ func TestTriggerRequestDigest(t *testing.T) {
 		}
 	}
 	// No payload, null and {} are one request.
-	a := accept(`{"workflowId":"w","to":{"subscriberId":"u1"}}`)
-	b := accept(`{"workflowId":"w","to":{"subscriberId":"u1"},"payload":null}`)
-	c := accept(`{"workflowId":"w","to":{"subscriberId":"u1"},"payload":{}}`)
-	if a.RequestDigest != b.RequestDigest || b.RequestDigest != c.RequestDigest {
-		t.Fatal("an absent, null and empty payload differ")
+	a := accept(`{"workflowId":"w","to":{"subscriberId":"u1"},"transactionId":"t"}`)
+	b := accept(`{"workflowId":"w","to":{"subscriberId":"u1"},"payload":null,"transactionId":"t"}`)
+	c := accept(`{"workflowId":"w","to":{"subscriberId":"u1"},"payload":{},"transactionId":"t"}`)
+	if a.RequestDigest == "" || a.RequestDigest != b.RequestDigest || b.RequestDigest != c.RequestDigest {
+		t.Fatalf("an absent, null and empty payload differ: %q %q %q", a.RequestDigest, b.RequestDigest, c.RequestDigest)
+	}
+	// A trigger whose id Herald makes stores no digest, and a repeat of
+	// that id (with or without its own digest) is compared on its fields.
+	made := accept(`{"workflowId":"w","to":{"subscriberId":"u1"},"payload":{"a":1}}`)
+	if made.RequestDigest != "" {
+		t.Fatalf("a trigger without a transaction id stored the digest %q", made.RequestDigest)
+	}
+	for _, c := range []struct {
+		body string
+		same bool
+	}{
+		{`{"workflowId":"w","to":{"subscriberId":"u1"},"payload":{ "a":1 },"transactionId":"t"}`, true},
+		{`{"workflowId":"w","to":{"subscriberId":"u1"},"payload":{"a":2},"transactionId":"t"}`, false},
+	} {
+		repeat := accept(c.body)
+		for name, r := range map[string]events.TriggerAcceptedData{"repeat": repeat, "repeat without its digest": {
+			WorkflowID: repeat.WorkflowID, To: repeat.To, Payload: repeat.Payload}} {
+			if same, err := sameRequest(made, r); err != nil || same != c.same {
+				t.Errorf("%s, %s: same = %v, %v; want %v", name, c.body, same, err, c.same)
+			}
+		}
 	}
 }
