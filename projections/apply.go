@@ -33,7 +33,7 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 		return nil
 	}
 	var last uint64
-	erased, endpoints, bridges, keys := false, false, false, false
+	erased, endpoints, bridges, keys, channels := false, false, false, false, false
 	var runs runFold
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
@@ -57,6 +57,8 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 					bridges = true
 				case events.APIKeyCreated, events.APIKeyRevoked:
 					keys = true
+				case events.ChannelConfigured, events.ChannelUpdated, events.ChannelDeleted, events.ChannelInboundRotated:
+					channels = true
 				}
 				if runEventTypes[ev.Type] {
 					err = runs.apply(tx, ev)
@@ -103,6 +105,9 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 	}
 	if keys {
 		s.apiKeys.invalidate()
+	}
+	if channels {
+		s.channels.invalidate()
 	}
 	// Before the waiters wake: one that is not clear yet reads ahead anew.
 	s.ahead.applied(last)

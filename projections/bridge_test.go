@@ -71,3 +71,49 @@ func TestAPIKeyReadsTheLatestRevocation(t *testing.T) {
 		t.Fatalf("after the revocation: %+v %v, want it revoked", k, err)
 	}
 }
+
+// The channels a send reads are kept decoded, and every change of a
+// channel is read at the next call after it is applied.
+func TestChannelsReadTheLatestChange(t *testing.T) {
+	log, st := followed(t)
+	appendTenant(t, log, "ten_a")
+	apply := func(typ string, data any) {
+		t.Helper()
+		seq := appendChannelEvent(t, log, "ten_a", eventlog.AggChannel, "email-smtp", typ, time.Now(), data)
+		if err := st.WaitFor(context.Background(), seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func() []projections.Channel {
+		t.Helper()
+		chs, err := st.Channels("ten_a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return chs
+	}
+	if chs := read(); len(chs) != 0 {
+		t.Fatalf("before the channel: %+v", chs)
+	}
+	apply(events.ChannelConfigured, events.ChannelConfiguredData{ChannelKey: "email-smtp", Kind: "email", Enabled: true,
+		Config: events.ChannelConfig{Public: map[string]any{"host": "a.example"}}})
+	for range 3 {
+		if chs := read(); len(chs) != 1 || !chs[0].Enabled || chs[0].Public["host"] != "a.example" {
+			t.Fatalf("the configured channel: %+v", chs)
+		}
+	}
+	read()[0].ChannelKey = "changed by a caller" // the slice is the caller's
+	off := false
+	apply(events.ChannelUpdated, events.ChannelUpdatedData{ChannelKey: "email-smtp", Enabled: &off})
+	if chs := read(); len(chs) != 1 || chs[0].Enabled || chs[0].ChannelKey != "email-smtp" {
+		t.Fatalf("after disabling it: %+v", chs)
+	}
+	apply(events.ChannelInboundRotated, events.ChannelInboundRotatedData{ChannelKey: "email-smtp", Generation: "g2"})
+	if chs := read(); len(chs) != 1 || chs[0].InboundGeneration != "g2" {
+		t.Fatalf("after rotating its inbound token: %+v", chs)
+	}
+	apply(events.ChannelDeleted, events.ChannelDeletedData{ChannelKey: "email-smtp"})
+	if chs := read(); len(chs) != 0 {
+		t.Fatalf("after deleting it: %+v", chs)
+	}
+}

@@ -95,9 +95,15 @@ func (s *Store) Channel(tenant, channelKey string) (Channel, error) {
 }
 
 // Channels returns every channel of a tenant, enabled or not, in
-// channelKey order (an empty slice when there is none).
+// channelKey order (an empty slice when there is none). Every send reads
+// them: they are kept decoded until a batch applies a change of a
+// channel (genCache). The slice is the caller's; the channels' maps are
+// shared, and must not be changed.
 func (s *Store) Channels(tenant string) ([]Channel, error) {
-	// A tenant has at most one channel per catalog entry: no paging.
-	all, _, err := listJSON[Channel](s, bucketChannels, tenant, Page{Limit: 1 << 30})
+	all, err := s.channels.get(tenant, func() ([]Channel, error) {
+		// A tenant has at most one channel per catalog entry: no paging.
+		all, _, err := listJSON[Channel](s, bucketChannels, tenant, Page{Limit: 1 << 30})
+		return all, err
+	})
 	return append([]Channel{}, all...), err
 }

@@ -74,11 +74,13 @@ type Store struct {
 	// endpointsGen counts the applied batches that created or deleted a
 	// webhook endpoint (see EndpointsGeneration).
 	endpointsGen atomic.Uint64
-	// bridges and apiKeys keep the rows read for every Bridge call and
-	// every API request decoded, until a batch applies a Bridge
-	// registration, or a key's creation or revocation.
-	bridges genCache[BridgeBinding]
-	apiKeys genCache[APIKey]
+	// bridges, apiKeys and channels keep the rows read for every Bridge
+	// call, every API request and every send decoded, until a batch
+	// applies a Bridge registration, a key's creation or revocation, or a
+	// change of a channel.
+	bridges  genCache[BridgeBinding]
+	apiKeys  genCache[APIKey]
+	channels genCache[[]Channel]
 
 	opts Options
 	// stalled is set while Run applies nothing although the stream holds
