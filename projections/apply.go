@@ -33,7 +33,7 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 		return nil
 	}
 	var last uint64
-	erased, endpoints, bridges, keys, channels := false, false, false, false, false
+	erased, endpoints, bridges, keys, channels, cancels := false, false, false, false, false, false
 	var runs runFold
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
@@ -59,6 +59,8 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 					keys = true
 				case events.ChannelConfigured, events.ChannelUpdated, events.ChannelDeleted, events.ChannelInboundRotated:
 					channels = true
+				case events.TransactionCancelled:
+					cancels = true
 				}
 				if runEventTypes[ev.Type] {
 					err = runs.apply(tx, ev)
@@ -108,6 +110,9 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 	}
 	if channels {
 		s.channels.invalidate()
+	}
+	if cancels {
+		s.cancels.invalidate()
 	}
 	// Before the waiters wake: one that is not clear yet reads ahead anew.
 	s.ahead.applied(last)

@@ -45,3 +45,11 @@ func (s *Store) HoldApply() (release func()) {
 	s.applyMu.Lock()
 	return s.applyMu.Unlock
 }
+
+// KeepCancels sets how many cancelled transactions TransactionCancelled
+// keeps in memory, until the test ends.
+func KeepCancels(t interface{ Cleanup(func()) }, n int) {
+	was := maxCancelsKept
+	maxCancelsKept = n
+	t.Cleanup(func() { maxCancelsKept = was })
+}

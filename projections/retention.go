@@ -344,6 +344,9 @@ func (s *Store) ForgetTransactions(ts []ExpiringTransaction) error {
 	defer s.applyMu.Unlock()
 	s.dbMu.RLock()
 	defer s.dbMu.RUnlock()
+	// Once committed (or not): a cancelled transaction forgotten is no
+	// longer cancelled, and its id may be triggered again.
+	defer s.cancels.invalidate()
 	return s.guarded(func() error {
 		return s.db.Update(func(tx *bolt.Tx) error {
 			for _, t := range ts {

@@ -149,3 +149,63 @@ func TestACronTicksTransactionEndsWithItsRun(t *testing.T) {
 		t.Fatalf("expiring transactions %+v (%v), want the tick's", txns, err)
 	}
 }
+
+// A cancel is read at the engine's next question once applied, and a
+// cancelled transaction that retention forgot is no longer cancelled:
+// with the cancelled transactions kept in memory, and with too many of
+// them to keep.
+func TestTransactionCancelledFollowsCancelsAndRetention(t *testing.T) {
+	for _, keep := range []int{4096, 1} {
+		projections.KeepCancels(t, keep)
+		log, st := followed(t)
+		const tenant = "ten_1"
+		appendTenant(t, log, tenant)
+		sub := "ada"
+		cancelled := func(txn string) (string, bool) {
+			t.Helper()
+			actor, ok, err := st.TransactionCancelled(tenant, txn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return actor, ok
+		}
+		var last uint64
+		for _, txn := range []string{"txn_1", "txn_2", "txn_3"} {
+			last = appendChannelEvent(t, log, tenant, eventlog.AggTransaction, txn, events.TriggerAccepted, t0,
+				events.TriggerAcceptedData{TransactionID: txn, WorkflowID: "wf", To: events.Target{SubscriberID: &sub}})
+		}
+		if err := st.WaitFor(t.Context(), last); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := cancelled("txn_1"); ok {
+			t.Fatalf("keep %d: txn_1 cancelled before its cancel", keep)
+		}
+		for _, txn := range []string{"txn_1", "txn_2"} {
+			last = appendChannelEvent(t, log, tenant, eventlog.AggTransaction, txn, events.TransactionCancelled, t0,
+				events.TransactionCancelledData{TransactionID: txn, Actor: "hk_" + txn})
+			if err := st.WaitFor(t.Context(), last); err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				if actor, ok := cancelled(txn); !ok || actor != "hk_"+txn {
+					t.Fatalf("keep %d: %s after its cancel: %q %v", keep, txn, actor, ok)
+				}
+			}
+		}
+		if _, ok := cancelled("txn_3"); ok {
+			t.Fatalf("keep %d: txn_3 cancelled", keep)
+		}
+		if _, ok, err := st.TransactionCancelled("ten_2", "txn_1"); ok || err != nil {
+			t.Fatalf("keep %d: another tenant's txn_1 is cancelled (%v)", keep, err)
+		}
+		if err := st.ForgetTransactions([]projections.ExpiringTransaction{{TenantID: tenant, TransactionID: "txn_1"}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := cancelled("txn_1"); ok {
+			t.Fatalf("keep %d: txn_1 still cancelled once forgotten", keep)
+		}
+		if _, ok := cancelled("txn_2"); !ok {
+			t.Fatalf("keep %d: txn_2 no longer cancelled", keep)
+		}
+	}
+}

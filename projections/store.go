@@ -81,6 +81,9 @@ type Store struct {
 	bridges  genCache[BridgeBinding]
 	apiKeys  genCache[APIKey]
 	channels genCache[[]Channel]
+	// cancels keeps the cancelled transactions while they are few (see
+	// TransactionCancelled).
+	cancels genCache[map[string]string]
 
 	opts Options
 	// stalled is set while Run applies nothing although the stream holds

@@ -264,8 +264,20 @@ func later(a, b time.Time) time.Time {
 var bucketTxnsCancelled = []byte("txns_cancelled")
 
 // TransactionCancelled reports whether a transaction was cancelled, and
-// by whom (an API key's prefix; empty when not recorded).
+// by whom (an API key's prefix; empty when not recorded). The engine asks
+// before every Bridge call and every send: while the cancelled
+// transactions are few (maxCancelsKept), they are kept in memory until a
+// batch applies a cancel or retention forgets a transaction (genCache),
+// and no read of the file is needed.
 func (s *Store) TransactionCancelled(tenant, txn string) (actor string, cancelled bool, err error) {
+	set, err := s.cancels.get("", s.readCancels)
+	if err != nil {
+		return "", false, err
+	}
+	if set != nil {
+		actor, cancelled = set[string(key(tenant, txn))]
+		return actor, cancelled, nil
+	}
 	err = s.view(func(tx *bolt.Tx) error {
 		if v := tx.Bucket(bucketTxnsCancelled).Get(key(tenant, txn)); v != nil {
 			actor, cancelled = string(v), true
@@ -273,6 +285,29 @@ func (s *Store) TransactionCancelled(tenant, txn string) (actor string, cancelle
 		return nil
 	})
 	return actor, cancelled, err
+}
+
+// maxCancelsKept bounds the cancelled transactions TransactionCancelled
+// keeps in memory; past it, each call reads the file.
+var maxCancelsKept = 4096
+
+// readCancels returns every cancelled transaction (tenant\x00txn → actor),
+// or nil when there are more than maxCancelsKept.
+func (s *Store) readCancels() (map[string]string, error) {
+	var set map[string]string
+	err := s.view(func(tx *bolt.Tx) error {
+		m := map[string]string{}
+		c := tx.Bucket(bucketTxnsCancelled).Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if len(m) == maxCancelsKept {
+				return nil
+			}
+			m[string(k)] = string(v)
+		}
+		set = m
+		return nil
+	})
+	return set, err
 }
 
 // TransactionProgress returns one transaction with its counters, or
