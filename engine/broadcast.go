@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"time"
 
 	"github.com/heraldhq/herald/eventlog"
 	"github.com/heraldhq/herald/events"
@@ -62,6 +63,9 @@ func (e *Engine) broadcast(ctx context.Context, tenant string, acc events.Trigge
 	}
 	w := &txnWatch{after: last.Seq}
 	for {
+		if err := e.waitBulkRoom(ctx); err != nil {
+			return err
+		}
 		chunk, err := e.store.AudiencePage(tenant, acc.To.Topics, from, e.cfg.FanoutChunk)
 		if err != nil {
 			return err
@@ -83,6 +87,52 @@ func (e *Engine) broadcast(ctx context.Context, tenant string, acc events.Trigge
 	_, err = e.log.Append(ctx, eventlog.Record{Subject: subject, Type: events.FanoutCompleted, Tenant: tenant,
 		Data: events.FanoutCompletedData{Count: n}, MsgID: tenant + ":" + acc.TransactionID + ":fanout-completed"})
 	return err
+}
+
+// bulkRoomPoll is how often a paused fan-out looks at the bulk lane again.
+const bulkRoomPoll = 100 * time.Millisecond
+
+// waitBulkRoom pauses a broadcast's fan-out while FanoutAhead runs or more
+// wait on the bulk lane, not yet taken by any engine of the cluster, until
+// fewer do or ctx ends.
+//
+// A fan-out writes its runs much faster than they are run (about 20,000
+// a second against a thousand on two cores). Unpaced, a million-run
+// broadcast spent its first minute starting runs, taking the cores from
+// every other tenant's triggers meanwhile (BENCHMARKS.md), and its runs'
+// first turns found their start long gone from the engine's state cache,
+// to be read back from the log. Paced, it starts runs as the engines take
+// them, a chunk at a time, always FanoutAhead ahead: the lane never runs
+// dry, and the broadcast ends when it would have.
+//
+// The lane is read from the server: its count is every broadcast's
+// together, and a count that cannot be read (the cluster electing a
+// leader for the consumer) pauses nothing. Nor does a stopping engine:
+// its fan-out goes on unpaced for the grace its turns have, then stops
+// where a crash would.
+func (e *Engine) waitBulkRoom(ctx context.Context) error {
+	if e.workJS == nil {
+		return nil
+	}
+	var tick *time.Ticker
+	for {
+		if e.stopping.Load() {
+			return ctx.Err()
+		}
+		c, err := e.workJS.Consumer(ctx, eventlog.WorkStream, bulkConsumer)
+		if err != nil || c.CachedInfo().NumPending < uint64(e.cfg.FanoutAhead) {
+			return ctx.Err()
+		}
+		if tick == nil {
+			tick = time.NewTicker(bulkRoomPoll)
+			defer tick.Stop()
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // after is the least id greater than id: no id holds a zero byte.

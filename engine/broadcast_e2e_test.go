@@ -305,3 +305,47 @@ func TestBroadcastResumesAfterACrashMidFanOutE2E(t *testing.T) {
 	})
 	emailsOnce(t, sentTo(m), ids)
 }
+
+// A broadcast's fan-out starts its runs as the engine takes them: at no
+// point are more of them started and unfinished than the bulk lane's
+// FanoutAhead (four chunks), a chunk written past it, the lane's
+// unacknowledged window and the tenant's turns. Unpaced, the fan-out of
+// 1,000 runs is over while the first hundred run, and the check fails.
+func TestABroadcastsFanoutKeepsPaceWithItsRunsE2E(t *testing.T) {
+	t.Parallel()
+	const n, chunk, turns = 1000, 25, 4
+	h, _, tenant, key := flowHeraldWith(t, testherald.Options{Tune: func(c *service.Config) {
+		c.FanoutChunk, c.BroadcastThreshold, c.TenantConcurrency = chunk, chunk, turns
+	}})
+	quick := bridge.MustWorkflow("quick", func(ctx *bridge.Context, _ any) error {
+		_, err := bridge.Run(ctx, "work", func(context.Context) (bool, error) { return true, nil })
+		return err
+	})
+	h.Bridge(key, bridge.NewRegistry().MustRegister(quick))
+	h.SeedTopic(tenant, "all", n, "example.com")
+	if r := h.Do("POST", "/v1/events", key, map[string]any{"workflowId": "quick", "to": map[string]any{"topics": []string{"all"}},
+		"transactionId": "paced"}); r.Status != http.StatusAccepted {
+		t.Fatalf("broadcast: %d %s", r.Status, r.Body)
+	}
+	const bound = 4*chunk + chunk + 2*64 + turns // FanoutAhead, a chunk, 2×bulkBatch, the turns
+	most := 0
+	for deadline := time.Now().Add(5 * time.Minute); ; {
+		p := progress(t, h, key, "paced")
+		ahead := p.Runs.Started - p.Runs.Completed - p.Runs.Failed - p.Runs.Cancelled
+		most = max(most, ahead)
+		if ahead > bound {
+			t.Fatalf("%d runs started and unfinished (%+v), more than the %d a paced fan-out allows", ahead, p.Runs, bound)
+		}
+		if p.Status == "finished" {
+			if p.Runs.Completed != n {
+				t.Fatalf("finished with %+v, want %d completed", p.Runs, n)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not finished: %+v", p)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("at most %d runs started and unfinished", most)
+}

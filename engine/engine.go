@@ -105,6 +105,10 @@ type Config struct {
 	// many subscribers a broadcast reads at once). Zero:
 	// DefaultFanoutChunk.
 	FanoutChunk int
+	// FanoutAhead is how many of a broadcast's runs may wait on the bulk
+	// lane, not yet taken by any engine, before its fan-out pauses (see
+	// broadcast.go). Zero: four chunks.
+	FanoutAhead int
 	// MaxRunSteps bounds the steps of one run: the answer that would
 	// record one more fails the run with invalid_step. Zero:
 	// DefaultMaxRunSteps.
@@ -141,6 +145,7 @@ func (c *Config) setDefaults() {
 	def(&c.PrimeLimit, 16384)
 	def(&c.MaxWorkFailures, 12)
 	def(&c.FanoutChunk, DefaultFanoutChunk)
+	def(&c.FanoutAhead, 4*c.FanoutChunk)
 	def(&c.MaxRunSteps, DefaultMaxRunSteps)
 	def(&c.MaxRunOutputBytes, DefaultMaxRunOutputBytes)
 	if c.WorkRetryBase == 0 {
@@ -210,6 +215,9 @@ type Engine struct {
 	digests   *byteCache[*digestState]
 	throttles *byteCache[*throttleState]
 	work      *nats.Conn
+	// workJS is the JetStream of the WORK stream, set by Run before any
+	// work is taken.
+	workJS jetstream.JetStream
 	// pressure is when a woken run was last late (see noteLate).
 	pressure pressure
 	// asides are the runs whose turn stepped aside (see aside.go).
@@ -285,6 +293,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			return fmt.Errorf("engine: %w", err)
 		}
 	}
+	e.workJS = js
 	consumers := []struct {
 		name, filter string
 		handle       handler
