@@ -79,7 +79,7 @@ func (f *fair) waitTenant(ctx context.Context, tenant string, m jetstream.Msg, e
 	}
 	for {
 		f.mu.Lock()
-		if f.active[tenant] < f.limit && f.parked[tenant] == nil {
+		if f.active[tenant] < f.limitOf(tenant) && f.parked[tenant] == nil {
 			f.mu.Unlock()
 			return
 		}

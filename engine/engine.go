@@ -45,6 +45,10 @@ type Config struct {
 	// process; a tenant's further work waits without taking a worker (see
 	// fair.go). Zero: half of Workers, at least 1.
 	TenantConcurrency int
+	// CrowdedShare caps the runs one tenant advances at once while this
+	// process's cores are crowded and another tenant has runs under way
+	// (see crowd.go). Zero: TenantConcurrency/16, at least 1.
+	CrowdedShare int
 	// MaxParked bounds the work messages parked in memory at once, every
 	// tenant's together, while their tenants are at TenantConcurrency
 	// (fair.go): beyond it, new work waits on the server. Another tenant's
@@ -155,6 +159,7 @@ func (c *Config) setDefaults() {
 		c.WorkRetryMax = time.Minute
 	}
 	def(&c.TenantConcurrency, max(1, c.Workers/2))
+	def(&c.CrowdedShare, max(1, c.TenantConcurrency/16))
 	def(&c.MaxParked, max(1, c.MaxAckPending/2))
 	if c.RetryBase == 0 {
 		c.RetryBase = time.Second
@@ -340,6 +345,10 @@ func (e *Engine) Run(ctx context.Context) error {
 			all = append(all, q)
 			if c.name == runsConsumer {
 				q.fair = newFair(e.cfg.TenantConcurrency, e.cfg.MaxParked)
+				q.fair.share = e.cfg.CrowdedShare
+				var c crowd
+				q.fair.crowded = c.crowded
+				go c.watch(ctx)
 				q.progressEvery = e.cfg.AckWait / 3
 				go q.fair.keepAlive(ctx, e.cfg.AckWait/3)
 			}

@@ -25,6 +25,14 @@ import (
 // dropped, and nothing goes back to the server until the engine stops.
 type fair struct {
 	limit int
+	// share is a tenant's limit while the process is crowded (crowded)
+	// and another tenant has turns under way or had within mixedHold
+	// (see crowd.go). share >= limit, or a nil crowded, turns it off.
+	share   int
+	crowded func() bool
+	now     func() time.Time
+	// mixedAt is when two tenants or more last had turns under way.
+	mixedAt time.Time
 	// maxParked bounds the messages parked at once, every tenant's
 	// together (zero: no bound). At the bound the consumer takes no new
 	// work from the server (see waitRoom) until a parked message is handed
@@ -76,7 +84,28 @@ func (p *parkedMsgs) len() int { return len(p.later) + len(p.other) }
 
 func newFair(limit, maxParked int) *fair {
 	return &fair{limit: max(1, limit), maxParked: maxParked, active: map[string]int{}, parked: map[string]*parkedMsgs{},
-		readyc: make(chan struct{}, 1), roomc: make(chan struct{}, 1)}
+		readyc: make(chan struct{}, 1), roomc: make(chan struct{}, 1), now: time.Now}
+}
+
+// mixedHold is how long after two tenants last had turns under way at
+// once a crowded process still holds each to its share: a tenant sending
+// one trigger after another has no turn between two of them.
+const mixedHold = time.Second
+
+// limitOf returns tenant's limit now. f.mu is held.
+func (f *fair) limitOf(tenant string) int {
+	if f.crowded == nil || f.share >= f.limit {
+		return f.limit
+	}
+	if len(f.active) > 1 || (len(f.active) == 1 && f.active[tenant] == 0) {
+		f.mixedAt = f.now()
+	} else if f.now().Sub(f.mixedAt) >= mixedHold {
+		return f.limit
+	}
+	if !f.crowded() {
+		return f.limit
+	}
+	return f.share
 }
 
 // waitRoom blocks while maxParked messages are parked, until one is
@@ -127,7 +156,7 @@ func (f *fair) admit(j job) bool {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.active[tenant] < f.limit {
+	if f.active[tenant] < f.limitOf(tenant) {
 		f.active[tenant]++
 		return true
 	}
@@ -142,7 +171,9 @@ func (f *fair) admit(j job) bool {
 }
 
 // leave ends an admitted turn of j's tenant: its place goes to the
-// tenant's oldest parked job, if any.
+// tenant's oldest parked job, if any, unless the tenant is over its limit
+// now (its share: see limitOf); and when its limit grew, more of its
+// parked jobs take the room.
 func (f *fair) leave(j job) {
 	tenant := tenantOf(j)
 	if tenant == "" {
@@ -154,9 +185,14 @@ func (f *fair) leave(j job) {
 		close(f.leftc)
 		f.leftc = nil
 	}
-	if p := f.parked[tenant]; p != nil {
+	if p := f.parked[tenant]; p != nil && f.active[tenant] <= f.limitOf(tenant) {
 		f.ready = append(f.ready, p.pop())
 		f.nparked--
+		for p.len() > 0 && f.active[tenant] < f.limitOf(tenant) {
+			f.ready = append(f.ready, p.pop())
+			f.nparked--
+			f.active[tenant]++
+		}
 		if p.len() == 0 {
 			delete(f.parked, tenant)
 		}
