@@ -1,7 +1,6 @@
 package projections
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -51,19 +50,6 @@ type Delivery struct {
 	// WorkflowID is the workflow of the row's run, read with the row by
 	// DeliveriesWhere (not kept on the row).
 	WorkflowID string `json:"-"`
-}
-
-// UnmarshalJSON reads a row written as JSON (before deliveryrow.go's
-// binary rows): a row of a run's send without a key has <runId>:<stepId>.
-func (d *Delivery) UnmarshalJSON(b []byte) error {
-	type plain Delivery
-	if err := json.Unmarshal(b, (*plain)(d)); err != nil {
-		return err
-	}
-	if d.IdempotencyKey == "" && d.RunID != "" {
-		d.IdempotencyKey = sendKey(d.RunID, d.StepID)
-	}
-	return nil
 }
 
 // deliveriesBucket is the deliveries bucket of tx for writing. Its rows

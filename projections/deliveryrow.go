@@ -13,8 +13,8 @@ import (
 // read and written again when its outcome is recorded, and read by the
 // projector's counters: it is kept in a binary form of its own rather
 // than JSON, as a transaction's row is (txnrow.go). Its first byte is
-// deliveryRowBinary; a row written as JSON (it starts with '{') reads as
-// it was.
+// deliveryRowBinary. A file of JSON rows is one an older ModelsVersion
+// built, which Open rebuilds.
 //
 // After the first byte: a byte of flags (dlvKey...), then AttemptID,
 // RunID, StepID, SubscriberID, ChannelKey, Kind, Address, Status,
@@ -93,10 +93,6 @@ func encodeDelivery(d *Delivery) []byte {
 
 // decodeDelivery reads a row into d.
 func decodeDelivery(row []byte, d *Delivery) error {
-	if len(row) > 0 && row[0] == '{' {
-		*d = Delivery{}
-		return d.UnmarshalJSON(row)
-	}
 	if len(row) < 2 || row[0] != deliveryRowBinary {
 		return fmt.Errorf("%w: %d bytes", errDeliveryRow, len(row))
 	}

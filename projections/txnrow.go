@@ -2,7 +2,6 @@ package projections
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -14,8 +13,8 @@ import (
 // trigger (its acceptance, its run's start, each batch its runs move in),
 // most of them to one subscriber: it is kept in a binary form of its own
 // rather than JSON, which cost about 4% of the serve CPU of single
-// triggers (BENCHMARKS.md). Its first byte is txnRowBinary; a row written
-// as JSON before (it starts with '{') reads as it was.
+// triggers (BENCHMARKS.md). Its first byte is txnRowBinary. A file of
+// JSON rows is one an older ModelsVersion built, which Open rebuilds.
 //
 // After the first byte: a byte of flags (txnSingle...), Count, Recipients
 // when txnHasRecipients, WorkflowID (its length, then its bytes),
@@ -65,9 +64,6 @@ func encodeTxn(t *Transaction) []byte {
 
 // decodeTxn reads a row into t, leaving t.TransactionID as it is.
 func decodeTxn(row []byte, t *Transaction) error {
-	if len(row) > 0 && row[0] == '{' {
-		return json.Unmarshal(row, t)
-	}
 	if len(row) < 2 || row[0] != txnRowBinary {
 		return fmt.Errorf("%w: %d bytes", errTxnRow, len(row))
 	}
@@ -98,14 +94,10 @@ type rowReader struct {
 	bad bool
 }
 
+// int reads a varint: binary.AppendVarint's zig-zag over a uvarint.
 func (r *rowReader) int() int {
-	n, w := binary.Varint(r.b)
-	if w <= 0 {
-		r.bad, r.b = true, nil
-		return 0
-	}
-	r.b = r.b[w:]
-	return int(n)
+	u := r.uint()
+	return int(int64(u>>1) ^ -int64(u&1))
 }
 
 func (r *rowReader) uint() uint64 {

@@ -31,11 +31,11 @@ func TestTxnRowRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("read back\n%+v\nwant\n%+v", got, want)
 		}
-		// A row written as JSON before reads the same.
+		// A JSON row (of a file an older ModelsVersion built, which Open
+		// rebuilds) is not read as one.
 		old, _ := json.Marshal(c)
-		got = Transaction{TransactionID: "txn_kept"}
-		if err := decodeTxn(old, &got); err != nil || !reflect.DeepEqual(got, want) {
-			t.Errorf("a JSON row: %+v, %v", got, err)
+		if err := decodeTxn(old, &got); err == nil {
+			t.Errorf("a JSON row read as %+v", got)
 		}
 		// Every cut of the row, and a byte too many, is an error.
 		for i := range len(row) {
