@@ -255,8 +255,11 @@ func TestConsoleShowsRunsAndCancelsOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitText(t, tab, "the live tail", "Live tail")
-	// The tail listens once the page asked for it: wait for its stream.
-	if _, err := chromedp.Run(tab, chromedp.Poll[bool](`performance.getEntriesByType("resource").some(e => e.name.endsWith("/v1/tail"))`,
+	// The tail carries what is appended once the server answered its
+	// request (it listens before it answers): the page shows it live only
+	// then. The request merely sent is not enough: a trigger between the
+	// two is before the tail's start, and never shown.
+	if _, err := chromedp.Run(tab, chromedp.Poll[bool](`document.querySelector('p.stream[data-state="live"]') !== null`,
 		chromedp.WithPollingTimeout(browserWait))); err != nil {
 		t.Fatal(err)
 	}
