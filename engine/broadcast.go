@@ -61,7 +61,22 @@ func (e *Engine) broadcast(ctx context.Context, tenant string, acc events.Trigge
 	if err := e.store.WaitCaughtUp(ctx, e.log); err != nil {
 		return err
 	}
-	w := &txnWatch{after: last.Seq}
+	// A cancel's fan-out writes chunks after its cancellation: the last
+	// event does not say the transaction is not cancelled. The
+	// projections, caught up past it, do.
+	if actor, cancelled, err := e.store.TransactionCancelled(tenant, acc.TransactionID); err != nil {
+		return err
+	} else if cancelled {
+		w := &txnWatch{after: last.Seq, cancelled: &events.TransactionCancelledData{TransactionID: acc.TransactionID, Actor: actor}}
+		return e.broadcastFrom(ctx, tenant, acc, from, w)
+	}
+	return e.broadcastFrom(ctx, tenant, acc, from, &txnWatch{after: last.Seq})
+}
+
+// broadcastFrom dispatches a broadcast's audience from subscriber from on,
+// a chunk at a time, and records its completion.
+func (e *Engine) broadcastFrom(ctx context.Context, tenant string, acc events.TriggerAcceptedData, from string, w *txnWatch) error {
+	subject := eventlog.Subject(tenant, eventlog.AggTransaction, acc.TransactionID)
 	for {
 		if err := e.waitBulkRoom(ctx); err != nil {
 			return err

@@ -288,7 +288,7 @@ func (e *Engine) dispatch(ctx context.Context, tenant string, acc events.Trigger
 	// Message ids derived from the chunk make a retried append (after a
 	// lost acknowledgement) store the rows once.
 	chunkID := chunkID(tenant, acc.TransactionID, subs)
-	if _, err := e.log.Append(ctx, eventlog.Record{Subject: txnSubject, Type: events.NotificationsReceived, Tenant: tenant,
+	if _, err := e.appendTxn(ctx, w, eventlog.Record{Subject: txnSubject, Type: events.NotificationsReceived, Tenant: tenant,
 		Data: events.NotificationsReceivedData{WorkflowID: acc.WorkflowID, SubscriberIDs: subs}, MsgID: chunkID + ":received"}); err != nil {
 		return nil, err
 	}
@@ -349,7 +349,7 @@ func (e *Engine) dispatch(ctx context.Context, tenant string, acc events.Trigger
 	if err := e.log.EnqueueBatch(ctx, work); err != nil {
 		return nil, err
 	}
-	if _, err := e.log.Append(ctx, eventlog.Record{Subject: txnSubject, Type: events.NotificationsDispatched, Tenant: tenant,
+	if _, err := e.appendTxn(ctx, w, eventlog.Record{Subject: txnSubject, Type: events.NotificationsDispatched, Tenant: tenant,
 		Data: events.NotificationsDispatchedData{Runs: out}, MsgID: chunkID + ":dispatched"}); err != nil {
 		return nil, err
 	}

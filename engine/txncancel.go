@@ -54,17 +54,65 @@ func (w *txnWatch) see(evs []eventlog.Event) error {
 	return nil
 }
 
-// check reads the transaction's events appended since the last read and
-// returns its cancellation, nil when it is not cancelled.
+// checkTxn returns the transaction's cancellation, nil when it is not
+// cancelled: what the watch knows, and what was appended since. When the
+// subject's last event is the last the watch knows (the fan-out's own
+// NotificationsReceived, appended through appendTxn), nothing was: one
+// read of the last sequence, not a read of the history, which costs the
+// server a scan of the stream's newest block.
 func (e *Engine) checkTxn(ctx context.Context, tenant, txn string, w *txnWatch) (*events.TransactionCancelledData, error) {
 	if w.cancelled != nil {
 		return w.cancelled, nil
 	}
-	evs, err := e.log.History(ctx, eventlog.Subject(tenant, eventlog.AggTransaction, txn), w.after)
+	subject := eventlog.Subject(tenant, eventlog.AggTransaction, txn)
+	last, err := e.log.SubjectLastSeq(ctx, subject)
+	if err != nil {
+		return nil, err
+	}
+	if last == w.after {
+		return nil, nil
+	}
+	evs, err := e.log.History(ctx, subject, w.after)
 	if err != nil {
 		return nil, err
 	}
 	return w.cancelled, w.see(evs)
+}
+
+// appendTxn appends a fan-out's record to its transaction's subject,
+// expecting the last event the watch knows as the subject's last: stored,
+// it is the watch's new last, nothing unread between. Another writer
+// appended since (a cancel, a fan-out working concurrently): the watch
+// reads what it appended and the append is tried again, unless the
+// record was among it (an earlier attempt whose acknowledgement was lost,
+// or the same chunk written by another fan-out). rec needs a MsgID.
+func (e *Engine) appendTxn(ctx context.Context, w *txnWatch, rec eventlog.Record) (uint64, error) {
+	for {
+		rec.Expect, rec.ExpectSeq = true, w.after
+		seq, err := e.log.Append(ctx, rec)
+		if err == nil {
+			w.after = seq
+			return seq, nil
+		}
+		if !errors.Is(err, eventlog.ErrConflict) {
+			return 0, err
+		}
+		evs, err := e.log.History(ctx, rec.Subject, w.after)
+		if err != nil {
+			return 0, err
+		}
+		if err := w.see(evs); err != nil {
+			return 0, err
+		}
+		for _, ev := range evs {
+			if ev.ID == rec.MsgID {
+				return ev.Seq, nil
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+	}
 }
 
 // cancelledStart cancels the runs a chunk of a cancelled transaction's

@@ -129,3 +129,146 @@ func TestCancelledWaitsForTheTurnUnderWay(t *testing.T) {
 		t.Fatal("Cancelled with an ended context returned no error while the run was held")
 	}
 }
+
+// A fan-out's own records on its transaction expect the last event its
+// watch knows: one that finds another writer's event since reads it (a
+// cancel among them) before it is stored, and one already stored (its
+// acknowledgement lost, or the same chunk written by another fan-out) is
+// found, not stored twice. checkTxn then reads the transaction only when
+// something was appended after the watch's last.
+func TestAppendTxnReadsWhatCameBetween(t *testing.T) {
+	t.Parallel()
+	e, l, _ := newTestEngine(t, Config{})
+	ctx := context.Background()
+	const tenant, txn = "ten_chain", "txn-chain"
+	subject := eventlog.Subject(tenant, eventlog.AggTransaction, txn)
+	acc := events.TriggerAcceptedData{WorkflowID: "wf", TransactionID: txn, Payload: []byte("{}"),
+		To: events.Target{Topics: []string{"all"}}}
+	accSeq, err := l.Append(ctx, eventlog.Record{Subject: subject, Type: events.TriggerAccepted, Tenant: tenant, Data: acc, Expect: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &txnWatch{after: accSeq}
+	received := func(chunk string) eventlog.Record {
+		return eventlog.Record{Subject: subject, Type: events.NotificationsReceived, Tenant: tenant,
+			Data: events.NotificationsReceivedData{WorkflowID: "wf", SubscriberIDs: []string{chunk}}, MsgID: chunk + ":received"}
+	}
+	if c, err := e.checkTxn(ctx, tenant, txn, w); err != nil || c != nil {
+		t.Fatalf("nothing appended: %v, %v", c, err)
+	}
+	seq1, err := e.appendTxn(ctx, w, received("c1"))
+	if err != nil || w.after != seq1 || w.cancelled != nil {
+		t.Fatalf("first chunk: seq %d, watch %+v, %v", seq1, w, err)
+	}
+	cancelSeq, err := l.Append(ctx, eventlog.Record{Subject: subject, Type: events.TransactionCancelled, Tenant: tenant,
+		Data: events.TransactionCancelledData{TransactionID: txn, Actor: "hk_abcdefgh"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq2, err := e.appendTxn(ctx, w, received("c2"))
+	if err != nil || seq2 <= cancelSeq || w.after != seq2 || w.cancelled == nil || w.cancelled.Actor != "hk_abcdefgh" {
+		t.Fatalf("after the cancel: seq %d (cancel %d), watch %+v, %v", seq2, cancelSeq, w, err)
+	}
+	// A watch that knows nothing since the first chunk writes it again.
+	stale := &txnWatch{after: accSeq}
+	again, err := e.appendTxn(ctx, stale, received("c1"))
+	if err != nil || again != seq1 || stale.cancelled == nil {
+		t.Fatalf("the first chunk again: seq %d, want %d; watch %+v, %v", again, seq1, stale, err)
+	}
+	history, err := l.History(ctx, subject, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(history) != 4 {
+		t.Fatalf("%d events on the transaction, want 4 (accepted, c1, cancel, c2): %v", len(history), history)
+	}
+
+	// checkTxn sees a cancel appended after the watch's last.
+	const txn2 = "txn-chain-2"
+	subject2 := eventlog.Subject(tenant, eventlog.AggTransaction, txn2)
+	acc.TransactionID = txn2
+	acc2, err := l.Append(ctx, eventlog.Record{Subject: subject2, Type: events.TriggerAccepted, Tenant: tenant, Data: acc, Expect: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2 := &txnWatch{after: acc2}
+	if _, err := l.Append(ctx, eventlog.Record{Subject: subject2, Type: events.TransactionCancelled, Tenant: tenant,
+		Data: events.TransactionCancelledData{TransactionID: txn2, Actor: "hk_ijklmnop"}}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := e.checkTxn(ctx, tenant, txn2, w2); err != nil || c == nil || c.Actor != "hk_ijklmnop" {
+		t.Fatalf("cancelled after the watch's last: %v, %v", c, err)
+	}
+}
+
+// A broadcast's fan-out taken up when the transaction's last events are
+// a chunk the cancel's own fan-out wrote after the cancellation: the
+// runs it starts start cancelled and none is enqueued, although the last
+// event it resumes from is not the cancel.
+func TestBroadcastTakenUpAfterACancelsChunkStartsRunsCancelled(t *testing.T) {
+	t.Parallel()
+	e, l, store := newTestEngine(t, Config{FanoutChunk: 2})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go store.Run(ctx, l, nil)
+	const tenant, txn = "ten_bcc", "txn-bcc"
+	bulk := workConsumer(ctx, t, l, eventlog.WorkBulkPrefix+">")
+	var subs []string
+	var recs []eventlog.Record
+	for i := range 5 {
+		s := fmt.Sprintf("u%d", i)
+		subs = append(subs, s)
+		recs = append(recs, eventlog.Record{Subject: eventlog.Subject(tenant, eventlog.AggSubscriber, s), Type: events.SubscriberUpserted,
+			Tenant: tenant, Data: events.SubscriberUpsertedData{SubscriberID: s, Contacts: map[string][]string{}}},
+			eventlog.Record{Subject: eventlog.Subject(tenant, eventlog.AggTopic, "all"), Type: events.SubscriberSubscribed,
+				Tenant: tenant, Data: events.SubscriberSubscribedData{SubscriberID: s, TopicKey: "all"}})
+	}
+	for _, err := range func() []error { _, errs := l.AppendEach(ctx, recs); return errs }() {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := len(subs)
+	acc := events.TriggerAcceptedData{WorkflowID: "wf", TransactionID: txn, Payload: []byte("{}"),
+		To: events.Target{Topics: []string{"all"}}, Recipients: &n}
+	subject := eventlog.Subject(tenant, eventlog.AggTransaction, txn)
+	if _, err := l.Append(ctx, eventlog.Record{Subject: subject, Type: events.TriggerAccepted, Tenant: tenant, Data: acc, Expect: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(ctx, eventlog.Record{Subject: subject, Type: events.TransactionCancelled, Tenant: tenant,
+		Data: events.TransactionCancelledData{TransactionID: txn, Actor: "hk_abcdefgh"}}); err != nil {
+		t.Fatal(err)
+	}
+	// The cancel's fan-out: its first chunk, after the cancellation.
+	history, err := l.History(ctx, subject, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := watchTxn(history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.dispatch(ctx, tenant, acc, subs[:2], w); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.broadcast(ctx, tenant, acc); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range subs {
+		evs, err := l.History(ctx, eventlog.Subject(tenant, eventlog.AggRun, RunID(tenant, txn, s)), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d events.RunCancelledData
+		if len(evs) != 2 || evs[1].Type != events.RunCancelled || evs[1].Decode(&d) != nil || !d.AtStart || d.Actor != "hk_abcdefgh" {
+			t.Fatalf("%s: history %v, want started cancelled", s, evs)
+		}
+	}
+	info, err := bulk.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.NumPending != 0 {
+		t.Fatalf("%d runs enqueued on the bulk lane, want none", info.NumPending)
+	}
+}
