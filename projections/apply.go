@@ -33,7 +33,7 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 		return nil
 	}
 	var last uint64
-	erased, endpoints, bridges, keys, channels, cancels := false, false, false, false, false, false
+	erased, endpoints, bridges, keys, channels, cancels, subscribers := false, false, false, false, false, false, false
 	var runs runFold
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
@@ -61,6 +61,9 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 					channels = true
 				case events.TransactionCancelled:
 					cancels = true
+				}
+				if subscriberRowEvents[ev.Type] {
+					subscribers = true
 				}
 				if runEventTypes[ev.Type] {
 					err = runs.apply(tx, ev)
@@ -113,6 +116,9 @@ func (s *Store) ApplyBatch(evs []eventlog.Event) error {
 	}
 	if cancels {
 		s.cancels.invalidate()
+	}
+	if subscribers {
+		s.subscribers.invalidate()
 	}
 	// Before the waiters wake: one that is not clear yet reads ahead anew.
 	s.ahead.applied(last)

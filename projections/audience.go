@@ -310,11 +310,46 @@ func unlink(tx *bolt.Tx, ev eventlog.Event, subscriber, topic string) error {
 
 // Subscriber returns one subscriber of a tenant, or ErrNotFound.
 func (s *Store) Subscriber(tenant, externalID string) (Subscriber, error) {
-	var sub Subscriber
-	err := s.view(func(tx *bolt.Tx) error {
-		return mustGet(tx.Bucket(bucketSubscribers), key(tenant, externalID), &sub)
+	sub, err := s.subscribers.get(tenant+"\x00"+externalID, func() (sub Subscriber, err error) {
+		err = s.view(func(tx *bolt.Tx) error {
+			return mustGet(tx.Bucket(bucketSubscribers), key(tenant, externalID), &sub)
+		})
+		return sub, err
 	})
-	return sub, err
+	return sub.clone(), err
+}
+
+// subscriberRowEvents are the events whose handlers write a subscriber's
+// row: a batch that applies one reads every subscriber kept decoded
+// again (Store.subscribers). A handler that comes to write the row joins
+// them.
+var subscriberRowEvents = map[string]bool{
+	events.SubscriberUpserted:           true,
+	events.SubscriberDeleted:            true,
+	events.SubscriberErased:             true,
+	events.InboxTokensRevoked:           true,
+	events.SubscriberPreferencesUpdated: true,
+}
+
+// clone is a copy of s that shares nothing a caller may change with s.
+func (s Subscriber) clone() Subscriber {
+	c := s
+	if s.Contacts != nil {
+		c.Contacts = make(map[string][]string, len(s.Contacts))
+		for kind, addrs := range s.Contacts {
+			c.Contacts[kind] = slices.Clone(addrs)
+		}
+	}
+	c.Attributes = bytes.Clone(s.Attributes)
+	if s.Locale != nil {
+		l := *s.Locale
+		c.Locale = &l
+	}
+	if s.Timezone != nil {
+		tz := *s.Timezone
+		c.Timezone = &tz
+	}
+	return c
 }
 
 // SubscribersByID reads the subscriber of each of ids in one read

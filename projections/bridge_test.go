@@ -117,3 +117,69 @@ func TestChannelsReadTheLatestChange(t *testing.T) {
 		t.Fatalf("after deleting it: %+v", chs)
 	}
 }
+
+// TestSubscriberReadsTheLatestChange: the subscriber read for every send
+// is kept decoded between changes of its row, so a read after each event
+// that writes the row is applied gives the row as it changed, and what a
+// caller does to a subscriber read changes nothing kept.
+func TestSubscriberReadsTheLatestChange(t *testing.T) {
+	log, st := followed(t)
+	appendTenant(t, log, "ten_a")
+	apply := func(typ string, data any) {
+		t.Helper()
+		seq := appendChannelEvent(t, log, "ten_a", eventlog.AggSubscriber, "u1", typ, time.Now(), data)
+		if err := st.WaitFor(context.Background(), seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func() (projections.Subscriber, error) { return st.Subscriber("ten_a", "u1") }
+	if _, err := read(); !errors.Is(err, projections.ErrNotFound) {
+		t.Fatalf("before the subscriber: %v", err)
+	}
+	en := "en"
+	apply(events.SubscriberUpserted, events.SubscriberUpsertedData{SubscriberID: "u1", Locale: &en,
+		Contacts: map[string][]string{"email": {"a@example.com"}}})
+	for range 3 {
+		if sub, err := read(); err != nil || sub.Contacts["email"][0] != "a@example.com" || *sub.Locale != "en" {
+			t.Fatalf("the subscriber: %+v, %v", sub, err)
+		}
+	}
+	sub, _ := read() // what is read is the caller's
+	sub.Contacts["email"][0], *sub.Locale = "changed@example.com", "xx"
+	sub.Contacts["sms"] = []string{"+15550100"}
+	if sub, err := read(); err != nil || sub.Contacts["email"][0] != "a@example.com" || *sub.Locale != "en" || sub.Contacts["sms"] != nil {
+		t.Fatalf("after a caller changed what it read: %+v, %v", sub, err)
+	}
+	apply(events.SubscriberUpserted, events.SubscriberUpsertedData{SubscriberID: "u1",
+		Contacts: map[string][]string{"email": {"b@example.com"}}})
+	sub, err := read()
+	if err != nil || sub.Contacts["email"][0] != "b@example.com" || sub.Locale != nil {
+		t.Fatalf("after an upsert: %+v, %v", sub, err)
+	}
+	for _, change := range []struct {
+		typ  string
+		data any
+	}{
+		{events.InboxTokensRevoked, events.InboxTokensRevokedData{SubscriberID: "u1"}},
+		{events.SubscriberPreferencesUpdated, events.SubscriberPreferencesUpdatedData{SubscriberID: "u1",
+			Preferences: []byte(`{"channels":{"email":false}}`)}},
+	} {
+		before := sub.Seq
+		apply(change.typ, change.data)
+		if sub, err = read(); err != nil || sub.Seq <= before {
+			t.Fatalf("after %s: seq %d (was %d), %v", change.typ, sub.Seq, before, err)
+		}
+	}
+	apply(events.SubscriberDeleted, events.SubscriberDeletedData{SubscriberID: "u1"})
+	if _, err := read(); !errors.Is(err, projections.ErrNotFound) {
+		t.Fatalf("after its delete: %v", err)
+	}
+	apply(events.SubscriberUpserted, events.SubscriberUpsertedData{SubscriberID: "u1", Contacts: map[string][]string{}})
+	if _, err := read(); err != nil {
+		t.Fatal(err)
+	}
+	apply(events.SubscriberErased, events.SubscriberErasedData{SubscriberID: "u1"})
+	if _, err := read(); !errors.Is(err, projections.ErrNotFound) {
+		t.Fatalf("after its erasure: %v", err)
+	}
+}

@@ -84,6 +84,11 @@ type Store struct {
 	// cancels keeps the cancelled transactions while they are few (see
 	// TransactionCancelled).
 	cancels genCache[map[string]string]
+	// subscribers keeps the subscribers read last decoded (a send reads
+	// its recipient for its Bridge call and again for its decision),
+	// until a batch applies an event that writes a subscriber's row
+	// (subscriberRowEvents).
+	subscribers genCache[Subscriber]
 
 	opts Options
 	// stalled is set while Run applies nothing although the stream holds
