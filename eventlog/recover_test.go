@@ -272,3 +272,51 @@ func TestPresence(t *testing.T) {
 		t.Fatal("a process is not alive to itself")
 	}
 }
+
+// TestFilteredTailFollowsAnewWhenItsConsumerStopsDelivering: a tail of
+// some subjects whose consumer delivers nothing more sees, among the other
+// subjects' events appended since, one it follows, and follows anew from
+// its last: it reads that event, once.
+func TestFilteredTailFollowsAnewWhenItsConsumerStopsDelivering(t *testing.T) {
+	l := testnats.Log(t)
+	tail, restarts := restartCountedTail(t, l, eventlog.TailOptions{StallAfter: 300 * time.Millisecond,
+		Filters: []string{"ev.*." + eventlog.AggInbox + ".*"}})
+	inbox := func(i int) eventlog.Record {
+		return eventlog.Record{Subject: eventlog.Subject("t1", eventlog.AggInbox, fmt.Sprintf("s%d", i)),
+			Type: "test.inbox", Tenant: "t1", Data: map[string]int{"i": i}}
+	}
+	testnats.Append(t, l, []eventlog.Record{inbox(0)})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if evs, err := tail.Next(ctx, 1); err != nil || len(evs) != 1 {
+		t.Fatalf("the first inbox event: %v, %v", evs, err)
+	}
+	if _, err := l.JetStream().PauseConsumer(ctx, eventlog.EventsStream, theTailConsumer(t, l), time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, l, 0, 50)
+	testnats.Append(t, l, []eventlog.Record{inbox(1)})
+	appendN(t, l, 50, 50)
+	evs, err := tail.Next(ctx, 10)
+	if err != nil || len(evs) != 1 || evs[0].Type != "test.inbox" {
+		t.Fatalf("after the pause: %v, %v", evs, err)
+	}
+	waitCount(t, "restarts", restarts, 1)
+}
+
+// TestFilteredTailAmongOtherEventsIsNotRestarted: a tail of some subjects
+// that receives nothing while other subjects' events are appended is not
+// stalled, and is left alone.
+func TestFilteredTailAmongOtherEventsIsNotRestarted(t *testing.T) {
+	l := testnats.Log(t)
+	_, restarts := restartCountedTail(t, l, eventlog.TailOptions{StallAfter: 100 * time.Millisecond,
+		Filters: []string{"ev.*." + eventlog.AggInbox + ".*"}})
+	// Other events over ten stall bounds.
+	for i := range 10 {
+		appendN(t, l, i*20, 20)
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := restarts.Load(); n != 0 {
+		t.Fatalf("a filtered tail with nothing to read was started anew %d times", n)
+	}
+}
