@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -13,6 +14,10 @@ import (
 // ErrNotReady is returned by Start when the server did not accept
 // connections within Config.ReadyTimeout.
 var ErrNotReady = errors.New("embedded: nats server not ready")
+
+// ErrListen is returned by Start, at once, when the server could not
+// listen on one of its ports (another process holds it).
+var ErrListen = errors.New("embedded: nats server cannot listen")
 
 // Config describes one embedded server. The zero value of each field is
 // documented next to it.
@@ -104,16 +109,60 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded: %w", err)
 	}
+	fatal := &fatalLogger{}
 	if cfg.Logs {
 		ns.ConfigureLogger()
+	} else {
+		// The server reports a port it cannot listen on as a fatal log
+		// and goes on without the listener: heard here, Start fails at
+		// once instead of waiting ReadyTimeout for a listener that never
+		// comes.
+		ns.SetLoggerV2(fatal, false, false, false)
 	}
 	go ns.Start()
-	if !ns.ReadyForConnections(cfg.ReadyTimeout) {
-		ns.Shutdown()
-		return nil, ErrNotReady
+	deadline := time.Now().Add(cfg.ReadyTimeout)
+	for !ns.ReadyForConnections(min(readyPoll, time.Until(deadline))) {
+		if msg := fatal.message(); msg != "" {
+			ns.Shutdown()
+			return nil, fmt.Errorf("%w: %s", ErrListen, msg)
+		}
+		if !time.Now().Before(deadline) {
+			ns.Shutdown()
+			return nil, ErrNotReady
+		}
 	}
 	return &Server{ns: ns}, nil
 }
+
+// readyPoll is how often Start looks for a fatal log while it waits.
+const readyPoll = 100 * time.Millisecond
+
+// fatalLogger keeps the first fatal log of a server whose logs are off,
+// and drops the rest.
+type fatalLogger struct {
+	mu    sync.Mutex
+	fatal string
+}
+
+func (l *fatalLogger) Fatalf(format string, v ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.fatal == "" {
+		l.fatal = fmt.Sprintf(format, v...)
+	}
+}
+
+func (l *fatalLogger) message() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.fatal
+}
+
+func (*fatalLogger) Noticef(string, ...any) {}
+func (*fatalLogger) Warnf(string, ...any)   {}
+func (*fatalLogger) Errorf(string, ...any)  {}
+func (*fatalLogger) Debugf(string, ...any)  {}
+func (*fatalLogger) Tracef(string, ...any)  {}
 
 // Connect opens a client connection to the server. Without a listener it is
 // an in-process connection. Extra options are applied after the defaults.

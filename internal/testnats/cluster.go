@@ -2,13 +2,14 @@ package testnats
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"github.com/heraldhq/herald/internal/testnet"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/embedded"
+	"github.com/heraldhq/herald/internal/testnet"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -21,7 +22,9 @@ type Cluster struct {
 	// URLs are the nodes' client URLs, in node order.
 	URLs []string
 	cfgs []embedded.Config
-	down []bool
+	// routes are the nodes' route ports, in node order (0: not picked yet).
+	routes []int
+	down   []bool
 }
 
 // StartCluster starts an n-node cluster and waits until every node's
@@ -29,30 +32,51 @@ type Cluster struct {
 // nodes.
 func StartCluster(tb testing.TB, n int) *Cluster {
 	tb.Helper()
-	routes, clients := make([]int, n), make([]int, n)
+	c := &Cluster{tb: tb, Nodes: make([]*embedded.Server, n), down: make([]bool, n),
+		routes: make([]int, n), URLs: make([]string, n)}
 	for i := range n {
-		routes[i], clients[i] = testnet.FreePort(tb), testnet.FreePort(tb)
-	}
-	c := &Cluster{tb: tb, Nodes: make([]*embedded.Server, n), down: make([]bool, n)}
-	for i := range n {
-		var others []string
-		for j, p := range routes {
-			if j != i {
-				others = append(others, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
-			}
-		}
 		// ReadyTimeout guards against a hang only: a node of a cluster
 		// started beside other tests' took over the default 10 s.
 		c.cfgs = append(c.cfgs, embedded.Config{StoreDir: filepath.Join(tb.TempDir(), "js"), ServerName: fmt.Sprintf("n%d", i+1),
-			ReadyTimeout: readyGuard,
-			Listen:       true, Port: clients[i], Cluster: &embedded.Cluster{Name: "herald-test", Port: routes[i], Routes: others}})
-		c.URLs = append(c.URLs, fmt.Sprintf("nats://127.0.0.1:%d", clients[i]))
+			ReadyTimeout: readyGuard, Listen: true, Cluster: &embedded.Cluster{Name: "herald-test"}})
+		c.pickPorts(i)
 	}
 	for i := range n {
-		c.Start(i)
+		for attempt := 1; ; attempt++ {
+			srv, err := embedded.Start(c.cfgs[i])
+			if err == nil {
+				c.tb.Cleanup(srv.Shutdown)
+				c.Nodes[i] = srv
+				break
+			}
+			// A port picked free can be taken before the node binds it (an
+			// outgoing connection's local port, under load): new ones,
+			// which the nodes started after it and any restart route to.
+			if !errors.Is(err, embedded.ErrListen) || attempt == 5 {
+				tb.Fatalf("node %s: %v", c.cfgs[i].ServerName, err)
+			}
+			c.pickPorts(i)
+		}
 	}
 	c.WaitReady(30 * time.Second)
 	return c
+}
+
+// pickPorts gives node i a client and a route port, and every node the
+// routes to the others.
+func (c *Cluster) pickPorts(i int) {
+	c.cfgs[i].Port, c.routes[i] = testnet.FreePort(c.tb), testnet.FreePort(c.tb)
+	c.cfgs[i].Cluster.Port = c.routes[i]
+	c.URLs[i] = fmt.Sprintf("nats://127.0.0.1:%d", c.cfgs[i].Port)
+	for j := range c.cfgs {
+		var others []string
+		for k, p := range c.routes {
+			if k != j && p != 0 {
+				others = append(others, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
+			}
+		}
+		c.cfgs[j].Cluster.Routes = others
+	}
 }
 
 // Start starts node i (again, after Stop), on its ports and store.
