@@ -64,19 +64,14 @@ func (e *Engine) broadcast(ctx context.Context, tenant string, acc events.Trigge
 	// A cancel's fan-out writes chunks after its cancellation: the last
 	// event does not say the transaction is not cancelled. The
 	// projections, caught up past it, do.
-	if actor, cancelled, err := e.store.TransactionCancelled(tenant, acc.TransactionID); err != nil {
+	w := &txnWatch{after: last.Seq}
+	actor, cancelled, err := e.store.TransactionCancelled(tenant, acc.TransactionID)
+	if err != nil {
 		return err
-	} else if cancelled {
-		w := &txnWatch{after: last.Seq, cancelled: &events.TransactionCancelledData{TransactionID: acc.TransactionID, Actor: actor}}
-		return e.broadcastFrom(ctx, tenant, acc, from, w)
 	}
-	return e.broadcastFrom(ctx, tenant, acc, from, &txnWatch{after: last.Seq})
-}
-
-// broadcastFrom dispatches a broadcast's audience from subscriber from on,
-// a chunk at a time, and records its completion.
-func (e *Engine) broadcastFrom(ctx context.Context, tenant string, acc events.TriggerAcceptedData, from string, w *txnWatch) error {
-	subject := eventlog.Subject(tenant, eventlog.AggTransaction, acc.TransactionID)
+	if cancelled {
+		w.cancelled = &events.TransactionCancelledData{TransactionID: acc.TransactionID, Actor: actor}
+	}
 	for {
 		if err := e.waitBulkRoom(ctx); err != nil {
 			return err

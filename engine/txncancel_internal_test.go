@@ -33,14 +33,7 @@ func TestCancelledFanoutStartsRunsCancelled(t *testing.T) {
 	for i := range 5 {
 		subs = append(subs, fmt.Sprintf("u%d", i))
 	}
-	history, err := l.History(ctx, txnSubject, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := watchTxn(history)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := watchOf(t, l, txnSubject)
 	if _, err := e.dispatch(ctx, tenant, acc, subs[:2], w); err != nil {
 		t.Fatal(err)
 	}
@@ -240,14 +233,7 @@ func TestBroadcastTakenUpAfterACancelsChunkStartsRunsCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The cancel's fan-out: its first chunk, after the cancellation.
-	history, err := l.History(ctx, subject, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := watchTxn(history)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := watchOf(t, l, subject)
 	if _, err := e.dispatch(ctx, tenant, acc, subs[:2], w); err != nil {
 		t.Fatal(err)
 	}
@@ -271,4 +257,19 @@ func TestBroadcastTakenUpAfterACancelsChunkStartsRunsCancelled(t *testing.T) {
 	if info.NumPending != 0 {
 		t.Fatalf("%d runs enqueued on the bulk lane, want none", info.NumPending)
 	}
+}
+
+// watchOf is a fan-out's watch of a transaction as its whole history is
+// now.
+func watchOf(t *testing.T, l *eventlog.Log, subject string) *txnWatch {
+	t.Helper()
+	history, err := l.History(context.Background(), subject, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := watchTxn(history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }
