@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"runtime/debug"
 	"strings"
@@ -97,6 +98,64 @@ func TestCacheUnderLimit(t *testing.T) {
 	for _, c := range cases {
 		if got := cacheUnderLimit(c.cacheMiB, c.set, c.limit); got != c.want {
 			t.Errorf("cacheUnderLimit(%d, %v, %d MiB) = %d, want %d", c.cacheMiB, c.set, c.limit>>20, got, c.want)
+		}
+	}
+}
+
+func TestResolveGCPercent(t *testing.T) {
+	for env, want := range map[string]gcPercent{
+		"":    {percent: serveGCPercent, source: "default"},
+		" ":   {percent: serveGCPercent, source: "default"},
+		"50":  {percent: keepGC, source: "GOGC"},
+		"off": {percent: keepGC, source: "GOGC"},
+	} {
+		if got := resolveGCPercent(func(k string) string {
+			if k == "GOGC" {
+				return env
+			}
+			return ""
+		}); got != want {
+			t.Errorf("GOGC %q: %+v, want %+v", env, got, want)
+		}
+	}
+}
+
+// currentGC reads the collector's GOGC (-1: off).
+func currentGC() int {
+	p := debug.SetGCPercent(-1)
+	debug.SetGCPercent(p)
+	return p
+}
+
+// TestServeGCPercent: without GOGC, herald serve runs the collector at
+// serveGCPercent while it serves and logs it; the setting before is back
+// once it stops. With GOGC set, the runtime's setting stays.
+func TestServeGCPercent(t *testing.T) {
+	for _, c := range []struct {
+		gogc, source string
+		during       int // 0: the setting before serve
+	}{{"", "default", serveGCPercent}, {"75", "GOGC", 0}} {
+		t.Setenv("GOGC", c.gogc)
+		before := currentGC()
+		want := c.during
+		if want == 0 {
+			want = before
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done, logs := serveReady(t, ctx)
+		during := currentGC()
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatal(err)
+		}
+		if during != want {
+			t.Errorf("GOGC %q: %d while serving, want %d", c.gogc, during, want)
+		}
+		if after := currentGC(); after != before {
+			t.Errorf("GOGC %q: %d after serve, want the one before, %d", c.gogc, after, before)
+		}
+		if line := fmt.Sprintf(`"msg":"garbage collector","gogc":%d,"source":%q`, want, c.source); !strings.Contains(logs.String(), line) {
+			t.Errorf("GOGC %q: no %s logged:\n%s", c.gogc, line, logs.String())
 		}
 	}
 }

@@ -37,6 +37,10 @@ func serve(ctx context.Context, f service.Flags, memFlag string, stderr io.Write
 	if mem.ignored != "" {
 		logger.Warn("memory limit: GOMEMLIMIT is set and wins; "+mem.ignored+" is ignored", "limit", formatLimit(limit))
 	}
+	gc := resolveGCPercent(os.Getenv)
+	previousGC, gcNow := gc.apply()
+	defer debug.SetGCPercent(previousGC)
+	logger.Info("garbage collector", "gogc", gcNow, "source", gc.source)
 	if c := cacheUnderLimit(cfg.CacheMiB, os.Getenv("HERALD_CACHE_MIB") != "", limit); c != cfg.CacheMiB {
 		logger.Info("engine caches sized to the memory limit (HERALD_CACHE_MIB unset)", "cacheMiB", c)
 		cfg.CacheMiB = c
