@@ -43,10 +43,8 @@ func StartCluster(tb testing.TB, n int) *Cluster {
 	}
 	for i := range n {
 		for attempt := 1; ; attempt++ {
-			srv, err := embedded.Start(c.cfgs[i])
+			err := c.start(i)
 			if err == nil {
-				c.tb.Cleanup(srv.Shutdown)
-				c.Nodes[i] = srv
 				break
 			}
 			// A port picked free can be taken before the node binds it (an
@@ -82,12 +80,20 @@ func (c *Cluster) pickPorts(i int) {
 // Start starts node i (again, after Stop), on its ports and store.
 func (c *Cluster) Start(i int) {
 	c.tb.Helper()
+	if err := c.start(i); err != nil {
+		c.tb.Fatalf("node %s: %v", c.cfgs[i].ServerName, err)
+	}
+}
+
+// start starts node i on its configuration.
+func (c *Cluster) start(i int) error {
 	srv, err := embedded.Start(c.cfgs[i])
 	if err != nil {
-		c.tb.Fatalf("node %s: %v", c.cfgs[i].ServerName, err)
+		return err
 	}
 	c.tb.Cleanup(srv.Shutdown)
 	c.Nodes[i], c.down[i] = srv, false
+	return nil
 }
 
 // Stop stops node i: its clients lose their connection to it.
