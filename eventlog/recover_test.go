@@ -144,6 +144,13 @@ func TestIdleTailIsNotRestarted(t *testing.T) {
 // counting every message.
 func consumeDurable(t *testing.T, l *eventlog.Log, stall time.Duration, logs *testlog.Buffer) (*eventlog.Consumption, *atomic.Int32, *atomic.Int32) {
 	t.Helper()
+	// What the consumption logged (its restarts, its retries) is the
+	// story of a failure: kept with it.
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the consumption's logs:\n%s", logs.String())
+		}
+	})
 	var got, restarts atomic.Int32
 	c, err := eventlog.Consume(context.Background(), l.JetStream(), eventlog.Durable{
 		Stream: eventlog.WorkStream,
