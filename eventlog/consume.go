@@ -78,7 +78,7 @@ func Consume(ctx context.Context, js jetstream.JetStream, d Durable) (*Consumpti
 		d.StallAfter = DefaultStallAfter
 	}
 	c := &Consumption{d: d, js: js, done: make(chan struct{}), kick: make(chan string, 1), check: make(chan struct{}, 1)}
-	if err := c.start(ctx); err != nil {
+	if err := c.start(ctx, false); err != nil {
 		return nil, err
 	}
 	ctx, c.stop = context.WithCancel(ctx)
@@ -100,8 +100,13 @@ func (c *Consumption) Stop() {
 }
 
 // start creates the consumer, retrying until it exists or ctx ends, and
-// consumes it.
-func (c *Consumption) start(ctx context.Context) error {
+// consumes it. The first start (again false) gives up on an error no retry
+// mends (a configuration the server refuses: the caller's to hear); a
+// start again retries those too, logged as errors: the server accepted the
+// same configuration before, so what it refuses now (a stream changed
+// under the consumer, a deletion not yet finished) may pass later, and a
+// consumption that gave up would leave its work undelivered, silently.
+func (c *Consumption) start(ctx context.Context, again bool) error {
 	name := c.d.Config.Durable
 	pause := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
@@ -125,10 +130,15 @@ func (c *Consumption) start(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if permanent(err) {
+		refused := permanent(err)
+		if refused && !again {
 			return fmt.Errorf("eventlog: consumer %s: %w", name, err)
 		}
-		if attempt == 1 || attempt%20 == 0 {
+		switch {
+		case attempt != 1 && attempt%20 != 0:
+		case refused:
+			c.d.Logger.Error("consumer refused by the server; trying again", "consumer", name, "attempt", attempt, "err", err)
+		default:
 			c.d.Logger.Warn("consumer not available; trying again", "consumer", name, "attempt", attempt, "err", err)
 		}
 		select {
@@ -234,8 +244,8 @@ func (c *Consumption) watch(ctx context.Context) {
 		c.mu.Lock()
 		c.cc.Stop()
 		c.mu.Unlock()
-		if err := c.start(ctx); err != nil {
-			return
+		if err := c.start(ctx, true); err != nil {
+			return // ctx ended
 		}
 		if c.d.Restarted != nil {
 			c.d.Restarted(c.d.Config.Durable, reason)

@@ -2,6 +2,7 @@ package eventlog_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -209,6 +210,45 @@ func TestConsumptionStartsAnewWhenItsConsumerIsDeleted(t *testing.T) {
 	if !strings.Contains(logs.String(), "consuming it anew") {
 		t.Fatalf("no log line for the restart: %q", logs.String())
 	}
+}
+
+// TestConsumptionOutlastsARefusedRestart: a consumption whose consumer the
+// server refuses to create again for a while keeps trying, logs the
+// refusal as an error, and consumes again once the server takes it.
+// Giving up at the refusal would leave its work undelivered for good. The
+// refusal here: another consumer took the same subjects of the work queue
+// stream while the consumption's pull was ended and its consumer deleted.
+func TestConsumptionOutlastsARefusedRestart(t *testing.T) {
+	l := testnats.Log(t)
+	ctx := context.Background()
+	logs := &testlog.Buffer{}
+	c, got, restarts := consumeDurable(t, l, 300*time.Millisecond, logs)
+	publishWork(t, l, 5)
+	waitCount(t, "messages", got, 5)
+	c.EndQuietly()
+	js := l.JetStream()
+	if err := js.DeleteConsumer(ctx, eventlog.WorkStream, "test-work"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateConsumer(ctx, eventlog.WorkStream, jetstream.ConsumerConfig{Durable: "squatter",
+		FilterSubject: "work.test.>", AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
+		t.Fatal(err)
+	}
+	publishWork(t, l, 5)
+	testwait.Until(t, "the refusal logged", func() error {
+		if !strings.Contains(logs.String(), "consumer refused by the server") {
+			return errors.New("not yet")
+		}
+		return nil
+	})
+	if n := restarts.Load(); n != 0 {
+		t.Fatalf("%d restarts while the server refused the consumer", n)
+	}
+	if err := js.DeleteConsumer(ctx, eventlog.WorkStream, "squatter"); err != nil {
+		t.Fatal(err)
+	}
+	waitCount(t, "restarts", restarts, 1)
+	waitCount(t, "messages", got, 10)
 }
 
 // TestConsumptionStartsAnewWhenItStalls: a consumption whose pulls ended
