@@ -283,7 +283,7 @@ func (s *Store) DeliveriesWhere(tenant string, f DeliveryFilter, p Page) (rows [
 			var st struct {
 				WorkflowID string `json:"workflowId"`
 			}
-			if _, err := getRunPart(tx.Bucket(bucketRuns), key(tenant, runID), &st); err != nil {
+			if _, err := getRunPart(tx, tenant, runID, &st); err != nil {
 				return "", err
 			}
 			workflows[runID] = st.WorkflowID

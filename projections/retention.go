@@ -193,18 +193,27 @@ func forgetRun(tx *bolt.Tx, r ExpiredRun) (txn string, err error) {
 	if err := tx.Bucket(bucketRunsByEnd).Delete(ek); err != nil {
 		return "", err
 	}
-	rk := key(r.TenantID, r.RunID)
+	rk := runRowOf(tx, r.TenantID, r.RunID)
+	if rk == nil {
+		return "", nil
+	}
+	rows, data := runRowsOf(tx, rk)
+	if data == nil {
+		return "", nil
+	}
 	var st runstate.State
-	ok, err := getRun(tx.Bucket(bucketRuns), rk, &st)
-	if err != nil || !ok {
+	if err := decodeRun(r.TenantID, r.RunID, data, &st); err != nil {
+		return "", err
+	}
+	if err := rows.Delete(rk); err != nil {
 		return "", err
 	}
 	for _, del := range []struct {
 		b []byte
 		k []byte
 	}{
-		{bucketRuns, rk},
-		{bucketRunsByTxn, key(r.TenantID, st.TransactionID+"\x00"+r.RunID)},
+		{bucketRunIDs, key(r.TenantID, r.RunID)},
+		{bucketRunsByTxn, runTxnKey(r.TenantID, st.TransactionID, binary.BigEndian.Uint64(rk[len(rk)-8:]))},
 		{bucketRunsByTime, key(r.TenantID, newestFirst(st.CreatedAt)+r.RunID)},
 	} {
 		if err := tx.Bucket(del.b).Delete(del.k); err != nil {

@@ -2,6 +2,7 @@ package projections
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,12 +14,18 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// A row of the runs bucket is a run's state as JSON without its run and
-// tenant ids, which its key holds (tenant\x00runId). A finished run's row,
-// which is written once more at most and then kept until retention
-// removes it, is deflated against runRowDict: the first byte then says so
-// (rowDeflated; a JSON row starts with '{'). At a finished run's typical
-// 600-700 bytes of JSON, that keeps about a third (BENCHMARKS.md).
+// A run's row is its state as JSON without its run and tenant ids, in
+// runs while the run runs and in runs_done once it has ended (see
+// bucketRunsDone). Its key is tenant\x00<start>, start being the stream
+// sequence of the event that started the run, 8 bytes big-endian (see
+// runRowKey): a broadcast's runs, started in fan-out order, sit together,
+// and a commit of their events rewrites a few neighbouring pages rather
+// than a page a run, as keys of hashed run ids did. run_ids finds a run's
+// row from its id. A finished run's row, which is written once more at
+// most and then kept until retention removes it, is deflated against
+// runRowDict: the first byte then says so (rowDeflated; a JSON row starts
+// with '{'). At a finished run's typical 600-700 bytes of JSON, that
+// keeps about a third (BENCHMARKS.md).
 //
 // The dictionary is part of the file format: rows written with it are read
 // with it. A change of dictionary takes a new first byte (and the old one
@@ -82,8 +89,8 @@ func encodeRun(s *runstate.State) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// decodeRun reads the row at k (tenant\x00runId) into s.
-func decodeRun(k, data []byte, s *runstate.State) error {
+// decodeRun reads the row data of the run runID of tenant into s.
+func decodeRun(tenant, runID string, data []byte, s *runstate.State) error {
 	data, err := runRowJSON(data)
 	if err != nil {
 		return err
@@ -91,11 +98,7 @@ func decodeRun(k, data []byte, s *runstate.State) error {
 	if err := json.Unmarshal(data, s); err != nil {
 		return err
 	}
-	tenant, runID, ok := bytes.Cut(k, []byte{0})
-	if !ok {
-		return fmt.Errorf("%w: key %q", errRunRow, k)
-	}
-	s.TenantID, s.RunID = string(tenant), string(runID)
+	s.TenantID, s.RunID = tenant, runID
 	return nil
 }
 
@@ -124,29 +127,110 @@ func inflateRow(data []byte) ([]byte, error) {
 	return out, nil
 }
 
-// putRun writes s's row at k.
-func putRun(b *bolt.Bucket, k []byte, s *runstate.State) error {
+// bucketRunIDs finds a run's row: tenant\x00runId → its start, 8 bytes
+// big-endian (see runRowKey).
+var bucketRunIDs = []byte("run_ids")
+
+// bucketRunsDone holds the rows of finished runs, bucketRuns those of the
+// others, under the same keys (runRowKey). A row grows while its run
+// runs and shrinks by half once finished (deflated): rewritten in place,
+// the pages of finished rows were left 40 % full (bbolt merges a page
+// only below a quarter full). Moved at its run's end, in about the order
+// the runs started, a finished row is appended where the finished rows
+// end, and its pages stay full; the pages of the running rows empty as
+// their runs end, and bbolt frees them.
+var bucketRunsDone = []byte("runs_done")
+
+// runRowKey is the key of the row of a run of tenant started by the event
+// at stream sequence start.
+func runRowKey(tenant string, start uint64) []byte {
+	k := make([]byte, 0, len(tenant)+9)
+	k = append(k, tenant...)
+	k = append(k, 0)
+	return binary.BigEndian.AppendUint64(k, start)
+}
+
+// runTxnKey is the key of a run in runs_by_txn: its transaction's runs in
+// the order they started.
+func runTxnKey(tenant, txn string, start uint64) []byte {
+	return binary.BigEndian.AppendUint64(key(tenant, txn+"\x00"), start)
+}
+
+// runRowOf returns the key of the row of run runID of tenant; nil when
+// there is none.
+func runRowOf(tx *bolt.Tx, tenant, runID string) []byte {
+	v := tx.Bucket(bucketRunIDs).Get(key(tenant, runID))
+	if len(v) != 8 {
+		return nil
+	}
+	return runRowKey(tenant, binary.BigEndian.Uint64(v))
+}
+
+// runRowsOf returns the bucket that holds the row at row (runs_done for a
+// finished run's, else runs) and the row; nil when neither does.
+func runRowsOf(tx *bolt.Tx, row []byte) (*bolt.Bucket, []byte) {
+	for _, name := range [][]byte{bucketRunsDone, bucketRuns} {
+		b := tx.Bucket(name)
+		if data := b.Get(row); data != nil {
+			return b, data
+		}
+	}
+	return nil, nil
+}
+
+// runRows is the bucket of the rows of runs whose status is st.
+func runRows(tx *bolt.Tx, st runstate.Status) *bolt.Bucket {
+	if st.Finished() {
+		return appendBucket(tx, bucketRunsDone)
+	}
+	return tx.Bucket(bucketRuns)
+}
+
+// putRun writes s's row at row (see runRowKey), in the bucket of its
+// status; was is the status of the row written before (empty for none):
+// a row whose run ended, or started again, moves.
+func putRun(tx *bolt.Tx, row []byte, s *runstate.State, was runstate.Status) error {
 	data, err := encodeRun(s)
 	if err != nil {
 		return err
 	}
-	return b.Put(k, data)
+	if was != "" && was.Finished() != s.Status.Finished() {
+		if err := runRows(tx, was).Delete(row); err != nil {
+			return err
+		}
+	}
+	return runRows(tx, s.Status).Put(row, data)
 }
 
-// getRun reads the row at k into s; ok is false when there is none.
-func getRun(b *bolt.Bucket, k []byte, s *runstate.State) (ok bool, err error) {
-	data := b.Get(k)
+// getRun reads the row of run runID of tenant into s; ok is false when
+// there is none.
+func getRun(tx *bolt.Tx, tenant, runID string, s *runstate.State) (ok bool, err error) {
+	row := runRowOf(tx, tenant, runID)
+	if row == nil {
+		return false, nil
+	}
+	return getRunAt(tx, row, tenant, runID, s)
+}
+
+// getRunAt reads the row at row, run runID's of tenant, into s; ok is
+// false when there is none.
+func getRunAt(tx *bolt.Tx, row []byte, tenant, runID string, s *runstate.State) (ok bool, err error) {
+	_, data := runRowsOf(tx, row)
 	if data == nil {
 		return false, nil
 	}
-	return true, decodeRun(k, data, s)
+	return true, decodeRun(tenant, runID, data, s)
 }
 
-// getRunPart reads some fields of the row at k into v, a struct of them
-// (not the run and tenant ids, which the row does not hold); ok is false
-// when there is none.
-func getRunPart(b *bolt.Bucket, k []byte, v any) (ok bool, err error) {
-	data := b.Get(k)
+// getRunPart reads some fields of the row of run runID of tenant into v,
+// a struct of them (not the run and tenant ids, which the row does not
+// hold); ok is false when there is none.
+func getRunPart(tx *bolt.Tx, tenant, runID string, v any) (ok bool, err error) {
+	row := runRowOf(tx, tenant, runID)
+	if row == nil {
+		return false, nil
+	}
+	_, data := runRowsOf(tx, row)
 	if data == nil {
 		return false, nil
 	}

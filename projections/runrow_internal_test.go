@@ -22,7 +22,6 @@ func TestRunRowRoundTrip(t *testing.T) {
 				Output: json.RawMessage(`{"attemptId":"att_Xg9XLxw8KjO4vZzdMaURLi","status":"sent","providerMessageId":"iinp54okq4e4fuvcbch3u3wvee.herald@herald.test"}`)},
 		},
 		CreatedAt: at, UpdatedAt: at.Add(800 * time.Millisecond), LastSeq: 11996}
-	k := key(base.TenantID, base.RunID)
 	for _, c := range []struct {
 		status   runstate.Status
 		deflated bool
@@ -43,7 +42,7 @@ func TestRunRowRoundTrip(t *testing.T) {
 			t.Errorf("%s: the row repeats its key: %q", c.status, row)
 		}
 		var back runstate.State
-		if err := decodeRun(k, row, &back); err != nil {
+		if err := decodeRun(base.TenantID, base.RunID, row, &back); err != nil {
 			t.Fatalf("%s: %v", c.status, err)
 		}
 		if !reflect.DeepEqual(back, s) {
@@ -67,13 +66,13 @@ func TestRunRowRoundTrip(t *testing.T) {
 	s.Status = runstate.Completed
 	old, _ := json.Marshal(&s)
 	var back runstate.State
-	if err := decodeRun(k, old, &back); err != nil || !reflect.DeepEqual(back, s) {
+	if err := decodeRun(base.TenantID, base.RunID, old, &back); err != nil || !reflect.DeepEqual(back, s) {
 		t.Fatalf("an older row: %+v, %v", back, err)
 	}
 	// A damaged deflated row is an error, not a panic.
 	row, _ := encodeRun(&s)
 	for _, bad := range [][]byte{{rowDeflated}, append([]byte{rowDeflated}, 0xff, 0xff, 0xff), row[:len(row)/2]} {
-		if err := decodeRun(k, bad, &back); err == nil {
+		if err := decodeRun(base.TenantID, base.RunID, bad, &back); err == nil {
 			t.Errorf("a damaged row %x read without error", bad)
 		}
 	}

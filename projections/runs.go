@@ -3,6 +3,7 @@ package projections
 import (
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -14,8 +15,10 @@ import (
 )
 
 var (
-	bucketRuns      = []byte("runs")        // tenant\x00runId → runstate.State
-	bucketRunsByTxn = []byte("runs_by_txn") // tenant\x00txn\x00runId → empty
+	bucketRuns = []byte("runs") // tenant\x00<start> → runstate.State (runrow.go)
+	// runs_by_txn: tenant\x00txn\x00<start> → runId, a transaction's runs
+	// in the order they started (runTxnKey)
+	bucketRunsByTxn = []byte("runs_by_txn")
 	// runs_by_time: tenant\x00newest(createdAt)runId → empty, newest first
 	bucketRunsByTime = []byte("runs_by_time")
 	bucketTxns       = []byte("txns") // tenant\x00txn → Transaction
@@ -61,7 +64,7 @@ func runModels() (map[string]applyFunc, [][]byte) {
 		events.FanoutCompleted:         ofTransaction(applyFanoutCompleted),
 		events.TransactionCancelled:    ofTransaction(applyTransactionCancelled),
 	}
-	return h, [][]byte{bucketRuns, bucketRunsByTxn, bucketRunsByTime, bucketTxns, bucketTxnsByTime, bucketNotifs,
+	return h, [][]byte{bucketRuns, bucketRunsDone, bucketRunIDs, bucketRunsByTxn, bucketRunsByTime, bucketTxns, bucketTxnsByTime, bucketNotifs,
 		bucketRunsByEnd, bucketTxnsExpiring, bucketTxnsCancelled}
 }
 
@@ -73,6 +76,8 @@ func runModels() (map[string]applyFunc, [][]byte) {
 type runFold struct {
 	cache  *runCache
 	states map[string]*runstate.State // by key(tenant, runId)
+	rows   map[string][]byte          // their rows' keys (runRowKey), nil for a run not started
+	was    map[string]runstate.Status // the status of their rows before the batch ("": none)
 	keys   []string                   // in first-seen order
 	// txns are the changes of the batch to transactions' counters, by
 	// key(tenant, txn), added to their rows by flush: a batch of a
@@ -198,7 +203,7 @@ func (f *runFold) txnOfRun(tx *bolt.Tx, tenant, runID string) (string, error) {
 	var row struct {
 		TransactionID string `json:"transactionId"`
 	}
-	_, err := getRunPart(tx.Bucket(bucketRuns), k, &row)
+	_, err := getRunPart(tx, tenant, runID, &row)
 	return row.TransactionID, err
 }
 
@@ -210,16 +215,19 @@ func (f *runFold) apply(tx *bolt.Tx, ev eventlog.Event) error {
 	k := string(key(ev.TenantID, runID))
 	s, ok := f.states[k]
 	if !ok {
-		if s = f.cache.get(k); s == nil {
+		var row []byte
+		if s, row = f.cache.get(k); s == nil {
 			s = &runstate.State{}
-			if _, err := getRun(tx.Bucket(bucketRuns), []byte(k), s); err != nil {
-				return err
+			if row = runRowOf(tx, ev.TenantID, runID); row != nil {
+				if _, err := getRunAt(tx, row, ev.TenantID, runID, s); err != nil {
+					return err
+				}
 			}
 		}
 		if f.states == nil {
-			f.states = make(map[string]*runstate.State)
+			f.states, f.rows, f.was = make(map[string]*runstate.State), make(map[string][]byte), make(map[string]runstate.Status)
 		}
-		f.states[k] = s
+		f.states[k], f.rows[k], f.was[k] = s, row, s.Status
 		f.keys = append(f.keys, k)
 	}
 	// Apply checks an event before it changes anything: a failed event
@@ -236,8 +244,17 @@ func (f *runFold) apply(tx *bolt.Tx, ev eventlog.Event) error {
 	if s.RunID != "" && s.TransactionID != "" {
 		f.moved(ev, s, started, before)
 	}
+	if s.RunID != "" && f.rows[k] == nil {
+		// The run's row is keyed by the event that started it.
+		f.rows[k] = runRowKey(ev.TenantID, ev.Seq)
+		if err := tx.Bucket(bucketRunIDs).Put([]byte(k), binary.BigEndian.AppendUint64(nil, ev.Seq)); err != nil {
+			return err
+		}
+	}
 	if ev.Type == events.RunStarted && s.RunID != "" {
-		if err := tx.Bucket(bucketRunsByTxn).Put(key(ev.TenantID, s.TransactionID+"\x00"+runID), []byte{}); err != nil {
+		row := f.rows[k]
+		start := binary.BigEndian.Uint64(row[len(row)-8:])
+		if err := appendBucket(tx, bucketRunsByTxn).Put(runTxnKey(ev.TenantID, s.TransactionID, start), []byte(runID)); err != nil {
 			return err
 		}
 		if err := tx.Bucket(bucketRunsByTime).Put(key(ev.TenantID, newestFirst(s.CreatedAt)+runID), []byte{}); err != nil {
@@ -305,10 +322,9 @@ func completeAlone(txns *bolt.Bucket, tk []byte, t Transaction, at time.Time) er
 // flush writes the states the batch changed. A run whose start is unknown
 // (its events arrived without a RunStarted) is not shown.
 func (f *runFold) flush(tx *bolt.Tx) error {
-	b := tx.Bucket(bucketRuns)
 	for _, k := range f.keys {
 		if s := f.states[k]; s.RunID != "" {
-			if err := putRun(b, []byte(k), s); err != nil {
+			if err := putRun(tx, f.rows[k], s, f.was[k]); err != nil {
 				return err
 			}
 		}
@@ -338,7 +354,7 @@ func (f *runFold) committed() {
 	for _, k := range f.keys {
 		if s := f.states[k]; s.RunID != "" {
 			s.Subscriber = nil // not in the row (no JSON)
-			f.cache.put(k, s)
+			f.cache.put(k, s, f.rows[k])
 		}
 	}
 }
@@ -352,34 +368,41 @@ func (f *runFold) committed() {
 // until the projector replaces it. At most 2×runCacheGen states.
 type runCache struct {
 	mu       sync.Mutex
-	cur, old map[string]*runstate.State
+	cur, old map[string]cachedRun
+}
+
+// cachedRun is a run's state as its row holds it, and its row's key.
+type cachedRun struct {
+	s   *runstate.State
+	row []byte
 }
 
 // runCacheGen is the size of one generation of the cache: a state not
 // written again within two generations is dropped.
 const runCacheGen = 2048
 
-// get returns a copy of the cached state of key, or nil.
-func (c *runCache) get(k string) *runstate.State {
+// get returns a copy of the cached state of key and its row's key, or
+// nil.
+func (c *runCache) get(k string) (*runstate.State, []byte) {
 	c.mu.Lock()
-	s, ok := c.cur[k]
+	e, ok := c.cur[k]
 	if !ok {
-		s = c.old[k]
+		e = c.old[k]
 	}
 	c.mu.Unlock()
-	if s == nil {
-		return nil
+	if e.s == nil {
+		return nil, nil
 	}
-	return copyState(s)
+	return copyState(e.s), e.row
 }
 
-func (c *runCache) put(k string, s *runstate.State) {
+func (c *runCache) put(k string, s *runstate.State, row []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cur == nil || len(c.cur) >= runCacheGen {
-		c.old, c.cur = c.cur, make(map[string]*runstate.State, runCacheGen)
+		c.old, c.cur = c.cur, make(map[string]cachedRun, runCacheGen)
 	}
-	c.cur[k] = s
+	c.cur[k] = cachedRun{s: s, row: row}
 }
 
 // drop forgets key's state: its row is gone (ForgetRuns).
@@ -394,14 +417,14 @@ func (c *runCache) drop(k string) {
 func (c *runCache) txnOf(k string) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s, ok := c.cur[k]
+	e, ok := c.cur[k]
 	if !ok {
-		s, ok = c.old[k]
+		e, ok = c.old[k]
 	}
-	if !ok || s == nil {
+	if !ok || e.s == nil {
 		return "", false
 	}
-	return s.TransactionID, true
+	return e.s.TransactionID, true
 }
 
 // copyState is a copy of s that Apply may change without changing s, as
@@ -424,8 +447,7 @@ type Run = runstate.State
 func (s *Store) RunState(tenant, runID string) (*runstate.State, error) {
 	var st runstate.State
 	err := s.view(func(tx *bolt.Tx) error {
-		k := key(tenant, runID)
-		switch ok, err := getRun(tx.Bucket(bucketRuns), k, &st); {
+		switch ok, err := getRun(tx, tenant, runID, &st); {
 		case err != nil:
 			return err
 		case !ok:
@@ -439,8 +461,9 @@ func (s *Store) RunState(tenant, runID string) (*runstate.State, error) {
 	return &st, nil
 }
 
-// Runs lists a tenant's runs in run id order, or a transaction's runs when
-// f.TransactionID is set; the other filters are applied while walking.
+// Runs lists a tenant's runs, newest first, or a transaction's runs in the
+// order they started when f.TransactionID is set; the other filters are
+// applied while walking.
 func (s *Store) Runs(tenant string, f RunFilter, p Page) (runs []*runstate.State, next string, err error) {
 	match := func(st *runstate.State) bool {
 		return (f.Status == "" || string(st.Status) == f.Status) &&
@@ -448,19 +471,25 @@ func (s *Store) Runs(tenant string, f RunFilter, p Page) (runs []*runstate.State
 			(f.SubscriberID == "" || (st.SubscriberID != nil && *st.SubscriberID == f.SubscriberID))
 	}
 	err = s.view(func(tx *bolt.Tx) error {
-		all := tx.Bucket(bucketRuns)
-		load := func(runID string) (*runstate.State, bool, error) {
-			var st runstate.State
-			ok, err := getRun(all, key(tenant, runID), &st)
-			return &st, ok && match(&st), err
+		keep := func(st *runstate.State, ok bool, err error) (*runstate.State, bool, error) {
+			return st, ok && match(st), err
 		}
 		if f.TransactionID != "" {
 			runs, next, err = listPrefix(tx.Bucket(bucketRunsByTxn), key(tenant, f.TransactionID+"\x00"), p,
-				func(runID string, _ []byte) (*runstate.State, bool, error) { return load(runID) })
+				func(start string, runID []byte) (*runstate.State, bool, error) {
+					if len(start) != 8 {
+						return nil, false, fmt.Errorf("%w: runs_by_txn key %q", errRunRow, start)
+					}
+					var st runstate.State
+					ok, err := getRunAt(tx, runRowKey(tenant, binary.BigEndian.Uint64([]byte(start))), tenant, string(runID), &st)
+					return keep(&st, ok, err)
+				})
 			return err
 		}
 		runs, next, err = listTenant(tx.Bucket(bucketRunsByTime), tenant, p, func(id string, _ []byte) (*runstate.State, bool, error) {
-			return load(id[timeKeyLen:])
+			var st runstate.State
+			ok, err := getRun(tx, tenant, id[timeKeyLen:], &st)
+			return keep(&st, ok, err)
 		})
 		return err
 	})

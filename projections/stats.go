@@ -309,11 +309,11 @@ func (f *runFold) state(tx *bolt.Tx, tenant, runID string) (*runstate.State, err
 	if s, ok := f.states[k]; ok {
 		return s, nil
 	}
-	if s := f.cache.get(k); s != nil {
+	if s, _ := f.cache.get(k); s != nil {
 		return s, nil
 	}
 	var s runstate.State
-	ok, err := getRun(tx.Bucket(bucketRuns), []byte(k), &s)
+	ok, err := getRun(tx, tenant, runID, &s)
 	if err != nil || !ok {
 		return nil, err
 	}
