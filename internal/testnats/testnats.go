@@ -50,7 +50,13 @@ func Log(tb testing.TB) *eventlog.Log {
 // and returns their sequences; any record that was not stored fails tb.
 func Append(tb testing.TB, l *eventlog.Log, recs []eventlog.Record) []uint64 {
 	tb.Helper()
-	seqs, errs := l.AppendEach(context.Background(), recs)
+	// A bound against a hang, not a pace: on a loaded machine the server
+	// may leave a bulk of publishes unanswered past the log's own 10 s,
+	// and an append with a deadline asks again until it (see
+	// eventlog.Log.AppendEach).
+	ctx, cancel := context.WithTimeout(context.Background(), appendGuard)
+	defer cancel()
+	seqs, errs := l.AppendEach(ctx, recs)
 	for i, err := range errs {
 		if err != nil {
 			tb.Fatalf("append %s #%d of %d: %v", recs[i].Type, i, len(recs), err)
@@ -58,6 +64,9 @@ func Append(tb testing.TB, l *eventlog.Log, recs []eventlog.Record) []uint64 {
 	}
 	return seqs
 }
+
+// appendGuard bounds Append's wait for the server's answers.
+const appendGuard = 3 * time.Minute
 
 // Subscriber is the record of tenant's subscriber id upserted with one
 // email address, id@example.com: the audience a test fills the log with.
