@@ -52,6 +52,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/internal/testwait"
 	"github.com/heraldhq/herald/service"
 )
 
@@ -183,8 +184,9 @@ func Start(t testing.TB, addr string, env ...string) *Proc {
 	}
 	p := &Proc{Cmd: cmd, Addr: addr}
 	t.Cleanup(p.Kill)
-	ready := make(chan struct{}, 1)
+	ready, gone := make(chan struct{}, 1), make(chan struct{})
 	go func() {
+		defer close(gone)
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			if sc.Text() == "READY" {
@@ -195,10 +197,13 @@ func Start(t testing.TB, addr string, env ...string) *Proc {
 	}()
 	select {
 	case <-ready:
-	case <-time.After(60 * time.Second):
+	case <-gone:
+		// Its stdout closed: it exited (its error is on stderr).
+		t.Fatal("testchild: the child exited before it started")
+	case <-time.After(testwait.HangGuard):
 		t.Fatal("testchild: the child did not start")
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(testwait.HangGuard)
 	for {
 		resp, err := http.Get("http://" + addr + "/readyz")
 		if err == nil {

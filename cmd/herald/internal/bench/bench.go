@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -77,8 +78,10 @@ type runner struct {
 	w       *world
 	sync    string
 	dataDir string
-	logPath string
-	srv     *server
+	// adminToken is herald serve's admin token, the bench's choice.
+	adminToken string
+	logPath    string
+	srv        *server
 	// nats is the NATS process of the scenario with Config.NATSCommand;
 	// masterKey the HERALD_MASTER_KEY herald serve then needs.
 	nats      *server
@@ -119,11 +122,7 @@ func (r *runner) run(ctx context.Context) (mr ModeResult, err error) {
 	if err := r.restart(ctx); err != nil {
 		return mr, err
 	}
-	token, err := os.ReadFile(filepath.Join(r.dataDir, "admin.token"))
-	if err != nil {
-		return mr, fmt.Errorf("admin token: %w", err)
-	}
-	if r.t, err = r.w.setUpTenant(ctx, r.srv.url(), strings.TrimSpace(string(token))); err != nil {
+	if r.t, err = r.w.setUpTenant(ctx, r.srv.url(), r.adminToken); err != nil {
 		return mr, fmt.Errorf("tenant set-up: %w", err)
 	}
 	if n := r.cfg.audienceSize(); n > 0 {
@@ -230,7 +229,11 @@ func (r *runner) restart(ctx context.Context) error {
 // startServe starts herald serve on the data directory, connected to
 // natsURL (empty: its embedded NATS), and points the tenant at it.
 func (r *runner) startServe(ctx context.Context, natsURL string) error {
-	srv, err := startServer(ctx, r.cfg, r.dataDir, r.logPath, r.sync, r.cfg.ProfileDir != "", natsURL, r.masterKey)
+	if r.adminToken == "" {
+		r.adminToken = "hadm_" + rand.Text()
+	}
+	srv, err := startServer(ctx, r.cfg, serveOptions{dataDir: r.dataDir, logPath: r.logPath, sync: r.sync,
+		pprof: r.cfg.ProfileDir != "", natsURL: natsURL, masterKey: r.masterKey, adminToken: r.adminToken})
 	if err != nil {
 		return err
 	}

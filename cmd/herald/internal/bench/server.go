@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
@@ -60,32 +61,71 @@ func (g *growth) note(rss, anon uint64) bool {
 	return true
 }
 
-// startServer starts herald serve on dataDir with the given sync mode and
-// waits until /readyz answers 200. A natsURL (with masterKey) connects it
-// to that NATS; empty: its embedded one.
-func startServer(ctx context.Context, cfg Config, dataDir, logPath, sync string, pprof bool, natsURL, masterKey string) (*server, error) {
-	addr, err := freeAddr()
+// serveOptions is how startServer starts herald serve.
+type serveOptions struct {
+	dataDir, logPath, sync string
+	pprof                  bool
+	// natsURL (with masterKey) connects the process to that NATS; empty:
+	// its embedded one.
+	natsURL, masterKey string
+	// adminToken is the process's admin token (HERALD_ADMIN_TOKEN): the
+	// bench's own, so that it knows the process that answers is its child.
+	adminToken string
+}
+
+// startServer starts herald serve as o says and waits until it is ready:
+// /readyz answers 200 and the admin API takes o.adminToken. The port is
+// picked free a moment before the child binds it; on a busy machine
+// another process (a test's server, an outgoing connection) can take it
+// between the two. A process that answers but refuses the token is not
+// the child, and a child that exits failing to bind is started again on a
+// new port, up to five times.
+func startServer(ctx context.Context, cfg Config, o serveOptions) (*server, error) {
+	for try := 1; ; try++ {
+		s, err := startServerOnce(ctx, cfg, o)
+		if !errors.Is(err, errPortTaken) || try == 5 {
+			return s, err
+		}
+	}
+}
+
+// errPortTaken is a child that exited before it was ready, having failed
+// to bind its port.
+var errPortTaken = errors.New("bench: herald serve's port was taken")
+
+// apiAddr picks the address of a child's API: freeAddr, or a test's
+// choice.
+var apiAddr = freeAddr
+
+func startServerOnce(ctx context.Context, cfg Config, o serveOptions) (*server, error) {
+	addr, err := apiAddr()
 	if err != nil {
 		return nil, err
 	}
-	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	logFile, err := os.OpenFile(o.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	s := &server{addr: addr, dataDir: dataDir, logFile: logFile, exited: make(chan struct{})}
+	logStart, err := logFile.Seek(0, io.SeekEnd)
+	if err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	s := &server{addr: addr, dataDir: o.dataDir, logFile: logFile, exited: make(chan struct{})}
 	cmd := cfg.ServeCommand()
-	cmd.Env = append(cmd.Environ(), "HERALD_DATA_DIR="+dataDir, "HERALD_HTTP_ADDR="+addr, "HERALD_SYNC="+sync,
-		"HERALD_LOG_LEVEL=warn", "HERALD_NATS_URL="+natsURL,
+	cmd.Env = append(cmd.Environ(), "HERALD_DATA_DIR="+o.dataDir, "HERALD_HTTP_ADDR="+addr, "HERALD_SYNC="+o.sync,
+		"HERALD_LOG_LEVEL=warn", "HERALD_NATS_URL="+o.natsURL, "HERALD_ADMIN_TOKEN="+o.adminToken,
 		// One tenant drives the whole load: the per-tenant API rate limit
 		// would measure itself, not the service.
 		"HERALD_RATE_LIMIT=0")
-	if natsURL != "" {
-		cmd.Env = append(cmd.Env, "HERALD_MASTER_KEY="+masterKey)
+	if o.natsURL != "" {
+		cmd.Env = append(cmd.Env, "HERALD_MASTER_KEY="+o.masterKey)
 		// The bench's Bridge and mail sink listen on loopback.
 		cmd.Env = append(cmd.Env, "HERALD_ALLOW_PRIVATE_EGRESS=true")
 	}
-	if pprof {
+	if o.pprof {
 		if s.pprofAddr, err = freeAddr(); err != nil {
+			logFile.Close()
 			return nil, err
 		}
 		cmd.Env = append(cmd.Env, "HERALD_PPROF_ADDR="+s.pprofAddr)
@@ -101,18 +141,14 @@ func startServer(ctx context.Context, cfg Config, dataDir, logPath, sync string,
 		close(s.exited)
 	}()
 	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		resp, err := http.Get("http://" + addr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
+	for !s.ready(o.adminToken) {
 		select {
 		case <-s.exited:
 			logFile.Close()
-			return nil, fmt.Errorf("bench: herald serve exited before it was ready; see %s", logPath)
+			if logSays(o.logPath, logStart, "address already in use") {
+				return nil, fmt.Errorf("%w: %s", errPortTaken, addr)
+			}
+			return nil, fmt.Errorf("bench: herald serve exited before it was ready; see %s", o.logPath)
 		case <-ctx.Done():
 			s.stop()
 			return nil, ctx.Err()
@@ -120,10 +156,46 @@ func startServer(ctx context.Context, cfg Config, dataDir, logPath, sync string,
 		}
 		if time.Now().After(deadline) {
 			s.stop()
-			return nil, fmt.Errorf("bench: herald serve not ready after 2 minutes; see %s", logPath)
+			return nil, fmt.Errorf("bench: herald serve not ready after 2 minutes; see %s", o.logPath)
 		}
 	}
 	return s, nil
+}
+
+// ready reports whether the process at s.addr is ready and takes
+// adminToken: /readyz answers 200 and so does an admin request.
+func (s *server) ready(adminToken string) bool {
+	get := func(path, token string) bool {
+		req, err := http.NewRequest("GET", "http://"+s.addr+path, nil)
+		if err != nil {
+			return false
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}
+	return get("/readyz", "") && get("/v1/admin/tenants?limit=1", adminToken)
+}
+
+// logSays reports whether the log at path holds what past offset from.
+func logSays(path string, from int64, what string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	return err == nil && bytes.Contains(b, []byte(what))
 }
 
 // freeAddr returns a loopback address with a port free at the moment.
