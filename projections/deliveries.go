@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"bytes"
 	"fmt"
 	"time"
 
@@ -17,7 +18,9 @@ var (
 	// delivery_attempts: tenant\x00attemptId → <seq>, to find a row from
 	// its outcome.
 	bucketDeliveryAttempts = []byte("delivery_attempts")
-	// deliveries_by_run: tenant\x00runId\x00<seq> → empty.
+	// deliveries_by_run: <run's prefix><seq> → empty, the prefix being
+	// the run's row key (see runDeliveries): a broadcast's deliveries sit
+	// in their runs' start order, as the runs' rows do.
 	bucketDeliveriesByRun = []byte("deliveries_by_run")
 	// deliveries_by_provider_id: tenant\x00channelKey\x00providerMessageId
 	// → <seq>, to find the row a provider's report names.
@@ -149,7 +152,29 @@ func putDelivery(tx *bolt.Tx, ev eventlog.Event, row Delivery) error {
 	if err := appendBucket(tx, bucketDeliveryAttempts).Put(key(ev.TenantID, row.AttemptID), []byte(id)); err != nil {
 		return err
 	}
-	return tx.Bucket(bucketDeliveriesByRun).Put(key(ev.TenantID, row.RunID+"\x00"+id), []byte{})
+	return tx.Bucket(bucketDeliveriesByRun).Put(append(runDeliveries(tx, ev.TenantID, row.RunID), id...), []byte{})
+}
+
+// runDeliveries is the prefix of the keys of run runID's deliveries in
+// deliveries_by_run, each followed by its row's seqID: the key of the
+// run's row (runRowKey, tenant\x00<start>), so that the deliveries of
+// runs started together, a broadcast's, share pages as their rows do,
+// where keys of hashed run ids put each on a page of its own. A delivery
+// of no run, or of one without a row, has tenant\x00\xff<runId>\x00: a
+// start's first byte is 0 (sequences stay below 2^56), so the two never
+// meet. A run's row exists before its first delivery (its start comes
+// first in the log) and keeps its key while the run is kept.
+func runDeliveries(tx *bolt.Tx, tenant, runID string) []byte {
+	return runDeliveriesAt(tenant, runID, runRowOf(tx, tenant, runID))
+}
+
+// runDeliveriesAt is runDeliveries of a run whose row key is row (nil:
+// none).
+func runDeliveriesAt(tenant, runID string, row []byte) []byte {
+	if row != nil && runID != "" {
+		return bytes.Clone(row)
+	}
+	return key(tenant, "\xff"+runID+"\x00")
 }
 
 func applyDeliverySent(tx *bolt.Tx, ev eventlog.Event, d events.DeliverySentData) error {
@@ -303,7 +328,7 @@ func (s *Store) DeliveriesWhere(tenant string, f DeliveryFilter, p Page) (rows [
 			return f.WorkflowID == "" || w == f.WorkflowID, nil
 		}
 		if f.RunID != "" {
-			rows, next, err = scanPrefix(tx.Bucket(bucketDeliveriesByRun), key(tenant, f.RunID+"\x00"), p, o,
+			rows, next, err = scanPrefix(tx.Bucket(bucketDeliveriesByRun), runDeliveries(tx, tenant, f.RunID), p, o,
 				func(id string, _ []byte) (Delivery, bool, error) {
 					var row Delivery
 					ok, err := getDelivery(all, key(tenant, id), &row)

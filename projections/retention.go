@@ -101,7 +101,7 @@ func (s *Store) ExpiredRuns(before time.Time, limit int) ([]ExpiredRun, error) {
 
 // runLeftovers fills r's deliveries and read in-app messages.
 func runLeftovers(tx *bolt.Tx, r *ExpiredRun) error {
-	prefix := key(r.TenantID, r.RunID+"\x00")
+	prefix := runDeliveries(tx, r.TenantID, r.RunID)
 	rows := tx.Bucket(bucketDeliveries)
 	c := tx.Bucket(bucketDeliveriesByRun).Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
@@ -232,16 +232,16 @@ func forgetRun(tx *bolt.Tx, r ExpiredRun) (txn string, err error) {
 			}
 		}
 	}
-	if err := forgetDeliveries(tx, r.TenantID, r.RunID); err != nil {
+	if err := forgetDeliveries(tx, r.TenantID, runDeliveriesAt(r.TenantID, r.RunID, rk)); err != nil {
 		return "", err
 	}
 	return st.TransactionID, nil
 }
 
 // forgetDeliveries drops a run's delivery rows, their indexes, and the
-// in-app messages they stored that were read.
-func forgetDeliveries(tx *bolt.Tx, tenant, runID string) error {
-	prefix := key(tenant, runID+"\x00")
+// in-app messages they stored that were read; prefix is the run's
+// runDeliveries.
+func forgetDeliveries(tx *bolt.Tx, tenant string, prefix []byte) error {
 	byRun := tx.Bucket(bucketDeliveriesByRun)
 	rows := tx.Bucket(bucketDeliveries)
 	var keys [][]byte

@@ -23,47 +23,10 @@ import (
 // ended, the finished rows (moved to runs_done at their run's end) fill
 // their pages.
 func TestRunRowsOfAFanoutShareTheirPages(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "p.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	const tenant, txn, runs, batch = "ten_1", "txn_1", 20000, 500
-	at := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	var seq uint64
-	event := func(runID, typ string, data any) eventlog.Event {
-		seq++
-		raw, err := json.Marshal(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return eventlog.Event{ID: fmt.Sprintf("ev%d", seq), Type: typ, TenantID: tenant, At: at.Add(time.Duration(seq) * time.Millisecond),
-			Data: raw, Seq: seq, Subject: eventlog.Subject(tenant, eventlog.AggRun, runID)}
-	}
-	ids := make([]string, runs)
-	for i := range ids {
-		h := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00s%07d", tenant, txn, i))
-		ids[i] = "run_" + hex.EncodeToString(h[:12])
-	}
-	apply := func(evs []eventlog.Event) (pages int64) {
-		count := func() int64 {
-			st := s.db.Stats()
-			return st.TxStats.GetPageCount()
-		}
-		before := count()
-		if err := s.ApplyBatch(evs); err != nil {
-			t.Fatal(err)
-		}
-		return count() - before
-	}
-	for from := 0; from < runs; from += 1000 {
-		var evs []eventlog.Event
-		for i := from; i < from+1000; i++ {
-			sub := fmt.Sprintf("s%07d", i)
-			evs = append(evs, event(ids[i], events.RunStarted, events.RunStartedData{RunID: ids[i], TransactionID: txn, WorkflowID: "two", SubscriberID: &sub}))
-		}
-		apply(evs)
-	}
+	const runs, batch = 20000, 500
+	f := newFanout(t, runs)
+	s, tenant, ids, event, apply := f.s, f.tenant, f.ids, f.event, f.apply
+	f.start(nil)
 	// The runs of the middle of the broadcast complete, their last step
 	// with them, in one batch.
 	var evs []eventlog.Event
@@ -91,7 +54,7 @@ func TestRunRowsOfAFanoutShareTheirPages(t *testing.T) {
 		}
 		apply(evs)
 	}
-	err = s.view(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		if n := tx.Bucket(bucketRuns).Stats().KeyN; n != 0 {
 			t.Errorf("%d running rows left once every run ended", n)
 		}
@@ -119,4 +82,109 @@ func getRunRow(s *Store, tenant, runID string) (ok bool, err error) {
 		return err
 	})
 	return ok && st.RunID == runID && st.Status == "completed", err
+}
+
+// TestDeliveriesOfAFanoutShareTheirPages: a delivery's key in
+// deliveries_by_run starts with its run's row key, so the deliveries of a
+// few hundred runs that started one after another, recorded in one
+// commit, go to a few neighbouring pages of the index, as the runs' rows
+// do. Under their hashed run ids each went to a page of its own.
+func TestDeliveriesOfAFanoutShareTheirPages(t *testing.T) {
+	const runs, batch = 20000, 500
+	f := newFanout(t, runs)
+	middle := func(i int) bool { return i >= runs/2 && i < runs/2+batch }
+	attempted := func(i int) eventlog.Event {
+		sub := fmt.Sprintf("s%07d", i)
+		return f.event(f.ids[i], events.DeliveryAttempted, events.DeliveryAttemptedData{DeliveryAttempt: events.DeliveryAttempt{
+			AttemptID: eventlog.NewID("att_"), RunID: f.ids[i], StepID: "email", SubscriberID: sub, ChannelKey: "email-smtp", Kind: "email"},
+			Address: sub + "@example.com"})
+	}
+	// Every run starts, and all but the middle ones send at once.
+	f.start(func(i int) []eventlog.Event {
+		if middle(i) {
+			return nil
+		}
+		return []eventlog.Event{attempted(i)}
+	})
+	var evs []eventlog.Event
+	for i := runs / 2; i < runs/2+batch; i++ {
+		evs = append(evs, attempted(i))
+	}
+	pages := f.apply(evs)
+	t.Logf("a commit of %d runs' deliveries wrote %d pages", batch, pages)
+	if pages > batch/4 {
+		t.Errorf("a commit of %d runs' deliveries wrote %d pages: more than one a four runs", batch, pages)
+	}
+	// Each run's deliveries are still found by its id.
+	for _, i := range []int{0, runs / 2, runs/2 + batch - 1, runs - 1} {
+		rows, _, err := f.s.DeliveriesWhere(f.tenant, DeliveryFilter{RunID: f.ids[i]}, Page{Limit: 10})
+		if err != nil || len(rows) != 1 || rows[0].RunID != f.ids[i] {
+			t.Fatalf("the deliveries of run %d: %+v, %v", i, rows, err)
+		}
+	}
+}
+
+// fanout is a projection store fed a broadcast's run events by hand.
+type fanout struct {
+	t      *testing.T
+	s      *Store
+	tenant string
+	txn    string
+	ids    []string // the runs' ids, as the fan-out derives them
+	seq    uint64
+	at     time.Time
+}
+
+func newFanout(t *testing.T, runs int) *fanout {
+	s, err := Open(filepath.Join(t.TempDir(), "p.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	f := &fanout{t: t, s: s, tenant: "ten_1", txn: "txn_1", ids: make([]string, runs), at: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+	for i := range f.ids {
+		h := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00s%07d", f.tenant, f.txn, i))
+		f.ids[i] = "run_" + hex.EncodeToString(h[:12])
+	}
+	return f
+}
+
+// event is the next event of the log, on run runID's subject.
+func (f *fanout) event(runID, typ string, data any) eventlog.Event {
+	f.seq++
+	raw, err := json.Marshal(data)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return eventlog.Event{ID: fmt.Sprintf("ev%d", f.seq), Type: typ, TenantID: f.tenant, At: f.at.Add(time.Duration(f.seq) * time.Millisecond),
+		Data: raw, Seq: f.seq, Subject: eventlog.Subject(f.tenant, eventlog.AggRun, runID)}
+}
+
+// apply applies evs in one batch and returns the pages its commit wrote.
+func (f *fanout) apply(evs []eventlog.Event) (pages int64) {
+	count := func() int64 {
+		st := f.s.db.Stats()
+		return st.TxStats.GetPageCount()
+	}
+	before := count()
+	if err := f.s.ApplyBatch(evs); err != nil {
+		f.t.Fatal(err)
+	}
+	return count() - before
+}
+
+// start starts every run in fan-out order, a thousand a batch, each
+// followed by what then returns for it (then nil: nothing).
+func (f *fanout) start(then func(i int) []eventlog.Event) {
+	for from := 0; from < len(f.ids); from += 1000 {
+		var evs []eventlog.Event
+		for i := from; i < min(from+1000, len(f.ids)); i++ {
+			sub := fmt.Sprintf("s%07d", i)
+			evs = append(evs, f.event(f.ids[i], events.RunStarted, events.RunStartedData{RunID: f.ids[i], TransactionID: f.txn, WorkflowID: "two", SubscriberID: &sub}))
+			if then != nil {
+				evs = append(evs, then(i)...)
+			}
+		}
+		f.apply(evs)
+	}
 }

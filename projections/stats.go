@@ -266,7 +266,7 @@ func countStats(tx *bolt.Tx, ev eventlog.Event, runs *runFold) error {
 // ledger id id) is the run's first attempt sent.
 func firstSend(tx *bolt.Tx, ev eventlog.Event, id string, row Delivery, runs *runFold, d *StatsBucket) error {
 	all := tx.Bucket(bucketDeliveries)
-	prefix := key(ev.TenantID, row.RunID+"\x00")
+	prefix := runDeliveries(tx, ev.TenantID, row.RunID)
 	c := tx.Bucket(bucketDeliveriesByRun).Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 		if string(k[len(prefix):]) == id {

@@ -29,7 +29,7 @@ var (
 // ModelsVersion names the shape of the read models. Change it with any
 // change a file built before cannot serve (a new index, a new field
 // filled from old events): Open then rebuilds such a file from the log.
-const ModelsVersion = "8"
+const ModelsVersion = "9"
 
 // Store is the bbolt file of read models. Reads are safe for concurrent
 // use; only the projector (Run, ApplyBatch) writes.
