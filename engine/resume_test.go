@@ -145,24 +145,42 @@ func TestResumeCallsTheBridgeBeforeRecordingTheDelaysEnd(t *testing.T) {
 		}
 		lastType = append(lastType, ev.Type)
 	})))
-	runID := one(t, (&fixture{h: f.h, key: f.key}).trigger(t, map[string]any{"workflowId": "pause", "to": map[string]any{"subscriberId": "u1"}}))
-	f.h.WaitRun(f.key, runID, "completed")
-	mu.Lock()
-	defer mu.Unlock()
-	if len(lastType) != 1 || lastType[0] != events.RunSleeping {
-		t.Fatalf("when the step after the delay ran, the run's last events were %v; want [%s]", lastType, events.RunSleeping)
-	}
-	evs := f.history(t, runID)
-	if n := completions(t, evs, "wait"); n != 1 {
-		t.Fatalf("the delay was recorded as completed %d times", n)
-	}
-	if last := evs[len(evs)-1]; last.Type != events.RunCompleted {
-		t.Fatalf("last event %s", last.Type)
-	}
-	// Even a run woken alone puts off recording its answer: the worker is
-	// free for the next due run at once.
-	if n := metric(t, f.h, "herald_turns_stepped_aside_total"); n != 1 {
-		t.Fatalf("%v turns stepped aside, want 1", n)
+	// On a loaded machine the turn that puts the run to sleep can outlast
+	// its 300 ms delay: the run then resumes in that turn, not from its
+	// timer, and has nothing to step aside from. Such a run says nothing
+	// of a wake (herald_timer_lateness_seconds counts the woken turns), so
+	// another is tried, up to five.
+	for try := 1; ; try++ {
+		woken0, aside0 := metric(t, f.h, "herald_timer_lateness_seconds_count"), metric(t, f.h, "herald_turns_stepped_aside_total")
+		mu.Lock()
+		lastType = nil
+		mu.Unlock()
+		runID := one(t, (&fixture{h: f.h, key: f.key}).trigger(t, map[string]any{"workflowId": "pause",
+			"to": map[string]any{"subscriberId": fmt.Sprintf("u%d", try)}}))
+		f.h.WaitRun(f.key, runID, "completed")
+		mu.Lock()
+		got := lastType
+		mu.Unlock()
+		if len(got) != 1 || got[0] != events.RunSleeping {
+			t.Fatalf("when the step after the delay ran, the run's last events were %v; want [%s]", got, events.RunSleeping)
+		}
+		evs := f.history(t, runID)
+		if n := completions(t, evs, "wait"); n != 1 {
+			t.Fatalf("the delay was recorded as completed %d times", n)
+		}
+		if last := evs[len(evs)-1]; last.Type != events.RunCompleted {
+			t.Fatalf("last event %s", last.Type)
+		}
+		woken := metric(t, f.h, "herald_timer_lateness_seconds_count") - woken0
+		if woken == 0 && try < 5 {
+			continue
+		}
+		// Even a run woken alone puts off recording its answer: the
+		// worker is free for the next due run at once.
+		if aside := metric(t, f.h, "herald_turns_stepped_aside_total") - aside0; woken != 1 || aside != 1 {
+			t.Fatalf("%v turns woken by their timer, %v stepped aside; want 1 and 1", woken, aside)
+		}
+		return
 	}
 }
 

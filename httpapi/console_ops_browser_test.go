@@ -387,10 +387,8 @@ func TestConsoleShowsTransactionProgress(t *testing.T) {
 	})
 	waitText(t, tab, "the running broadcast with its cancel", "0 of 3 finished, 3 under way", "Cancel")
 	testbrowser.Screenshot(t, tab, "console-transactions-running")
-	if err := chromedp.Do(tab, chromedp.Click(fmt.Sprintf(`//tr[.//span[@data-transaction=%q]]//button[text()="Cancel"]`, sleepy)),
-		chromedp.Click(`//button[text()="Yes, cancel it"]`)); err != nil {
-		t.Fatal(err)
-	}
+	clickLive(t, tab, fmt.Sprintf(`//tr[.//span[@data-transaction=%q]]//button[text()="Cancel"]`, sleepy))
+	clickLive(t, tab, `//button[text()="Yes, cancel it"]`)
 	waitText(t, tab, "the cancel's answer", "Cancelled 3 runs of")
 	testwait.Until(t, "the cancelled broadcast", func() error {
 		if p := read(sleepy); p.Status != "cancelled" || p.Runs.Cancelled != 3 {
@@ -404,6 +402,26 @@ func TestConsoleShowsTransactionProgress(t *testing.T) {
 	}
 	testbrowser.Screenshot(t, tab, "console-transactions")
 	onAPhone(t, tab, "the transactions", "console-transactions-phone")
+}
+
+// clickLive clicks the element at xpath on a page that re-renders as it
+// polls (the transactions' progress): the node found can be replaced
+// before the click reaches it, which the browser answers "Could not find
+// node with given id"; the click is then tried again on the new node.
+// Such a failure comes before the mouse events, so no click lands twice.
+func clickLive(t *testing.T, tab context.Context, xpath string) {
+	t.Helper()
+	deadline := time.Now().Add(browserWait)
+	for {
+		err := chromedp.Do(tab, chromedp.Click(xpath))
+		if err == nil {
+			return
+		}
+		if !strings.Contains(err.Error(), "Could not find node") || time.Now().After(deadline) {
+			t.Fatalf("click %s: %v", xpath, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // onAPhone narrows the screen to 390 pixels: the page must not scroll
