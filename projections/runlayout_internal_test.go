@@ -23,6 +23,7 @@ import (
 // ended, the finished rows (moved to runs_done at their run's end) fill
 // their pages.
 func TestRunRowsOfAFanoutShareTheirPages(t *testing.T) {
+	t.Parallel() // long, and on a store of its own
 	const runs, batch = 20000, 500
 	f := newFanout(t, runs)
 	s, tenant, ids, event, apply := f.s, f.tenant, f.ids, f.event, f.apply
@@ -90,6 +91,7 @@ func getRunRow(s *Store, tenant, runID string) (ok bool, err error) {
 // commit, go to a few neighbouring pages of the index, as the runs' rows
 // do. Under their hashed run ids each went to a page of its own.
 func TestDeliveriesOfAFanoutShareTheirPages(t *testing.T) {
+	t.Parallel() // long, and on a store of its own
 	const runs, batch = 20000, 500
 	f := newFanout(t, runs)
 	middle := func(i int) bool { return i >= runs/2 && i < runs/2+batch }
